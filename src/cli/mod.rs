@@ -1,0 +1,86 @@
+//! The command line: `riskgate assess` and `riskgate check-config`.
+
+pub mod assess;
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::{ConfigError, Settings};
+use crate::core::risk::ChannelMode;
+
+/// riskgate: a team's LLM agent behind a risk gate.
+#[derive(Debug, Parser)]
+#[command(name = "riskgate", version, about, long_about = None)]
+pub struct Cli {
+    /// Configuration file (TOML). Default: $RISKGATE_CONFIG, else ./riskgate.toml if present.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Decide tool calls read as JSON lines on stdin; write one decision per line.
+    ///
+    /// Input:  {"tool": "...", "arguments": {...}, "mode"?: "smart|strict", "dialect"?: "postgres|mysql|sqlite"}
+    /// Output: {"decision": "auto|confirm|deny", "source": "...", "reason": "..."}
+    /// A bad line gets {"error": "..."} and the run goes on. Blank lines are skipped.
+    /// Nothing is executed; no network or database is touched.
+    Assess {
+        /// The channel mode for lines that do not name one.
+        #[arg(long, value_parser = parse_mode)]
+        mode: Option<ChannelMode>,
+    },
+    /// Print the effective settings (secrets redacted), or say which key is wrong.
+    CheckConfig,
+}
+
+fn parse_mode(s: &str) -> Result<ChannelMode, String> {
+    s.parse()
+}
+
+/// Why a command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("i/o error: {0}")]
+    Io(#[from] io::Error),
+}
+
+impl CliError {
+    /// Configuration problems exit with 2, everything else with 1.
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Self::Config(_) => ExitCode::from(2),
+            Self::Io(_) => ExitCode::from(1),
+        }
+    }
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Assess { mode } => {
+            let settings = Settings::load(cli.config.as_deref())?;
+            let mode = mode.unwrap_or_else(|| settings.risk.mode());
+            let gate = crate::tools::builtin_gate(&settings);
+            let stdin = io::stdin().lock();
+            let stdout = io::stdout().lock();
+            assess::run(&gate, mode, stdin, stdout)?;
+            Ok(())
+        }
+        Command::CheckConfig => {
+            let settings = Settings::load(cli.config.as_deref())?;
+            let mut out = io::stdout().lock();
+            writeln!(out, "# riskgate: effective settings (secrets redacted)")?;
+            out.write_all(settings.to_redacted_toml().as_bytes())?;
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,471 @@
+//! Typed settings, layered: built-in defaults -> an optional `riskgate.toml` (path from
+//! `--config` or `RISKGATE_CONFIG`) -> environment variables `RISKGATE__SECTION__KEY`.
+//!
+//! Every key is documented in `deploy/riskgate.example.toml`. Secrets are held as
+//! [`SecretString`] and never printed: `riskgate check-config` shows them as `<redacted>`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize, Serializer};
+use url::Url;
+
+use crate::core::risk::{ChannelMode, GatePolicy};
+use crate::core::tools::SqlDialect;
+
+/// The environment variable that names the configuration file when `--config` is not given.
+pub const CONFIG_PATH_ENV: &str = "RISKGATE_CONFIG";
+/// The file read from the working directory when no path is given, if it exists.
+pub const DEFAULT_CONFIG_FILE: &str = "riskgate.toml";
+/// Shown in place of every secret.
+pub const REDACTED: &str = "<redacted>";
+
+/// A configuration that could not be loaded, or that loaded but makes no sense.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("configuration file {path} does not exist")]
+    MissingFile { path: PathBuf },
+    #[error("could not load the configuration: {0}")]
+    Load(#[from] config::ConfigError),
+    #[error("invalid value for `{key}`: {value}: {problem}")]
+    Invalid {
+        key: String,
+        value: String,
+        problem: String,
+    },
+}
+
+impl ConfigError {
+    fn invalid(
+        key: impl Into<String>,
+        value: impl Into<String>,
+        problem: impl Into<String>,
+    ) -> Self {
+        Self::Invalid {
+            key: key.into(),
+            value: value.into(),
+            problem: problem.into(),
+        }
+    }
+}
+
+/// All settings.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    pub llm: LlmSettings,
+    pub discord: DiscordSettings,
+    pub store: StoreSettings,
+    pub agent: AgentSettings,
+    pub risk: RiskSettings,
+    pub tools: ToolsSettings,
+    pub sql: SqlSettings,
+    pub http: HttpSettings,
+}
+
+/// The OpenAI-compatible model endpoint (used by `console` and `run`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmSettings {
+    pub base_url: String,
+    /// Also read from `OPENAI_API_KEY`.
+    #[serde(serialize_with = "redact_option")]
+    pub api_key: Option<SecretString>,
+    pub model: String,
+    /// `native` (tool calls in the API) or `json` (tool calls written in the reply text).
+    pub protocol: String,
+}
+
+impl Default for LlmSettings {
+    fn default() -> Self {
+        Self {
+            base_url: "http://127.0.0.1:11434/v1".to_owned(),
+            api_key: None,
+            model: "llama3.1".to_owned(),
+            protocol: "native".to_owned(),
+        }
+    }
+}
+
+/// The Discord connection (used by `run`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DiscordSettings {
+    /// Also read from `DISCORD_TOKEN`.
+    #[serde(serialize_with = "redact_option")]
+    pub token: Option<SecretString>,
+    /// Test-only: routes serenity's REST and gateway traffic to a local fake.
+    pub api_base_url: Option<String>,
+    pub guild_id: Option<u64>,
+    pub channels: Vec<u64>,
+    pub approver_roles: Vec<u64>,
+}
+
+/// Where the bot keeps its own state.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreSettings {
+    #[serde(serialize_with = "redact_url_password")]
+    pub url: String,
+}
+
+impl Default for StoreSettings {
+    fn default() -> Self {
+        Self {
+            url: "sqlite://riskgate.db".to_owned(),
+        }
+    }
+}
+
+/// Limits of one agent run.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentSettings {
+    /// LLM calls per run at most.
+    pub max_iterations: i64,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        Self { max_iterations: 10 }
+    }
+}
+
+/// The risk gate's policy.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RiskSettings {
+    /// The mode of a channel nobody has switched: `smart` or `strict`.
+    pub default_mode: String,
+    /// When on, `risk_level: low` cannot auto-run a call known to be destructive.
+    pub destructive_floor: bool,
+}
+
+impl Default for RiskSettings {
+    fn default() -> Self {
+        Self {
+            default_mode: ChannelMode::Smart.as_str().to_owned(),
+            destructive_floor: true,
+        }
+    }
+}
+
+impl RiskSettings {
+    /// The policy part the pure gate needs.
+    pub fn gate_policy(&self) -> GatePolicy {
+        GatePolicy {
+            destructive_floor: self.destructive_floor,
+        }
+    }
+
+    /// The validated default mode.
+    pub fn mode(&self) -> ChannelMode {
+        self.default_mode.parse().unwrap_or_default()
+    }
+}
+
+/// The tools and the directory they work in.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolsSettings {
+    /// Every file and command path must stay inside this directory.
+    pub workspace: PathBuf,
+    pub execute_sql: ToolRules,
+    pub execute_command: ToolRules,
+    pub file_operations: ToolRules,
+    pub http_request: ToolRules,
+}
+
+impl Default for ToolsSettings {
+    fn default() -> Self {
+        Self {
+            workspace: PathBuf::from("./workspace"),
+            execute_sql: ToolRules::default(),
+            execute_command: ToolRules::default(),
+            file_operations: ToolRules::default(),
+            http_request: ToolRules::default(),
+        }
+    }
+}
+
+/// An operator's additions to one tool's gate. What an entry means depends on the tool;
+/// `deploy/riskgate.example.toml` says it for each.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolRules {
+    /// A disabled tool is denied by policy.
+    pub enabled: bool,
+    /// Entries treated as clearly safe.
+    pub allow: Vec<String>,
+    /// Entries nobody may run.
+    pub deny: Vec<String>,
+}
+
+impl Default for ToolRules {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            allow: Vec::new(),
+            deny: Vec::new(),
+        }
+    }
+}
+
+/// Target databases of `execute_sql`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SqlSettings {
+    /// Named databases; the first is the default. Empty: a demo SQLite database in the
+    /// workspace.
+    pub databases: Vec<DatabaseSettings>,
+}
+
+/// One target database.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseSettings {
+    pub name: String,
+    #[serde(serialize_with = "redact_secret_url")]
+    pub url: SecretString,
+}
+
+impl DatabaseSettings {
+    /// The dialect implied by the URL's scheme.
+    pub fn dialect(&self) -> Result<SqlDialect, String> {
+        dialect_of_url(self.url.expose_secret())
+    }
+}
+
+/// Which dialect a database URL speaks, from its scheme.
+pub fn dialect_of_url(url: &str) -> Result<SqlDialect, String> {
+    let scheme = url.split_once(':').map(|(s, _)| s).unwrap_or_default();
+    match scheme.to_ascii_lowercase().as_str() {
+        "postgres" | "postgresql" => Ok(SqlDialect::Postgres),
+        "mysql" | "mariadb" => Ok(SqlDialect::Mysql),
+        "sqlite" => Ok(SqlDialect::Sqlite),
+        "" => Err("not a URL: it has no scheme".to_owned()),
+        other => Err(format!(
+            "unsupported scheme {other:?} (expected postgres://, mysql://, mariadb:// or sqlite:)"
+        )),
+    }
+}
+
+/// The `http_request` tool.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpSettings {
+    /// Refuse loopback, private, link-local and unspecified addresses and `localhost`.
+    pub block_private_networks: bool,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        Self {
+            block_private_networks: true,
+        }
+    }
+}
+
+impl Settings {
+    /// Loads the layered configuration. `path` is `--config`; without it `RISKGATE_CONFIG`,
+    /// then `./riskgate.toml` if present.
+    pub fn load(path: Option<&Path>) -> Result<Self, ConfigError> {
+        Self::load_from(path, |name| std::env::var(name).ok())
+    }
+
+    /// [`Settings::load`] with the environment given as a lookup function, so tests need not
+    /// touch the process environment for the plain variables (`RISKGATE_CONFIG`,
+    /// `DISCORD_TOKEN`, `OPENAI_API_KEY`).
+    pub fn load_from(
+        path: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let mut builder = config::Config::builder();
+        // Plain variables a user may already have set are the lowest layer above defaults.
+        if let Some(token) = env("DISCORD_TOKEN") {
+            builder = builder.set_default("discord.token", token)?;
+        }
+        if let Some(key) = env("OPENAI_API_KEY") {
+            builder = builder.set_default("llm.api_key", key)?;
+        }
+        let explicit = path
+            .map(Path::to_path_buf)
+            .or_else(|| env(CONFIG_PATH_ENV).map(PathBuf::from));
+        match explicit {
+            Some(path) => {
+                if !path.is_file() {
+                    return Err(ConfigError::MissingFile { path });
+                }
+                builder = builder.add_source(
+                    config::File::from(path.as_path()).format(config::FileFormat::Toml),
+                );
+            }
+            None => {
+                builder = builder.add_source(
+                    config::File::with_name(DEFAULT_CONFIG_FILE)
+                        .format(config::FileFormat::Toml)
+                        .required(false),
+                );
+            }
+        }
+        builder = builder.add_source(
+            config::Environment::with_prefix("RISKGATE")
+                .prefix_separator("__")
+                .separator("__")
+                .try_parsing(true)
+                .list_separator(",")
+                .with_list_parse_key("discord.channels")
+                .with_list_parse_key("discord.approver_roles")
+                .with_list_parse_key("tools.execute_sql.allow")
+                .with_list_parse_key("tools.execute_sql.deny")
+                .with_list_parse_key("tools.execute_command.allow")
+                .with_list_parse_key("tools.execute_command.deny")
+                .with_list_parse_key("tools.file_operations.allow")
+                .with_list_parse_key("tools.file_operations.deny")
+                .with_list_parse_key("tools.http_request.allow")
+                .with_list_parse_key("tools.http_request.deny"),
+        );
+        let settings: Settings = builder.build()?.try_deserialize()?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// Checks what serde cannot: URLs, modes, limits, names.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        check_http_url("llm.base_url", &self.llm.base_url)?;
+        if !matches!(self.llm.protocol.as_str(), "native" | "json") {
+            return Err(ConfigError::invalid(
+                "llm.protocol",
+                format!("{:?}", self.llm.protocol),
+                "expected native or json",
+            ));
+        }
+        if self.llm.model.trim().is_empty() {
+            return Err(ConfigError::invalid(
+                "llm.model",
+                "\"\"",
+                "a model name is required",
+            ));
+        }
+        if let Some(url) = &self.discord.api_base_url {
+            check_http_url("discord.api_base_url", url)?;
+        }
+        match dialect_of_url(&self.store.url) {
+            Ok(SqlDialect::Sqlite | SqlDialect::Postgres) => {}
+            Ok(SqlDialect::Mysql) => {
+                return Err(ConfigError::invalid(
+                    "store.url",
+                    redact_password(&self.store.url),
+                    "the bot's own state lives in SQLite or PostgreSQL",
+                ));
+            }
+            Err(problem) => {
+                return Err(ConfigError::invalid(
+                    "store.url",
+                    redact_password(&self.store.url),
+                    problem,
+                ));
+            }
+        }
+        if self.agent.max_iterations < 1 {
+            return Err(ConfigError::invalid(
+                "agent.max_iterations",
+                self.agent.max_iterations.to_string(),
+                "must be at least 1",
+            ));
+        }
+        self.risk
+            .default_mode
+            .parse::<ChannelMode>()
+            .map_err(|problem| {
+                ConfigError::invalid(
+                    "risk.default_mode",
+                    format!("{:?}", self.risk.default_mode),
+                    problem,
+                )
+            })?;
+        if self.tools.workspace.as_os_str().is_empty() {
+            return Err(ConfigError::invalid(
+                "tools.workspace",
+                "\"\"",
+                "a directory is required",
+            ));
+        }
+        let mut names = BTreeSet::new();
+        for (i, db) in self.sql.databases.iter().enumerate() {
+            let key = format!("sql.databases[{i}]");
+            if db.name.trim().is_empty() {
+                return Err(ConfigError::invalid(
+                    format!("{key}.name"),
+                    "\"\"",
+                    "every database needs a name",
+                ));
+            }
+            if !names.insert(db.name.as_str()) {
+                return Err(ConfigError::invalid(
+                    format!("{key}.name"),
+                    format!("{:?}", db.name),
+                    "two databases have this name",
+                ));
+            }
+            db.dialect().map_err(|problem| {
+                ConfigError::invalid(
+                    format!("{key}.url"),
+                    redact_password(db.url.expose_secret()),
+                    problem,
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The effective settings as TOML, secrets redacted.
+    pub fn to_redacted_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot render settings: {e}\n"))
+    }
+}
+
+fn check_http_url(key: &str, value: &str) -> Result<(), ConfigError> {
+    let url = Url::parse(value)
+        .map_err(|e| ConfigError::invalid(key, format!("{value:?}"), format!("not a URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(ConfigError::invalid(
+            key,
+            format!("{value:?}"),
+            "expected an http:// or https:// URL",
+        ));
+    }
+    Ok(())
+}
+
+/// Replaces the password of a URL (`scheme://user:password@host`) with `<redacted>`.
+pub fn redact_password(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            // Setting a password fails only for URLs that cannot have one, which this has.
+            let _ = parsed.set_password(Some("redacted"));
+            parsed.to_string()
+        }
+        Ok(_) => url.to_owned(),
+        Err(_) => REDACTED.to_owned(),
+    }
+}
+
+fn redact_option<S: Serializer>(
+    secret: &Option<SecretString>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match secret {
+        Some(_) => serializer.serialize_str(REDACTED),
+        None => serializer.serialize_str(""),
+    }
+}
+
+fn redact_secret_url<S: Serializer>(url: &SecretString, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&redact_password(url.expose_secret()))
+}
+
+fn redact_url_password<S: Serializer>(url: &str, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&redact_password(url))
+}

@@ -1,0 +1,7 @@
+//! The Discord-free heart of riskgate: the risk gate and the tool abstractions.
+//!
+//! Nothing under `core` may import serenity, sqlx, reqwest or `tokio::process`; adapters
+//! implement the core's traits instead (checked by `tests/architecture.rs`).
+
+pub mod risk;
+pub mod tools;

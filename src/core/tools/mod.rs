@@ -1,0 +1,238 @@
+//! Tool definitions as the core sees them: the [`Tool`] trait, the [`ToolRegistry`], and the
+//! [`RiskGate`] that puts a [`ToolCall`] through its tool's assessor and the policy.
+//!
+//! The four built-in tools live in `crate::tools`; adding a tool means writing a schema, an
+//! assessor and (from the executor issue on) an executor, and registering it. Nothing here
+//! changes.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::core::risk::{Assessment, ChannelMode, GatePolicy, LlmRisk, RiskDecision, decide};
+
+/// The name of the optional parameter every tool schema carries for the LLM's own risk rating.
+pub const RISK_LEVEL_PARAM: &str = "risk_level";
+
+/// The description of `risk_level` the LLM sees in every schema.
+pub const RISK_LEVEL_DESCRIPTION: &str = "low = runs automatically; medium/high = a person must confirm; leave it out and the system decides conservatively";
+
+/// The SQL dialect of a target database, which decides how `execute_sql` parses a statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SqlDialect {
+    Postgres,
+    Mysql,
+    Sqlite,
+}
+
+impl SqlDialect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Postgres => "postgres",
+            Self::Mysql => "mysql",
+            Self::Sqlite => "sqlite",
+        }
+    }
+}
+
+impl fmt::Display for SqlDialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for SqlDialect {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "postgres" | "postgresql" => Ok(Self::Postgres),
+            "mysql" | "mariadb" => Ok(Self::Mysql),
+            "sqlite" => Ok(Self::Sqlite),
+            _ => Err(format!(
+                "unknown SQL dialect {s:?} (expected postgres, mysql or sqlite)"
+            )),
+        }
+    }
+}
+
+/// Per-call facts an assessor may need beyond the arguments.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AssessContext {
+    /// Overrides the target database's dialect for `execute_sql` (used by `riskgate assess`).
+    pub dialect: Option<SqlDialect>,
+}
+
+/// Judges one call of one tool. Implementations parse their input; they never prefix-match.
+pub trait RiskAssessor {
+    /// `arguments` no longer contains `risk_level`.
+    fn assess(&self, arguments: &Map<String, Value>, ctx: &AssessContext) -> Assessment;
+}
+
+/// A tool the agent can call.
+pub trait Tool: RiskAssessor + Send + Sync {
+    /// The name the LLM calls it by.
+    fn name(&self) -> &'static str;
+    /// What it does, for the LLM.
+    fn description(&self) -> &'static str;
+    /// The JSON schema of its own parameters (an `object` schema), without `risk_level`: the
+    /// registry adds that to every schema.
+    fn parameters(&self) -> Value;
+}
+
+/// A tool call as the LLM made it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub tool: String,
+    pub arguments: Map<String, Value>,
+}
+
+/// The definition of a tool as it is sent to the LLM.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDefinition {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// The tools of one agent, by name.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<&'static str, Arc<dyn Tool>>,
+    /// Tools the operator switched off: known, never offered, always denied.
+    disabled: BTreeMap<&'static str, Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool; a second tool of the same name replaces the first.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.register_with(tool, true);
+    }
+
+    /// Adds a tool that is enabled or, when `enabled` is false, known but switched off.
+    pub fn register_with(&mut self, tool: Arc<dyn Tool>, enabled: bool) {
+        let name = tool.name();
+        self.tools.remove(name);
+        self.disabled.remove(name);
+        if enabled {
+            self.tools.insert(name, tool);
+        } else {
+            self.disabled.insert(name, tool);
+        }
+    }
+
+    /// An enabled tool by name.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    pub fn is_disabled(&self, name: &str) -> bool {
+        self.disabled.contains_key(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.tools.keys().copied()
+    }
+
+    /// Every tool's definition, with `risk_level` added to its parameters.
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        self.tools
+            .values()
+            .map(|tool| ToolDefinition {
+                name: tool.name().to_owned(),
+                description: tool.description().to_owned(),
+                parameters: with_risk_level(tool.parameters()),
+            })
+            .collect()
+    }
+}
+
+impl fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.tools.keys()).finish()
+    }
+}
+
+/// Adds the optional `risk_level` property to an object schema.
+fn with_risk_level(mut schema: Value) -> Value {
+    if let Some(object) = schema.as_object_mut() {
+        let properties = object
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(properties) = properties.as_object_mut() {
+            properties.insert(
+                RISK_LEVEL_PARAM.to_owned(),
+                json!({
+                    "type": "string",
+                    "enum": ["low", "medium", "high"],
+                    "description": RISK_LEVEL_DESCRIPTION,
+                }),
+            );
+        }
+    }
+    schema
+}
+
+/// A call after the gate: the decision, and the arguments the executor would get
+/// (`risk_level` taken out).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatedCall {
+    pub tool: String,
+    pub arguments: Map<String, Value>,
+    pub llm_risk: LlmRisk,
+    pub assessment: Assessment,
+    pub decision: RiskDecision,
+}
+
+/// The tools plus the operator's policy: everything needed to decide a call.
+#[derive(Debug, Clone)]
+pub struct RiskGate {
+    registry: ToolRegistry,
+    policy: GatePolicy,
+}
+
+impl RiskGate {
+    pub fn new(registry: ToolRegistry, policy: GatePolicy) -> Self {
+        Self { registry, policy }
+    }
+
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.registry
+    }
+
+    /// Takes `risk_level` out of the call, assesses the rest and decides.
+    /// An unknown tool is denied by policy.
+    pub fn check(&self, call: &ToolCall, mode: ChannelMode, ctx: &AssessContext) -> GatedCall {
+        let mut arguments = call.arguments.clone();
+        let llm_risk = LlmRisk::from_argument(arguments.remove(RISK_LEVEL_PARAM).as_ref());
+        let assessment = match self.registry.get(&call.tool) {
+            Some(tool) => tool.assess(&arguments, ctx),
+            None if self.registry.is_disabled(&call.tool) => Assessment::Forbidden(format!(
+                "the tool {} is disabled by the operator",
+                call.tool
+            )),
+            None => Assessment::Forbidden(format!(
+                "there is no tool named {:?} (known tools: {})",
+                call.tool,
+                self.registry.names().collect::<Vec<_>>().join(", ")
+            )),
+        };
+        let decision = decide(self.policy, mode, &llm_risk, &assessment);
+        GatedCall {
+            tool: call.tool.clone(),
+            arguments,
+            llm_risk,
+            assessment,
+            decision,
+        }
+    }
+}

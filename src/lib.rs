@@ -1,0 +1,22 @@
+//! riskgate lets a team chat with an LLM agent whose every tool call passes a risk gate:
+//! safe calls run at once, risky calls wait for a person, and nothing destructive runs
+//! because the model said it was fine.
+//!
+//! # Layout
+//!
+//! - [`core`]: the Discord-free heart. [`core::risk`] holds the pure policy
+//!   ([`core::risk::decide`]) and its types; [`core::tools`] the [`core::tools::Tool`] trait,
+//!   the registry and the [`core::tools::RiskGate`] that puts a call through both.
+//! - [`tools`]: the four built-in tools, each with its schema and assessor: `execute_sql`
+//!   (sqlparser, in the target's dialect), `execute_command` (a bash grammar from
+//!   brush-parser), `file_operations` (workspace containment, symlinks resolved) and
+//!   `http_request` (scheme, host and address checks).
+//! - [`config`]: typed, layered settings.
+//! - [`cli`]: `riskgate assess` and `riskgate check-config`.
+//! - [`telemetry`]: logging to stderr.
+
+pub mod cli;
+pub mod config;
+pub mod core;
+pub mod telemetry;
+pub mod tools;

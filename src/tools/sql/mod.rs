@@ -1,0 +1,132 @@
+//! `execute_sql`: one SQL statement against a named target database.
+
+mod assess;
+
+pub use assess::{SqlRules, assess_sql};
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::config::Settings;
+use crate::core::risk::Assessment;
+use crate::core::tools::{AssessContext, RiskAssessor, SqlDialect, Tool};
+
+pub const NAME: &str = "execute_sql";
+
+/// The name of the demo database used when no `[[sql.databases]]` is configured.
+pub const DEMO_DATABASE: &str = "demo";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SqlArgs {
+    sql: String,
+    #[serde(default)]
+    database: Option<String>,
+}
+
+/// The SQL tool: its target databases (name and dialect) and the operator's rules.
+#[derive(Debug, Clone)]
+pub struct SqlTool {
+    /// Name and dialect of each target; the first is the default.
+    databases: Vec<(String, SqlDialect)>,
+    rules: SqlRules,
+}
+
+impl SqlTool {
+    pub fn new(databases: Vec<(String, SqlDialect)>, rules: SqlRules) -> Self {
+        Self { databases, rules }
+    }
+
+    pub fn from_settings(settings: &Settings) -> Self {
+        let mut databases: Vec<(String, SqlDialect)> = settings
+            .sql
+            .databases
+            .iter()
+            .filter_map(|db| db.dialect().ok().map(|d| (db.name.clone(), d)))
+            .collect();
+        if databases.is_empty() {
+            databases.push((DEMO_DATABASE.to_owned(), SqlDialect::Sqlite));
+        }
+        let rules = SqlRules::new(
+            &settings.tools.execute_sql.allow,
+            &settings.tools.execute_sql.deny,
+        );
+        Self::new(databases, rules)
+    }
+
+    fn dialect_of(&self, database: Option<&str>) -> Result<SqlDialect, String> {
+        match database {
+            None => Ok(self
+                .databases
+                .first()
+                .map(|(_, d)| *d)
+                .unwrap_or(SqlDialect::Sqlite)),
+            Some(name) => self
+                .databases
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, d)| *d)
+                .ok_or_else(|| {
+                    format!(
+                        "there is no database named {name:?} (configured: {})",
+                        self.databases
+                            .iter()
+                            .map(|(n, _)| n.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }),
+        }
+    }
+}
+
+impl RiskAssessor for SqlTool {
+    fn assess(&self, arguments: &Map<String, Value>, ctx: &AssessContext) -> Assessment {
+        let args: SqlArgs = match super::parse_arguments(NAME, arguments) {
+            Ok(args) => args,
+            Err(assessment) => return assessment,
+        };
+        let dialect = match (ctx.dialect, self.dialect_of(args.database.as_deref())) {
+            (Some(dialect), _) => dialect,
+            (None, Ok(dialect)) => dialect,
+            (None, Err(problem)) => return Assessment::Forbidden(problem),
+        };
+        assess_sql(&args.sql, dialect, &self.rules)
+    }
+}
+
+impl Tool for SqlTool {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "Run one SQL statement against a target database and return its rows (or, for a confirmed write, the number of rows affected). Use the database's own SQL dialect."
+    }
+
+    fn parameters(&self) -> Value {
+        let names: Vec<&str> = self.databases.iter().map(|(n, _)| n.as_str()).collect();
+        let databases = self
+            .databases
+            .iter()
+            .map(|(n, d)| format!("{n} ({d})"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        json!({
+            "type": "object",
+            "properties": {
+                "sql": {
+                    "type": "string",
+                    "description": "Exactly one SQL statement."
+                },
+                "database": {
+                    "type": "string",
+                    "enum": names,
+                    "description": format!("Which database to run it on: {databases}. Defaults to the first.")
+                }
+            },
+            "required": ["sql"],
+            "additionalProperties": false
+        })
+    }
+}

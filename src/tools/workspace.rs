@@ -1,0 +1,225 @@
+//! The workspace: the one directory tools may touch. Paths are resolved against its root,
+//! lexically first (absolute paths, `~`, `..` escapes), then through symlinks for the part of
+//! the path that exists, so a link inside the workspace cannot lead outside it.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Why a path was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathEscape {
+    #[error("path {0:?} is empty")]
+    Empty(String),
+    #[error("path {0:?} is outside the workspace")]
+    Outside(String),
+    #[error("path {0:?} starts with `~`, which names a home directory outside the workspace")]
+    Home(String),
+    #[error("path {0:?} leaves the workspace through `..`")]
+    DotDot(String),
+    #[error("path {path:?} leads outside the workspace through the symlink {link:?}")]
+    Symlink { path: String, link: String },
+    #[error("path {0:?} contains a NUL byte")]
+    Nul(String),
+}
+
+/// The workspace root, made absolute (and canonical when it exists).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// `root` may be relative (to the current directory) and need not exist yet.
+    pub fn new(root: impl AsRef<Path>) -> Self {
+        let root = root.as_ref();
+        let absolute = if root.is_absolute() {
+            root.to_path_buf()
+        } else {
+            std::env::current_dir()
+                .map(|cwd| cwd.join(root))
+                .unwrap_or_else(|_| root.to_path_buf())
+        };
+        let normalized = normalize(&absolute).unwrap_or(absolute);
+        let root = std::fs::canonicalize(&normalized).unwrap_or(normalized);
+        Self { root }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Resolves `path` (relative to the root, or absolute inside it) to an absolute path
+    /// inside the workspace, or says why it is not inside.
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, PathEscape> {
+        let lexical = self.resolve_lexically(path)?;
+        self.check_symlinks(path, &lexical)?;
+        Ok(lexical)
+    }
+
+    /// The lexical half of [`Workspace::resolve`]: no file system access.
+    pub fn resolve_lexically(&self, path: &str) -> Result<PathBuf, PathEscape> {
+        if path.is_empty() {
+            return Err(PathEscape::Empty(path.to_owned()));
+        }
+        if path.contains('\0') {
+            return Err(PathEscape::Nul(path.to_owned()));
+        }
+        if path.starts_with('~') {
+            return Err(PathEscape::Home(path.to_owned()));
+        }
+        let candidate = Path::new(path);
+        let joined = if candidate.is_absolute() {
+            candidate.to_path_buf()
+        } else {
+            self.root.join(candidate)
+        };
+        let Some(normalized) = normalize(&joined) else {
+            return Err(PathEscape::DotDot(path.to_owned()));
+        };
+        if normalized.starts_with(&self.root) {
+            Ok(normalized)
+        } else if candidate.is_absolute() {
+            Err(PathEscape::Outside(path.to_owned()))
+        } else {
+            Err(PathEscape::DotDot(path.to_owned()))
+        }
+    }
+
+    /// Follows symlinks in the existing part of `resolved` and checks the target stays inside.
+    fn check_symlinks(&self, original: &str, resolved: &Path) -> Result<(), PathEscape> {
+        // The deepest ancestor (or the path itself) that exists decides where it really is.
+        let mut existing = resolved;
+        loop {
+            if std::fs::symlink_metadata(existing).is_ok() {
+                break;
+            }
+            match existing.parent() {
+                Some(parent) => existing = parent,
+                None => return Ok(()),
+            }
+        }
+        let Ok(real) = std::fs::canonicalize(existing) else {
+            // A dangling link: where it points decides.
+            return match std::fs::read_link(existing) {
+                Ok(target) => {
+                    let base = existing.parent().unwrap_or(&self.root);
+                    let target = if target.is_absolute() {
+                        target
+                    } else {
+                        base.join(target)
+                    };
+                    match normalize(&target) {
+                        Some(t) if t.starts_with(&self.root) => Ok(()),
+                        _ => Err(PathEscape::Symlink {
+                            path: original.to_owned(),
+                            link: existing.display().to_string(),
+                        }),
+                    }
+                }
+                Err(_) => Ok(()),
+            };
+        };
+        if real.starts_with(&self.root) {
+            Ok(())
+        } else {
+            Err(PathEscape::Symlink {
+                path: original.to_owned(),
+                link: existing.display().to_string(),
+            })
+        }
+    }
+}
+
+/// Removes `.` and resolves `..` without touching the file system. `None` when `..` climbs
+/// above the root of an absolute path.
+fn normalize(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Prefix(p) => out.push(p.as_os_str()),
+            Component::RootDir => out.push(Component::RootDir.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() || out.as_os_str().is_empty() {
+                    return None;
+                }
+            }
+            Component::Normal(part) => out.push(part),
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workspace() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = Workspace::new(dir.path());
+        (dir, ws)
+    }
+
+    #[test]
+    fn relative_paths_stay_inside() {
+        let (_dir, ws) = workspace();
+        assert_eq!(ws.resolve("a/b/../c.txt"), Ok(ws.root().join("a/c.txt")));
+        assert_eq!(ws.resolve("."), Ok(ws.root().to_path_buf()));
+        assert_eq!(ws.resolve("./x"), Ok(ws.root().join("x")));
+    }
+
+    #[test]
+    fn escapes_are_refused() {
+        let (_dir, ws) = workspace();
+        assert!(matches!(ws.resolve("../x"), Err(PathEscape::DotDot(_))));
+        assert!(matches!(
+            ws.resolve("a/../../x"),
+            Err(PathEscape::DotDot(_))
+        ));
+        assert!(matches!(
+            ws.resolve("/etc/passwd"),
+            Err(PathEscape::Outside(_))
+        ));
+        assert!(matches!(ws.resolve("~/.ssh"), Err(PathEscape::Home(_))));
+        assert!(matches!(ws.resolve(""), Err(PathEscape::Empty(_))));
+    }
+
+    #[test]
+    fn absolute_paths_inside_the_root_are_fine() {
+        let (_dir, ws) = workspace();
+        let inside = ws.root().join("notes.txt");
+        let text = inside.to_str().expect("utf-8 temp path");
+        assert_eq!(ws.resolve(text), Ok(inside.clone()));
+    }
+
+    #[test]
+    fn symlinks_leading_outside_are_refused() {
+        let (dir, ws) = workspace();
+        let outside = tempfile::tempdir().expect("tempdir");
+        std::fs::write(outside.path().join("secret"), "x").expect("write");
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).expect("symlink");
+        assert!(matches!(
+            ws.resolve("link/secret"),
+            Err(PathEscape::Symlink { .. })
+        ));
+        // A path below the link that does not exist yet is refused too.
+        assert!(matches!(
+            ws.resolve("link/new.txt"),
+            Err(PathEscape::Symlink { .. })
+        ));
+        std::os::unix::fs::symlink("/nonexistent/target", dir.path().join("dangling"))
+            .expect("symlink");
+        assert!(matches!(
+            ws.resolve("dangling"),
+            Err(PathEscape::Symlink { .. })
+        ));
+    }
+
+    #[test]
+    fn symlinks_inside_are_fine() {
+        let (dir, ws) = workspace();
+        std::fs::create_dir(dir.path().join("real")).expect("mkdir");
+        std::os::unix::fs::symlink(dir.path().join("real"), dir.path().join("alias"))
+            .expect("symlink");
+        assert!(ws.resolve("alias/file").is_ok());
+    }
+}
