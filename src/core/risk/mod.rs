@@ -117,9 +117,10 @@ pub enum LlmRisk {
 
 impl LlmRisk {
     /// Reads the `risk_level` argument: case-insensitive after trimming; anything that is
-    /// not `low`, `medium` or `high` is [`LlmRisk::Invalid`].
+    /// not `low`, `medium` or `high` is [`LlmRisk::Invalid`]. A JSON `null` counts as left
+    /// out, as servers with strict schemas send null for optional parameters.
     pub fn from_argument(value: Option<&serde_json::Value>) -> Self {
-        let Some(value) = value else {
+        let Some(value) = value.filter(|v| !v.is_null()) else {
             return Self::Absent;
         };
         let Some(text) = value.as_str() else {

@@ -251,3 +251,132 @@ impl Tool for FileTool {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(allow: &[&str], deny: &[&str]) -> (tempfile::TempDir, FileTool) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let rules = ToolRules {
+            enabled: true,
+            allow: allow.iter().map(|s| s.to_string()).collect(),
+            deny: deny.iter().map(|s| s.to_string()).collect(),
+        };
+        let tool = FileTool::new(Workspace::new(dir.path()), &rules);
+        (dir, tool)
+    }
+
+    fn assess(tool: &FileTool, args: Value) -> Assessment {
+        let Value::Object(args) = args else {
+            unreachable!()
+        };
+        tool.assess(&args, &AssessContext::default())
+    }
+
+    #[test]
+    fn operations_are_rated_by_what_they_do() {
+        let (dir, t) = tool(&[], &[]);
+        std::fs::write(dir.path().join("old.txt"), "x").expect("write");
+        let cases = [
+            (json!({"operation": "read", "path": "old.txt"}), 'S'),
+            (json!({"operation": "list", "path": "."}), 'S'),
+            (json!({"operation": "exists", "path": "nope"}), 'S'),
+            (
+                json!({"operation": "write", "path": "new.txt", "content": "x"}),
+                'U',
+            ),
+            (
+                json!({"operation": "write", "path": "old.txt", "content": "x"}),
+                'D',
+            ),
+            (
+                json!({"operation": "write", "path": ".", "content": "x"}),
+                'D',
+            ),
+            (
+                json!({"operation": "append", "path": "old.txt", "content": "x"}),
+                'U',
+            ),
+            (json!({"operation": "mkdir", "path": "d/e"}), 'U'),
+            (json!({"operation": "delete", "path": "old.txt"}), 'D'),
+            (
+                json!({"operation": "delete", "path": "d", "recursive": true}),
+                'D',
+            ),
+            (
+                json!({"operation": "move", "path": "old.txt", "destination": "b.txt"}),
+                'D',
+            ),
+            (json!({"operation": "move", "path": "old.txt"}), 'U'),
+            (json!({"operation": "chmod", "path": "old.txt"}), 'U'),
+            (json!({"operation": "read"}), 'U'),
+            (json!({"operation": "read", "path": "a", "mode": "x"}), 'U'),
+        ];
+        for (args, kind) in cases {
+            let got = assess(&t, args.clone());
+            let ok = matches!(
+                (&got, kind),
+                (Assessment::Safe(_), 'S')
+                    | (Assessment::Unknown(_), 'U')
+                    | (Assessment::Destructive(_), 'D')
+            );
+            assert!(ok, "{args} -> {got:?}, expected {kind}");
+        }
+    }
+
+    #[test]
+    fn escapes_are_denied_for_every_operation_and_both_paths() {
+        let (dir, t) = tool(&[], &[]);
+        let outside = tempfile::tempdir().expect("tempdir");
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).expect("symlink");
+        for path in [
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "~/.ssh/id_rsa",
+            "link/secret",
+            "",
+        ] {
+            for op in ["read", "list", "exists", "write", "delete"] {
+                let got = assess(&t, json!({"operation": op, "path": path}));
+                assert!(
+                    matches!(got, Assessment::Forbidden(_)),
+                    "{op} {path:?} -> {got:?}"
+                );
+            }
+            let got = assess(
+                &t,
+                json!({"operation": "move", "path": "a.txt", "destination": path}),
+            );
+            assert!(
+                matches!(got, Assessment::Forbidden(_)),
+                "move to {path:?} -> {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn operator_rules_deny_and_allow_paths() {
+        let (_dir, t) = tool(&["scratch"], &[".env", "secrets/prod"]);
+        for path in [".env", "app/.env", "secrets/prod/key.pem", "secrets/prod"] {
+            let got = assess(&t, json!({"operation": "read", "path": path}));
+            assert!(matches!(got, Assessment::Forbidden(_)), "{path} -> {got:?}");
+        }
+        let got = assess(
+            &t,
+            json!({"operation": "read", "path": "secrets/dev/key.pem"}),
+        );
+        assert!(matches!(got, Assessment::Safe(_)), "{got:?}");
+        let got = assess(
+            &t,
+            json!({"operation": "write", "path": "scratch/out.txt", "content": "x"}),
+        );
+        assert!(matches!(got, Assessment::Safe(_)), "{got:?}");
+        let got = assess(
+            &t,
+            json!({"operation": "delete", "path": "scratch/out.txt"}),
+        );
+        assert!(matches!(got, Assessment::Destructive(_)), "{got:?}");
+    }
+}

@@ -133,12 +133,13 @@ impl HttpTool {
                 "the host {host_text} is covered by the operator's deny rule {entry:?}"
             ));
         }
-        if self.block_private_networks && !self.rules.allows(&host_text) {
-            if let Some(reason) = private_host_reason(&host) {
-                return Err(format!(
-                    "{reason}; private networks are blocked (http.block_private_networks)"
-                ));
-            }
+        if self.block_private_networks
+            && !self.rules.allows(&host_text)
+            && let Some(reason) = private_host_reason(&host)
+        {
+            return Err(format!(
+                "{reason}; private networks are blocked (http.block_private_networks)"
+            ));
         }
         Ok(url)
     }
@@ -215,5 +216,157 @@ impl Tool for HttpTool {
             "required": ["url"],
             "additionalProperties": false
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(block: bool, allow: &[&str], deny: &[&str]) -> HttpTool {
+        let rules = ToolRules {
+            enabled: true,
+            allow: allow.iter().map(|s| s.to_string()).collect(),
+            deny: deny.iter().map(|s| s.to_string()).collect(),
+        };
+        HttpTool::new(
+            &HttpSettings {
+                block_private_networks: block,
+            },
+            &rules,
+        )
+    }
+
+    fn assess(tool: &HttpTool, method: &str, url: &str) -> Assessment {
+        let Value::Object(args) = json!({"method": method, "url": url}) else {
+            unreachable!()
+        };
+        tool.assess(&args, &AssessContext::default())
+    }
+
+    #[test]
+    fn every_written_form_of_a_private_address_is_refused() {
+        let t = tool(true, &[], &[]);
+        for url in [
+            "http://127.0.0.1/",
+            "http://127.1/",
+            "http://0x7f000001/",
+            "http://0x7f.0.0.1/",
+            "http://017700000001/",
+            "http://2130706433/",
+            "http://0177.0.0.1/",
+            "http://[::1]/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://[::ffff:7f00:1]/",
+            "http://[0:0:0:0:0:ffff:a9fe:a9fe]/",
+            "http://[fd12::1]:8080/",
+            "http://[fe80::1]/",
+            "http://localhost:8080/",
+            "http://LOCALHOST/",
+            "http://localhost./",
+            "http://api.localhost/",
+            "http://user:pw@10.0.0.1/",
+            "http://example.com@127.0.0.1/",
+            "http://172.31.255.255/",
+            "http://100.64.1.1/",
+            "http://0/",
+            "HTTP://169.254.169.254/latest/meta-data/",
+        ] {
+            assert!(
+                matches!(assess(&t, "GET", url), Assessment::Forbidden(_)),
+                "{url} should be refused"
+            );
+        }
+    }
+
+    #[test]
+    fn other_schemes_and_garbage_are_refused() {
+        let t = tool(true, &[], &[]);
+        for url in [
+            "file:///etc/passwd",
+            "ftp://example.com/",
+            "gopher://example.com/",
+            "javascript:alert(1)",
+            "data:text/plain,hi",
+            "not a url",
+            "",
+            "http://",
+            "//example.com/x",
+        ] {
+            assert!(
+                matches!(assess(&t, "GET", url), Assessment::Forbidden(_)),
+                "{url:?} should be refused"
+            );
+        }
+    }
+
+    #[test]
+    fn methods_are_rated_by_what_they_do() {
+        let t = tool(true, &[], &[]);
+        let url = "https://example.com/api";
+        for m in ["GET", "get", " Head ", "OPTIONS"] {
+            assert!(matches!(assess(&t, m, url), Assessment::Safe(_)), "{m}");
+        }
+        assert!(matches!(assess(&t, "POST", url), Assessment::Unknown(_)));
+        for m in ["PUT", "patch", "DELETE"] {
+            assert!(
+                matches!(assess(&t, m, url), Assessment::Destructive(_)),
+                "{m}"
+            );
+        }
+        for m in ["TRACE", "CONNECT", "PROPFIND", "GE T", ""] {
+            assert!(
+                matches!(assess(&t, m, url), Assessment::Unknown(_)),
+                "{m:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_read_with_a_body_is_not_whitelisted() {
+        let t = tool(true, &[], &[]);
+        let Value::Object(args) =
+            json!({"method": "GET", "url": "https://example.com/", "body": "x"})
+        else {
+            unreachable!()
+        };
+        assert!(matches!(
+            t.assess(&args, &AssessContext::default()),
+            Assessment::Unknown(_)
+        ));
+    }
+
+    #[test]
+    fn the_private_switch_and_host_rules_apply() {
+        let open = tool(false, &[], &[]);
+        assert!(matches!(
+            assess(&open, "GET", "http://127.0.0.1:8080/"),
+            Assessment::Safe(_)
+        ));
+        let allowed = tool(true, &["intranet.corp"], &["evil.example"]);
+        assert!(matches!(
+            assess(&allowed, "GET", "http://intranet.corp/"),
+            Assessment::Safe(_)
+        ));
+        assert!(matches!(
+            assess(&allowed, "GET", "https://api.evil.example/x"),
+            Assessment::Forbidden(_)
+        ));
+        assert!(matches!(
+            assess(&allowed, "GET", "https://notevil.example/x"),
+            Assessment::Safe(_)
+        ));
+    }
+
+    #[test]
+    fn a_missing_url_is_not_safe() {
+        let t = tool(true, &[], &[]);
+        let Value::Object(args) = json!({"method": "GET"}) else {
+            unreachable!()
+        };
+        assert!(matches!(
+            t.assess(&args, &AssessContext::default()),
+            Assessment::Unknown(_)
+        ));
     }
 }

@@ -1,0 +1,316 @@
+//! `riskgate assess` and `riskgate check-config` as a user runs them: the real binary, stdin
+//! in, stdout and the exit code out.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const CORPUS: &str = include_str!("data/risk_cases.jsonl");
+
+/// Runs the binary in an empty directory with a fresh workspace and no inherited riskgate
+/// settings.
+fn riskgate(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Output {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let workspace = dir.path().join("workspace");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_riskgate"));
+    command
+        .args(args)
+        .current_dir(dir.path())
+        .env_remove("RISKGATE_CONFIG")
+        .env_remove("DISCORD_TOKEN")
+        .env_remove("OPENAI_API_KEY")
+        .env("RISKGATE__TOOLS__WORKSPACE", &workspace)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, _) in std::env::vars() {
+        if key.starts_with("RISKGATE__") && key != "RISKGATE__TOOLS__WORKSPACE" {
+            command.env_remove(key);
+        }
+    }
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().expect("spawn riskgate");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("riskgate output")
+}
+
+fn lines(output: &Output) -> Vec<Value> {
+    String::from_utf8(output.stdout.clone())
+        .expect("utf-8 output")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
+        .collect()
+}
+
+#[test]
+fn assess_decides_the_whole_corpus_in_one_run() {
+    let output = riskgate(&["assess"], CORPUS, &[]);
+    assert!(output.status.success(), "{output:?}");
+    let inputs: Vec<Value> = CORPUS
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("corpus JSON"))
+        .collect();
+    let outputs = lines(&output);
+    assert_eq!(
+        outputs.len(),
+        inputs.len(),
+        "one output line per input line"
+    );
+    let mut mismatches = Vec::new();
+    for (input, output) in inputs.iter().zip(&outputs) {
+        let keys: Vec<&str> = output
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["decision", "source", "reason"], "{output}");
+        if output["decision"] != input["expect"] {
+            mismatches.push(format!("{input} -> {output}"));
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+#[test]
+fn bad_lines_get_an_error_line_and_the_run_goes_on() {
+    let input = [
+        r#"{"tool": "execute_command", "arguments": {"command": "ls"}}"#,
+        "not json at all",
+        r#"["a", "list"]"#,
+        r#"{"arguments": {"command": "ls"}}"#,
+        r#"{"tool": "execute_command"}"#,
+        r#"{"tool": "execute_command", "arguments": "ls"}"#,
+        r#"{"tool": "execute_command", "arguments": {"command": "ls"}, "mode": "paranoid"}"#,
+        r#"{"tool": "execute_sql", "arguments": {"sql": "SELECT 1"}, "dialect": "oracle"}"#,
+        "",
+        r#"{"tool": "execute_command", "arguments": {"command": "ls"}, "mode": "strict", "extra": 1}"#,
+    ]
+    .join("\n");
+    let output = riskgate(&["assess"], &input, &[]);
+    assert!(output.status.success(), "{output:?}");
+    let out = lines(&output);
+    assert_eq!(out.len(), 9, "the blank line is skipped: {out:?}");
+    assert_eq!(out[0]["decision"], "auto");
+    for (i, expected) in [
+        (1, "not valid JSON"),
+        (2, "JSON object"),
+        (3, "no `tool`"),
+        (4, "no `arguments`"),
+        (5, "`arguments` must be a JSON object"),
+        (6, "unknown mode"),
+        (7, "unknown SQL dialect"),
+    ] {
+        let error = out[i]["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("line {i}: {}", out[i]));
+        assert!(error.contains(expected), "line {i}: {error}");
+    }
+    assert_eq!(out[8]["decision"], "confirm");
+    assert_eq!(out[8]["source"], "strict_mode");
+}
+
+#[test]
+fn invalid_utf8_gets_an_error_line() {
+    let mut input = b"\xff\xfe\n".to_vec();
+    input.extend_from_slice(br#"{"tool": "execute_command", "arguments": {"command": "pwd"}}"#);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_riskgate"))
+        .arg("assess")
+        .current_dir(dir.path())
+        .env("RISKGATE__TOOLS__WORKSPACE", dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&input)
+        .expect("write");
+    let output = child.wait_with_output().expect("output");
+    let out = lines(&output);
+    assert_eq!(out.len(), 2);
+    assert!(
+        out[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("UTF-8"))
+    );
+    assert_eq!(out[1]["decision"], "auto");
+}
+
+#[test]
+fn the_mode_flag_applies_unless_a_line_names_its_own() {
+    let input = [
+        r#"{"tool": "execute_command", "arguments": {"command": "ls"}}"#,
+        r#"{"tool": "execute_command", "arguments": {"command": "ls"}, "mode": "smart"}"#,
+    ]
+    .join("\n");
+    let out = lines(&riskgate(&["assess", "--mode", "strict"], &input, &[]));
+    assert_eq!(out[0]["decision"], "confirm");
+    assert_eq!(out[0]["source"], "strict_mode");
+    assert_eq!(out[1]["decision"], "auto");
+    let bad = riskgate(&["assess", "--mode", "lenient"], "", &[]);
+    assert!(!bad.status.success());
+}
+
+#[test]
+fn unknown_and_disabled_tools_are_denied() {
+    let input = [
+        r#"{"tool": "launch_missiles", "arguments": {}}"#,
+        r#"{"tool": "http_request", "arguments": {"method": "GET", "url": "https://example.com/"}}"#,
+    ]
+    .join("\n");
+    let out = lines(&riskgate(
+        &["assess"],
+        &input,
+        &[("RISKGATE__TOOLS__HTTP_REQUEST__ENABLED", "false")],
+    ));
+    assert_eq!(out[0]["decision"], "deny");
+    assert_eq!(out[0]["source"], "policy");
+    assert!(
+        out[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("launch_missiles"))
+    );
+    assert_eq!(out[1]["decision"], "deny");
+    assert!(
+        out[1]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("disabled"))
+    );
+}
+
+#[test]
+fn the_configured_database_dialect_is_used_unless_a_line_overrides_it() {
+    // `SHOW TABLES` parses in MySQL; SQLite has no SHOW.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("riskgate.toml");
+    std::fs::write(
+        &config,
+        "[[sql.databases]]\nname = \"shop\"\nurl = \"mysql://app:secret@127.0.0.1/shop\"\n",
+    )
+    .expect("write config");
+    let input = [
+        r#"{"tool": "execute_sql", "arguments": {"sql": "SHOW TABLES"}}"#,
+        r#"{"tool": "execute_sql", "arguments": {"sql": "SHOW TABLES"}, "dialect": "sqlite"}"#,
+        r#"{"tool": "execute_sql", "arguments": {"sql": "SELECT 1", "database": "nope"}}"#,
+    ]
+    .join("\n");
+    let out = lines(&riskgate(
+        &["assess", "--config", config.to_str().expect("utf-8")],
+        &input,
+        &[],
+    ));
+    assert_eq!(out[0]["decision"], "auto", "{}", out[0]);
+    assert_eq!(out[1]["decision"], "confirm", "{}", out[1]);
+    assert_eq!(out[2]["decision"], "deny", "{}", out[2]);
+}
+
+#[test]
+fn check_config_prints_settings_with_secrets_redacted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("riskgate.toml");
+    std::fs::write(
+        &config,
+        "[llm]\napi_key = \"sk-file-secret\"\n\n[[sql.databases]]\nname = \"prod\"\nurl = \"postgres://app:pg-secret@db.internal/prod\"\n",
+    )
+    .expect("write config");
+    let output = riskgate(
+        &["--config", config.to_str().expect("utf-8"), "check-config"],
+        "",
+        &[
+            ("DISCORD_TOKEN", "discord-secret-token"),
+            ("RISKGATE__AGENT__MAX_ITERATIONS", "7"),
+        ],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for secret in ["sk-file-secret", "pg-secret", "discord-secret-token"] {
+        assert!(!stdout.contains(secret), "{secret} leaked:\n{stdout}");
+        assert!(!String::from_utf8_lossy(&output.stderr).contains(secret));
+    }
+    assert!(stdout.contains("<redacted>"), "{stdout}");
+    assert!(
+        stdout.contains("max_iterations = 7"),
+        "env overrides the file:\n{stdout}"
+    );
+    assert!(stdout.contains("db.internal"), "{stdout}");
+    let parsed: toml::Value = toml::from_str(&stdout).expect("check-config prints TOML");
+    assert_eq!(parsed["risk"]["default_mode"].as_str(), Some("smart"));
+}
+
+#[test]
+fn check_config_names_the_bad_key_and_value() {
+    for (env, key, value) in [
+        (
+            ("RISKGATE__RISK__DEFAULT_MODE", "careful"),
+            "risk.default_mode",
+            "careful",
+        ),
+        (
+            ("RISKGATE__LLM__BASE_URL", "not a url"),
+            "llm.base_url",
+            "not a url",
+        ),
+        (
+            ("RISKGATE__AGENT__MAX_ITERATIONS", "-4"),
+            "agent.max_iterations",
+            "-4",
+        ),
+        (("RISKGATE__LLM__PROTOCOL", "xml"), "llm.protocol", "xml"),
+        (("RISKGATE__STORE__URL", "redis://x"), "store.url", "redis"),
+        (
+            ("RISKGATE__RISK__DESTRUCTIVE_FLOOR", "maybe"),
+            "risk.destructive_floor",
+            "maybe",
+        ),
+    ] {
+        let output = riskgate(&["check-config"], "", &[env]);
+        assert_eq!(output.status.code(), Some(2), "{env:?}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(key), "{env:?}: {stderr}");
+        assert!(stderr.contains(value), "{env:?}: {stderr}");
+        assert!(output.stdout.is_empty());
+    }
+}
+
+#[test]
+fn check_config_reports_unknown_keys_and_missing_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("riskgate.toml");
+    std::fs::write(&config, "[risk]\ndestructve_floor = false\n").expect("write");
+    let output = riskgate(
+        &["--config", config.to_str().expect("utf-8"), "check-config"],
+        "",
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("destructve_floor"));
+
+    let output = riskgate(
+        &["--config", "/no/such/riskgate.toml", "check-config"],
+        "",
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("/no/such/riskgate.toml"));
+
+    let output = riskgate(
+        &["check-config"],
+        "",
+        &[("RISKGATE_CONFIG", "/no/such/other.toml")],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("/no/such/other.toml"));
+}

@@ -1,0 +1,110 @@
+//! The labelled corpus (`tests/data/risk_cases.jsonl`): every case must get its expected
+//! decision. On failure the test lists every mismatch, not just the first.
+
+use std::str::FromStr;
+
+use riskgate::config::Settings;
+use riskgate::core::risk::ChannelMode;
+use riskgate::core::tools::{AssessContext, SqlDialect, ToolCall};
+use serde::Deserialize;
+
+const CORPUS: &str = include_str!("data/risk_cases.jsonl");
+
+#[derive(Debug, Deserialize)]
+struct Case {
+    tool: String,
+    arguments: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
+    mode: Option<String>,
+    #[serde(default)]
+    dialect: Option<String>,
+    expect: String,
+    #[serde(default)]
+    why: String,
+}
+
+fn cases() -> Vec<(usize, Case)> {
+    CORPUS
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            let case: Case = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("corpus line {} is not a case: {e}", i + 1));
+            (i + 1, case)
+        })
+        .collect()
+}
+
+#[test]
+fn every_corpus_case_gets_its_expected_decision() {
+    // A fresh, empty workspace: files the cases write do not exist yet.
+    let workspace = tempfile::tempdir().expect("tempdir");
+    let mut settings = Settings::default();
+    settings.tools.workspace = workspace.path().to_path_buf();
+    let gate = riskgate::tools::builtin_gate(&settings);
+
+    let cases = cases();
+    assert!(cases.len() >= 300, "the corpus has {} cases", cases.len());
+    let mut mismatches = Vec::new();
+    for (line, case) in &cases {
+        let mode = case
+            .mode
+            .as_deref()
+            .map(|m| ChannelMode::from_str(m).expect("corpus mode"))
+            .unwrap_or_default();
+        let ctx = AssessContext {
+            dialect: case
+                .dialect
+                .as_deref()
+                .map(|d| SqlDialect::from_str(d).expect("corpus dialect")),
+        };
+        let call = ToolCall {
+            tool: case.tool.clone(),
+            arguments: case.arguments.clone(),
+        };
+        let gated = gate.check(&call, mode, &ctx);
+        if gated.decision.decision.as_str() != case.expect {
+            mismatches.push(format!(
+                "line {line}: {} {} -> {} ({}: {}); expected {} ({})",
+                case.tool,
+                serde_json::Value::Object(case.arguments.clone()),
+                gated.decision.decision,
+                gated.decision.source,
+                gated.decision.reason,
+                case.expect,
+                case.why
+            ));
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} corpus cases got the wrong decision:\n{}",
+        mismatches.len(),
+        cases.len(),
+        mismatches.join("\n")
+    );
+}
+
+#[test]
+fn risk_level_never_reaches_the_arguments_the_executor_gets() {
+    let workspace = tempfile::tempdir().expect("tempdir");
+    let mut settings = Settings::default();
+    settings.tools.workspace = workspace.path().to_path_buf();
+    let gate = riskgate::tools::builtin_gate(&settings);
+    for (_, case) in cases() {
+        let call = ToolCall {
+            tool: case.tool.clone(),
+            arguments: case.arguments.clone(),
+        };
+        let gated = gate.check(&call, ChannelMode::Smart, &AssessContext::default());
+        assert!(
+            !gated.arguments.contains_key("risk_level"),
+            "{:?}",
+            gated.arguments
+        );
+        let mut expected = case.arguments.clone();
+        expected.remove("risk_level");
+        assert_eq!(gated.arguments, expected);
+    }
+}
