@@ -314,3 +314,27 @@ fn check_config_reports_unknown_keys_and_missing_files() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("/no/such/other.toml"));
 }
+
+#[test]
+fn the_readme_quick_start_gives_the_decisions_it_shows() {
+    let input = include_str!("data/quickstart.jsonl");
+    let out = lines(&riskgate(&["assess"], input, &[]));
+    let got: Vec<(&str, &str)> = out
+        .iter()
+        .map(|o| {
+            (
+                o["decision"].as_str().unwrap_or("?"),
+                o["source"].as_str().unwrap_or("?"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("auto", "whitelist"),
+            ("confirm", "destructive_floor"),
+            ("confirm", "default"),
+            ("deny", "policy"),
+        ]
+    );
+}
