@@ -41,7 +41,9 @@ fn cases() -> Vec<Case> {
                     arguments,
                 },
                 ctx: AssessContext {
-                    dialect: v["dialect"].as_str().and_then(|d| d.parse::<SqlDialect>().ok()),
+                    dialect: v["dialect"]
+                        .as_str()
+                        .and_then(|d| d.parse::<SqlDialect>().ok()),
                 },
                 mode: v["mode"]
                     .as_str()
@@ -56,9 +58,9 @@ fn cases() -> Vec<Case> {
 /// The baseline: auto when the first word is on a list, otherwise confirm.
 fn naive_first_word(text: &str) -> bool {
     const SAFE: &[&str] = &[
-        "select", "show", "explain", "describe", "desc", "pragma", "values", "table", "with",
-        "ls", "cat", "pwd", "echo", "grep", "head", "tail", "wc", "git", "sed", "find", "read",
-        "list", "exists", "get", "head", "options",
+        "select", "show", "explain", "describe", "desc", "pragma", "values", "table", "with", "ls",
+        "cat", "pwd", "echo", "grep", "head", "tail", "wc", "git", "sed", "find", "read", "list",
+        "exists", "get", "head", "options",
     ];
     let first = text.split_whitespace().next().unwrap_or_default();
     SAFE.iter().any(|s| first.eq_ignore_ascii_case(s))
@@ -71,7 +73,12 @@ fn bench_gate(c: &mut Criterion) {
     let gate = riskgate::tools::builtin_gate(&settings);
     let all = cases();
 
-    for tool in ["execute_sql", "execute_command", "file_operations", "http_request"] {
+    for tool in [
+        "execute_sql",
+        "execute_command",
+        "file_operations",
+        "http_request",
+    ] {
         let subset: Vec<&Case> = all.iter().filter(|c| c.call.tool == tool).collect();
         let mut group = c.benchmark_group(format!("gate/{tool}"));
         group.throughput(Throughput::Elements(subset.len() as u64));

@@ -61,7 +61,10 @@ pub struct Settings {
     pub risk: RiskSettings,
     pub tools: ToolsSettings,
     pub sql: SqlSettings,
+    pub command: CommandSettings,
+    pub files: FileSettings,
     pub http: HttpSettings,
+    pub output: OutputSettings,
 }
 
 /// The OpenAI-compatible model endpoint (used by `console` and `run`).
@@ -212,13 +215,91 @@ impl Default for ToolRules {
     }
 }
 
-/// Target databases of `execute_sql`.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+/// Target databases of `execute_sql` and how statements run there.
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SqlSettings {
+    /// Rows returned at most; the rest is never fetched.
+    pub row_limit: u64,
+    /// A statement running longer is cancelled by the engine.
+    pub statement_timeout_ms: u64,
+    /// Connecting longer than this fails the call.
+    pub connect_timeout_ms: u64,
     /// Named databases; the first is the default. Empty: a demo SQLite database in the
     /// workspace.
     pub databases: Vec<DatabaseSettings>,
+}
+
+impl Default for SqlSettings {
+    fn default() -> Self {
+        Self {
+            row_limit: 200,
+            statement_timeout_ms: 10_000,
+            connect_timeout_ms: 5_000,
+            databases: Vec::new(),
+        }
+    }
+}
+
+/// How `execute_command` runs a line.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CommandSettings {
+    /// The whole process group is killed after this long.
+    pub timeout_secs: u64,
+    /// Bytes kept of stdout and of stderr each; the rest is counted and dropped.
+    pub output_limit_bytes: u64,
+    /// Environment variables passed to commands besides PATH, HOME and LANG. The bot's own
+    /// secrets are never passed, whatever this says.
+    pub env_allow: Vec<String>,
+}
+
+impl Default for CommandSettings {
+    fn default() -> Self {
+        Self {
+            timeout_secs: 30,
+            output_limit_bytes: 1024 * 1024,
+            env_allow: Vec::new(),
+        }
+    }
+}
+
+/// How `file_operations` reads and lists.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FileSettings {
+    /// Bytes read from a file at most.
+    pub read_limit_bytes: u64,
+    /// Entries listed at most.
+    pub list_limit: u64,
+}
+
+impl Default for FileSettings {
+    fn default() -> Self {
+        Self {
+            read_limit_bytes: 1024 * 1024,
+            list_limit: 500,
+        }
+    }
+}
+
+/// How much of a tool's output the LLM reads.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OutputSettings {
+    /// Characters of tool output the LLM reads per call; the rest is cut with a note.
+    pub llm_budget_chars: u64,
+    /// Characters of a chat rendering before the full output goes to an attachment.
+    pub chat_budget_chars: u64,
+}
+
+impl Default for OutputSettings {
+    fn default() -> Self {
+        Self {
+            llm_budget_chars: 8_000,
+            chat_budget_chars: 1_800,
+        }
+    }
 }
 
 /// One target database.
@@ -255,14 +336,26 @@ pub fn dialect_of_url(url: &str) -> Result<SqlDialect, String> {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HttpSettings {
-    /// Refuse loopback, private, link-local and unspecified addresses and `localhost`.
+    /// Refuse loopback, private, link-local and unspecified addresses and `localhost`, by
+    /// the URL's text and again by the addresses a name resolves to.
     pub block_private_networks: bool,
+    /// The whole request, body included, must finish within this.
+    pub timeout_secs: u64,
+    pub connect_timeout_secs: u64,
+    /// Body bytes kept at most; reading stops there.
+    pub max_response_bytes: u64,
+    /// Redirects followed at most, each hop checked like the first URL.
+    pub max_redirects: u64,
 }
 
 impl Default for HttpSettings {
     fn default() -> Self {
         Self {
             block_private_networks: true,
+            timeout_secs: 30,
+            connect_timeout_secs: 10,
+            max_response_bytes: 5 * 1024 * 1024,
+            max_redirects: 5,
         }
     }
 }
@@ -324,7 +417,8 @@ impl Settings {
                 .with_list_parse_key("tools.file_operations.allow")
                 .with_list_parse_key("tools.file_operations.deny")
                 .with_list_parse_key("tools.http_request.allow")
-                .with_list_parse_key("tools.http_request.deny"),
+                .with_list_parse_key("tools.http_request.deny")
+                .with_list_parse_key("command.env_allow"),
         );
         let settings: Settings = builder.build()?.try_deserialize()?;
         settings.validate()?;
@@ -391,6 +485,27 @@ impl Settings {
                 "\"\"",
                 "a directory is required",
             ));
+        }
+        for (key, value) in [
+            ("sql.row_limit", self.sql.row_limit),
+            ("sql.statement_timeout_ms", self.sql.statement_timeout_ms),
+            ("sql.connect_timeout_ms", self.sql.connect_timeout_ms),
+            ("command.timeout_secs", self.command.timeout_secs),
+            (
+                "command.output_limit_bytes",
+                self.command.output_limit_bytes,
+            ),
+            ("files.read_limit_bytes", self.files.read_limit_bytes),
+            ("files.list_limit", self.files.list_limit),
+            ("http.timeout_secs", self.http.timeout_secs),
+            ("http.connect_timeout_secs", self.http.connect_timeout_secs),
+            ("http.max_response_bytes", self.http.max_response_bytes),
+            ("output.llm_budget_chars", self.output.llm_budget_chars),
+            ("output.chat_budget_chars", self.output.chat_budget_chars),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::invalid(key, "0", "must be greater than 0"));
+            }
         }
         let mut names = BTreeSet::new();
         for (i, db) in self.sql.databases.iter().enumerate() {

@@ -54,7 +54,10 @@ fn the_example_config_loads_and_documents_every_key() {
         ]
         .iter()
         .any(|form| example.contains(form.as_str()));
-        assert!(documented, "deploy/riskgate.example.toml does not document `{key}`");
+        assert!(
+            documented,
+            "deploy/riskgate.example.toml does not document `{key}`"
+        );
     }
 }
 
@@ -71,11 +74,19 @@ fn plain_environment_variables_fill_secrets_but_config_keys_win() {
     let settings = Settings::load_from(Some(&file), env).expect("load");
     use secrecy::ExposeSecret;
     assert_eq!(
-        settings.discord.token.as_ref().map(|t| t.expose_secret().to_owned()),
+        settings
+            .discord
+            .token
+            .as_ref()
+            .map(|t| t.expose_secret().to_owned()),
         Some("from-plain-env".to_owned())
     );
     assert_eq!(
-        settings.llm.api_key.as_ref().map(|t| t.expose_secret().to_owned()),
+        settings
+            .llm
+            .api_key
+            .as_ref()
+            .map(|t| t.expose_secret().to_owned()),
         Some("sk-from-file".to_owned())
     );
     let rendered = settings.to_redacted_toml();
@@ -87,12 +98,18 @@ fn database_urls_must_name_a_known_engine_and_unique_names() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("riskgate.toml");
     for (body, key) in [
-        ("[[sql.databases]]\nname = \"a\"\nurl = \"oracle://x\"\n", "sql.databases[0].url"),
+        (
+            "[[sql.databases]]\nname = \"a\"\nurl = \"oracle://x\"\n",
+            "sql.databases[0].url",
+        ),
         (
             "[[sql.databases]]\nname = \"a\"\nurl = \"sqlite:a.db\"\n[[sql.databases]]\nname = \"a\"\nurl = \"sqlite:b.db\"\n",
             "sql.databases[1].name",
         ),
-        ("[[sql.databases]]\nname = \"\"\nurl = \"sqlite:a.db\"\n", "sql.databases[0].name"),
+        (
+            "[[sql.databases]]\nname = \"\"\nurl = \"sqlite:a.db\"\n",
+            "sql.databases[0].name",
+        ),
     ] {
         std::fs::write(&file, body).expect("write");
         let error = Settings::load_from(Some(&file), |_| None).expect_err(body);

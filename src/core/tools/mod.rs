@@ -5,6 +5,13 @@
 //! assessor and (from the executor issue on) an executor, and registering it. Nothing here
 //! changes.
 
+mod output;
+
+pub use output::{
+    Approval, Attachment, BoxFuture, ToolError, ToolOutput, UNTRUSTED_CLOSE, UNTRUSTED_OPEN,
+    format_bytes, format_duration, shorten,
+};
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
@@ -83,6 +90,13 @@ pub trait Tool: RiskAssessor + Send + Sync {
     /// The JSON schema of its own parameters (an `object` schema), without `risk_level`: the
     /// registry adds that to every schema.
     fn parameters(&self) -> Value;
+    /// Runs a call the gate let through. `arguments` no longer contain `risk_level`;
+    /// `approval` says whether a person confirmed it, which picks the executor's wall.
+    fn execute<'a>(
+        &'a self,
+        arguments: &'a Map<String, Value>,
+        approval: &'a Approval,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
 }
 
 /// A tool call as the LLM made it.

@@ -8,7 +8,9 @@ use serde_json::{Map, Value, json};
 
 use crate::config::ToolRules;
 use crate::core::risk::Assessment;
-use crate::core::tools::{AssessContext, RiskAssessor, Tool};
+use crate::core::tools::{
+    Approval, AssessContext, BoxFuture, RiskAssessor, Tool, ToolError, ToolOutput,
+};
 use crate::tools::Workspace;
 
 pub const NAME: &str = "file_operations";
@@ -218,6 +220,18 @@ impl Tool for FileTool {
 
     fn description(&self) -> &'static str {
         "Work with files in the workspace: read a file, list a directory, check that a path exists, write or append a file, create a directory, delete, or move. Paths are relative to the workspace."
+    }
+
+    fn execute<'a>(
+        &'a self,
+        _arguments: &'a Map<String, Value>,
+        _approval: &'a Approval,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async {
+            Err(ToolError::Failed(
+                "the executor is being written".to_owned(),
+            ))
+        })
     }
 
     fn parameters(&self) -> Value {
