@@ -5,6 +5,7 @@
 pub mod command;
 pub mod files;
 pub mod http;
+pub mod render;
 pub mod sql;
 pub mod workspace;
 
@@ -37,7 +38,12 @@ pub fn builtin_registry(settings: &Settings) -> ToolRegistry {
         tools.execute_command.enabled,
     );
     registry.register_with(
-        Arc::new(files::FileTool::new(workspace, &tools.file_operations)),
+        Arc::new(files::FileTool::new(
+            workspace,
+            &tools.file_operations,
+            &settings.files,
+            &settings.output,
+        )),
         tools.file_operations.enabled,
     );
     registry.register_with(

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::config::ToolRules;
+mod execute;
+
+use crate::config::{FileSettings, OutputSettings, ToolRules};
 use crate::core::risk::Assessment;
 use crate::core::tools::{
     Approval, AssessContext, BoxFuture, RiskAssessor, Tool, ToolError, ToolOutput,
@@ -53,13 +55,61 @@ struct FileArgs {
 pub struct FileTool {
     workspace: Workspace,
     rules: PathRules,
+    limits: execute::FileLimits,
 }
 
 impl FileTool {
-    pub fn new(workspace: Workspace, rules: &ToolRules) -> Self {
+    pub fn new(
+        workspace: Workspace,
+        rules: &ToolRules,
+        files: &FileSettings,
+        output: &OutputSettings,
+    ) -> Self {
         Self {
             workspace,
             rules: PathRules::new(&rules.allow, &rules.deny),
+            limits: execute::FileLimits {
+                read_limit_bytes: files.read_limit_bytes,
+                list_limit: usize::try_from(files.list_limit).unwrap_or(usize::MAX),
+                chat_budget: usize::try_from(output.chat_budget_chars).unwrap_or(usize::MAX),
+            },
+        }
+    }
+
+    /// Runs one call on a blocking thread: the file system has no async API worth the name.
+    fn run(&self, args: FileArgs) -> Result<ToolOutput, ToolError> {
+        // Containment is checked again now, symlinks resolved: the workspace may have changed
+        // since the gate looked.
+        let refused = |a: Assessment| ToolError::Refused(a.reason().to_owned());
+        let path = self.contained("path", &args.path).map_err(refused)?;
+        let shown = args.path.as_str();
+        let limits = self.limits;
+        match args.operation {
+            FileOperation::Read => execute::read(&path, shown, limits),
+            FileOperation::List => execute::list(&path, shown, limits),
+            FileOperation::Exists => Ok(execute::exists(&path, shown)),
+            FileOperation::Write | FileOperation::Append => {
+                let content = args.content.as_deref().ok_or_else(|| {
+                    ToolError::InvalidArguments("write and append need `content`".to_owned())
+                })?;
+                execute::write(
+                    &path,
+                    shown,
+                    content,
+                    args.operation == FileOperation::Append,
+                )
+            }
+            FileOperation::Mkdir => execute::mkdir(&path, shown, args.recursive == Some(true)),
+            FileOperation::Delete => execute::delete(&path, shown, args.recursive == Some(true)),
+            FileOperation::Move => {
+                let destination = args.destination.as_deref().ok_or_else(|| {
+                    ToolError::InvalidArguments("move needs `destination`".to_owned())
+                })?;
+                let to = self
+                    .contained("destination", destination)
+                    .map_err(refused)?;
+                execute::rename(&path, shown, &to, destination)
+            }
         }
     }
 
@@ -224,13 +274,16 @@ impl Tool for FileTool {
 
     fn execute<'a>(
         &'a self,
-        _arguments: &'a Map<String, Value>,
+        arguments: &'a Map<String, Value>,
         _approval: &'a Approval,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async {
-            Err(ToolError::Failed(
-                "the executor is being written".to_owned(),
-            ))
+        Box::pin(async move {
+            let args: FileArgs = serde_json::from_value(Value::Object(arguments.clone()))
+                .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+            let tool = self.clone();
+            tokio::task::spawn_blocking(move || tool.run(args))
+                .await
+                .map_err(|e| ToolError::Failed(format!("the file operation stopped: {e}")))?
         })
     }
 
@@ -277,7 +330,12 @@ mod tests {
             allow: allow.iter().map(|s| s.to_string()).collect(),
             deny: deny.iter().map(|s| s.to_string()).collect(),
         };
-        let tool = FileTool::new(Workspace::new(dir.path()), &rules);
+        let tool = FileTool::new(
+            Workspace::new(dir.path()),
+            &rules,
+            &FileSettings::default(),
+            &OutputSettings::default(),
+        );
         (dir, tool)
     }
 

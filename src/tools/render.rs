@@ -1,0 +1,89 @@
+//! Shared pieces of the chat rendering of tool output: code blocks that cannot be broken
+//! out of, and cutting to a budget.
+
+/// Makes text safe inside a Markdown code block: a run of three backticks would close the
+/// fence, so a zero-width space goes between them.
+pub fn fence_safe(text: &str) -> String {
+    text.replace("```", "`\u{200b}`\u{200b}`")
+}
+
+/// A fenced code block with an optional language.
+pub fn code_block(language: &str, text: &str) -> String {
+    let body = fence_safe(text);
+    let newline = if body.ends_with('\n') { "" } else { "\n" };
+    format!("```{language}\n{body}{newline}```")
+}
+
+/// Cuts `text` to at most `budget` characters at a line boundary when one is near.
+/// Returns the text and whether anything was cut.
+pub fn cut(text: &str, budget: usize) -> (String, bool) {
+    if text.chars().count() <= budget {
+        return (text.to_owned(), false);
+    }
+    let end = text
+        .char_indices()
+        .nth(budget)
+        .map_or(text.len(), |(i, _)| i);
+    let head = &text[..end];
+    let head = match head.rfind('\n') {
+        Some(line_end) if line_end * 4 >= end * 3 => &head[..line_end],
+        _ => head,
+    };
+    (head.to_owned(), true)
+}
+
+/// Whether bytes look like text: valid UTF-8 (a character cut at the end is fine) with no NUL
+/// in the first 8 KiB.
+pub fn looks_like_text(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(8192)];
+    if head.contains(&0) {
+        return false;
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none() && bytes.len() - e.valid_up_to() < 4,
+    }
+}
+
+/// The first bytes as hex, for describing binary content.
+pub fn hex_preview(bytes: &[u8], n: usize) -> String {
+    bytes
+        .iter()
+        .take(n)
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_cannot_be_closed_from_inside() {
+        let block = code_block("", "a\n```\nrm -rf /\n```");
+        assert_eq!(block.matches("```").count(), 2, "{block}");
+        assert!(block.starts_with("```\n") && block.ends_with("\n```"));
+    }
+
+    #[test]
+    fn cutting_prefers_line_ends() {
+        let text = "line one\nline two\nline three";
+        assert_eq!(cut(text, 100), (text.to_owned(), false));
+        assert_eq!(cut(text, 20), ("line one\nline two".to_owned(), true));
+        let (head, cut_) = cut("ééééé", 3);
+        assert_eq!((head.as_str(), cut_), ("ééé", true));
+    }
+
+    #[test]
+    fn text_and_binary_are_told_apart() {
+        assert!(looks_like_text("héllo".as_bytes()));
+        assert!(
+            looks_like_text(&"héllo".as_bytes()[..2]),
+            "a cut character is fine"
+        );
+        assert!(!looks_like_text(b"\x89PNG\r\n\x1a\n\0\0"));
+        assert!(!looks_like_text(b"\xff\xfe\xfdabc"));
+        assert_eq!(hex_preview(b"\x00\xffA", 2), "00 ff");
+    }
+}
