@@ -47,7 +47,11 @@ pub fn builtin_registry(settings: &Settings) -> ToolRegistry {
         tools.file_operations.enabled,
     );
     registry.register_with(
-        Arc::new(http::HttpTool::new(&settings.http, &tools.http_request)),
+        Arc::new(http::HttpTool::new(
+            &settings.http,
+            &tools.http_request,
+            &settings.output,
+        )),
         tools.http_request.enabled,
     );
     registry

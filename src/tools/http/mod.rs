@@ -1,6 +1,7 @@
 //! `http_request`: one HTTP(S) request.
 
 mod address;
+mod execute;
 
 pub use address::{is_forbidden_ip, private_host_reason};
 
@@ -8,7 +9,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use url::{Host, Url};
 
-use crate::config::{HttpSettings, ToolRules};
+use std::time::Duration;
+
+use crate::config::{HttpSettings, OutputSettings, ToolRules};
 use crate::core::risk::Assessment;
 use crate::core::tools::{
     Approval, AssessContext, BoxFuture, RiskAssessor, Tool, ToolError, ToolOutput,
@@ -32,18 +35,35 @@ fn default_method() -> String {
     "GET".to_owned()
 }
 
-/// The HTTP tool: the private-network switch and the operator's host rules.
+/// The HTTP tool: the private-network switch, the operator's host rules, and the client.
 #[derive(Debug, Clone)]
 pub struct HttpTool {
     block_private_networks: bool,
     rules: HostRules,
+    limits: execute::HttpLimits,
+    /// Built once; `Err` says why it could not be (then every call fails with that reason).
+    client: Result<reqwest::Client, String>,
 }
 
 impl HttpTool {
-    pub fn new(settings: &HttpSettings, rules: &ToolRules) -> Self {
+    pub fn new(settings: &HttpSettings, rules: &ToolRules, output: &OutputSettings) -> Self {
+        let rules = HostRules::new(&rules.allow, &rules.deny);
+        let resolver = execute::GuardedResolver {
+            block_private_networks: settings.block_private_networks,
+            rules: rules.clone(),
+        };
+        let client = execute::client(resolver, Duration::from_secs(settings.connect_timeout_secs))
+            .map_err(|e| format!("the HTTP client could not be built: {e}"));
         Self {
             block_private_networks: settings.block_private_networks,
-            rules: HostRules::new(&rules.allow, &rules.deny),
+            rules,
+            limits: execute::HttpLimits {
+                timeout: Duration::from_secs(settings.timeout_secs),
+                max_response_bytes: settings.max_response_bytes,
+                max_redirects: settings.max_redirects,
+                chat_budget: usize::try_from(output.chat_budget_chars).unwrap_or(usize::MAX),
+            },
+            client,
         }
     }
 }
@@ -196,13 +216,26 @@ impl Tool for HttpTool {
 
     fn execute<'a>(
         &'a self,
-        _arguments: &'a Map<String, Value>,
+        arguments: &'a Map<String, Value>,
         _approval: &'a Approval,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async {
-            Err(ToolError::Failed(
-                "the executor is being written".to_owned(),
-            ))
+        Box::pin(async move {
+            let args: HttpArgs = serde_json::from_value(Value::Object(arguments.clone()))
+                .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+            // The policy check again: the gate may have been configured differently, and
+            // every redirect hop goes through the same check.
+            let url = self.check_url(&args.url).map_err(ToolError::Refused)?;
+            let client = self
+                .client
+                .as_ref()
+                .map_err(|e| ToolError::Failed(e.clone()))?;
+            let request = execute::Request::from_arguments(
+                &args.method,
+                url,
+                args.headers.as_ref(),
+                args.body.as_ref(),
+            )?;
+            execute::send(client, request, self.limits, |u| self.check_url(u)).await
         })
     }
 
@@ -249,6 +282,7 @@ mod tests {
                 ..HttpSettings::default()
             },
             &rules,
+            &OutputSettings::default(),
         )
     }
 
