@@ -38,14 +38,15 @@ impl Resolve for GuardedResolver {
             let host = name.as_str().to_owned();
             let addrs: Vec<SocketAddr> =
                 tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if guard.block_private_networks && !guard.rules.allows(&host) {
-                if let Some(bad) = addrs.iter().find(|a| is_forbidden_ip(a.ip())) {
-                    return Err(Box::new(PrivateAddress(format!(
-                        "{host} resolves to {}, a private address; private networks are blocked (http.block_private_networks)",
-                        bad.ip()
-                    )))
-                        as Box<dyn std::error::Error + Send + Sync>);
-                }
+            if guard.block_private_networks
+                && !guard.rules.allows(&host)
+                && let Some(bad) = addrs.iter().find(|a| is_forbidden_ip(a.ip()))
+            {
+                let refusal = PrivateAddress(format!(
+                    "{host} resolves to {}, a private address; private networks are blocked (http.block_private_networks)",
+                    bad.ip()
+                ));
+                return Err(Box::new(refusal) as Box<dyn std::error::Error + Send + Sync>);
             }
             Ok(Box::new(addrs.into_iter()) as Addrs)
         })
@@ -140,43 +141,43 @@ pub(super) async fn send(
             .map_err(|_| ToolError::Timeout(limits.timeout))?
             .map_err(|e| send_error(&request.url, e, limits.timeout))?;
         let status = response.status();
-        if status.is_redirection() {
-            if let Some(location) = response.headers().get(reqwest::header::LOCATION) {
-                if hops.len() as u64 >= limits.max_redirects {
-                    return Err(ToolError::Failed(format!(
-                        "{first} redirected more than {} times (http.max_redirects)",
-                        limits.max_redirects
-                    )));
-                }
-                let location = location.to_str().map_err(|_| {
-                    ToolError::Failed("a redirect Location header is not valid text".to_owned())
-                })?;
-                let next = request.url.join(location).map_err(|e| {
-                    ToolError::Failed(format!(
-                        "the redirect to {location:?} is not a valid URL: {e}"
-                    ))
-                })?;
-                let next = check_url(next.as_str()).map_err(|reason| {
-                    ToolError::Refused(format!("{} redirected to {next}: {reason}", request.url))
-                })?;
-                // Credentials never follow a redirect to another origin.
-                if next.origin() != request.url.origin() {
-                    request.headers.remove(reqwest::header::AUTHORIZATION);
-                    request.headers.remove(reqwest::header::COOKIE);
-                }
-                // As browsers do: 303 always, and 301/302 after POST, continue as GET.
-                if status == StatusCode::SEE_OTHER
-                    || (matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND)
-                        && request.method == Method::POST)
-                {
-                    request.method = Method::GET;
-                    request.body = None;
-                    request.headers.remove(reqwest::header::CONTENT_TYPE);
-                }
-                hops.push(format!("{status} -> {next}"));
-                request.url = next;
-                continue;
+        if status.is_redirection()
+            && let Some(location) = response.headers().get(reqwest::header::LOCATION)
+        {
+            if hops.len() as u64 >= limits.max_redirects {
+                return Err(ToolError::Failed(format!(
+                    "{first} redirected more than {} times (http.max_redirects)",
+                    limits.max_redirects
+                )));
             }
+            let location = location.to_str().map_err(|_| {
+                ToolError::Failed("a redirect Location header is not valid text".to_owned())
+            })?;
+            let next = request.url.join(location).map_err(|e| {
+                ToolError::Failed(format!(
+                    "the redirect to {location:?} is not a valid URL: {e}"
+                ))
+            })?;
+            let next = check_url(next.as_str()).map_err(|reason| {
+                ToolError::Refused(format!("{} redirected to {next}: {reason}", request.url))
+            })?;
+            // Credentials never follow a redirect to another origin.
+            if next.origin() != request.url.origin() {
+                request.headers.remove(reqwest::header::AUTHORIZATION);
+                request.headers.remove(reqwest::header::COOKIE);
+            }
+            // As browsers do: 303 always, and 301/302 after POST, continue as GET.
+            if status == StatusCode::SEE_OTHER
+                || (matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND)
+                    && request.method == Method::POST)
+            {
+                request.method = Method::GET;
+                request.body = None;
+                request.headers.remove(reqwest::header::CONTENT_TYPE);
+            }
+            hops.push(format!("{status} -> {next}"));
+            request.url = next;
+            continue;
         }
         let body =
             tokio::time::timeout_at(deadline, read_capped(response, limits.max_response_bytes))
