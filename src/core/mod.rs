@@ -3,5 +3,8 @@
 //! Nothing under `core` may import serenity, sqlx, reqwest or `tokio::process`; adapters
 //! implement the core's traits instead (checked by `tests/architecture.rs`).
 
+pub mod agent;
+pub mod ports;
+pub mod prompt;
 pub mod risk;
 pub mod tools;

@@ -250,3 +250,80 @@ impl RiskGate {
         }
     }
 }
+
+/// JSON with object keys sorted at every level: the same arguments always give the same
+/// text, whatever order the model wrote them in. Used to recognise a repeated call and to
+/// hash an approval's exact arguments.
+pub fn canonical_json(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                let mut out = Map::new();
+                for key in keys {
+                    out.insert(key.clone(), sorted(&map[key]));
+                }
+                Value::Object(out)
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(value).to_string()
+}
+
+/// Checks arguments against the parts of a tool's JSON schema riskgate uses: required
+/// properties, unknown properties when `additionalProperties` is false, property types and
+/// enums. `Err` says what is wrong, for the model to fix.
+pub fn check_arguments(schema: &Value, arguments: &Map<String, Value>) -> Result<(), String> {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    if let Some(required) = schema.get("required").and_then(Value::as_array) {
+        for name in required.iter().filter_map(Value::as_str) {
+            if !arguments.contains_key(name) {
+                return Err(format!("the required parameter `{name}` is missing"));
+            }
+        }
+    }
+    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+    for (name, value) in arguments {
+        let Some(spec) = properties.and_then(|p| p.get(name)) else {
+            if closed {
+                let known: Vec<&str> = properties
+                    .map(|p| p.keys().map(String::as_str).collect())
+                    .unwrap_or_default();
+                return Err(format!(
+                    "there is no parameter `{name}` (parameters: {})",
+                    known.join(", ")
+                ));
+            }
+            continue;
+        };
+        let fits = match spec.get("type").and_then(Value::as_str) {
+            Some("string") => value.is_string(),
+            Some("boolean") => value.is_boolean(),
+            Some("integer") => value.is_i64() || value.is_u64(),
+            Some("number") => value.is_number(),
+            Some("object") => value.is_object(),
+            Some("array") => value.is_array(),
+            _ => true,
+        };
+        if !fits {
+            return Err(format!(
+                "`{name}` must be of type {}, not {value}",
+                spec["type"].as_str().unwrap_or("?")
+            ));
+        }
+        if let Some(options) = spec.get("enum").and_then(Value::as_array)
+            && !options.contains(value)
+            && name != RISK_LEVEL_PARAM
+        {
+            let options: Vec<String> = options.iter().map(Value::to_string).collect();
+            return Err(format!(
+                "`{name}` must be one of {}, not {value}",
+                options.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}

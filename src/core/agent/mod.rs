@@ -1,0 +1,652 @@
+//! The agent loop: a person's message in, the model's reply out, every tool call in between
+//! through the risk gate.
+//!
+//! One run: load the channel's history -> ask the model -> for each tool call: check the
+//! arguments, decide (gate), run it at once, or ask a person and wait, or refuse -> give the
+//! result back to the model -> ... until the model answers in text, a `terminate: true` call
+//! ends it, or a limit is reached. Time spent waiting for a person does not count against the
+//! run's wall-clock limit; approvals expire on their own clock.
+
+mod event;
+mod message;
+mod protocol;
+
+pub use event::AgentEvent;
+pub use message::{CallRecord, ChatMessage, ChatReply, ChatRequest, ReplyToolCall, Role};
+pub use protocol::{CallSlot, ParsedCall, Protocol, ReplyKind, json_objects};
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use crate::core::ports::{
+    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChannelSettings, ChatModel, Clock,
+    ConversationStore, EventSink, ModelError, StoreError,
+};
+use crate::core::prompt::Prompts;
+use crate::core::risk::{ChannelMode, Decision};
+use crate::core::tools::{
+    Approval, AssessContext, RiskGate, ToolCall, ToolDefinition, canonical_json,
+    check_arguments,
+};
+
+/// The limits of one run (`[agent]` in the configuration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentLimits {
+    /// LLM calls per run at most.
+    pub max_iterations: u32,
+    /// Wall-clock time per run, not counting time spent waiting for a person.
+    pub run_timeout: Duration,
+    /// How long an approval waits for a person.
+    pub approval_timeout: Duration,
+    /// Characters of history sent with each request.
+    pub history_budget_chars: usize,
+    /// Characters of one tool result the model reads.
+    pub tool_output_budget_chars: usize,
+    /// Malformed replies in a row before the run gives up.
+    pub max_malformed_in_a_row: u32,
+}
+
+impl Default for AgentLimits {
+    fn default() -> Self {
+        Self {
+            max_iterations: 10,
+            run_timeout: Duration::from_secs(300),
+            approval_timeout: Duration::from_secs(600),
+            history_budget_chars: 24_000,
+            tool_output_budget_chars: 8_000,
+            max_malformed_in_a_row: 3,
+        }
+    }
+}
+
+/// A person's message for the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inbound {
+    pub channel: String,
+    /// Who wrote it: the requester of any approval in the run.
+    pub author: String,
+    pub text: String,
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunOutcome {
+    /// The model answered in text.
+    Replied(String),
+    /// A `terminate: true` call ended the run with its result.
+    Terminated { tool: String, result: String },
+    /// The run stopped before an answer.
+    Stopped(StopReason),
+}
+
+/// Why a run stopped early. Each is told to the user as an [`AgentEvent::Error`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StopReason {
+    #[error(
+        "I stopped after {0} steps without a final answer (agent.max_iterations); ask me to continue if the work is not done"
+    )]
+    MaxIterations(u32),
+    #[error("I stopped because the run took longer than {0:?} (agent.run_timeout_secs)")]
+    WallClock(Duration),
+    #[error("I stopped because the model sent {0} malformed tool calls in a row")]
+    Malformed(u32),
+    #[error("{0}")]
+    Model(ModelError),
+    #[error("{0}")]
+    Store(StoreError),
+}
+
+impl RunOutcome {
+    fn label(&self) -> &'static str {
+        match self {
+            Self::Replied(_) => "replied",
+            Self::Terminated { .. } => "terminated",
+            Self::Stopped(StopReason::MaxIterations(_)) => "max_iterations",
+            Self::Stopped(StopReason::WallClock(_)) => "wall_clock",
+            Self::Stopped(StopReason::Malformed(_)) => "malformed",
+            Self::Stopped(StopReason::Model(_)) => "model_error",
+            Self::Stopped(StopReason::Store(_)) => "store_error",
+        }
+    }
+}
+
+/// Everything a run needs, wired by the application.
+pub struct Agent {
+    pub gate: RiskGate,
+    pub model: Arc<dyn ChatModel>,
+    pub approvals: Arc<dyn ApprovalSurface>,
+    pub store: Arc<dyn ConversationStore>,
+    pub events: Arc<dyn EventSink>,
+    pub clock: Arc<dyn Clock>,
+    pub prompts: Prompts,
+    pub protocol: Protocol,
+    pub limits: AgentLimits,
+    /// Mode and profile of a channel nobody has configured.
+    pub defaults: ChannelSettings,
+    /// Dialect and other per-call context for the assessors.
+    pub assess_context: AssessContext,
+}
+
+/// The wall clock of a run, paused while a person decides.
+struct RunTimer {
+    deadline: Instant,
+    limit: Duration,
+}
+
+impl RunTimer {
+    fn new(limit: Duration) -> Self {
+        Self {
+            deadline: Instant::now() + limit,
+            limit,
+        }
+    }
+
+    fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// Time spent waiting for a person does not count.
+    fn exclude(&mut self, waited: Duration) {
+        self.deadline += waited;
+    }
+}
+
+/// What became of one call, as the model reads it.
+struct CallResult {
+    text: String,
+    /// The call's own result text when it ran (for `terminate`).
+    ran: bool,
+}
+
+impl Agent {
+    /// The settings of a channel: stored ones, else the defaults.
+    pub async fn channel_settings(&self, channel: &str) -> Result<ChannelSettings, StoreError> {
+        Ok(self
+            .store
+            .channel_settings(channel)
+            .await?
+            .unwrap_or_else(|| self.defaults.clone()))
+    }
+
+    /// Runs one message to its end. Everything the user should see is emitted as events;
+    /// the outcome says how it ended.
+    #[tracing::instrument(skip_all, fields(channel = %inbound.channel, author = %inbound.author))]
+    pub async fn run(&self, inbound: &Inbound) -> RunOutcome {
+        let channel = inbound.channel.as_str();
+        self.emit(
+            channel,
+            AgentEvent::RunStarted {
+                author: inbound.author.clone(),
+                text: inbound.text.clone(),
+            },
+        );
+        let mut new_messages = vec![ChatMessage::user(Some(&inbound.author), &inbound.text)];
+        let (outcome, iterations) = self.drive(inbound, &mut new_messages).await;
+        if let Err(e) = self.store.append(channel, &new_messages).await {
+            tracing::error!(error = %e, "could not save the conversation");
+            self.emit(
+                channel,
+                AgentEvent::Error {
+                    message: format!("this conversation could not be saved: {e}"),
+                },
+            );
+        }
+        match &outcome {
+            RunOutcome::Stopped(reason) => {
+                if matches!(reason, StopReason::MaxIterations(_)) {
+                    tracing::warn!(iterations, "run stopped at the iteration cap");
+                } else {
+                    tracing::warn!(%reason, "run stopped");
+                }
+                self.emit(
+                    channel,
+                    AgentEvent::Error {
+                        message: reason.to_string(),
+                    },
+                );
+            }
+            RunOutcome::Replied(_) | RunOutcome::Terminated { .. } => {}
+        }
+        self.emit(
+            channel,
+            AgentEvent::RunFinished {
+                outcome: outcome.label().to_owned(),
+                iterations,
+            },
+        );
+        outcome
+    }
+
+    async fn drive(
+        &self,
+        inbound: &Inbound,
+        new_messages: &mut Vec<ChatMessage>,
+    ) -> (RunOutcome, u32) {
+        let channel = inbound.channel.as_str();
+        let settings = match self.channel_settings(channel).await {
+            Ok(settings) => settings,
+            Err(e) => return (RunOutcome::Stopped(StopReason::Store(e)), 0),
+        };
+        let history = match self
+            .store
+            .load_history(channel, self.limits.history_budget_chars)
+            .await
+        {
+            Ok(history) => history,
+            Err(e) => return (RunOutcome::Stopped(StopReason::Store(e)), 0),
+        };
+        let tools = self.tool_definitions(&settings.profile);
+        let system = self
+            .prompts
+            .system_prompt(&settings.profile, self.protocol, &tools);
+        let request_tools = match self.protocol {
+            Protocol::Native => tools.clone(),
+            Protocol::Json => Vec::new(),
+        };
+        let offered: HashSet<String> = tools.iter().map(|t| t.name.clone()).collect();
+
+        let mut timer = RunTimer::new(self.limits.run_timeout);
+        let mut next_id = 0u64;
+        let mut malformed_in_a_row = 0u32;
+        let mut cancelled: HashSet<String> = HashSet::new();
+        let mut iterations = 0u32;
+
+        loop {
+            if iterations >= self.limits.max_iterations {
+                return (
+                    RunOutcome::Stopped(StopReason::MaxIterations(iterations)),
+                    iterations,
+                );
+            }
+            iterations += 1;
+            let mut messages = Vec::with_capacity(history.len() + new_messages.len() + 1);
+            messages.push(ChatMessage::system(system.clone()));
+            messages.extend(history.iter().cloned());
+            messages.extend(new_messages.iter().cloned());
+            let request = ChatRequest {
+                messages,
+                tools: request_tools.clone(),
+            };
+            let reply = match tokio::time::timeout(timer.remaining(), self.model.complete(&request))
+                .await
+            {
+                Err(_) => {
+                    return (
+                        RunOutcome::Stopped(StopReason::WallClock(timer.limit)),
+                        iterations,
+                    );
+                }
+                Ok(Err(e)) => return (RunOutcome::Stopped(StopReason::Model(e)), iterations),
+                Ok(Ok(reply)) => reply,
+            };
+
+            match self.protocol.interpret(&reply, &mut next_id) {
+                ReplyKind::Text(text) => {
+                    new_messages.push(ChatMessage::assistant(&text));
+                    self.emit(channel, AgentEvent::Reply { text: text.clone() });
+                    return (RunOutcome::Replied(text), iterations);
+                }
+                ReplyKind::Malformed { raw, problem } => {
+                    malformed_in_a_row += 1;
+                    tracing::info!(%problem, "malformed reply");
+                    if !raw.is_empty() {
+                        new_messages.push(ChatMessage::assistant(raw));
+                    }
+                    new_messages.push(ChatMessage::user(None, self.protocol.correction(&problem)));
+                    if malformed_in_a_row >= self.limits.max_malformed_in_a_row {
+                        return (
+                            RunOutcome::Stopped(StopReason::Malformed(malformed_in_a_row)),
+                            iterations,
+                        );
+                    }
+                }
+                ReplyKind::Calls { content, slots } => {
+                    new_messages.push(self.protocol.assistant_message(content.as_deref(), &slots));
+                    let mut any_malformed = false;
+                    let mut stop: Option<RunOutcome> = None;
+                    for slot in &slots {
+                        // After a stop, the remaining calls still get a result so every call
+                        // pairs with one.
+                        if stop.is_some() {
+                            let (id, tool) = slot_id_and_tool(slot);
+                            let text = status_json("not_run", "the run stopped before this call");
+                            new_messages.push(self.protocol.result_message(id, tool, &text));
+                            continue;
+                        }
+                        match slot {
+                            CallSlot::Malformed { id, tool, problem } => {
+                                any_malformed = true;
+                                let text = format!(
+                                    "error: {}",
+                                    self.protocol.correction(problem)
+                                );
+                                new_messages.push(self.protocol.result_message(id, tool, &text));
+                            }
+                            CallSlot::Call(call) => {
+                                if let Err(problem) = self.check_call(call, &offered) {
+                                    any_malformed = true;
+                                    let text = format!(
+                                        "error: {}",
+                                        self.protocol.correction(&problem)
+                                    );
+                                    new_messages.push(
+                                        self.protocol.result_message(&call.id, &call.tool, &text),
+                                    );
+                                    continue;
+                                }
+                                let result = self
+                                    .handle_call(
+                                        inbound,
+                                        &settings,
+                                        call,
+                                        &mut timer,
+                                        &mut cancelled,
+                                    )
+                                    .await;
+                                new_messages.push(self.protocol.result_message(
+                                    &call.id,
+                                    &call.tool,
+                                    &result.text,
+                                ));
+                                if timer.remaining().is_zero() {
+                                    stop = Some(RunOutcome::Stopped(StopReason::WallClock(
+                                        timer.limit,
+                                    )));
+                                } else if call.terminate {
+                                    stop = Some(RunOutcome::Terminated {
+                                        tool: call.tool.clone(),
+                                        result: result.text.clone(),
+                                    });
+                                    if result.ran {
+                                        self.emit(
+                                            channel,
+                                            AgentEvent::Reply {
+                                                text: format!(
+                                                    "(finished with the result of {})",
+                                                    call.tool
+                                                ),
+                                            },
+                                        );
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    if let Some(outcome) = stop {
+                        return (outcome, iterations);
+                    }
+                    if any_malformed {
+                        malformed_in_a_row += 1;
+                        if malformed_in_a_row >= self.limits.max_malformed_in_a_row {
+                            return (
+                                RunOutcome::Stopped(StopReason::Malformed(malformed_in_a_row)),
+                                iterations,
+                            );
+                        }
+                    } else {
+                        malformed_in_a_row = 0;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The tools a profile offers: `sql` only `execute_sql`, every other profile all tools.
+    pub fn tool_definitions(&self, profile: &str) -> Vec<ToolDefinition> {
+        self.gate
+            .registry()
+            .definitions()
+            .into_iter()
+            .filter(|d| profile != "sql" || d.name == "execute_sql")
+            .collect()
+    }
+
+    /// Checks a call before the gate: a tool the profile offers, with arguments that fit its
+    /// schema. Unknown tools are reported to the model, not run.
+    fn check_call(&self, call: &ParsedCall, offered: &HashSet<String>) -> Result<(), String> {
+        let Some(tool) = self.gate.registry().get(&call.tool) else {
+            let mut known: Vec<&String> = offered.iter().collect();
+            known.sort();
+            return Err(format!(
+                "there is no tool named {:?}; the tools are: {}",
+                call.tool,
+                known
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        };
+        if !offered.contains(&call.tool) {
+            return Err(format!(
+                "the tool {:?} is not available in this channel's profile",
+                call.tool
+            ));
+        }
+        let mut arguments = call.arguments.clone();
+        arguments.remove(crate::core::tools::RISK_LEVEL_PARAM);
+        check_arguments(&tool.parameters(), &arguments)
+            .map_err(|problem| format!("the arguments of {} do not fit: {problem}", call.tool))
+    }
+
+    async fn handle_call(
+        &self,
+        inbound: &Inbound,
+        settings: &ChannelSettings,
+        call: &ParsedCall,
+        timer: &mut RunTimer,
+        cancelled: &mut HashSet<String>,
+    ) -> CallResult {
+        let channel = inbound.channel.as_str();
+        let gated = self.gate.check(
+            &ToolCall {
+                tool: call.tool.clone(),
+                arguments: call.arguments.clone(),
+            },
+            settings.mode,
+            &self.assess_context,
+        );
+        let decision = &gated.decision;
+        self.emit(
+            channel,
+            AgentEvent::ToolCall {
+                call_id: call.id.clone(),
+                tool: call.tool.clone(),
+                arguments: gated.arguments.clone(),
+                decision: decision.decision.as_str().to_owned(),
+                source: decision.source.as_str().to_owned(),
+                reason: decision.reason.clone(),
+            },
+        );
+        let key = format!(
+            "{}\u{0}{}",
+            call.tool,
+            canonical_json(&Value::Object(gated.arguments.clone()))
+        );
+        let approval = match decision.decision {
+            Decision::Deny => {
+                return self.not_run(channel, call, "denied", &decision.reason, json!({}));
+            }
+            Decision::Auto => Approval::Auto,
+            Decision::Confirm => {
+                if cancelled.contains(&key) {
+                    return self.not_run(
+                        channel,
+                        call,
+                        "cancelled",
+                        "a person already cancelled this exact call in this run; it is not asked again. Try another way or ask the user.",
+                        json!({}),
+                    );
+                }
+                let request = ApprovalRequest {
+                    id: new_approval_id(),
+                    channel: channel.to_owned(),
+                    requester: inbound.author.clone(),
+                    tool: call.tool.clone(),
+                    arguments: gated.arguments.clone(),
+                    decision: decision.clone(),
+                    expires_at: self.clock.now() + self.limits.approval_timeout,
+                };
+                self.emit(
+                    channel,
+                    AgentEvent::ApprovalRequested {
+                        approval_id: request.id.clone(),
+                        call_id: call.id.clone(),
+                        tool: call.tool.clone(),
+                        arguments: request.arguments.clone(),
+                        source: decision.source.as_str().to_owned(),
+                        reason: decision.reason.clone(),
+                        requester: inbound.author.clone(),
+                        expires_at: request
+                            .expires_at
+                            .duration_since(UNIX_EPOCH)
+                            .map_or(0, |d| d.as_secs()),
+                    },
+                );
+                let waiting = Instant::now();
+                let outcome = tokio::time::timeout(
+                    self.limits.approval_timeout,
+                    self.approvals.request(&request),
+                )
+                .await
+                .unwrap_or(ApprovalOutcome::Expired);
+                timer.exclude(waiting.elapsed());
+                let (label, by) = match &outcome {
+                    ApprovalOutcome::Confirmed { by } => ("confirmed", Some(by.clone())),
+                    ApprovalOutcome::Cancelled { by } => ("cancelled", Some(by.clone())),
+                    ApprovalOutcome::Expired => ("expired", None),
+                };
+                self.emit(
+                    channel,
+                    AgentEvent::ApprovalResolved {
+                        approval_id: request.id.clone(),
+                        outcome: label.to_owned(),
+                        by: by.clone(),
+                    },
+                );
+                match outcome {
+                    ApprovalOutcome::Confirmed { by } => Approval::Confirmed { by },
+                    ApprovalOutcome::Cancelled { by } => {
+                        cancelled.insert(key);
+                        return self.not_run(
+                            channel,
+                            call,
+                            "cancelled",
+                            "a person cancelled this call",
+                            json!({ "by": by }),
+                        );
+                    }
+                    ApprovalOutcome::Expired => {
+                        return self.not_run(
+                            channel,
+                            call,
+                            "expired",
+                            "nobody confirmed this call in time",
+                            json!({}),
+                        );
+                    }
+                }
+            }
+        };
+        let Some(tool) = self.gate.registry().get(&call.tool) else {
+            return self.not_run(channel, call, "denied", "the tool is gone", json!({}));
+        };
+        let executed =
+            tokio::time::timeout(timer.remaining(), tool.execute(&gated.arguments, &approval))
+                .await;
+        let (ok, summary, chat, attachment, text) = match executed {
+            Ok(Ok(output)) => (
+                true,
+                output.summary.clone(),
+                output.chat.clone(),
+                output.attachment.clone(),
+                output.for_llm(self.limits.tool_output_budget_chars),
+            ),
+            Ok(Err(error)) => (
+                false,
+                error.to_string(),
+                format!("**{}** failed: {error}", call.tool),
+                None,
+                error.for_llm(),
+            ),
+            Err(_) => {
+                let text = "error: the run's time limit was reached while this call ran; it was stopped".to_owned();
+                (false, text.clone(), text.clone(), None, text)
+            }
+        };
+        self.emit(
+            channel,
+            AgentEvent::ToolResult {
+                call_id: call.id.clone(),
+                tool: call.tool.clone(),
+                ok,
+                summary,
+                chat,
+                attachment,
+            },
+        );
+        CallResult { text, ran: ok }
+    }
+
+    fn not_run(
+        &self,
+        channel: &str,
+        call: &ParsedCall,
+        status: &str,
+        reason: &str,
+        extra: Value,
+    ) -> CallResult {
+        self.emit(
+            channel,
+            AgentEvent::CallNotRun {
+                call_id: call.id.clone(),
+                tool: call.tool.clone(),
+                status: status.to_owned(),
+                reason: reason.to_owned(),
+            },
+        );
+        let mut result = json!({ "status": status, "reason": reason });
+        if let (Some(object), Value::Object(extra)) = (result.as_object_mut(), extra) {
+            object.extend(extra);
+        }
+        CallResult {
+            text: result.to_string(),
+            ran: false,
+        }
+    }
+
+    fn emit(&self, channel: &str, event: AgentEvent) {
+        self.events.emit(channel, &event);
+    }
+
+    /// Whether a mode string names a mode (for front ends' `/mode`).
+    pub fn parse_mode(text: &str) -> Result<ChannelMode, String> {
+        text.parse()
+    }
+}
+
+fn slot_id_and_tool(slot: &CallSlot) -> (&str, &str) {
+    match slot {
+        CallSlot::Call(call) => (&call.id, &call.tool),
+        CallSlot::Malformed { id, tool, .. } => (id, tool),
+    }
+}
+
+fn status_json(status: &str, reason: &str) -> String {
+    json!({ "status": status, "reason": reason }).to_string()
+}
+
+/// A new approval id: unique in this process and across restarts (time + counter).
+pub fn new_approval_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{:x}{:04x}", nanos, n & 0xffff)
+}

@@ -1,0 +1,457 @@
+//! The two ways a model calls tools.
+//!
+//! - `native`: tool definitions go in the request's `tools`; calls come back as `tool_calls`;
+//!   results go back as `tool` messages paired by call id.
+//! - `json`: the definitions and the calling convention are written into the system prompt;
+//!   the model writes `{"tool": ..., "parameters": {...}, "terminate": bool}` in its text (in a
+//!   code fence or in prose); results go back as user messages.
+
+use serde_json::{Map, Value};
+
+use super::message::{CallRecord, ChatMessage, ChatReply};
+
+/// Which protocol a model speaks (`llm.protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Native,
+    Json,
+}
+
+impl std::str::FromStr for Protocol {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "native" => Ok(Self::Native),
+            "json" => Ok(Self::Json),
+            other => Err(format!("unknown protocol {other:?} (expected native or json)")),
+        }
+    }
+}
+
+/// A call read from a reply, ready for the gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedCall {
+    pub id: String,
+    pub tool: String,
+    pub arguments: Map<String, Value>,
+    /// JSON protocol: end the run with this call's result.
+    pub terminate: bool,
+}
+
+/// One call slot of a reply: either a call, or why it could not be read (the id keeps the
+/// native protocol's pairing of calls and results intact).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallSlot {
+    Call(ParsedCall),
+    Malformed { id: String, tool: String, problem: String },
+}
+
+/// What a reply amounts to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplyKind {
+    /// A final answer for the user.
+    Text(String),
+    /// Tool calls, to run in order. `content` is any text that came with them.
+    Calls {
+        content: Option<String>,
+        slots: Vec<CallSlot>,
+    },
+    /// The reply tried to call a tool but could not be read (JSON protocol), or was empty.
+    Malformed { raw: String, problem: String },
+}
+
+impl Protocol {
+    /// Reads a reply. `next_id` numbers calls that came without an id.
+    pub fn interpret(self, reply: &ChatReply, next_id: &mut u64) -> ReplyKind {
+        match self {
+            Self::Native => interpret_native(reply, next_id),
+            Self::Json => interpret_json(reply, next_id),
+        }
+    }
+
+    /// The history entry for the assistant's reply that made `slots`.
+    pub fn assistant_message(self, content: Option<&str>, slots: &[CallSlot]) -> ChatMessage {
+        match self {
+            Self::Native => ChatMessage::assistant_calls(
+                content.map(str::to_owned).filter(|c| !c.trim().is_empty()),
+                slots
+                    .iter()
+                    .map(|slot| match slot {
+                        CallSlot::Call(call) => CallRecord {
+                            id: call.id.clone(),
+                            name: call.tool.clone(),
+                            arguments: Value::Object(call.arguments.clone()).to_string(),
+                        },
+                        CallSlot::Malformed { id, tool, .. } => CallRecord {
+                            id: id.clone(),
+                            name: tool.clone(),
+                            arguments: "{}".to_owned(),
+                        },
+                    })
+                    .collect(),
+            ),
+            // The model's own text is what it wrote; keep it verbatim.
+            Self::Json => ChatMessage::assistant(content.unwrap_or_default()),
+        }
+    }
+
+    /// The history entry carrying a call's result back to the model.
+    pub fn result_message(self, call_id: &str, tool: &str, text: &str) -> ChatMessage {
+        match self {
+            Self::Native => ChatMessage::tool_result(call_id, text),
+            Self::Json => ChatMessage::user(None, format!("[result of {tool}]\n{text}")),
+        }
+    }
+
+    /// The message that tells the model its last reply was malformed, with the right format.
+    pub fn correction(self, problem: &str) -> String {
+        match self {
+            Self::Native => format!(
+                "Your last tool call could not be used: {problem}. Call the tool again with `arguments` as a JSON object that matches its parameters, or answer in plain text."
+            ),
+            Self::Json => format!(
+                "Your last reply could not be used: {problem}. To call a tool, reply with exactly one JSON object in a ```json code block: {{\"tool\": \"<tool name>\", \"parameters\": {{...}}, \"terminate\": false}}. To answer the user, reply in plain text without any tool JSON."
+            ),
+        }
+    }
+}
+
+fn fresh_id(next_id: &mut u64) -> String {
+    *next_id += 1;
+    format!("call_{}", *next_id)
+}
+
+fn interpret_native(reply: &ChatReply, next_id: &mut u64) -> ReplyKind {
+    let content = reply.content.clone().filter(|c| !c.trim().is_empty());
+    if reply.tool_calls.is_empty() {
+        return match content {
+            Some(text) => ReplyKind::Text(text),
+            None => ReplyKind::Malformed {
+                raw: String::new(),
+                problem: format!(
+                    "the reply was empty (finish reason {:?})",
+                    reply.finish_reason.as_deref().unwrap_or("none")
+                ),
+            },
+        };
+    }
+    let slots = reply
+        .tool_calls
+        .iter()
+        .map(|call| {
+            let id = call
+                .id
+                .clone()
+                .filter(|id| !id.trim().is_empty())
+                .unwrap_or_else(|| fresh_id(next_id));
+            match arguments_object(&call.arguments) {
+                Ok(arguments) if !call.name.trim().is_empty() => CallSlot::Call(ParsedCall {
+                    id,
+                    tool: call.name.trim().to_owned(),
+                    arguments,
+                    terminate: false,
+                }),
+                Ok(_) => CallSlot::Malformed {
+                    id,
+                    tool: call.name.clone(),
+                    problem: "the tool call has no function name".to_owned(),
+                },
+                Err(problem) => CallSlot::Malformed {
+                    id,
+                    tool: call.name.clone(),
+                    problem,
+                },
+            }
+        })
+        .collect();
+    ReplyKind::Calls { content, slots }
+}
+
+/// Arguments arrive as a JSON string (OpenAI) or an object (Ollama and others).
+fn arguments_object(arguments: &Value) -> Result<Map<String, Value>, String> {
+    match arguments {
+        Value::Object(map) => Ok(map.clone()),
+        Value::Null => Ok(Map::new()),
+        Value::String(text) if text.trim().is_empty() => Ok(Map::new()),
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(other) => Err(format!(
+                "the arguments must be a JSON object, not {}",
+                kind_of(&other)
+            )),
+            Err(e) => Err(format!("the arguments are not valid JSON ({e})")),
+        },
+        other => Err(format!(
+            "the arguments must be a JSON object, not {}",
+            kind_of(other)
+        )),
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn interpret_json(reply: &ChatReply, next_id: &mut u64) -> ReplyKind {
+    let text = reply.content.clone().unwrap_or_default();
+    // A server that speaks native calls even in JSON mode: accept them.
+    if !reply.tool_calls.is_empty() {
+        return interpret_native(reply, next_id);
+    }
+    if text.trim().is_empty() {
+        return ReplyKind::Malformed {
+            raw: text,
+            problem: "the reply was empty".to_owned(),
+        };
+    }
+    let objects = json_objects(&text);
+    let mut slots = Vec::new();
+    for object in objects.iter().filter(|o| o.contains_key("tool")) {
+        slots.push(validate_json_call(object, next_id));
+    }
+    if !slots.is_empty() {
+        return ReplyKind::Calls {
+            content: Some(text),
+            slots,
+        };
+    }
+    if looks_like_a_failed_call(&text) {
+        return ReplyKind::Malformed {
+            raw: text,
+            problem: "it seems to contain a tool call, but no complete JSON object with a \"tool\" key could be read".to_owned(),
+        };
+    }
+    ReplyKind::Text(text)
+}
+
+fn validate_json_call(object: &Map<String, Value>, next_id: &mut u64) -> CallSlot {
+    let id = fresh_id(next_id);
+    let tool = match object.get("tool") {
+        Some(Value::String(t)) if !t.trim().is_empty() => t.trim().to_owned(),
+        _ => {
+            return CallSlot::Malformed {
+                id,
+                tool: String::new(),
+                problem: "\"tool\" must be a non-empty string naming a tool".to_owned(),
+            };
+        }
+    };
+    let arguments = match object.get("parameters") {
+        Some(Value::Object(map)) => map.clone(),
+        None | Some(Value::Null) => Map::new(),
+        Some(other) => {
+            return CallSlot::Malformed {
+                id,
+                tool,
+                problem: format!("\"parameters\" must be an object, not {}", kind_of(other)),
+            };
+        }
+    };
+    let terminate = match object.get("terminate") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return CallSlot::Malformed {
+                id,
+                tool,
+                problem: format!("\"terminate\" must be true or false, not {}", kind_of(other)),
+            };
+        }
+    };
+    CallSlot::Call(ParsedCall {
+        id,
+        tool,
+        arguments,
+        terminate,
+    })
+}
+
+/// Every top-level JSON object in `text`, in order: inside code fences or in prose.
+pub fn json_objects(text: &str) -> Vec<Map<String, Value>> {
+    let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'{' {
+            if let Some(end) = balanced_end(&text[i..]) {
+                if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text[i..i + end]) {
+                    found.push(map);
+                    i += end;
+                    continue;
+                }
+            }
+        }
+        i += 1;
+    }
+    found
+}
+
+/// The length of the balanced `{...}` at the start of `text`, strings and escapes respected.
+fn balanced_end(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' => depth += 1,
+            '}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A reply that mentions a `"tool"` key or opens a json fence but yielded no call.
+fn looks_like_a_failed_call(text: &str) -> bool {
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    compact.contains("\"tool\":") || text.contains("```json")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::core::agent::message::ReplyToolCall;
+
+    fn text_reply(text: &str) -> ChatReply {
+        ChatReply {
+            content: Some(text.to_owned()),
+            ..ChatReply::default()
+        }
+    }
+
+    fn calls(kind: ReplyKind) -> Vec<CallSlot> {
+        match kind {
+            ReplyKind::Calls { slots, .. } => slots,
+            other => panic!("expected calls, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn native_arguments_as_string_object_or_missing() {
+        let reply = ChatReply {
+            content: None,
+            tool_calls: vec![
+                ReplyToolCall {
+                    id: Some("a".into()),
+                    name: "execute_sql".into(),
+                    arguments: json!("{\"sql\": \"SELECT 1\"}"),
+                },
+                ReplyToolCall {
+                    id: None,
+                    name: "execute_command".into(),
+                    arguments: json!({"command": "ls"}),
+                },
+                ReplyToolCall {
+                    id: Some(String::new()),
+                    name: "file_operations".into(),
+                    arguments: json!(""),
+                },
+                ReplyToolCall {
+                    id: Some("d".into()),
+                    name: "execute_sql".into(),
+                    arguments: json!("{not json"),
+                },
+                ReplyToolCall {
+                    id: Some("e".into()),
+                    name: "execute_sql".into(),
+                    arguments: json!("[1]"),
+                },
+            ],
+            finish_reason: Some("tool_calls".into()),
+        };
+        let mut n = 0;
+        let slots = calls(Protocol::Native.interpret(&reply, &mut n));
+        assert!(matches!(&slots[0], CallSlot::Call(c) if c.id == "a" && c.arguments["sql"] == "SELECT 1"));
+        assert!(matches!(&slots[1], CallSlot::Call(c) if c.id == "call_1" && c.arguments["command"] == "ls"));
+        assert!(matches!(&slots[2], CallSlot::Call(c) if c.id == "call_2" && c.arguments.is_empty()));
+        assert!(matches!(&slots[3], CallSlot::Malformed { id, problem, .. } if id == "d" && problem.contains("not valid JSON")));
+        assert!(matches!(&slots[4], CallSlot::Malformed { problem, .. } if problem.contains("an array")));
+    }
+
+    #[test]
+    fn native_text_and_empty_replies() {
+        let mut n = 0;
+        assert_eq!(
+            Protocol::Native.interpret(&text_reply("hello"), &mut n),
+            ReplyKind::Text("hello".into())
+        );
+        let empty = ChatReply {
+            content: None,
+            tool_calls: vec![],
+            finish_reason: Some("length".into()),
+        };
+        assert!(matches!(
+            Protocol::Native.interpret(&empty, &mut n),
+            ReplyKind::Malformed { problem, .. } if problem.contains("length")
+        ));
+    }
+
+    #[test]
+    fn json_calls_in_fences_and_prose() {
+        let mut n = 0;
+        let fenced = "I'll look.\n```json\n{\"tool\": \"execute_sql\", \"parameters\": {\"sql\": \"SELECT '}'\"}, \"terminate\": false}\n```";
+        let slots = calls(Protocol::Json.interpret(&text_reply(fenced), &mut n));
+        assert!(matches!(&slots[0], CallSlot::Call(c) if c.tool == "execute_sql" && c.arguments["sql"] == "SELECT '}'" && !c.terminate));
+
+        let prose = "Sure: {\"tool\": \"execute_command\", \"parameters\": {\"command\": \"ls\"}, \"terminate\": true} done";
+        let slots = calls(Protocol::Json.interpret(&text_reply(prose), &mut n));
+        assert!(matches!(&slots[0], CallSlot::Call(c) if c.terminate));
+    }
+
+    #[test]
+    fn json_validation_and_plain_answers() {
+        let mut n = 0;
+        for (text, problem) in [
+            (r#"{"tool": "x", "parameters": {}, "terminate": "yes"}"#, "terminate"),
+            (r#"{"tool": "x", "parameters": [1]}"#, "parameters"),
+            (r#"{"tool": 3}"#, "non-empty string"),
+        ] {
+            let slots = calls(Protocol::Json.interpret(&text_reply(text), &mut n));
+            assert!(matches!(&slots[0], CallSlot::Malformed { problem: p, .. } if p.contains(problem)), "{text}");
+        }
+        assert!(matches!(
+            Protocol::Json.interpret(&text_reply("```json\n{\"tool\": \"x\", \"parameters\": {"), &mut n),
+            ReplyKind::Malformed { .. }
+        ));
+        assert_eq!(
+            Protocol::Json.interpret(&text_reply("The answer is {42}."), &mut n),
+            ReplyKind::Text("The answer is {42}.".into())
+        );
+        assert_eq!(
+            Protocol::Json.interpret(&text_reply("Config: {\"a\": 1}"), &mut n),
+            ReplyKind::Text("Config: {\"a\": 1}".into())
+        );
+    }
+
+    #[test]
+    fn extractor_survives_nesting_and_garbage() {
+        assert_eq!(json_objects("{\"a\": {\"b\": \"}\\\"{\"}} {x} {\"c\": 1}").len(), 2);
+        assert!(json_objects("}}}{{{").is_empty());
+        assert!(json_objects("").is_empty());
+    }
+}

@@ -1,0 +1,97 @@
+//! The system prompt: Markdown files from `prompts/`, embedded in the binary, put together
+//! per channel profile and protocol, with the tool definitions injected by the backend.
+
+use serde_json::Value;
+
+use crate::core::agent::Protocol;
+use crate::core::tools::ToolDefinition;
+
+/// The prompt texts. `Prompts::default()` holds the files shipped in `prompts/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompts {
+    pub base: String,
+    pub profile_sql: String,
+    pub profile_ops: String,
+    pub risk: String,
+    pub json_protocol: String,
+}
+
+impl Default for Prompts {
+    fn default() -> Self {
+        Self {
+            base: include_str!("../../prompts/base.md").to_owned(),
+            profile_sql: include_str!("../../prompts/profile_sql.md").to_owned(),
+            profile_ops: include_str!("../../prompts/profile_ops.md").to_owned(),
+            risk: include_str!("../../prompts/risk.md").to_owned(),
+            json_protocol: include_str!("../../prompts/json_protocol.md").to_owned(),
+        }
+    }
+}
+
+/// The profiles a channel can use.
+pub const PROFILES: [&str; 2] = ["sql", "ops"];
+
+impl Prompts {
+    /// The system prompt of a profile (`sql` or `ops`; anything else is `ops`). For the JSON
+    /// protocol the tool definitions and the calling convention are part of it.
+    pub fn system_prompt(
+        &self,
+        profile: &str,
+        protocol: Protocol,
+        tools: &[ToolDefinition],
+    ) -> String {
+        let profile_text = if profile == "sql" {
+            &self.profile_sql
+        } else {
+            &self.profile_ops
+        };
+        let mut parts = vec![
+            self.base.trim_end().to_owned(),
+            profile_text.trim_end().to_owned(),
+            self.risk.trim_end().to_owned(),
+        ];
+        if protocol == Protocol::Json {
+            parts.push(
+                self.json_protocol
+                    .trim_end()
+                    .replace("{{tools}}", &render_tools(tools)),
+            );
+        }
+        parts.join("\n\n") + "\n"
+    }
+}
+
+/// Each tool as Markdown: name, description, and its parameters (name, type, required,
+/// description, allowed values).
+pub fn render_tools(tools: &[ToolDefinition]) -> String {
+    let mut out = String::new();
+    for tool in tools {
+        out.push_str(&format!("### {}\n\n{}\n\nParameters:\n", tool.name, tool.description));
+        let required: Vec<&str> = tool.parameters["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if let Some(properties) = tool.parameters["properties"].as_object() {
+            for (name, spec) in properties {
+                let kind = spec["type"].as_str().unwrap_or("any");
+                let need = if required.contains(&name.as_str()) {
+                    "required"
+                } else {
+                    "optional"
+                };
+                let mut line = format!("- `{name}` ({kind}, {need})");
+                if let Some(description) = spec["description"].as_str() {
+                    line.push_str(&format!(": {description}"));
+                }
+                if let Some(options) = spec["enum"].as_array() {
+                    let options: Vec<String> = options.iter().map(Value::to_string).collect();
+                    line.push_str(&format!(" One of: {}.", options.join(", ")));
+                }
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
+        out.push('\n');
+    }
+    out.trim_end().to_owned()
+}
