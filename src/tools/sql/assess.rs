@@ -2,7 +2,8 @@
 //! target engine's own dialect (never GenericDialect, never prefix matching).
 //!
 //! - [`parsed`]: statements sqlparser could read — the normal path.
-//! - Text it could not read (or too long to read safely) is never safe.
+//! - [`unparsed`]: text it could not read (or too long to read safely): never safe, and
+//!   destructive when its tokens carry a destructive keyword or function.
 //! - [`pragma`]: SQLite's read-only pragmas, shared by both paths.
 //! - [`functions`]: built-in functions with side effects.
 //!
@@ -14,6 +15,7 @@
 mod functions;
 mod parsed;
 mod pragma;
+mod unparsed;
 
 use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::Parser;
@@ -30,7 +32,8 @@ use crate::core::tools::SqlDialect;
 /// a tokio worker) a debug build overflows between 6,000 and 10,000 `UNION` links and
 /// between 15,000 and 20,000 `+` links; a stack overflow aborts the whole bot. An expression
 /// link takes at least one token (a postfix `!`) and a `UNION` link three, so no tree built
-/// from this many tokens gets near those depths. Longer text is never safe.
+/// from this many tokens gets near those depths. Longer text is never safe: it is only
+/// scanned for destructive tokens and denied names.
 const MAX_TOKENS: usize = 4_000;
 
 /// Operator rules for SQL, from `[tools.execute_sql]`.
@@ -67,30 +70,27 @@ pub fn assess_sql(sql: &str, dialect: SqlDialect, rules: &SqlRules) -> Assessmen
     let parser_dialect = parser_dialect(dialect);
     let tokens = match Tokenizer::new(parser_dialect, sql).tokenize_with_location() {
         Ok(tokens) => tokens,
-        Err(error) => {
-            return Assessment::Unknown(format!(
-                "the SQL could not be read as {dialect} ({}); a person must look at it",
-                error.message
-            ));
-        }
+        Err(error) => return unparsed::assess_untokenizable(sql, &error, dialect, rules),
     };
     let count = tokens
         .iter()
         .filter(|t| !matches!(t.token, Token::Whitespace(_)))
         .count();
     if count > MAX_TOKENS {
-        return Assessment::Unknown(format!(
-            "the SQL has {count} tokens, more than the {MAX_TOKENS} this check parses; a person must look at it"
-        ));
+        return unparsed::assess_too_long(&tokens, count, parser_dialect, rules);
     }
     match Parser::new(parser_dialect)
         .with_tokens_with_locations(tokens)
         .parse_statements()
     {
         Ok(statements) => parsed::assess_statements(&statements, dialect, rules),
-        Err(error) => Assessment::Unknown(format!(
-            "the SQL could not be parsed as {dialect} ({error}); a person must look at it"
-        )),
+        Err(error) => {
+            // The parser consumed the tokens; tokenizing again costs only on this rare path.
+            let tokens = Tokenizer::new(parser_dialect, sql)
+                .tokenize_with_location()
+                .unwrap_or_default();
+            unparsed::assess_unparsed(&tokens, &error, parser_dialect, dialect, rules)
+        }
     }
 }
 
