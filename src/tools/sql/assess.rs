@@ -17,6 +17,9 @@ mod parsed;
 mod pragma;
 mod unparsed;
 
+#[cfg(test)]
+mod tests;
+
 use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
