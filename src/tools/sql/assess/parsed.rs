@@ -164,7 +164,7 @@ impl<'a> Inspector<'a> {
     }
 
     fn inspect(mut self, statement: &Statement) -> Assessment {
-        self.match_every_identifier = self.scope == Scope::Full && !is_read_kind(statement);
+        self.match_every_identifier = !is_read_kind(statement);
         // A `Break` only means a forbidden name was found; the verdict already says so.
         let _ = statement.visit(&mut self);
         self.verdict

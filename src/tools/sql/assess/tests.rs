@@ -1264,6 +1264,7 @@ fn deny_names_forbid_any_reference() {
             ),
             ("EXPLAIN SELECT * FROM secrets", Postgres, Forbidden),
             ("EXPLAIN ANALYZE SELECT * FROM secrets", Postgres, Forbidden),
+            ("EXPLAIN DROP TABLE secrets", Postgres, Forbidden),
             ("SHOW CREATE TABLE secrets", Mysql, Forbidden),
             ("SHOW COLUMNS FROM secrets", Mysql, Forbidden),
             ("DESCRIBE secrets", Mysql, Forbidden),
