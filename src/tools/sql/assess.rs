@@ -1,7 +1,43 @@
-//! The SQL assessor. (Being written.)
+//! The SQL assessor: what one SQL text would do, judged on sqlparser's reading of it in the
+//! target engine's own dialect (never GenericDialect, never prefix matching).
+//!
+//! - [`parsed`]: statements sqlparser could read — the normal path.
+//! - [`unparsed`]: text it could not read (or too long to read safely): never safe, and
+//!   destructive when its tokens carry a destructive keyword or function.
+//! - [`pragma`]: SQLite's read-only pragmas, shared by both paths.
+//! - [`functions`]: built-in functions with side effects.
+//!
+//! The verdicts, as the gate uses them: `Safe` may run without asking, so it is given only
+//! to exactly one statement that only reads; `Destructive` always needs a person, whatever
+//! the LLM says; `Unknown` needs a person unless the LLM vouches for it; `Forbidden` (a name
+//! the operator denies) never runs. SQL_SAFETY.md lists the engine facts behind the rules.
+
+mod functions;
+mod parsed;
+mod pragma;
+mod unparsed;
+
+#[cfg(test)]
+mod tests;
+
+use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Token, Tokenizer};
 
 use crate::core::risk::Assessment;
 use crate::core::tools::SqlDialect;
+
+/// The most tokens (not counting whitespace and comments) handed to the parser.
+///
+/// sqlparser limits recursion while parsing, but builds long operator chains (`1+1+...`,
+/// `SELECT 1 UNION SELECT 1 ...`) as left-deep trees in a loop; visiting, printing or
+/// dropping such a tree then recurses once per link. On a 2 MiB thread stack (a test thread,
+/// a tokio worker) a debug build overflows between 6,000 and 10,000 `UNION` links and
+/// between 15,000 and 20,000 `+` links; a stack overflow aborts the whole bot. An expression
+/// link takes at least one token (a postfix `!`) and a `UNION` link three, so no tree built
+/// from this many tokens gets near those depths. Longer text is never safe: it is only
+/// scanned for destructive tokens and denied names.
+const MAX_TOKENS: usize = 4_000;
 
 /// Operator rules for SQL, from `[tools.execute_sql]`.
 #[derive(Debug, Clone, Default)]
@@ -20,9 +56,74 @@ impl SqlRules {
             deny_names: deny.iter().map(|s| s.trim().to_lowercase()).collect(),
         }
     }
+
+    /// Whether a name (one part, quotes already removed) is one the operator forbids.
+    fn denies(&self, name: &str) -> bool {
+        !self.deny_names.is_empty() && self.deny_names.contains(&name.to_lowercase())
+    }
+
+    /// Whether the operator vouches for a function (its lower-cased last name part).
+    fn allows_function(&self, lower: &str) -> bool {
+        self.allow_functions.iter().any(|allowed| allowed == lower)
+    }
 }
 
 /// Judges one SQL text in a dialect.
-pub fn assess_sql(_sql: &str, _dialect: SqlDialect, _rules: &SqlRules) -> Assessment {
-    Assessment::Unknown("the SQL assessor is being written".to_owned())
+pub fn assess_sql(sql: &str, dialect: SqlDialect, rules: &SqlRules) -> Assessment {
+    let parser_dialect = parser_dialect(dialect);
+    let tokens = match Tokenizer::new(parser_dialect, sql).tokenize_with_location() {
+        Ok(tokens) => tokens,
+        Err(error) => return unparsed::assess_untokenizable(sql, &error, dialect, rules),
+    };
+    let count = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .count();
+    if count > MAX_TOKENS {
+        return unparsed::assess_too_long(&tokens, count, parser_dialect, rules);
+    }
+    match Parser::new(parser_dialect)
+        .with_tokens_with_locations(tokens)
+        .parse_statements()
+    {
+        Ok(statements) => parsed::assess_statements(&statements, dialect, rules),
+        Err(error) => {
+            // The parser consumed the tokens; tokenizing again costs only on this rare path.
+            let tokens = Tokenizer::new(parser_dialect, sql)
+                .tokenize_with_location()
+                .unwrap_or_default();
+            unparsed::assess_unparsed(&tokens, &error, parser_dialect, dialect, rules)
+        }
+    }
+}
+
+fn parser_dialect(dialect: SqlDialect) -> &'static dyn Dialect {
+    static POSTGRES: PostgreSqlDialect = PostgreSqlDialect {};
+    static MYSQL: MySqlDialect = MySqlDialect {};
+    static SQLITE: SQLiteDialect = SQLiteDialect {};
+    match dialect {
+        SqlDialect::Postgres => &POSTGRES,
+        SqlDialect::Mysql => &MYSQL,
+        SqlDialect::Sqlite => &SQLITE,
+    }
+}
+
+/// The order of [`Assessment::worst`]: safe < unknown < destructive < forbidden.
+fn rank(assessment: &Assessment) -> u8 {
+    match assessment {
+        Assessment::Safe(_) => 0,
+        Assessment::Unknown(_) => 1,
+        Assessment::Destructive(_) => 2,
+        Assessment::Forbidden(_) => 3,
+    }
+}
+
+/// The same verdict with a reworded reason.
+fn with_reason(assessment: Assessment, reword: impl FnOnce(&str) -> String) -> Assessment {
+    match assessment {
+        Assessment::Safe(r) => Assessment::Safe(reword(&r)),
+        Assessment::Unknown(r) => Assessment::Unknown(reword(&r)),
+        Assessment::Destructive(r) => Assessment::Destructive(reword(&r)),
+        Assessment::Forbidden(r) => Assessment::Forbidden(reword(&r)),
+    }
 }

@@ -1,0 +1,330 @@
+//! Judging SQL that sqlparser could not read, or that is too long to read safely.
+//!
+//! Such text is never safe, with two narrow exceptions recognised on the token stream (never
+//! on the raw text): `TABLE [schema.]name` and SQLite's read-only `PRAGMA` forms, which
+//! sqlparser 0.63 does not parse. Otherwise the question is only whether it is destructive:
+//! the tokens are scanned for destructive keywords and functions outside strings and
+//! comments, and inside dollar-quoted bodies (PostgreSQL `DO $$ ... $$`), whose strings are
+//! scanned too because PL/pgSQL can `EXECUTE` them.
+
+use sqlparser::dialect::Dialect;
+use sqlparser::parser::ParserError;
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, TokenizerError};
+
+use crate::core::risk::Assessment;
+use crate::core::tools::SqlDialect;
+
+use super::functions::{FunctionRisk, function_risk};
+use super::pragma::{PragmaArgument, assess_pragma};
+use super::{MAX_TOKENS, SqlRules};
+
+/// Words that start or carry a statement that destroys or overwrites something.
+const DESTRUCTIVE_KEYWORDS: &[&str] = &[
+    "DROP", "DELETE", "TRUNCATE", "UPDATE", "ALTER", "GRANT", "REVOKE", "MERGE", "REPLACE", "KILL",
+    "RENAME",
+];
+
+/// How deep dollar-quoted bodies inside bodies are opened.
+const MAX_BODY_DEPTH: u8 = 4;
+
+/// Judges text whose tokens are fine but which sqlparser could not parse.
+pub(super) fn assess_unparsed(
+    tokens: &[TokenWithSpan],
+    error: &ParserError,
+    parser_dialect: &dyn Dialect,
+    dialect: SqlDialect,
+    rules: &SqlRules,
+) -> Assessment {
+    let mut findings = Findings::default();
+    scan_tokens(tokens, parser_dialect, rules, false, 0, &mut findings);
+    if let Some(forbidden) = findings.forbidden() {
+        return forbidden;
+    }
+    let significant = significant(tokens);
+    if let Some(assessment) = pragma_by_tokens(&significant, dialect, rules) {
+        return assessment;
+    }
+    if let Some(assessment) = table_by_tokens(&significant, dialect) {
+        return assessment;
+    }
+    let context = match error {
+        ParserError::RecursionLimitExceeded => {
+            "the SQL nests too deeply for the parser to check".to_owned()
+        }
+        ParserError::TokenizerError(message) | ParserError::ParserError(message) => {
+            format!("the SQL could not be parsed as {dialect} ({message})")
+        }
+    };
+    findings.verdict(&context)
+}
+
+/// Judges text that has more tokens than the parser is trusted with ([`MAX_TOKENS`]).
+pub(super) fn assess_too_long(
+    tokens: &[TokenWithSpan],
+    count: usize,
+    parser_dialect: &dyn Dialect,
+    rules: &SqlRules,
+) -> Assessment {
+    let mut findings = Findings::default();
+    scan_tokens(tokens, parser_dialect, rules, false, 0, &mut findings);
+    findings.forbidden().unwrap_or_else(|| {
+        findings.verdict(&format!(
+            "the SQL has {count} tokens, more than the {MAX_TOKENS} this check parses"
+        ))
+    })
+}
+
+/// Judges text that sqlparser cannot even split into tokens (an unterminated string or
+/// comment, say). Strings and comments cannot be told apart, so every word counts.
+pub(super) fn assess_untokenizable(
+    sql: &str,
+    error: &TokenizerError,
+    dialect: SqlDialect,
+    rules: &SqlRules,
+) -> Assessment {
+    let mut findings = Findings::default();
+    scan_raw_words(sql, rules, &mut findings);
+    findings.forbidden().unwrap_or_else(|| {
+        findings.verdict(&format!(
+            "the SQL could not be read as {dialect} ({})",
+            error.message
+        ))
+    })
+}
+
+/// What the scans found, first of each kind.
+#[derive(Debug, Default)]
+struct Findings {
+    /// A name the operator forbids.
+    denied: Option<String>,
+    /// What makes the text destructive (`DELETE`, `pg_terminate_backend()`).
+    destructive: Option<String>,
+}
+
+impl Findings {
+    fn forbidden(&self) -> Option<Assessment> {
+        self.denied.as_ref().map(|name| {
+            Assessment::Forbidden(format!("the SQL names {name}, which the operator forbids"))
+        })
+    }
+
+    fn verdict(&self, context: &str) -> Assessment {
+        match &self.destructive {
+            Some(what) => Assessment::Destructive(format!(
+                "{context}, and it contains {what}, which is destructive if it runs"
+            )),
+            None => Assessment::Unknown(format!("{context}; a person must look at it")),
+        }
+    }
+
+    fn deny(&mut self, name: &str, rules: &SqlRules) {
+        if self.denied.is_none() && rules.denies(name) {
+            self.denied = Some(name.to_owned());
+        }
+    }
+
+    fn word(&mut self, word: &str, called: bool, rules: &SqlRules) {
+        if self.destructive.is_some() {
+            return;
+        }
+        // A no-break or zero-width character glued to a keyword makes it an identifier for
+        // the tokenizer; some clients strip those characters, so look at the pieces too.
+        for piece in word.split(is_invisible).filter(|piece| !piece.is_empty()) {
+            if let Some(keyword) = DESTRUCTIVE_KEYWORDS
+                .iter()
+                .find(|keyword| piece.eq_ignore_ascii_case(keyword))
+            {
+                self.destructive = Some((*keyword).to_owned());
+                return;
+            }
+            if called {
+                let lower = piece.to_lowercase();
+                if !rules.allows_function(&lower)
+                    && matches!(function_risk(&lower), FunctionRisk::Destructive(_))
+                {
+                    self.destructive = Some(format!("a call to {lower}()"));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Whitespace that SQL does not treat as whitespace, and invisible format characters.
+fn is_invisible(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{FEFF}'
+        )
+}
+
+fn scan_tokens(
+    tokens: &[TokenWithSpan],
+    parser_dialect: &dyn Dialect,
+    rules: &SqlRules,
+    in_body: bool,
+    depth: u8,
+    findings: &mut Findings,
+) {
+    for (index, token) in tokens.iter().enumerate() {
+        match &token.token {
+            Token::Word(word) => {
+                findings.deny(&word.value, rules);
+                if word.quote_style.is_none() {
+                    let called = tokens[index + 1..]
+                        .iter()
+                        .find(|t| !matches!(t.token, Token::Whitespace(_)))
+                        .is_some_and(|t| t.token == Token::LParen);
+                    findings.word(&word.value, called, rules);
+                }
+            }
+            Token::DollarQuotedString(body) => {
+                scan_body(&body.value, parser_dialect, rules, depth, findings);
+            }
+            Token::SingleQuotedString(text)
+            | Token::EscapedStringLiteral(text)
+            | Token::NationalStringLiteral(text)
+            | Token::DoubleQuotedString(text)
+                if in_body =>
+            {
+                scan_body(text, parser_dialect, rules, depth, findings);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Scans code held in a string: a dollar-quoted body, or a string inside one.
+fn scan_body(
+    text: &str,
+    parser_dialect: &dyn Dialect,
+    rules: &SqlRules,
+    depth: u8,
+    findings: &mut Findings,
+) {
+    if depth >= MAX_BODY_DEPTH {
+        scan_raw_words(text, rules, findings);
+        return;
+    }
+    match Tokenizer::new(parser_dialect, text).tokenize_with_location() {
+        Ok(tokens) => scan_tokens(&tokens, parser_dialect, rules, true, depth + 1, findings),
+        Err(_) => scan_raw_words(text, rules, findings),
+    }
+}
+
+/// The last resort when text cannot be tokenized: every run of letters, digits and `_` is
+/// a word, wherever it stands. It only ever raises the verdict.
+fn scan_raw_words(text: &str, rules: &SqlRules, findings: &mut Findings) {
+    let is_word_char = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut rest = text;
+    while let Some(start) = rest.find(is_word_char) {
+        let after_start = &rest[start..];
+        let end = after_start
+            .find(|c: char| !is_word_char(c))
+            .unwrap_or(after_start.len());
+        let (word, after) = after_start.split_at(end);
+        findings.deny(word, rules);
+        findings.word(word, after.trim_start().starts_with('('), rules);
+        rest = after;
+    }
+}
+
+/// The tokens that are not whitespace or comments, without trailing semicolons.
+fn significant(tokens: &[TokenWithSpan]) -> Vec<&Token> {
+    let mut significant: Vec<&Token> = tokens
+        .iter()
+        .map(|t| &t.token)
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .collect();
+    while significant.last() == Some(&&Token::SemiColon) {
+        significant.pop();
+    }
+    significant
+}
+
+fn is_keyword(token: &Token, keyword: &str) -> bool {
+    matches!(token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(keyword))
+}
+
+/// `[schema.]name` at the start of `tokens`: the name and the tokens after it.
+fn object_name<'t>(tokens: &'t [&'t Token]) -> Option<(&'t str, &'t [&'t Token])> {
+    match tokens {
+        [Token::Word(_), Token::Period, Token::Word(name), rest @ ..]
+        | [Token::Word(name), rest @ ..] => Some((name.value.as_str(), rest)),
+        _ => None,
+    }
+}
+
+/// SQLite `PRAGMA [schema.]name`, `PRAGMA [schema.]name(argument)` and
+/// `PRAGMA [schema.]name = value`, exactly; anything else is left to the general rule.
+fn pragma_by_tokens(
+    tokens: &[&Token],
+    dialect: SqlDialect,
+    rules: &SqlRules,
+) -> Option<Assessment> {
+    let [first, rest @ ..] = tokens else {
+        return None;
+    };
+    if !is_keyword(first, "PRAGMA") {
+        return None;
+    }
+    let (name, rest) = object_name(rest)?;
+    let value_text;
+    let argument = match rest {
+        [] => PragmaArgument::None,
+        [Token::LParen, value, Token::RParen] => {
+            value_text = single_value(value)?;
+            PragmaArgument::Call(&value_text)
+        }
+        [Token::Eq, value] => {
+            value_text = single_value(value)?;
+            PragmaArgument::Assign(&value_text)
+        }
+        [
+            Token::Eq,
+            sign @ (Token::Minus | Token::Plus),
+            value @ Token::Number(..),
+        ] => {
+            value_text = format!("{sign}{value}");
+            PragmaArgument::Assign(&value_text)
+        }
+        _ => return None,
+    };
+    Some(assess_pragma(name, argument, dialect, rules))
+}
+
+/// A single word, number or string, as its text.
+fn single_value(token: &Token) -> Option<String> {
+    match token {
+        Token::Word(word) => Some(word.value.clone()),
+        Token::Number(number, _) => Some(number.clone()),
+        Token::SingleQuotedString(text) | Token::DoubleQuotedString(text) => Some(text.clone()),
+        _ => None,
+    }
+}
+
+/// `TABLE [schema.]name` (PostgreSQL, MySQL 8): `SELECT * FROM name`, which sqlparser 0.63
+/// does not parse.
+fn table_by_tokens(tokens: &[&Token], dialect: SqlDialect) -> Option<Assessment> {
+    if dialect == SqlDialect::Sqlite {
+        return None;
+    }
+    let [first, rest @ ..] = tokens else {
+        return None;
+    };
+    if !is_keyword(first, "TABLE") {
+        return None;
+    }
+    match object_name(rest)? {
+        (name, []) => Some(Assessment::Safe(format!(
+            "TABLE {name} only reads the table, like SELECT * FROM {name}"
+        ))),
+        _ => None,
+    }
+}
