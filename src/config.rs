@@ -78,6 +78,15 @@ pub struct LlmSettings {
     pub model: String,
     /// `native` (tool calls in the API) or `json` (tool calls written in the reply text).
     pub protocol: String,
+    /// Sampling temperature; some reasoning models only accept their default: set it to a
+    /// negative number to leave it out of requests.
+    pub temperature: f32,
+    /// One request, including the model's thinking time.
+    pub request_timeout_secs: u64,
+    /// Retries after a 429 or 5xx answer (with backoff, honouring Retry-After).
+    pub max_retries: u32,
+    /// The first backoff between retries; doubled each time.
+    pub retry_base_delay_ms: u64,
 }
 
 impl Default for LlmSettings {
@@ -87,6 +96,10 @@ impl Default for LlmSettings {
             api_key: None,
             model: "llama3.1".to_owned(),
             protocol: "native".to_owned(),
+            temperature: 0.2,
+            request_timeout_secs: 120,
+            max_retries: 3,
+            retry_base_delay_ms: 500,
         }
     }
 }
@@ -127,11 +140,25 @@ impl Default for StoreSettings {
 pub struct AgentSettings {
     /// LLM calls per run at most.
     pub max_iterations: i64,
+    /// Wall-clock time of a run, not counting time spent waiting for a person.
+    pub run_timeout_secs: u64,
+    /// How long an approval waits for a person before it expires.
+    pub approval_timeout_secs: u64,
+    /// Characters of conversation history sent with each request (oldest turns dropped).
+    pub history_budget_chars: u64,
+    /// The prompt profile of a channel nobody has switched: `sql` or `ops`.
+    pub default_profile: String,
 }
 
 impl Default for AgentSettings {
     fn default() -> Self {
-        Self { max_iterations: 10 }
+        Self {
+            max_iterations: 10,
+            run_timeout_secs: 300,
+            approval_timeout_secs: 600,
+            history_budget_chars: 24_000,
+            default_profile: "ops".to_owned(),
+        }
     }
 }
 
@@ -486,7 +513,24 @@ impl Settings {
                 "a directory is required",
             ));
         }
+        if !crate::core::prompt::PROFILES.contains(&self.agent.default_profile.as_str()) {
+            return Err(ConfigError::invalid(
+                "agent.default_profile",
+                format!("{:?}", self.agent.default_profile),
+                "expected sql or ops",
+            ));
+        }
         for (key, value) in [
+            ("llm.request_timeout_secs", self.llm.request_timeout_secs),
+            ("agent.run_timeout_secs", self.agent.run_timeout_secs),
+            (
+                "agent.approval_timeout_secs",
+                self.agent.approval_timeout_secs,
+            ),
+            (
+                "agent.history_budget_chars",
+                self.agent.history_budget_chars,
+            ),
             ("sql.row_limit", self.sql.row_limit),
             ("sql.statement_timeout_ms", self.sql.statement_timeout_ms),
             ("sql.connect_timeout_ms", self.sql.connect_timeout_ms),

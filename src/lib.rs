@@ -15,8 +15,12 @@
 //! - [`cli`]: `riskgate assess` and `riskgate check-config`.
 //! - [`telemetry`]: logging to stderr.
 
+pub mod app;
 pub mod cli;
 pub mod config;
+pub mod console;
 pub mod core;
+pub mod llm;
+pub mod store;
 pub mod telemetry;
 pub mod tools;

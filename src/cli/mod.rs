@@ -38,6 +38,18 @@ pub enum Command {
     },
     /// Print the effective settings (secrets redacted), or say which key is wrong.
     CheckConfig,
+    /// Chat with the agent in the terminal: messages from stdin, approvals as y/n prompts.
+    Console {
+        /// The conversation's name.
+        #[arg(long, default_value = "console")]
+        channel: String,
+        /// Your name, shown as the requester of approvals. Default: $USER.
+        #[arg(long)]
+        user: Option<String>,
+        /// Print one JSON object per event instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn parse_mode(s: &str) -> Result<ChannelMode, String> {
@@ -51,6 +63,8 @@ pub enum CliError {
     Config(#[from] ConfigError),
     #[error("i/o error: {0}")]
     Io(#[from] io::Error),
+    #[error(transparent)]
+    Console(#[from] crate::console::ConsoleError),
 }
 
 impl CliError {
@@ -58,7 +72,7 @@ impl CliError {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Self::Config(_) => ExitCode::from(2),
-            Self::Io(_) => ExitCode::from(1),
+            Self::Io(_) | Self::Console(_) => ExitCode::from(1),
         }
     }
 }
@@ -73,6 +87,28 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             let stdin = io::stdin().lock();
             let stdout = io::stdout().lock();
             assess::run(&gate, mode, stdin, stdout)?;
+            Ok(())
+        }
+        Command::Console {
+            channel,
+            user,
+            json,
+        } => {
+            let settings = Settings::load(cli.config.as_deref())?;
+            let user = user
+                .or_else(|| std::env::var("USER").ok())
+                .unwrap_or_else(|| "you".to_owned());
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(crate::console::run(
+                settings,
+                crate::console::ConsoleOptions {
+                    channel,
+                    user,
+                    json,
+                },
+            ))?;
             Ok(())
         }
         Command::CheckConfig => {

@@ -19,7 +19,9 @@ pub enum ModelError {
     #[error("the model server does not know the model ({0}); check llm.model")]
     UnknownModel(String),
     /// Nothing answered at the URL.
-    #[error("the model server at {url} could not be reached ({reason}); check llm.base_url and that the server runs")]
+    #[error(
+        "the model server at {url} could not be reached ({reason}); check llm.base_url and that the server runs"
+    )]
     Unreachable { url: String, reason: String },
     /// Still failing after the retries (429 / 5xx).
     #[error("the model server kept failing after {attempts} attempts: {last}")]
@@ -37,7 +39,10 @@ pub enum ModelError {
 
 /// An OpenAI-compatible chat model.
 pub trait ChatModel: Send + Sync {
-    fn complete<'a>(&'a self, request: &'a ChatRequest) -> BoxFuture<'a, Result<ChatReply, ModelError>>;
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatReply, ModelError>>;
 }
 
 /// A call waiting for a person.
@@ -57,8 +62,12 @@ pub struct ApprovalRequest {
 /// How a person answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApprovalOutcome {
-    Confirmed { by: String },
-    Cancelled { by: String },
+    Confirmed {
+        by: String,
+    },
+    Cancelled {
+        by: String,
+    },
     /// Nobody answered in time.
     Expired,
 }

@@ -66,7 +66,10 @@ impl Prompts {
 pub fn render_tools(tools: &[ToolDefinition]) -> String {
     let mut out = String::new();
     for tool in tools {
-        out.push_str(&format!("### {}\n\n{}\n\nParameters:\n", tool.name, tool.description));
+        out.push_str(&format!(
+            "### {}\n\n{}\n\nParameters:\n",
+            tool.name, tool.description
+        ));
         let required: Vec<&str> = tool.parameters["required"]
             .as_array()
             .map(|r| r.iter().filter_map(Value::as_str).collect())

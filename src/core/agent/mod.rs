@@ -8,10 +8,12 @@
 //! run's wall-clock limit; approvals expire on their own clock.
 
 mod event;
+mod history;
 mod message;
 mod protocol;
 
 pub use event::AgentEvent;
+pub use history::trim_to_budget;
 pub use message::{CallRecord, ChatMessage, ChatReply, ChatRequest, ReplyToolCall, Role};
 pub use protocol::{CallSlot, ParsedCall, Protocol, ReplyKind, json_objects};
 
@@ -30,8 +32,7 @@ use crate::core::ports::{
 use crate::core::prompt::Prompts;
 use crate::core::risk::{ChannelMode, Decision};
 use crate::core::tools::{
-    Approval, AssessContext, RiskGate, ToolCall, ToolDefinition, canonical_json,
-    check_arguments,
+    Approval, AssessContext, RiskGate, ToolCall, ToolDefinition, canonical_json, check_arguments,
 };
 
 /// The limits of one run (`[agent]` in the configuration).
@@ -321,19 +322,14 @@ impl Agent {
                         match slot {
                             CallSlot::Malformed { id, tool, problem } => {
                                 any_malformed = true;
-                                let text = format!(
-                                    "error: {}",
-                                    self.protocol.correction(problem)
-                                );
+                                let text = format!("error: {}", self.protocol.correction(problem));
                                 new_messages.push(self.protocol.result_message(id, tool, &text));
                             }
                             CallSlot::Call(call) => {
                                 if let Err(problem) = self.check_call(call, &offered) {
                                     any_malformed = true;
-                                    let text = format!(
-                                        "error: {}",
-                                        self.protocol.correction(&problem)
-                                    );
+                                    let text =
+                                        format!("error: {}", self.protocol.correction(&problem));
                                     new_messages.push(
                                         self.protocol.result_message(&call.id, &call.tool, &text),
                                     );
@@ -575,7 +571,9 @@ impl Agent {
                 error.for_llm(),
             ),
             Err(_) => {
-                let text = "error: the run's time limit was reached while this call ran; it was stopped".to_owned();
+                let text =
+                    "error: the run's time limit was reached while this call ran; it was stopped"
+                        .to_owned();
                 (false, text.clone(), text.clone(), None, text)
             }
         };

@@ -24,7 +24,9 @@ impl std::str::FromStr for Protocol {
         match s.trim().to_ascii_lowercase().as_str() {
             "native" => Ok(Self::Native),
             "json" => Ok(Self::Json),
-            other => Err(format!("unknown protocol {other:?} (expected native or json)")),
+            other => Err(format!(
+                "unknown protocol {other:?} (expected native or json)"
+            )),
         }
     }
 }
@@ -44,7 +46,11 @@ pub struct ParsedCall {
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallSlot {
     Call(ParsedCall),
-    Malformed { id: String, tool: String, problem: String },
+    Malformed {
+        id: String,
+        tool: String,
+        problem: String,
+    },
 }
 
 /// What a reply amounts to.
@@ -262,7 +268,10 @@ fn validate_json_call(object: &Map<String, Value>, next_id: &mut u64) -> CallSlo
             return CallSlot::Malformed {
                 id,
                 tool,
-                problem: format!("\"terminate\" must be true or false, not {}", kind_of(other)),
+                problem: format!(
+                    "\"terminate\" must be true or false, not {}",
+                    kind_of(other)
+                ),
             };
         }
     };
@@ -386,11 +395,21 @@ mod tests {
         };
         let mut n = 0;
         let slots = calls(Protocol::Native.interpret(&reply, &mut n));
-        assert!(matches!(&slots[0], CallSlot::Call(c) if c.id == "a" && c.arguments["sql"] == "SELECT 1"));
-        assert!(matches!(&slots[1], CallSlot::Call(c) if c.id == "call_1" && c.arguments["command"] == "ls"));
-        assert!(matches!(&slots[2], CallSlot::Call(c) if c.id == "call_2" && c.arguments.is_empty()));
-        assert!(matches!(&slots[3], CallSlot::Malformed { id, problem, .. } if id == "d" && problem.contains("not valid JSON")));
-        assert!(matches!(&slots[4], CallSlot::Malformed { problem, .. } if problem.contains("an array")));
+        assert!(
+            matches!(&slots[0], CallSlot::Call(c) if c.id == "a" && c.arguments["sql"] == "SELECT 1")
+        );
+        assert!(
+            matches!(&slots[1], CallSlot::Call(c) if c.id == "call_1" && c.arguments["command"] == "ls")
+        );
+        assert!(
+            matches!(&slots[2], CallSlot::Call(c) if c.id == "call_2" && c.arguments.is_empty())
+        );
+        assert!(
+            matches!(&slots[3], CallSlot::Malformed { id, problem, .. } if id == "d" && problem.contains("not valid JSON"))
+        );
+        assert!(
+            matches!(&slots[4], CallSlot::Malformed { problem, .. } if problem.contains("an array"))
+        );
     }
 
     #[test]
@@ -416,7 +435,9 @@ mod tests {
         let mut n = 0;
         let fenced = "I'll look.\n```json\n{\"tool\": \"execute_sql\", \"parameters\": {\"sql\": \"SELECT '}'\"}, \"terminate\": false}\n```";
         let slots = calls(Protocol::Json.interpret(&text_reply(fenced), &mut n));
-        assert!(matches!(&slots[0], CallSlot::Call(c) if c.tool == "execute_sql" && c.arguments["sql"] == "SELECT '}'" && !c.terminate));
+        assert!(
+            matches!(&slots[0], CallSlot::Call(c) if c.tool == "execute_sql" && c.arguments["sql"] == "SELECT '}'" && !c.terminate)
+        );
 
         let prose = "Sure: {\"tool\": \"execute_command\", \"parameters\": {\"command\": \"ls\"}, \"terminate\": true} done";
         let slots = calls(Protocol::Json.interpret(&text_reply(prose), &mut n));
@@ -427,15 +448,24 @@ mod tests {
     fn json_validation_and_plain_answers() {
         let mut n = 0;
         for (text, problem) in [
-            (r#"{"tool": "x", "parameters": {}, "terminate": "yes"}"#, "terminate"),
+            (
+                r#"{"tool": "x", "parameters": {}, "terminate": "yes"}"#,
+                "terminate",
+            ),
             (r#"{"tool": "x", "parameters": [1]}"#, "parameters"),
             (r#"{"tool": 3}"#, "non-empty string"),
         ] {
             let slots = calls(Protocol::Json.interpret(&text_reply(text), &mut n));
-            assert!(matches!(&slots[0], CallSlot::Malformed { problem: p, .. } if p.contains(problem)), "{text}");
+            assert!(
+                matches!(&slots[0], CallSlot::Malformed { problem: p, .. } if p.contains(problem)),
+                "{text}"
+            );
         }
         assert!(matches!(
-            Protocol::Json.interpret(&text_reply("```json\n{\"tool\": \"x\", \"parameters\": {"), &mut n),
+            Protocol::Json.interpret(
+                &text_reply("```json\n{\"tool\": \"x\", \"parameters\": {"),
+                &mut n
+            ),
             ReplyKind::Malformed { .. }
         ));
         assert_eq!(
@@ -450,7 +480,10 @@ mod tests {
 
     #[test]
     fn extractor_survives_nesting_and_garbage() {
-        assert_eq!(json_objects("{\"a\": {\"b\": \"}\\\"{\"}} {x} {\"c\": 1}").len(), 2);
+        assert_eq!(
+            json_objects("{\"a\": {\"b\": \"}\\\"{\"}} {x} {\"c\": 1}").len(),
+            2
+        );
         assert!(json_objects("}}}{{{").is_empty());
         assert!(json_objects("").is_empty());
     }

@@ -1,0 +1,91 @@
+//! Wires the adapters into the core: settings in, a ready [`Agent`] out.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use url::Url;
+
+use crate::config::Settings;
+use crate::core::agent::{Agent, AgentLimits, Protocol};
+use crate::core::ports::{
+    ApprovalSurface, ChannelSettings, ChatModel, ConversationStore, EventSink, SystemClock,
+};
+use crate::core::prompt::Prompts;
+use crate::core::tools::AssessContext;
+use crate::llm::{LlmConfig, OpenAiClient};
+
+/// Why the application could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("{0}")]
+    Model(#[from] crate::core::ports::ModelError),
+    #[error("invalid value for `{key}`: {problem}")]
+    Setting { key: &'static str, problem: String },
+}
+
+/// The model client the settings describe.
+pub fn model_client(settings: &Settings) -> Result<OpenAiClient, AppError> {
+    let llm = &settings.llm;
+    let base_url = Url::parse(&llm.base_url).map_err(|e| AppError::Setting {
+        key: "llm.base_url",
+        problem: e.to_string(),
+    })?;
+    Ok(OpenAiClient::new(LlmConfig {
+        base_url,
+        api_key: llm.api_key.clone(),
+        model: llm.model.clone(),
+        temperature: (llm.temperature >= 0.0).then_some(llm.temperature),
+        request_timeout: Duration::from_secs(llm.request_timeout_secs),
+        max_retries: llm.max_retries,
+        retry_base_delay: Duration::from_millis(llm.retry_base_delay_ms),
+    })?)
+}
+
+/// The agent's limits from the settings.
+pub fn agent_limits(settings: &Settings) -> AgentLimits {
+    AgentLimits {
+        max_iterations: u32::try_from(settings.agent.max_iterations).unwrap_or(u32::MAX),
+        run_timeout: Duration::from_secs(settings.agent.run_timeout_secs),
+        approval_timeout: Duration::from_secs(settings.agent.approval_timeout_secs),
+        history_budget_chars: usize::try_from(settings.agent.history_budget_chars)
+            .unwrap_or(usize::MAX),
+        tool_output_budget_chars: usize::try_from(settings.output.llm_budget_chars)
+            .unwrap_or(usize::MAX),
+        ..AgentLimits::default()
+    }
+}
+
+/// Builds an agent from the settings and the front end's adapters.
+pub fn build_agent(
+    settings: &Settings,
+    model: Arc<dyn ChatModel>,
+    store: Arc<dyn ConversationStore>,
+    approvals: Arc<dyn ApprovalSurface>,
+    events: Arc<dyn EventSink>,
+) -> Result<Agent, AppError> {
+    let protocol: Protocol =
+        settings
+            .llm
+            .protocol
+            .parse()
+            .map_err(|problem| AppError::Setting {
+                key: "llm.protocol",
+                problem,
+            })?;
+    Ok(Agent {
+        gate: crate::tools::builtin_gate(settings),
+        model,
+        approvals,
+        store,
+        events,
+        clock: Arc::new(SystemClock),
+        prompts: Prompts::default(),
+        protocol,
+        limits: agent_limits(settings),
+        defaults: ChannelSettings {
+            mode: settings.risk.mode(),
+            profile: settings.agent.default_profile.clone(),
+        },
+        assess_context: AssessContext::default(),
+    })
+}

@@ -1,0 +1,68 @@
+//! Events as terminal text. Everything the model or a tool wrote is cleaned of control
+//! characters first, so output cannot move the cursor or change the terminal.
+
+use serde_json::Value;
+
+use crate::core::agent::AgentEvent;
+use crate::core::ports::ApprovalRequest;
+
+/// Removes control characters except newline and tab.
+pub fn clean(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_control() || *c == '\n' || *c == '\t')
+        .collect()
+}
+
+fn arguments_line(arguments: &serde_json::Map<String, Value>) -> String {
+    for key in ["sql", "command"] {
+        if let Some(Value::String(text)) = arguments.get(key) {
+            return text.clone();
+        }
+    }
+    Value::Object(arguments.clone()).to_string()
+}
+
+/// The text of an event, or `None` for events the text console does not show.
+pub fn event_text(event: &AgentEvent) -> Option<String> {
+    let text = match event {
+        AgentEvent::RunStarted { .. } | AgentEvent::RunFinished { .. } => return None,
+        AgentEvent::ToolCall {
+            tool,
+            arguments,
+            decision,
+            source,
+            reason,
+            ..
+        } => format!(
+            "-> {tool}: {} [{decision}, {source}: {reason}]",
+            arguments_line(arguments)
+        ),
+        AgentEvent::ApprovalRequested { .. } => return None,
+        AgentEvent::ApprovalResolved { outcome, by, .. } => match by {
+            Some(by) => format!("   {outcome} by {by}"),
+            None => format!("   {outcome}"),
+        },
+        AgentEvent::ToolResult { chat, .. } => chat.clone(),
+        AgentEvent::CallNotRun {
+            tool,
+            status,
+            reason,
+            ..
+        } => format!("   {tool} not run ({status}): {reason}"),
+        AgentEvent::Reply { text } => format!("riskgate: {text}"),
+        AgentEvent::Error { message } => format!("error: {message}"),
+    };
+    Some(clean(&text))
+}
+
+/// The question shown before reading the answer.
+pub fn approval_prompt(request: &ApprovalRequest) -> String {
+    clean(&format!(
+        "?? {} wants to run {}: {}\n   why confirm: {} ({})\n   confirm? [y/N]",
+        request.requester,
+        request.tool,
+        arguments_line(&request.arguments),
+        request.decision.reason,
+        request.decision.source
+    ))
+}

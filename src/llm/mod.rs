@@ -1,0 +1,199 @@
+//! An OpenAI-compatible Chat Completions client. It accepts the real differences between
+//! servers people run (OpenAI, Ollama, vLLM, llama.cpp server, LM Studio, OpenRouter):
+//! `content: null` beside tool calls, arguments as a JSON string or an object, missing call
+//! ids, several calls in one reply, the legacy `function_call`, unusual finish reasons.
+//! 429 and 5xx are retried with backoff (honouring `Retry-After`); other 4xx fail at once
+//! with an error that says what to fix.
+
+mod wire;
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use secrecy::{ExposeSecret, SecretString};
+use url::Url;
+
+use crate::core::agent::{ChatReply, ChatRequest};
+use crate::core::ports::{ChatModel, ModelError};
+use crate::core::tools::BoxFuture;
+
+/// How the client talks to the server.
+#[derive(Debug, Clone)]
+pub struct LlmConfig {
+    /// E.g. `http://127.0.0.1:11434/v1`; `chat/completions` is appended.
+    pub base_url: Url,
+    pub api_key: Option<SecretString>,
+    pub model: String,
+    pub temperature: Option<f32>,
+    pub request_timeout: Duration,
+    /// Attempts after the first for 429 and 5xx answers.
+    pub max_retries: u32,
+    /// The first backoff; doubled each retry, at most 30 s.
+    pub retry_base_delay: Duration,
+}
+
+/// The client.
+#[derive(Debug, Clone)]
+pub struct OpenAiClient {
+    http: reqwest::Client,
+    endpoint: Url,
+    config: LlmConfig,
+}
+
+impl OpenAiClient {
+    pub fn new(config: LlmConfig) -> Result<Self, ModelError> {
+        let mut base = config.base_url.clone();
+        if !base.path().ends_with('/') {
+            base.set_path(&format!("{}/", base.path()));
+        }
+        let endpoint = base
+            .join("chat/completions")
+            .map_err(|e| ModelError::Rejected(format!("llm.base_url cannot take a path: {e}")))?;
+        let http = reqwest::Client::builder()
+            .timeout(config.request_timeout)
+            .connect_timeout(Duration::from_secs(10).min(config.request_timeout))
+            .no_proxy()
+            .user_agent(concat!("riskgate/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| {
+                ModelError::Rejected(format!("the HTTP client could not be built: {e}"))
+            })?;
+        Ok(Self {
+            http,
+            endpoint,
+            config,
+        })
+    }
+
+    /// The URL requests go to.
+    pub fn endpoint(&self) -> &Url {
+        &self.endpoint
+    }
+
+    #[tracing::instrument(skip_all, fields(model = %self.config.model, messages = request.messages.len()))]
+    async fn complete_with_retries(&self, request: &ChatRequest) -> Result<ChatReply, ModelError> {
+        let body = serde_json::to_vec(&wire::request_body(
+            &self.config.model,
+            self.config.temperature,
+            request,
+        ))
+        .map_err(|e| ModelError::BadReply(format!("the request could not be encoded: {e}")))?;
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            let mut builder = self
+                .http
+                .post(self.endpoint.clone())
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.clone());
+            if let Some(key) = &self.config.api_key {
+                builder = builder.bearer_auth(key.expose_secret());
+            }
+            let started = std::time::Instant::now();
+            let response = builder.send().await;
+            let response = match response {
+                Ok(response) => response,
+                Err(e) if e.is_timeout() => {
+                    return Err(ModelError::Timeout(self.config.request_timeout));
+                }
+                Err(e) => {
+                    return Err(ModelError::Unreachable {
+                        url: self.endpoint.to_string(),
+                        reason: error_chain(&e),
+                    });
+                }
+            };
+            let status = response.status();
+            let retry_after = retry_after(response.headers());
+            let text = match response.text().await {
+                Ok(text) => text,
+                Err(e) if e.is_timeout() => {
+                    return Err(ModelError::Timeout(self.config.request_timeout));
+                }
+                Err(e) => return Err(ModelError::BadReply(error_chain(&e))),
+            };
+            tracing::debug!(%status, elapsed_ms = started.elapsed().as_millis() as u64, "model answered");
+            if status.is_success() {
+                return wire::parse_reply(&text);
+            }
+            let message = wire::error_message(&text).unwrap_or_else(|| shorten(&text));
+            let retryable = status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
+            if retryable && attempt <= self.config.max_retries {
+                let backoff = self
+                    .config
+                    .retry_base_delay
+                    .saturating_mul(2u32.saturating_pow(attempt - 1));
+                let delay = retry_after.unwrap_or(backoff).min(Duration::from_secs(30));
+                tracing::warn!(%status, attempt, ?delay, "model server busy or failing; retrying");
+                tokio::time::sleep(delay).await;
+                continue;
+            }
+            return Err(classify(status, message, attempt, &self.endpoint));
+        }
+    }
+}
+
+impl ChatModel for OpenAiClient {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
+        Box::pin(self.complete_with_retries(request))
+    }
+}
+
+fn classify(status: StatusCode, message: String, attempts: u32, endpoint: &Url) -> ModelError {
+    let lower = message.to_ascii_lowercase();
+    match status {
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
+            ModelError::Unauthorized(format!("{status}: {message}"))
+        }
+        _ if lower.contains("model")
+            && (lower.contains("not found")
+                || lower.contains("does not exist")
+                || lower.contains("unknown")
+                || lower.contains("no such")) =>
+        {
+            ModelError::UnknownModel(format!("{status}: {message}"))
+        }
+        StatusCode::NOT_FOUND => ModelError::Rejected(format!(
+            "{status} at {endpoint}: {message} (check llm.base_url; it usually ends in /v1)"
+        )),
+        _ if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() => {
+            ModelError::Exhausted {
+                attempts,
+                last: format!("{status}: {message}"),
+            }
+        }
+        _ => ModelError::Rejected(format!("{status}: {message}")),
+    }
+}
+
+/// `Retry-After` in seconds (the HTTP-date form is rare from model servers and ignored).
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
+    let seconds: f64 = value.trim().parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+}
+
+fn shorten(text: &str) -> String {
+    let text = text.trim();
+    if text.is_empty() {
+        return "(empty body)".to_owned();
+    }
+    crate::core::tools::shorten(text, 300)
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(err) = source {
+        let next = err.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = err.source();
+    }
+    text
+}

@@ -1,0 +1,309 @@
+//! The Chat Completions wire format: typed request bodies, and a lenient reading of replies.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::core::agent::{ChatMessage, ChatReply, ChatRequest, ReplyToolCall, Role};
+use crate::core::ports::ModelError;
+
+#[derive(Debug, Serialize)]
+pub(super) struct RequestBody<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    stream: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    /// Always present: `null` only for an assistant message that only calls tools.
+    content: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunctionCall<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireFunctionCall<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+pub(super) fn request_body<'a>(
+    model: &'a str,
+    temperature: Option<f32>,
+    request: &'a ChatRequest,
+) -> RequestBody<'a> {
+    RequestBody {
+        model,
+        messages: request.messages.iter().map(wire_message).collect(),
+        tools: request
+            .tools
+            .iter()
+            .map(|t| WireTool {
+                kind: "function",
+                function: WireFunction {
+                    name: &t.name,
+                    description: &t.description,
+                    parameters: &t.parameters,
+                },
+            })
+            .collect(),
+        temperature,
+        stream: false,
+    }
+}
+
+fn wire_message(message: &ChatMessage) -> WireMessage<'_> {
+    let role = match message.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    // Servers disagree on the optional `name` field (OpenAI limits its characters, some
+    // reject it): who wrote a message goes into its text instead.
+    let content = match (&message.role, &message.name, &message.content) {
+        (Role::User, Some(name), Some(text)) => Some(format!("{name}: {text}")),
+        (_, _, content) => content.clone(),
+    };
+    WireMessage {
+        role,
+        content,
+        tool_calls: message
+            .tool_calls
+            .iter()
+            .map(|c| WireCall {
+                id: &c.id,
+                kind: "function",
+                function: WireFunctionCall {
+                    name: &c.name,
+                    arguments: &c.arguments,
+                },
+            })
+            .collect(),
+        tool_call_id: message.tool_call_id.as_deref(),
+    }
+}
+
+/// Reads a completion as loosely as the servers write them.
+pub(super) fn parse_reply(text: &str) -> Result<ChatReply, ModelError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        ModelError::BadReply(format!("the reply is not JSON ({e}): {}", excerpt(text)))
+    })?;
+    if let Some(message) = error_message_of(&value) {
+        return Err(ModelError::Rejected(message));
+    }
+    let choice = value
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .ok_or_else(|| {
+            ModelError::BadReply(format!("the reply has no choices: {}", excerpt(text)))
+        })?;
+    let message = choice.get("message").unwrap_or(&Value::Null);
+    let content = match message.get("content") {
+        Some(Value::String(s)) => Some(s.clone()),
+        // Some servers send content as a list of parts.
+        Some(Value::Array(parts)) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str).or(p.as_str()))
+                .collect::<Vec<_>>()
+                .join(""),
+        ),
+        _ => None,
+    };
+    let mut tool_calls = Vec::new();
+    if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
+        for call in calls {
+            let function = call.get("function").unwrap_or(call);
+            tool_calls.push(ReplyToolCall {
+                id: call.get("id").and_then(Value::as_str).map(str::to_owned),
+                name: function
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                arguments: function
+                    .get("arguments")
+                    .or_else(|| function.get("parameters"))
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            });
+        }
+    } else if let Some(function) = message.get("function_call").filter(|f| f.is_object()) {
+        // The legacy single-call form.
+        tool_calls.push(ReplyToolCall {
+            id: None,
+            name: function
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            arguments: function.get("arguments").cloned().unwrap_or(Value::Null),
+        });
+    }
+    Ok(ChatReply {
+        content,
+        tool_calls,
+        finish_reason: choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
+/// The `error.message` (or `error` string) of an error body, if it has one.
+pub(super) fn error_message(text: &str) -> Option<String> {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| error_message_of(&v))
+}
+
+fn error_message_of(value: &Value) -> Option<String> {
+    match value.get("error")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Object(o) => o
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| Some(Value::Object(o.clone()).to_string())),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+fn excerpt(text: &str) -> String {
+    crate::core::tools::shorten(text.trim(), 200)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn reply(body: Value) -> ChatReply {
+        parse_reply(&body.to_string()).expect("a reply")
+    }
+
+    #[test]
+    fn openai_shape_with_null_content_and_string_arguments() {
+        let r = reply(
+            json!({"choices": [{"message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "execute_sql", "arguments": "{\"sql\":\"SELECT 1\"}"}}]},
+            "finish_reason": "tool_calls"}]}),
+        );
+        assert_eq!(r.content, None);
+        assert_eq!(r.tool_calls[0].id.as_deref(), Some("call_1"));
+        assert_eq!(r.tool_calls[0].arguments, json!("{\"sql\":\"SELECT 1\"}"));
+        assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
+    }
+
+    #[test]
+    fn ollama_shape_with_object_arguments_and_no_ids() {
+        let r = reply(
+            json!({"choices": [{"message": {"role": "assistant", "content": "",
+            "tool_calls": [
+                {"function": {"name": "execute_command", "arguments": {"command": "ls"}}},
+                {"function": {"name": "execute_sql", "arguments": {"sql": "SELECT 2"}}}
+            ]}, "finish_reason": "stop"}]}),
+        );
+        assert_eq!(r.tool_calls.len(), 2);
+        assert_eq!(r.tool_calls[0].id, None);
+        assert_eq!(r.tool_calls[0].arguments, json!({"command": "ls"}));
+    }
+
+    #[test]
+    fn legacy_function_call_content_parts_and_odd_finish_reasons() {
+        let r = reply(json!({"choices": [{"message": {"content": null,
+            "function_call": {"name": "execute_sql", "arguments": "{}"}}, "finish_reason": "function_call"}]}));
+        assert_eq!(r.tool_calls[0].name, "execute_sql");
+        let r = reply(
+            json!({"choices": [{"message": {"content": [{"type": "text", "text": "hel"}, {"type": "text", "text": "lo"}]},
+            "finish_reason": "eos_token"}]}),
+        );
+        assert_eq!(r.content.as_deref(), Some("hello"));
+        assert_eq!(r.finish_reason.as_deref(), Some("eos_token"));
+    }
+
+    #[test]
+    fn errors_in_a_200_and_garbage_are_typed() {
+        assert!(matches!(
+            parse_reply(&json!({"error": {"message": "context too long"}}).to_string()),
+            Err(ModelError::Rejected(m)) if m == "context too long"
+        ));
+        assert!(matches!(
+            parse_reply("<html>"),
+            Err(ModelError::BadReply(_))
+        ));
+        assert!(matches!(
+            parse_reply("{\"choices\": []}"),
+            Err(ModelError::BadReply(_))
+        ));
+    }
+
+    #[test]
+    fn request_bodies_carry_tools_calls_and_authors() {
+        use crate::core::agent::CallRecord;
+        use crate::core::tools::ToolDefinition;
+        let request = ChatRequest {
+            messages: vec![
+                ChatMessage::system("sys"),
+                ChatMessage::user(Some("alice"), "hi"),
+                ChatMessage::assistant_calls(
+                    None,
+                    vec![CallRecord {
+                        id: "c1".into(),
+                        name: "execute_sql".into(),
+                        arguments: "{\"sql\":\"SELECT 1\"}".into(),
+                    }],
+                ),
+                ChatMessage::tool_result("c1", "1 row"),
+            ],
+            tools: vec![ToolDefinition {
+                name: "execute_sql".into(),
+                description: "d".into(),
+                parameters: json!({"type": "object"}),
+            }],
+        };
+        let body = serde_json::to_value(request_body("m", Some(0.1), &request)).expect("json");
+        assert_eq!(body["messages"][1]["content"], "alice: hi");
+        assert_eq!(body["messages"][2]["content"], Value::Null);
+        assert_eq!(
+            body["messages"][2]["tool_calls"][0]["function"]["arguments"],
+            "{\"sql\":\"SELECT 1\"}"
+        );
+        assert_eq!(body["messages"][3]["tool_call_id"], "c1");
+        assert_eq!(body["tools"][0]["type"], "function");
+        assert_eq!(body["stream"], false);
+    }
+}

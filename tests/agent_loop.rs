@@ -1,0 +1,791 @@
+//! The agent loop end to end without Discord: the real OpenAI client against a scripted fake
+//! server on loopback, the real gate and tools, and recording adapters. Time-based limits use
+//! an in-process scripted model under paused tokio time.
+
+mod support;
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use riskgate::config::Settings;
+use riskgate::core::agent::{
+    Agent, AgentEvent, ChatReply, ChatRequest, Inbound, Protocol, ReplyToolCall, RunOutcome,
+    StopReason,
+};
+use riskgate::core::ports::{
+    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChatModel, EventSink, ModelError,
+};
+use riskgate::core::risk::Assessment;
+use riskgate::core::tools::{
+    Approval, AssessContext, BoxFuture, RiskAssessor, RiskGate, Tool, ToolError, ToolOutput,
+};
+use riskgate::store::MemoryStore;
+use serde_json::{Map, Value, json};
+use support::fake_llm::{self, FakeLlm, assert_calls_and_results_pair};
+
+/// Records every event.
+#[derive(Default)]
+struct Events(Mutex<Vec<AgentEvent>>);
+
+impl EventSink for Events {
+    fn emit(&self, _channel: &str, event: &AgentEvent) {
+        self.0.lock().expect("events").push(event.clone());
+    }
+}
+
+impl Events {
+    fn all(&self) -> Vec<AgentEvent> {
+        self.0.lock().expect("events").clone()
+    }
+}
+
+/// Answers approvals from a script; `None` never answers (the request expires). Each answer
+/// may take a while (tokio time).
+#[derive(Default)]
+struct Approvals {
+    script: Mutex<VecDeque<(Duration, Option<ApprovalOutcome>)>>,
+    seen: Mutex<Vec<ApprovalRequest>>,
+}
+
+impl Approvals {
+    fn answering(answers: Vec<(Duration, Option<ApprovalOutcome>)>) -> Arc<Self> {
+        Arc::new(Self {
+            script: Mutex::new(answers.into()),
+            seen: Mutex::default(),
+        })
+    }
+}
+
+impl ApprovalSurface for Approvals {
+    fn request<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
+        self.seen.lock().expect("seen").push(request.clone());
+        let next = self.script.lock().expect("script").pop_front();
+        Box::pin(async move {
+            match next {
+                Some((delay, Some(outcome))) => {
+                    tokio::time::sleep(delay).await;
+                    outcome
+                }
+                _ => std::future::pending().await,
+            }
+        })
+    }
+}
+
+/// A tool that records the arguments it runs with: proof of what reaches an executor.
+#[derive(Default)]
+struct Spy {
+    runs: Mutex<Vec<Map<String, Value>>>,
+}
+
+impl RiskAssessor for Spy {
+    fn assess(&self, arguments: &Map<String, Value>, _ctx: &AssessContext) -> Assessment {
+        match arguments.get("value").and_then(Value::as_str) {
+            Some("safe") => Assessment::Safe("a safe spy call".into()),
+            Some("wipe") => Assessment::Destructive("a destructive spy call".into()),
+            _ => Assessment::Unknown("an unknown spy call".into()),
+        }
+    }
+}
+
+impl Tool for Spy {
+    fn name(&self) -> &'static str {
+        "spy"
+    }
+    fn description(&self) -> &'static str {
+        "Records its arguments."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {"value": {"type": "string"}},
+               "required": ["value"], "additionalProperties": false})
+    }
+    fn execute<'a>(
+        &'a self,
+        arguments: &'a Map<String, Value>,
+        approval: &'a Approval,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        self.runs.lock().expect("runs").push(arguments.clone());
+        let confirmed = approval.is_confirmed();
+        Box::pin(async move {
+            Ok(ToolOutput {
+                summary: "spied".into(),
+                text: format!("spy ran (confirmed: {confirmed})"),
+                chat: "spied".into(),
+                attachment: None,
+            })
+        })
+    }
+}
+
+struct Harness {
+    agent: Agent,
+    events: Arc<Events>,
+    spy: Arc<Spy>,
+    approvals: Arc<Approvals>,
+    _workspace: tempfile::TempDir,
+}
+
+fn harness(
+    model: Arc<dyn ChatModel>,
+    protocol: Protocol,
+    approvals: Arc<Approvals>,
+    configure: impl FnOnce(&mut Settings),
+) -> Harness {
+    let workspace = tempfile::tempdir().expect("tempdir");
+    let mut settings = Settings::default();
+    settings.tools.workspace = workspace.path().to_path_buf();
+    settings.llm.protocol = match protocol {
+        Protocol::Native => "native".into(),
+        Protocol::Json => "json".into(),
+    };
+    configure(&mut settings);
+    let events = Arc::new(Events::default());
+    let spy = Arc::new(Spy::default());
+    let mut agent = riskgate::app::build_agent(
+        &settings,
+        model,
+        Arc::new(MemoryStore::new()),
+        approvals.clone(),
+        events.clone(),
+    )
+    .expect("agent");
+    let mut registry = riskgate::tools::builtin_registry(&settings);
+    registry.register(spy.clone());
+    agent.gate = RiskGate::new(registry, settings.risk.gate_policy());
+    Harness {
+        agent,
+        events,
+        spy,
+        approvals,
+        _workspace: workspace,
+    }
+}
+
+fn http_model(fake: &FakeLlm, configure: impl FnOnce(&mut Settings)) -> Arc<dyn ChatModel> {
+    let mut settings = Settings::default();
+    settings.llm.base_url = fake.base_url();
+    settings.llm.retry_base_delay_ms = 10;
+    configure(&mut settings);
+    Arc::new(riskgate::app::model_client(&settings).expect("client"))
+}
+
+fn inbound(text: &str) -> Inbound {
+    Inbound {
+        channel: "c1".into(),
+        author: "alice".into(),
+        text: text.into(),
+    }
+}
+
+fn tool_messages(request: &Value) -> Vec<&Value> {
+    request["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect()
+}
+
+#[tokio::test]
+async fn an_auto_run_call_then_a_reply() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[(
+            "call_a",
+            "spy",
+            json!({"value": "safe", "risk_level": "low"}),
+        )]),
+        fake_llm::text("The spy says hi."),
+    ])
+    .await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    let outcome = h.agent.run(&inbound("look")).await;
+    assert_eq!(outcome, RunOutcome::Replied("The spy says hi.".into()));
+
+    let runs = h.spy.runs.lock().expect("runs").clone();
+    assert_eq!(
+        runs,
+        vec![
+            json!({"value": "safe"})
+                .as_object()
+                .cloned()
+                .expect("object")
+        ]
+    );
+    let requests = fake.requests().await;
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_calls_and_results_pair(request);
+        let tools: Vec<&str> = request["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| t["function"]["name"].as_str().expect("name"))
+            .collect();
+        assert!(
+            tools.contains(&"execute_sql") && tools.contains(&"spy"),
+            "{tools:?}"
+        );
+        let spy = request["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .find(|t| t["function"]["name"] == "spy")
+            .expect("spy");
+        assert_eq!(
+            spy["function"]["parameters"]["properties"]["risk_level"]["enum"],
+            json!(["low", "medium", "high"])
+        );
+    }
+    let results = tool_messages(&requests[1]);
+    assert_eq!(results[0]["tool_call_id"], "call_a");
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .expect("text")
+            .contains("spy ran (confirmed: false)")
+    );
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .expect("text")
+            .contains("untrusted")
+    );
+    assert!(
+        requests[0]["messages"][1]["content"]
+            .as_str()
+            .expect("user")
+            .starts_with("alice: look")
+    );
+    assert!(h.events.all().iter().any(|e| matches!(e, AgentEvent::ToolCall { decision, source, .. } if decision == "auto" && source == "llm")));
+}
+
+#[tokio::test]
+async fn a_confirmed_call_runs_with_the_exact_arguments() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[("c1", "spy", json!({"value": "maybe"}))]),
+        fake_llm::text("done"),
+    ])
+    .await;
+    let approvals = Approvals::answering(vec![(
+        Duration::ZERO,
+        Some(ApprovalOutcome::Confirmed { by: "bob".into() }),
+    )]);
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        approvals,
+        |_| {},
+    );
+    assert_eq!(
+        h.agent.run(&inbound("go")).await,
+        RunOutcome::Replied("done".into())
+    );
+    let seen = h.approvals.seen.lock().expect("seen").clone();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].requester, "alice");
+    assert_eq!(seen[0].decision.source.as_str(), "default");
+    assert_eq!(
+        h.spy.runs.lock().expect("runs").as_slice(),
+        [seen[0].arguments.clone()]
+    );
+    let requests = fake.requests().await;
+    assert!(
+        tool_messages(&requests[1])[0]["content"]
+            .as_str()
+            .expect("text")
+            .contains("confirmed: true")
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_goes_back_to_the_model_and_its_reply_reaches_the_user() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[("c1", "spy", json!({"value": "wipe", "risk_level": "low"}))]),
+        // The model tries the very same call again: it is not asked twice.
+        fake_llm::tool_calls(&[("c2", "spy", json!({"risk_level": "low", "value": "wipe"}))]),
+        fake_llm::text("OK, I will not wipe anything."),
+    ])
+    .await;
+    let approvals = Approvals::answering(vec![(
+        Duration::ZERO,
+        Some(ApprovalOutcome::Cancelled { by: "bob".into() }),
+    )]);
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        approvals,
+        |_| {},
+    );
+    let outcome = h.agent.run(&inbound("wipe it")).await;
+    assert_eq!(
+        outcome,
+        RunOutcome::Replied("OK, I will not wipe anything.".into())
+    );
+    assert!(h.spy.runs.lock().expect("runs").is_empty(), "nothing ran");
+    assert_eq!(
+        h.approvals.seen.lock().expect("seen").len(),
+        1,
+        "asked once"
+    );
+    let requests = fake.requests().await;
+    let first: Value = serde_json::from_str(
+        tool_messages(&requests[1])[0]["content"]
+            .as_str()
+            .expect("text"),
+    )
+    .expect("json");
+    assert_eq!(first["status"], "cancelled");
+    assert_eq!(first["by"], "bob");
+    let second: Value = serde_json::from_str(
+        tool_messages(&requests[2])[1]["content"]
+            .as_str()
+            .expect("text"),
+    )
+    .expect("json");
+    assert_eq!(second["status"], "cancelled");
+    assert!(
+        second["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("not asked again")
+    );
+    for request in &requests {
+        assert_calls_and_results_pair(request);
+    }
+    let events = h.events.all();
+    assert!(events.iter().any(
+        |e| matches!(e, AgentEvent::ToolCall { source, .. } if source == "destructive_floor")
+    ));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Reply { text } if text.contains("not wipe")))
+    );
+}
+
+#[tokio::test]
+async fn unknown_tools_and_bad_arguments_are_reported_and_three_in_a_row_stop_the_run() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[("c1", "launch_missiles", json!({}))]),
+        fake_llm::tool_calls(&[("c2", "spy", json!({"wrong": 1}))]),
+        fake_llm::Scripted::Reply(json!({"choices": [{"message": {"content": null, "tool_calls": [
+            {"id": "c3", "type": "function", "function": {"name": "spy", "arguments": "{not json"}}]}, "finish_reason": "tool_calls"}]})),
+        fake_llm::text("never reached"),
+    ])
+    .await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    let outcome = h.agent.run(&inbound("go")).await;
+    assert_eq!(outcome, RunOutcome::Stopped(StopReason::Malformed(3)));
+    let requests = fake.requests().await;
+    assert_eq!(requests.len(), 3);
+    let unknown = tool_messages(&requests[1])[0]["content"]
+        .as_str()
+        .expect("text")
+        .to_owned();
+    assert!(
+        unknown.contains("no tool named \"launch_missiles\""),
+        "{unknown}"
+    );
+    let bad = tool_messages(&requests[2])[1]["content"]
+        .as_str()
+        .expect("text")
+        .to_owned();
+    assert!(
+        bad.contains("parameter `value` is missing") && bad.contains("JSON object"),
+        "{bad}"
+    );
+    assert!(
+        h.events
+            .all()
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Error { message } if message.contains("malformed")))
+    );
+    assert!(h.spy.runs.lock().expect("runs").is_empty());
+}
+
+#[tokio::test]
+async fn the_iteration_cap_stops_the_run_and_says_so() {
+    let script = (0..5)
+        .map(|i| fake_llm::tool_calls(&[(&format!("c{i}"), "spy", json!({"value": "safe"}))]))
+        .collect();
+    let fake = FakeLlm::start(script).await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |s| {
+            s.agent.max_iterations = 3;
+        },
+    );
+    let outcome = h.agent.run(&inbound("loop")).await;
+    assert_eq!(outcome, RunOutcome::Stopped(StopReason::MaxIterations(3)));
+    assert_eq!(fake.requests().await.len(), 3);
+    assert!(
+        h.events
+            .all()
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Error { message } if message.contains("3 steps")))
+    );
+}
+
+#[tokio::test]
+async fn a_text_only_reply_ends_the_run() {
+    let fake = FakeLlm::start(vec![fake_llm::text("Hello! How can I help?")]).await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    assert_eq!(
+        h.agent.run(&inbound("hi")).await,
+        RunOutcome::Replied("Hello! How can I help?".into())
+    );
+    assert_eq!(fake.requests().await.len(), 1);
+}
+
+#[tokio::test]
+async fn json_protocol_with_terminate_false_then_true() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::text("Let me check.\n```json\n{\"tool\": \"spy\", \"parameters\": {\"value\": \"safe\"}, \"terminate\": false}\n```"),
+        fake_llm::text("{\"tool\": \"spy\", \"parameters\": {\"value\": \"safe\"}, \"terminate\": true}"),
+        fake_llm::text("never asked"),
+    ])
+    .await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Json,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    let outcome = h.agent.run(&inbound("check twice")).await;
+    assert!(
+        matches!(&outcome, RunOutcome::Terminated { tool, result } if tool == "spy" && result.contains("spy ran")),
+        "{outcome:?}"
+    );
+    let requests = fake.requests().await;
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests[0].get("tools").is_none(),
+        "no native tools in the JSON protocol"
+    );
+    let system = requests[0]["messages"][0]["content"]
+        .as_str()
+        .expect("system");
+    assert!(
+        system.contains("### spy") && system.contains("\"terminate\""),
+        "tool definitions are in the prompt"
+    );
+    let last = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("message")
+        .clone();
+    assert_eq!(last["role"], "user");
+    assert!(
+        last["content"]
+            .as_str()
+            .expect("text")
+            .starts_with("[result of spy]")
+    );
+    assert_eq!(fake.remaining(), 1);
+    assert_eq!(h.spy.runs.lock().expect("runs").len(), 2);
+}
+
+#[tokio::test]
+async fn json_protocol_malformed_terminate_is_sent_back() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::text(
+            "{\"tool\": \"spy\", \"parameters\": {\"value\": \"safe\"}, \"terminate\": \"yes\"}",
+        ),
+        fake_llm::text("Sorry, here is the answer: 42."),
+    ])
+    .await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Json,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    let outcome = h.agent.run(&inbound("q")).await;
+    assert_eq!(
+        outcome,
+        RunOutcome::Replied("Sorry, here is the answer: 42.".into())
+    );
+    let requests = fake.requests().await;
+    let correction = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("last")["content"]
+        .as_str()
+        .expect("text")
+        .to_owned();
+    assert!(
+        correction.contains("\"terminate\" must be true or false"),
+        "{correction}"
+    );
+    assert!(h.spy.runs.lock().expect("runs").is_empty());
+}
+
+#[tokio::test]
+async fn a_429_is_retried_after_retry_after() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::status(429, "slow down", Some("1")),
+        fake_llm::text("after the wait"),
+    ])
+    .await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    let started = std::time::Instant::now();
+    assert_eq!(
+        h.agent.run(&inbound("hi")).await,
+        RunOutcome::Replied("after the wait".into())
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "Retry-After was honoured"
+    );
+    assert_eq!(fake.requests().await.len(), 2);
+}
+
+#[tokio::test]
+async fn repeated_500s_end_with_a_clear_error() {
+    let fake = FakeLlm::start(
+        (0..4)
+            .map(|_| fake_llm::status(500, "upstream exploded", None))
+            .collect(),
+    )
+    .await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    let outcome = h.agent.run(&inbound("hi")).await;
+    assert!(
+        matches!(
+            &outcome,
+            RunOutcome::Stopped(StopReason::Model(ModelError::Exhausted { attempts: 4, .. }))
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(fake.requests().await.len(), 4);
+    let message = h
+        .events
+        .all()
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Error { message } => Some(message.clone()),
+            _ => None,
+        })
+        .expect("an error event");
+    assert!(
+        message.contains("kept failing after 4 attempts") && message.contains("upstream exploded"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn other_4xx_fail_at_once_with_what_to_fix() {
+    for (status, text, expected) in [
+        (401, "invalid api key", "llm.api_key"),
+        (404, "The model `gpt-9` does not exist", "llm.model"),
+        (400, "bad things", "400 Bad Request: bad things"),
+    ] {
+        let fake = FakeLlm::start(vec![
+            fake_llm::status(status, text, None),
+            fake_llm::text("x"),
+        ])
+        .await;
+        let h = harness(
+            http_model(&fake, |_| {}),
+            Protocol::Native,
+            Approvals::answering(vec![]),
+            |_| {},
+        );
+        let outcome = h.agent.run(&inbound("hi")).await;
+        let RunOutcome::Stopped(StopReason::Model(error)) = outcome else {
+            panic!("{status}: {outcome:?}")
+        };
+        assert!(error.to_string().contains(expected), "{status}: {error}");
+        assert_eq!(fake.requests().await.len(), 1, "{status} is not retried");
+    }
+}
+
+#[tokio::test]
+async fn history_carries_over_between_runs() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::text("first answer"),
+        fake_llm::text("second answer"),
+    ])
+    .await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    h.agent.run(&inbound("first question")).await;
+    h.agent.run(&inbound("second question")).await;
+    let requests = fake.requests().await;
+    let contents: Vec<&str> = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .skip(1)
+        .map(|m| m["content"].as_str().expect("text"))
+        .collect();
+    assert_eq!(
+        contents,
+        [
+            "alice: first question",
+            "first answer",
+            "alice: second question"
+        ]
+    );
+}
+
+/// An in-process model for time-based tests: each reply after a (tokio) delay.
+struct TimedModel {
+    script: Mutex<VecDeque<(Duration, ChatReply)>>,
+    calls: Mutex<u32>,
+}
+
+impl ChatModel for TimedModel {
+    fn complete<'a>(
+        &'a self,
+        _request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
+        *self.calls.lock().expect("calls") += 1;
+        let next = self.script.lock().expect("script").pop_front();
+        Box::pin(async move {
+            let (delay, reply) =
+                next.ok_or_else(|| ModelError::Rejected("script exhausted".into()))?;
+            tokio::time::sleep(delay).await;
+            Ok(reply)
+        })
+    }
+}
+
+fn timed(script: Vec<(u64, ChatReply)>) -> Arc<TimedModel> {
+    Arc::new(TimedModel {
+        script: Mutex::new(
+            script
+                .into_iter()
+                .map(|(s, r)| (Duration::from_secs(s), r))
+                .collect(),
+        ),
+        calls: Mutex::new(0),
+    })
+}
+
+fn spy_call(id: &str, value: &str) -> ChatReply {
+    ChatReply {
+        content: None,
+        tool_calls: vec![ReplyToolCall {
+            id: Some(id.into()),
+            name: "spy".into(),
+            arguments: json!({"value": value}),
+        }],
+        finish_reason: Some("tool_calls".into()),
+    }
+}
+
+fn reply(text: &str) -> ChatReply {
+    ChatReply {
+        content: Some(text.into()),
+        ..ChatReply::default()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_wall_clock_limit_stops_a_slow_run() {
+    let model = timed(vec![(200, spy_call("a", "safe")), (200, reply("too late"))]);
+    let h = harness(
+        model.clone(),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |s| {
+            s.agent.run_timeout_secs = 300;
+        },
+    );
+    let outcome = h.agent.run(&inbound("slow")).await;
+    assert_eq!(
+        outcome,
+        RunOutcome::Stopped(StopReason::WallClock(Duration::from_secs(300)))
+    );
+    assert_eq!(*model.calls.lock().expect("calls"), 2);
+    assert!(
+        h.events
+            .all()
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Error { message } if message.contains("took longer")))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn waiting_for_a_person_does_not_count_against_the_run() {
+    // 100 s of model time + 20 minutes waiting for a person, against a 300 s run limit.
+    let model = timed(vec![(50, spy_call("a", "maybe")), (50, reply("finished"))]);
+    let approvals = Approvals::answering(vec![(
+        Duration::from_secs(1200),
+        Some(ApprovalOutcome::Confirmed { by: "bob".into() }),
+    )]);
+    let h = harness(model, Protocol::Native, approvals, |s| {
+        s.agent.run_timeout_secs = 300;
+        s.agent.approval_timeout_secs = 3600;
+    });
+    assert_eq!(
+        h.agent.run(&inbound("wait")).await,
+        RunOutcome::Replied("finished".into())
+    );
+    assert_eq!(h.spy.runs.lock().expect("runs").len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unanswered_approval_expires_and_the_model_is_told() {
+    let model = timed(vec![
+        (0, spy_call("a", "maybe")),
+        (0, reply("it expired, so I stopped")),
+    ]);
+    let h = harness(
+        model,
+        Protocol::Native,
+        Approvals::answering(vec![(Duration::ZERO, None)]),
+        |s| {
+            s.agent.approval_timeout_secs = 600;
+        },
+    );
+    let started = tokio::time::Instant::now();
+    assert_eq!(
+        h.agent.run(&inbound("x")).await,
+        RunOutcome::Replied("it expired, so I stopped".into())
+    );
+    assert!(started.elapsed() >= Duration::from_secs(600));
+    let events = h.events.all();
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::ApprovalResolved { outcome, by: None, .. } if outcome == "expired")));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::CallNotRun { status, .. } if status == "expired"))
+    );
+    assert!(h.spy.runs.lock().expect("runs").is_empty());
+}
