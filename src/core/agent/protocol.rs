@@ -289,14 +289,13 @@ pub fn json_objects(text: &str) -> Vec<Map<String, Value>> {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'{' {
-            if let Some(end) = balanced_end(&text[i..]) {
-                if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text[i..i + end]) {
-                    found.push(map);
-                    i += end;
-                    continue;
-                }
-            }
+        if bytes[i] == b'{'
+            && let Some(end) = balanced_end(&text[i..])
+            && let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text[i..i + end])
+        {
+            found.push(map);
+            i += end;
+            continue;
         }
         i += 1;
     }
