@@ -1,0 +1,79 @@
+//! Snapshots of every rendered system prompt and of the first request body, so a change to
+//! what the model is told shows up in review.
+
+mod support;
+
+use std::sync::Arc;
+
+use riskgate::config::Settings;
+use riskgate::core::agent::{AgentEvent, Inbound, Protocol};
+use riskgate::core::ports::{ApprovalOutcome, ApprovalRequest, ApprovalSurface, EventSink};
+use riskgate::core::prompt::Prompts;
+use riskgate::core::tools::BoxFuture;
+use riskgate::store::MemoryStore;
+use support::fake_llm::{self, FakeLlm};
+
+fn settings() -> Settings {
+    let mut settings = Settings::default();
+    // A fixed path keeps the snapshots stable.
+    settings.tools.workspace = std::path::PathBuf::from("/srv/riskgate-workspace");
+    settings
+}
+
+#[test]
+fn rendered_system_prompts() {
+    let gate = riskgate::tools::builtin_gate(&settings());
+    let prompts = Prompts::default();
+    for profile in ["sql", "ops"] {
+        let tools: Vec<_> = gate
+            .registry()
+            .definitions()
+            .into_iter()
+            .filter(|d| profile != "sql" || d.name == "execute_sql")
+            .collect();
+        for (protocol, name) in [(Protocol::Native, "native"), (Protocol::Json, "json")] {
+            insta::assert_snapshot!(
+                format!("system_prompt_{profile}_{name}"),
+                prompts.system_prompt(profile, protocol, &tools)
+            );
+        }
+    }
+}
+
+struct Nobody;
+
+impl ApprovalSurface for Nobody {
+    fn request<'a>(&'a self, _r: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
+        Box::pin(async { ApprovalOutcome::Expired })
+    }
+}
+
+impl EventSink for Nobody {
+    fn emit(&self, _channel: &str, _event: &AgentEvent) {}
+}
+
+#[tokio::test]
+async fn the_first_request_body() {
+    let fake = FakeLlm::start(vec![fake_llm::text("hello")]).await;
+    let mut settings = settings();
+    settings.llm.base_url = fake.base_url();
+    settings.llm.model = "test-model".into();
+    let model = Arc::new(riskgate::app::model_client(&settings).expect("client"));
+    let agent = riskgate::app::build_agent(
+        &settings,
+        model,
+        Arc::new(MemoryStore::new()),
+        Arc::new(Nobody),
+        Arc::new(Nobody),
+    )
+    .expect("agent");
+    agent
+        .run(&Inbound {
+            channel: "c".into(),
+            author: "erin".into(),
+            text: "How many orders came in today?".into(),
+        })
+        .await;
+    let requests = fake.requests().await;
+    insta::assert_json_snapshot!("first_request_body_native", requests[0]);
+}
