@@ -8,7 +8,7 @@ use url::Url;
 use crate::config::Settings;
 use crate::core::agent::{Agent, AgentLimits, Protocol};
 use crate::core::ports::{
-    ApprovalSurface, ChannelSettings, ChatModel, ConversationStore, EventSink, SystemClock,
+    ApprovalSurface, ChannelSettings, ChatModel, EventSink, Store, SystemClock,
 };
 use crate::core::prompt::Prompts;
 use crate::core::tools::AssessContext;
@@ -59,7 +59,7 @@ pub fn agent_limits(settings: &Settings) -> AgentLimits {
 pub fn build_agent(
     settings: &Settings,
     model: Arc<dyn ChatModel>,
-    store: Arc<dyn ConversationStore>,
+    store: Arc<dyn Store>,
     approvals: Arc<dyn ApprovalSurface>,
     events: Arc<dyn EventSink>,
 ) -> Result<Agent, AppError> {
@@ -87,5 +87,17 @@ pub fn build_agent(
             profile: settings.agent.default_profile.clone(),
         },
         assess_context: AssessContext::default(),
+        instance: instance_name(),
     })
+}
+
+/// This process's name in the runs table: host and process id.
+pub fn instance_name() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "riskgate".to_owned());
+    format!("{host}-{}", std::process::id())
 }

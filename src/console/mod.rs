@@ -16,8 +16,7 @@ use tokio::sync::mpsc;
 use crate::config::Settings;
 use crate::core::agent::{Agent, AgentEvent, Inbound};
 use crate::core::ports::{
-    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChannelSettings, ConversationStore,
-    EventSink,
+    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChannelSettings, EventSink, Store,
 };
 use crate::core::prompt::PROFILES;
 use crate::core::risk::ChannelMode;
@@ -162,7 +161,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
         }
     });
     let lines: Lines = Arc::new(tokio::sync::Mutex::new(rx));
-    let store: Arc<dyn ConversationStore> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let agent = crate::app::build_agent(
         &settings,
         Arc::new(model),

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::core::agent::{AgentEvent, ChatMessage, ChatReply, ChatRequest};
@@ -97,8 +98,101 @@ pub struct ChannelSettings {
 #[error("the state store failed: {0}")]
 pub struct StoreError(pub String);
 
-/// The conversation state the loop needs.
-pub trait ConversationStore: Send + Sync {
+/// Where an approval stands. Only `Pending` may change, and only once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalStatus {
+    Pending,
+    Confirmed,
+    Cancelled,
+    Expired,
+    /// Its run no longer exists (the process stopped while it waited).
+    Abandoned,
+}
+
+impl ApprovalStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Confirmed => "confirmed",
+            Self::Cancelled => "cancelled",
+            Self::Expired => "expired",
+            Self::Abandoned => "abandoned",
+        }
+    }
+}
+
+impl std::str::FromStr for ApprovalStatus {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "pending" => Ok(Self::Pending),
+            "confirmed" => Ok(Self::Confirmed),
+            "cancelled" => Ok(Self::Cancelled),
+            "expired" => Ok(Self::Expired),
+            "abandoned" => Ok(Self::Abandoned),
+            other => Err(format!("unknown approval status {other:?}")),
+        }
+    }
+}
+
+/// An approval as stored: the exact call, why it needs a person, and what became of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalRecord {
+    pub id: String,
+    pub run_id: String,
+    pub channel: String,
+    pub requester: String,
+    pub tool: String,
+    /// The exact arguments that run if it is confirmed (`risk_level` taken out).
+    pub arguments: Map<String, Value>,
+    /// SHA-256 of the canonical JSON of `arguments`, checked before execution.
+    pub arguments_hash: String,
+    pub source: String,
+    pub reason: String,
+    pub status: ApprovalStatus,
+    pub decided_by: Option<String>,
+    pub decided_at: Option<SystemTime>,
+    pub created_at: SystemTime,
+    pub expires_at: SystemTime,
+    /// The chat message that shows it (a front end's reference), once posted.
+    pub message_ref: Option<String>,
+}
+
+/// The result of trying to decide an approval: exactly one caller wins.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decided {
+    /// This caller's decision was recorded; the record as it now stands.
+    Won(ApprovalRecord),
+    /// Someone decided first (or it expired or was abandoned); what it is now.
+    Lost(ApprovalRecord),
+    /// No approval has that id.
+    Missing,
+}
+
+/// One line of the audit log: every tool call, whatever became of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AuditRecord {
+    pub at: u64,
+    pub run_id: String,
+    pub channel: String,
+    pub user: String,
+    pub tool: String,
+    /// The arguments, shortened for the log.
+    pub arguments_summary: String,
+    pub decision: String,
+    pub source: String,
+    pub reason: String,
+    /// `ok`, `error`, `denied`, `cancelled`, `expired`, `not_run`.
+    pub outcome: String,
+    pub approval_id: Option<String>,
+    pub duration_ms: u64,
+    pub output_bytes: u64,
+}
+
+/// The state the agent keeps: conversations, channel settings, runs, approvals, audit.
+pub trait Store: Send + Sync {
     /// The channel's history, oldest first, within `budget` characters (oldest turns dropped).
     fn load_history<'a>(
         &'a self,
@@ -110,7 +204,11 @@ pub trait ConversationStore: Send + Sync {
         channel: &'a str,
         messages: &'a [ChatMessage],
     ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Forgets a channel's conversation (never the audit log).
     fn clear<'a>(&'a self, channel: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Drops conversation messages older than `before` (retention).
+    fn prune_history<'a>(&'a self, before: SystemTime) -> BoxFuture<'a, Result<u64, StoreError>>;
+
     /// `None` when nobody set anything for the channel (the defaults apply).
     fn channel_settings<'a>(
         &'a self,
@@ -122,6 +220,64 @@ pub trait ConversationStore: Send + Sync {
         settings: &'a ChannelSettings,
         changed_by: &'a str,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// A run began; `instance` names the process, so several can share one database.
+    fn start_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        channel: &'a str,
+        instance: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// The run is still alive (runs waiting for a person call this now and then).
+    fn heartbeat_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+    fn finish_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    fn create_approval<'a>(
+        &'a self,
+        approval: &'a ApprovalRecord,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Moves a pending approval to `status` (confirmed, cancelled or expired) with a
+    /// conditional update: of any number of concurrent callers exactly one wins.
+    fn decide_approval<'a>(
+        &'a self,
+        id: &'a str,
+        status: ApprovalStatus,
+        by: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Decided, StoreError>>;
+    fn approval<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<ApprovalRecord>, StoreError>>;
+    fn set_approval_message<'a>(
+        &'a self,
+        id: &'a str,
+        message_ref: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Pending approvals, of one channel or of all, oldest first.
+    fn pending_approvals<'a>(
+        &'a self,
+        channel: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>>;
+    /// Marks pending approvals past their expiry `expired`; returns those it marked.
+    fn expire_overdue<'a>(
+        &'a self,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>>;
+    /// Marks pending approvals `abandoned` whose run finished or whose run's last heartbeat
+    /// is older than `stale_before`; returns those it marked.
+    fn abandon_orphaned<'a>(
+        &'a self,
+        stale_before: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>>;
+
+    fn record_audit<'a>(&'a self, record: &'a AuditRecord)
+    -> BoxFuture<'a, Result<(), StoreError>>;
+    /// The newest audit records of a channel, newest first.
+    fn recent_audit<'a>(
+        &'a self,
+        channel: &'a str,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<AuditRecord>, StoreError>>;
 }
 
 /// Time, so tests can control it. Durations use tokio's clock (pausable in tests); wall time

@@ -1,22 +1,34 @@
-//! The in-memory conversation store.
+//! The in-memory store: the same contract as the sqlx store, for tests and benchmarks.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::SystemTime;
 
 use crate::core::agent::{ChatMessage, trim_to_budget};
-use crate::core::ports::{ChannelSettings, ConversationStore, StoreError};
+use crate::core::ports::{
+    ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided, Store, StoreError,
+};
 use crate::core::tools::BoxFuture;
 
-/// Conversations and channel settings in memory.
+/// Everything in memory, behind one lock.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     inner: Mutex<Inner>,
 }
 
+#[derive(Debug)]
+struct Run {
+    heartbeat_at: SystemTime,
+    finished: bool,
+}
+
 #[derive(Debug, Default)]
 struct Inner {
-    history: HashMap<String, Vec<ChatMessage>>,
+    history: HashMap<String, Vec<(SystemTime, ChatMessage)>>,
     settings: HashMap<String, ChannelSettings>,
+    runs: HashMap<String, Run>,
+    approvals: Vec<ApprovalRecord>,
+    audit: Vec<AuditRecord>,
 }
 
 impl MemoryStore {
@@ -31,23 +43,28 @@ impl MemoryStore {
             .map_err(|_| StoreError("the in-memory store was poisoned by a panic".to_owned()))?;
         Ok(f(&mut inner))
     }
+
+    fn ready<T: Send + 'static>(
+        result: Result<T, StoreError>,
+    ) -> BoxFuture<'static, Result<T, StoreError>> {
+        Box::pin(std::future::ready(result))
+    }
 }
 
-impl ConversationStore for MemoryStore {
+impl Store for MemoryStore {
     fn load_history<'a>(
         &'a self,
         channel: &'a str,
         budget: usize,
     ) -> BoxFuture<'a, Result<Vec<ChatMessage>, StoreError>> {
-        Box::pin(async move {
-            self.with(|inner| {
-                inner
-                    .history
-                    .get(channel)
-                    .map(|h| trim_to_budget(h, budget))
-                    .unwrap_or_default()
-            })
-        })
+        Self::ready(self.with(|inner| {
+            let messages: Vec<ChatMessage> = inner
+                .history
+                .get(channel)
+                .map(|h| h.iter().map(|(_, m)| m.clone()).collect())
+                .unwrap_or_default();
+            trim_to_budget(&messages, budget)
+        }))
     }
 
     fn append<'a>(
@@ -55,30 +72,39 @@ impl ConversationStore for MemoryStore {
         channel: &'a str,
         messages: &'a [ChatMessage],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            self.with(|inner| {
-                inner
-                    .history
-                    .entry(channel.to_owned())
-                    .or_default()
-                    .extend_from_slice(messages);
-            })
-        })
+        let now = SystemTime::now();
+        Self::ready(self.with(|inner| {
+            inner
+                .history
+                .entry(channel.to_owned())
+                .or_default()
+                .extend(messages.iter().map(|m| (now, m.clone())));
+        }))
     }
 
     fn clear<'a>(&'a self, channel: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            self.with(|inner| {
-                inner.history.remove(channel);
-            })
-        })
+        Self::ready(self.with(|inner| {
+            inner.history.remove(channel);
+        }))
+    }
+
+    fn prune_history<'a>(&'a self, before: SystemTime) -> BoxFuture<'a, Result<u64, StoreError>> {
+        Self::ready(self.with(|inner| {
+            let mut removed = 0u64;
+            for messages in inner.history.values_mut() {
+                let len = messages.len();
+                messages.retain(|(at, _)| *at >= before);
+                removed += (len - messages.len()) as u64;
+            }
+            removed
+        }))
     }
 
     fn channel_settings<'a>(
         &'a self,
         channel: &'a str,
     ) -> BoxFuture<'a, Result<Option<ChannelSettings>, StoreError>> {
-        Box::pin(async move { self.with(|inner| inner.settings.get(channel).cloned()) })
+        Self::ready(self.with(|inner| inner.settings.get(channel).cloned()))
     }
 
     fn set_channel_settings<'a>(
@@ -87,10 +113,180 @@ impl ConversationStore for MemoryStore {
         settings: &'a ChannelSettings,
         _changed_by: &'a str,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
+        Self::ready(self.with(|inner| {
+            inner.settings.insert(channel.to_owned(), settings.clone());
+        }))
+    }
+
+    fn start_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        _channel: &'a str,
+        _instance: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Self::ready(self.with(|inner| {
+            inner.runs.insert(
+                run_id.to_owned(),
+                Run {
+                    heartbeat_at: SystemTime::now(),
+                    finished: false,
+                },
+            );
+        }))
+    }
+
+    fn heartbeat_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Self::ready(self.with(|inner| {
+            if let Some(run) = inner.runs.get_mut(run_id) {
+                run.heartbeat_at = SystemTime::now();
+            }
+        }))
+    }
+
+    fn finish_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Self::ready(self.with(|inner| {
+            if let Some(run) = inner.runs.get_mut(run_id) {
+                run.finished = true;
+            }
+        }))
+    }
+
+    fn create_approval<'a>(
+        &'a self,
+        approval: &'a ApprovalRecord,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Self::ready(
             self.with(|inner| {
-                inner.settings.insert(channel.to_owned(), settings.clone());
+                if inner.approvals.iter().any(|a| a.id == approval.id) {
+                    Err(StoreError(format!(
+                        "approval {} exists already",
+                        approval.id
+                    )))
+                } else {
+                    inner.approvals.push(approval.clone());
+                    Ok(())
+                }
             })
-        })
+            .and_then(|r| r),
+        )
+    }
+
+    fn decide_approval<'a>(
+        &'a self,
+        id: &'a str,
+        status: ApprovalStatus,
+        by: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Decided, StoreError>> {
+        Self::ready(self.with(|inner| {
+            let Some(approval) = inner.approvals.iter_mut().find(|a| a.id == id) else {
+                return Decided::Missing;
+            };
+            if approval.status != ApprovalStatus::Pending {
+                return Decided::Lost(approval.clone());
+            }
+            approval.status = status;
+            approval.decided_by = by.map(str::to_owned);
+            approval.decided_at = Some(SystemTime::now());
+            Decided::Won(approval.clone())
+        }))
+    }
+
+    fn approval<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<ApprovalRecord>, StoreError>> {
+        Self::ready(self.with(|inner| inner.approvals.iter().find(|a| a.id == id).cloned()))
+    }
+
+    fn set_approval_message<'a>(
+        &'a self,
+        id: &'a str,
+        message_ref: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Self::ready(self.with(|inner| {
+            if let Some(approval) = inner.approvals.iter_mut().find(|a| a.id == id) {
+                approval.message_ref = Some(message_ref.to_owned());
+            }
+        }))
+    }
+
+    fn pending_approvals<'a>(
+        &'a self,
+        channel: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        Self::ready(self.with(|inner| {
+            inner
+                .approvals
+                .iter()
+                .filter(|a| a.status == ApprovalStatus::Pending)
+                .filter(|a| channel.is_none_or(|c| a.channel == c))
+                .cloned()
+                .collect()
+        }))
+    }
+
+    fn expire_overdue<'a>(
+        &'a self,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        Self::ready(self.with(|inner| {
+            let mut expired = Vec::new();
+            for approval in inner.approvals.iter_mut() {
+                if approval.status == ApprovalStatus::Pending && approval.expires_at <= now {
+                    approval.status = ApprovalStatus::Expired;
+                    approval.decided_at = Some(now);
+                    expired.push(approval.clone());
+                }
+            }
+            expired
+        }))
+    }
+
+    fn abandon_orphaned<'a>(
+        &'a self,
+        stale_before: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        Self::ready(self.with(|inner| {
+            let mut abandoned = Vec::new();
+            let Inner {
+                runs, approvals, ..
+            } = inner;
+            for approval in approvals.iter_mut() {
+                let orphaned = match runs.get(&approval.run_id) {
+                    None => true,
+                    Some(run) => run.finished || run.heartbeat_at < stale_before,
+                };
+                if approval.status == ApprovalStatus::Pending && orphaned {
+                    approval.status = ApprovalStatus::Abandoned;
+                    approval.decided_at = Some(SystemTime::now());
+                    abandoned.push(approval.clone());
+                }
+            }
+            abandoned
+        }))
+    }
+
+    fn record_audit<'a>(
+        &'a self,
+        record: &'a AuditRecord,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Self::ready(self.with(|inner| inner.audit.push(record.clone())))
+    }
+
+    fn recent_audit<'a>(
+        &'a self,
+        channel: &'a str,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<AuditRecord>, StoreError>> {
+        Self::ready(self.with(|inner| {
+            inner
+                .audit
+                .iter()
+                .rev()
+                .filter(|r| r.channel == channel)
+                .take(limit)
+                .cloned()
+                .collect()
+        }))
     }
 }

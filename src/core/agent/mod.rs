@@ -26,8 +26,8 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use crate::core::ports::{
-    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChannelSettings, ChatModel, Clock,
-    ConversationStore, EventSink, ModelError, StoreError,
+    ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, ApprovalSurface, AuditRecord,
+    ChannelSettings, ChatModel, Clock, Decided, EventSink, ModelError, Store, StoreError,
 };
 use crate::core::prompt::Prompts;
 use crate::core::risk::{ChannelMode, Decision};
@@ -121,7 +121,7 @@ pub struct Agent {
     pub gate: RiskGate,
     pub model: Arc<dyn ChatModel>,
     pub approvals: Arc<dyn ApprovalSurface>,
-    pub store: Arc<dyn ConversationStore>,
+    pub store: Arc<dyn Store>,
     pub events: Arc<dyn EventSink>,
     pub clock: Arc<dyn Clock>,
     pub prompts: Prompts,
@@ -131,7 +131,12 @@ pub struct Agent {
     pub defaults: ChannelSettings,
     /// Dialect and other per-call context for the assessors.
     pub assess_context: AssessContext,
+    /// This process, in the runs table (several instances may share a database).
+    pub instance: String,
 }
+
+/// How often a run waiting for a person tells the store it is alive.
+const HEARTBEAT: Duration = Duration::from_secs(30);
 
 /// The wall clock of a run, paused while a person decides.
 struct RunTimer {
@@ -157,11 +162,14 @@ impl RunTimer {
     }
 }
 
-/// What became of one call, as the model reads it.
+/// What became of one call, as the model reads it and as the audit log records it.
 struct CallResult {
     text: String,
-    /// The call's own result text when it ran (for `terminate`).
+    /// Whether the call ran and succeeded (for `terminate`).
     ran: bool,
+    /// `ok`, `error`, `denied`, `cancelled`, `expired`, `not_run`.
+    outcome: &'static str,
+    output_bytes: u64,
 }
 
 impl Agent {
@@ -187,7 +195,15 @@ impl Agent {
             },
         );
         let mut new_messages = vec![ChatMessage::user(Some(&inbound.author), &inbound.text)];
-        let (outcome, iterations) = self.drive(inbound, &mut new_messages).await;
+        let run_id = new_id();
+        let (outcome, iterations) =
+            match self.store.start_run(&run_id, channel, &self.instance).await {
+                Ok(()) => self.drive(inbound, &run_id, &mut new_messages).await,
+                Err(e) => (RunOutcome::Stopped(StopReason::Store(e)), 0),
+            };
+        if let Err(e) = self.store.finish_run(&run_id).await {
+            tracing::error!(error = %e, run_id, "could not mark the run finished");
+        }
         if let Err(e) = self.store.append(channel, &new_messages).await {
             tracing::error!(error = %e, "could not save the conversation");
             self.emit(
@@ -226,6 +242,7 @@ impl Agent {
     async fn drive(
         &self,
         inbound: &Inbound,
+        run_id: &str,
         new_messages: &mut Vec<ChatMessage>,
     ) -> (RunOutcome, u32) {
         let channel = inbound.channel.as_str();
@@ -335,15 +352,18 @@ impl Agent {
                                     );
                                     continue;
                                 }
-                                let result = self
+                                let started = Instant::now();
+                                let (result, audit) = self
                                     .handle_call(
                                         inbound,
+                                        run_id,
                                         &settings,
                                         call,
                                         &mut timer,
                                         &mut cancelled,
                                     )
                                     .await;
+                                self.audit(audit, &result, started.elapsed()).await;
                                 new_messages.push(self.protocol.result_message(
                                     &call.id,
                                     &call.tool,
@@ -430,14 +450,16 @@ impl Agent {
             .map_err(|problem| format!("the arguments of {} do not fit: {problem}", call.tool))
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn handle_call(
         &self,
         inbound: &Inbound,
+        run_id: &str,
         settings: &ChannelSettings,
         call: &ParsedCall,
         timer: &mut RunTimer,
         cancelled: &mut HashSet<String>,
-    ) -> CallResult {
+    ) -> (CallResult, AuditRecord) {
         let channel = inbound.channel.as_str();
         let gated = self.gate.check(
             &ToolCall {
@@ -459,109 +481,95 @@ impl Agent {
                 reason: decision.reason.clone(),
             },
         );
+        let mut audit = AuditRecord {
+            at: unix_seconds(self.clock.now()),
+            run_id: run_id.to_owned(),
+            channel: channel.to_owned(),
+            user: inbound.author.clone(),
+            tool: call.tool.clone(),
+            arguments_summary: summarize(&gated.arguments),
+            decision: decision.decision.as_str().to_owned(),
+            source: decision.source.as_str().to_owned(),
+            reason: decision.reason.clone(),
+            outcome: String::new(),
+            approval_id: None,
+            duration_ms: 0,
+            output_bytes: 0,
+        };
         let key = format!(
             "{}\u{0}{}",
             call.tool,
             canonical_json(&Value::Object(gated.arguments.clone()))
         );
-        let approval = match decision.decision {
+        let (approval, arguments) = match decision.decision {
             Decision::Deny => {
-                return self.not_run(channel, call, "denied", &decision.reason, json!({}));
+                let result = self.not_run(channel, call, "denied", &decision.reason, json!({}));
+                return (result, audit);
             }
-            Decision::Auto => Approval::Auto,
+            Decision::Auto => (Approval::Auto, gated.arguments.clone()),
             Decision::Confirm => {
                 if cancelled.contains(&key) {
-                    return self.not_run(
+                    let result = self.not_run(
                         channel,
                         call,
                         "cancelled",
                         "a person already cancelled this exact call in this run; it is not asked again. Try another way or ask the user.",
                         json!({}),
                     );
+                    return (result, audit);
                 }
-                let request = ApprovalRequest {
-                    id: new_approval_id(),
-                    channel: channel.to_owned(),
-                    requester: inbound.author.clone(),
-                    tool: call.tool.clone(),
-                    arguments: gated.arguments.clone(),
-                    decision: decision.clone(),
-                    expires_at: self.clock.now() + self.limits.approval_timeout,
-                };
-                self.emit(
-                    channel,
-                    AgentEvent::ApprovalRequested {
-                        approval_id: request.id.clone(),
-                        call_id: call.id.clone(),
-                        tool: call.tool.clone(),
-                        arguments: request.arguments.clone(),
-                        source: decision.source.as_str().to_owned(),
-                        reason: decision.reason.clone(),
-                        requester: inbound.author.clone(),
-                        expires_at: request
-                            .expires_at
-                            .duration_since(UNIX_EPOCH)
-                            .map_or(0, |d| d.as_secs()),
-                    },
-                );
-                let waiting = Instant::now();
-                let outcome = tokio::time::timeout(
-                    self.limits.approval_timeout,
-                    self.approvals.request(&request),
-                )
-                .await
-                .unwrap_or(ApprovalOutcome::Expired);
-                timer.exclude(waiting.elapsed());
-                let (label, by) = match &outcome {
-                    ApprovalOutcome::Confirmed { by } => ("confirmed", Some(by.clone())),
-                    ApprovalOutcome::Cancelled { by } => ("cancelled", Some(by.clone())),
-                    ApprovalOutcome::Expired => ("expired", None),
-                };
-                self.emit(
-                    channel,
-                    AgentEvent::ApprovalResolved {
-                        approval_id: request.id.clone(),
-                        outcome: label.to_owned(),
-                        by: by.clone(),
-                    },
-                );
-                match outcome {
-                    ApprovalOutcome::Confirmed { by } => Approval::Confirmed { by },
-                    ApprovalOutcome::Cancelled { by } => {
+                let (record, result) = self
+                    .ask_a_person(inbound, run_id, call, &gated.arguments, decision, timer)
+                    .await;
+                audit.approval_id = Some(record.id.clone());
+                match (record.status, result) {
+                    (_, Some(result)) => return (result, audit),
+                    (ApprovalStatus::Confirmed, None) => {
+                        let by = record.decided_by.clone().unwrap_or_default();
+                        (Approval::Confirmed { by }, record.arguments)
+                    }
+                    (ApprovalStatus::Cancelled, None) => {
                         cancelled.insert(key);
-                        return self.not_run(
+                        let by = record.decided_by.clone().unwrap_or_default();
+                        let result = self.not_run(
                             channel,
                             call,
                             "cancelled",
                             "a person cancelled this call",
                             json!({ "by": by }),
                         );
+                        return (result, audit);
                     }
-                    ApprovalOutcome::Expired => {
-                        return self.not_run(
+                    (status, None) => {
+                        let result = self.not_run(
                             channel,
                             call,
-                            "expired",
+                            status_label(status),
                             "nobody confirmed this call in time",
                             json!({}),
                         );
+                        return (result, audit);
                     }
                 }
             }
         };
         let Some(tool) = self.gate.registry().get(&call.tool) else {
-            return self.not_run(channel, call, "denied", "the tool is gone", json!({}));
+            let result = self.not_run(channel, call, "denied", "the tool is gone", json!({}));
+            return (result, audit);
         };
         let executed =
-            tokio::time::timeout(timer.remaining(), tool.execute(&gated.arguments, &approval))
-                .await;
-        let (ok, summary, chat, attachment, text) = match executed {
+            tokio::time::timeout(timer.remaining(), tool.execute(&arguments, &approval)).await;
+        let (ok, summary, chat, attachment, text, bytes) = match executed {
             Ok(Ok(output)) => (
                 true,
                 output.summary.clone(),
                 output.chat.clone(),
                 output.attachment.clone(),
                 output.for_llm(self.limits.tool_output_budget_chars),
+                output
+                    .attachment
+                    .as_ref()
+                    .map_or(output.text.len(), |a| a.bytes.len()) as u64,
             ),
             Ok(Err(error)) => (
                 false,
@@ -569,12 +577,13 @@ impl Agent {
                 format!("**{}** failed: {error}", call.tool),
                 None,
                 error.for_llm(),
+                0,
             ),
             Err(_) => {
                 let text =
                     "error: the run's time limit was reached while this call ran; it was stopped"
                         .to_owned();
-                (false, text.clone(), text.clone(), None, text)
+                (false, text.clone(), text.clone(), None, text, 0)
             }
         };
         self.emit(
@@ -588,14 +597,164 @@ impl Agent {
                 attachment,
             },
         );
-        CallResult { text, ran: ok }
+        let result = CallResult {
+            text,
+            ran: ok,
+            outcome: if ok { "ok" } else { "error" },
+            output_bytes: bytes,
+        };
+        (result, audit)
+    }
+
+    /// Records the approval, shows it, waits for a person (or the expiry), and settles it in
+    /// the store with a conditional update: whatever the store holds afterwards is what
+    /// happens. Returns the settled record, and a result when the call must not run.
+    async fn ask_a_person(
+        &self,
+        inbound: &Inbound,
+        run_id: &str,
+        call: &ParsedCall,
+        arguments: &serde_json::Map<String, Value>,
+        decision: &crate::core::risk::RiskDecision,
+        timer: &mut RunTimer,
+    ) -> (ApprovalRecord, Option<CallResult>) {
+        let channel = inbound.channel.as_str();
+        let now = self.clock.now();
+        let mut record = ApprovalRecord {
+            id: new_id(),
+            run_id: run_id.to_owned(),
+            channel: channel.to_owned(),
+            requester: inbound.author.clone(),
+            tool: call.tool.clone(),
+            arguments: arguments.clone(),
+            arguments_hash: arguments_hash(arguments),
+            source: decision.source.as_str().to_owned(),
+            reason: decision.reason.clone(),
+            status: ApprovalStatus::Pending,
+            decided_by: None,
+            decided_at: None,
+            created_at: now,
+            expires_at: now + self.limits.approval_timeout,
+            message_ref: None,
+        };
+        if let Err(e) = self.store.create_approval(&record).await {
+            let result = self.not_run(
+                channel,
+                call,
+                "not_run",
+                &format!("the approval could not be recorded, so nothing ran: {e}"),
+                json!({}),
+            );
+            return (record, Some(result));
+        }
+        let request = ApprovalRequest {
+            id: record.id.clone(),
+            channel: channel.to_owned(),
+            requester: inbound.author.clone(),
+            tool: call.tool.clone(),
+            arguments: arguments.clone(),
+            decision: decision.clone(),
+            expires_at: record.expires_at,
+        };
+        self.emit(
+            channel,
+            AgentEvent::ApprovalRequested {
+                approval_id: request.id.clone(),
+                call_id: call.id.clone(),
+                tool: call.tool.clone(),
+                arguments: request.arguments.clone(),
+                source: decision.source.as_str().to_owned(),
+                reason: decision.reason.clone(),
+                requester: inbound.author.clone(),
+                expires_at: unix_seconds(request.expires_at),
+            },
+        );
+        let waiting = Instant::now();
+        let answer = {
+            let wait = tokio::time::timeout(
+                self.limits.approval_timeout,
+                self.approvals.request(&request),
+            );
+            tokio::pin!(wait);
+            let mut heartbeat = tokio::time::interval_at(waiting + HEARTBEAT, HEARTBEAT);
+            loop {
+                tokio::select! {
+                    answer = &mut wait => break answer.unwrap_or(ApprovalOutcome::Expired),
+                    _ = heartbeat.tick() => {
+                        if let Err(e) = self.store.heartbeat_run(run_id).await {
+                            tracing::warn!(error = %e, "could not record a heartbeat");
+                        }
+                    }
+                }
+            }
+        };
+        timer.exclude(waiting.elapsed());
+        let (status, by) = match &answer {
+            ApprovalOutcome::Confirmed { by } => (ApprovalStatus::Confirmed, Some(by.as_str())),
+            ApprovalOutcome::Cancelled { by } => (ApprovalStatus::Cancelled, Some(by.as_str())),
+            ApprovalOutcome::Expired => (ApprovalStatus::Expired, None),
+        };
+        match self.store.decide_approval(&record.id, status, by).await {
+            Ok(Decided::Won(settled) | Decided::Lost(settled)) => record = settled,
+            Ok(Decided::Missing) => {
+                let result = self.not_run(
+                    channel,
+                    call,
+                    "not_run",
+                    "the approval disappeared from the store, so nothing ran",
+                    json!({}),
+                );
+                return (record, Some(result));
+            }
+            Err(e) => {
+                let result = self.not_run(
+                    channel,
+                    call,
+                    "not_run",
+                    &format!("the decision could not be recorded, so nothing ran: {e}"),
+                    json!({}),
+                );
+                return (record, Some(result));
+            }
+        }
+        self.emit(
+            channel,
+            AgentEvent::ApprovalResolved {
+                approval_id: record.id.clone(),
+                outcome: status_label(record.status).to_owned(),
+                by: record.decided_by.clone(),
+            },
+        );
+        if record.status == ApprovalStatus::Confirmed
+            && arguments_hash(&record.arguments) != record.arguments_hash
+        {
+            tracing::error!(approval = %record.id, "stored arguments do not match their hash");
+            let result = self.not_run(
+                channel,
+                call,
+                "not_run",
+                "the stored arguments do not match what was shown for approval, so nothing ran",
+                json!({}),
+            );
+            return (record, Some(result));
+        }
+        (record, None)
+    }
+
+    async fn audit(&self, mut record: AuditRecord, result: &CallResult, elapsed: Duration) {
+        record.outcome = result.outcome.to_owned();
+        record.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+        record.output_bytes = result.output_bytes;
+        if let Err(e) = self.store.record_audit(&record).await {
+            tracing::error!(error = %e, tool = %record.tool, "could not write the audit record");
+        }
     }
 
     fn not_run(
         &self,
         channel: &str,
         call: &ParsedCall,
-        status: &str,
+        status: &'static str,
         reason: &str,
         extra: Value,
     ) -> CallResult {
@@ -615,6 +774,8 @@ impl Agent {
         CallResult {
             text: result.to_string(),
             ran: false,
+            outcome: status,
+            output_bytes: 0,
         }
     }
 
@@ -639,8 +800,28 @@ fn status_json(status: &str, reason: &str) -> String {
     json!({ "status": status, "reason": reason }).to_string()
 }
 
-/// A new approval id: unique in this process and across restarts (time + counter).
-pub fn new_approval_id() -> String {
+fn status_label(status: ApprovalStatus) -> &'static str {
+    status.as_str()
+}
+
+fn unix_seconds(at: SystemTime) -> u64 {
+    at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// The arguments, shortened for the audit log.
+fn summarize(arguments: &serde_json::Map<String, Value>) -> String {
+    crate::core::tools::shorten(&canonical_json(&Value::Object(arguments.clone())), 500)
+}
+
+/// SHA-256 (hex) of the canonical JSON of the arguments.
+pub fn arguments_hash(arguments: &serde_json::Map<String, Value>) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(canonical_json(&Value::Object(arguments.clone())).as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A new id for runs and approvals: unique in this process and across restarts.
+pub fn new_id() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
