@@ -87,6 +87,7 @@ fn bench_loop(c: &mut Criterion) {
             runtime.block_on(agent.run(&Inbound {
                 channel: format!("bench-{n}"),
                 author: "bench".into(),
+                author_name: "bench".into(),
                 text: "How many orders today?".into(),
             }))
         })

@@ -105,7 +105,7 @@ impl Default for LlmSettings {
 }
 
 /// The Discord connection (used by `run`).
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DiscordSettings {
     /// Also read from `DISCORD_TOKEN`.
@@ -113,9 +113,45 @@ pub struct DiscordSettings {
     pub token: Option<SecretString>,
     /// Test-only: routes serenity's REST and gateway traffic to a local fake.
     pub api_base_url: Option<String>,
+    /// Slash commands are registered for this guild (instant) when set, else globally.
     pub guild_id: Option<u64>,
+    /// Channels the bot serves, with the threads under them.
     pub channels: Vec<u64>,
+    /// Members with one of these roles may confirm anyone's request.
     pub approver_roles: Vec<u64>,
+    /// Members with one of these roles may change a channel's mode and profile (as may
+    /// anyone with Manage Channels).
+    pub admin_roles: Vec<u64>,
+    /// Forbid confirming one's own request (cancelling stays allowed).
+    pub require_different_approver: bool,
+    /// Answer direct messages.
+    pub allow_dms: bool,
+    /// Messages waiting per channel while a run works; beyond that the bot says it is busy.
+    pub queue_limit: u64,
+    /// Sharding: the total number of shards (0: one process serves every guild), and this
+    /// process's range `shard_first..=shard_last`.
+    pub shard_total: u64,
+    pub shard_first: u64,
+    pub shard_last: u64,
+}
+
+impl Default for DiscordSettings {
+    fn default() -> Self {
+        Self {
+            token: None,
+            api_base_url: None,
+            guild_id: None,
+            channels: Vec::new(),
+            approver_roles: Vec::new(),
+            admin_roles: Vec::new(),
+            require_different_approver: false,
+            allow_dms: false,
+            queue_limit: 5,
+            shard_total: 0,
+            shard_first: 0,
+            shard_last: 0,
+        }
+    }
 }
 
 /// Where the bot keeps its own state.
@@ -437,6 +473,7 @@ impl Settings {
                 .list_separator(",")
                 .with_list_parse_key("discord.channels")
                 .with_list_parse_key("discord.approver_roles")
+                .with_list_parse_key("discord.admin_roles")
                 .with_list_parse_key("tools.execute_sql.allow")
                 .with_list_parse_key("tools.execute_sql.deny")
                 .with_list_parse_key("tools.execute_command.allow")
@@ -550,6 +587,27 @@ impl Settings {
             if value == 0 {
                 return Err(ConfigError::invalid(key, "0", "must be greater than 0"));
             }
+        }
+        let discord = &self.discord;
+        if discord.shard_total > 0
+            && (discord.shard_first > discord.shard_last
+                || discord.shard_last >= discord.shard_total)
+        {
+            return Err(ConfigError::invalid(
+                "discord.shard_last",
+                discord.shard_last.to_string(),
+                format!(
+                    "the shard range {}..={} must lie within 0..{} (discord.shard_total)",
+                    discord.shard_first, discord.shard_last, discord.shard_total
+                ),
+            ));
+        }
+        if discord.queue_limit == 0 {
+            return Err(ConfigError::invalid(
+                "discord.queue_limit",
+                "0",
+                "must be greater than 0",
+            ));
         }
         let mut names = BTreeSet::new();
         for (i, db) in self.sql.databases.iter().enumerate() {

@@ -20,6 +20,7 @@ pub mod cli;
 pub mod config;
 pub mod console;
 pub mod core;
+pub mod discord;
 pub mod llm;
 pub mod store;
 pub mod telemetry;

@@ -177,6 +177,7 @@ fn inbound(text: &str) -> Inbound {
     Inbound {
         channel: "c1".into(),
         author: "alice".into(),
+        author_name: "alice".into(),
         text: text.into(),
     }
 }

@@ -71,6 +71,7 @@ async fn the_first_request_body() {
         .run(&Inbound {
             channel: "c".into(),
             author: "erin".into(),
+            author_name: "erin".into(),
             text: "How many orders came in today?".into(),
         })
         .await;

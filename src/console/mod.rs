@@ -199,6 +199,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
             .run(&Inbound {
                 channel: options.channel.clone(),
                 author: options.user.clone(),
+                author_name: options.user.clone(),
                 text: text.to_owned(),
             })
             .await;

@@ -69,8 +69,11 @@ impl Default for AgentLimits {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inbound {
     pub channel: String,
-    /// Who wrote it: the requester of any approval in the run.
+    /// Who wrote it, as a stable id (a Discord user id, a console user name): the requester
+    /// of any approval in the run.
     pub author: String,
+    /// How the model and people see the author.
+    pub author_name: String,
     pub text: String,
 }
 
@@ -190,11 +193,11 @@ impl Agent {
         self.emit(
             channel,
             AgentEvent::RunStarted {
-                author: inbound.author.clone(),
+                author: inbound.author_name.clone(),
                 text: inbound.text.clone(),
             },
         );
-        let mut new_messages = vec![ChatMessage::user(Some(&inbound.author), &inbound.text)];
+        let mut new_messages = vec![ChatMessage::user(Some(&inbound.author_name), &inbound.text)];
         let run_id = new_id();
         let (outcome, iterations) =
             match self.store.start_run(&run_id, channel, &self.instance).await {

@@ -1,0 +1,321 @@
+//! Approvals in Discord: a message with Confirm / Cancel buttons, clicks authorised and
+//! decided exactly once in the store, and the waiting run told through the [`ApprovalHub`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serenity::all::{
+    ButtonStyle, ChannelId, ComponentInteraction, Context, CreateActionRow, CreateButton,
+    CreateInteractionResponse, CreateInteractionResponseMessage, MessageId,
+};
+use tokio::sync::oneshot;
+
+use super::outbox::{Item, Outbox, no_mentions};
+use super::render::{ButtonAction, custom_id, parse_custom_id, settled_message};
+use crate::core::ports::{
+    ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, ApprovalSurface, Decided,
+    Store,
+};
+use crate::core::tools::BoxFuture;
+
+/// Runs waiting for a person, by approval id.
+#[derive(Default)]
+pub struct ApprovalHub {
+    waiting: Mutex<HashMap<String, oneshot::Sender<ApprovalOutcome>>>,
+}
+
+impl ApprovalHub {
+    fn register(&self, id: &str) -> oneshot::Receiver<ApprovalOutcome> {
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut waiting) = self.waiting.lock() {
+            waiting.insert(id.to_owned(), tx);
+        }
+        rx
+    }
+
+    /// Tells the run waiting on `id`, if any.
+    pub fn resolve(&self, id: &str, outcome: ApprovalOutcome) {
+        let sender = self.waiting.lock().ok().and_then(|mut w| w.remove(id));
+        if let Some(sender) = sender {
+            let _ = sender.send(outcome);
+        }
+    }
+
+    fn forget(&self, id: &str) {
+        if let Ok(mut waiting) = self.waiting.lock() {
+            waiting.remove(id);
+        }
+    }
+}
+
+/// The buttons of an approval message.
+pub fn buttons(approval_id: &str) -> Vec<CreateActionRow> {
+    vec![CreateActionRow::Buttons(vec![
+        CreateButton::new(custom_id(ButtonAction::Confirm, approval_id))
+            .label("Confirm")
+            .style(ButtonStyle::Danger),
+        CreateButton::new(custom_id(ButtonAction::Cancel, approval_id))
+            .label("Cancel")
+            .style(ButtonStyle::Secondary),
+    ])]
+}
+
+/// The approval surface of the bot.
+pub struct DiscordApprovals {
+    pub outbox: Arc<Outbox>,
+    pub hub: Arc<ApprovalHub>,
+    pub store: Arc<dyn Store>,
+}
+
+impl ApprovalSurface for DiscordApprovals {
+    fn request<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
+        Box::pin(async move {
+            let Ok(channel) = request.channel.parse::<u64>().map(ChannelId::new) else {
+                return ApprovalOutcome::Expired;
+            };
+            // Register first: a click may come the moment the message is out.
+            let answer = self.hub.register(&request.id);
+            let (tx, rx) = oneshot::channel();
+            self.outbox
+                .push(channel, Item::Approval(request.clone(), tx));
+            match rx.await.ok().flatten() {
+                Some(message) => {
+                    let reference = format!("{}/{}", channel.get(), message.get());
+                    if let Err(e) = self
+                        .store
+                        .set_approval_message(&request.id, &reference)
+                        .await
+                    {
+                        tracing::warn!(error = %e, "the approval message could not be recorded");
+                    }
+                }
+                None => {
+                    // Without a message nobody can answer; let it expire.
+                    tracing::error!(approval = %request.id, "the approval could not be shown");
+                }
+            }
+            let outcome = answer.await.unwrap_or(ApprovalOutcome::Expired);
+            self.hub.forget(&request.id);
+            outcome
+        })
+    }
+}
+
+/// Who may answer approvals (from `[discord]`).
+#[derive(Debug, Clone, Default)]
+pub struct ApproverPolicy {
+    pub approver_roles: Vec<u64>,
+    pub require_different_approver: bool,
+}
+
+/// Whether `user` (with `roles`) may take `action` on `approval`; `Err` says why not.
+pub fn authorise(
+    policy: &ApproverPolicy,
+    approval: &ApprovalRecord,
+    action: ButtonAction,
+    user: &str,
+    roles: &[u64],
+) -> Result<(), String> {
+    let approver = roles.iter().any(|r| policy.approver_roles.contains(r));
+    let requester = approval.requester == user;
+    match action {
+        ButtonAction::Cancel if requester || approver => Ok(()),
+        ButtonAction::Confirm if approver && !(requester && policy.require_different_approver) => {
+            Ok(())
+        }
+        ButtonAction::Confirm if requester && !policy.require_different_approver => Ok(()),
+        ButtonAction::Confirm if requester => Err(
+            "someone else must confirm your own request here (discord.require_different_approver)"
+                .to_owned(),
+        ),
+        _ => Err(format!(
+            "only <@{}> or a member with an approver role can answer this request",
+            approval.requester
+        )),
+    }
+}
+
+/// Handles a click on one of our buttons. Answers within Discord's 3 seconds: the store's
+/// conditional update decides, the message is updated at once, and the run is told after.
+pub async fn handle_click(
+    ctx: &Context,
+    click: &ComponentInteraction,
+    store: &dyn Store,
+    hub: &ApprovalHub,
+    policy: &ApproverPolicy,
+) {
+    let Some((action, id)) = parse_custom_id(&click.data.custom_id) else {
+        return;
+    };
+    let user = click.user.id.get().to_string();
+    let roles: Vec<u64> = click
+        .member
+        .as_ref()
+        .map(|m| m.roles.iter().map(|r| r.get()).collect())
+        .unwrap_or_default();
+    let approval = match store.approval(id).await {
+        Ok(Some(approval)) => approval,
+        Ok(None) => {
+            return ephemeral(ctx, click, "This request is no longer active.").await;
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "an approval could not be loaded");
+            return ephemeral(ctx, click, "The request could not be loaded; try again.").await;
+        }
+    };
+    if approval.status != ApprovalStatus::Pending {
+        return ephemeral(ctx, click, &already(&approval)).await;
+    }
+    if let Err(reason) = authorise(policy, &approval, action, &user, &roles) {
+        return ephemeral(
+            ctx,
+            click,
+            &format!("You cannot answer this request: {reason}."),
+        )
+        .await;
+    }
+    let status = match action {
+        ButtonAction::Confirm => ApprovalStatus::Confirmed,
+        ButtonAction::Cancel => ApprovalStatus::Cancelled,
+    };
+    match store.decide_approval(id, status, Some(&user)).await {
+        Ok(Decided::Won(record)) => {
+            let content = settled_message(&click.message.content, status.as_str(), Some(&user));
+            let update = CreateInteractionResponse::UpdateMessage(
+                CreateInteractionResponseMessage::new()
+                    .content(content)
+                    .components(Vec::new())
+                    .allowed_mentions(no_mentions()),
+            );
+            if let Err(e) = click.create_response(&ctx.http, update).await {
+                tracing::warn!(error = %e, "the approval message could not be updated");
+            }
+            let outcome = match status {
+                ApprovalStatus::Confirmed => ApprovalOutcome::Confirmed { by: user },
+                _ => ApprovalOutcome::Cancelled { by: user },
+            };
+            tracing::info!(approval = %record.id, status = status.as_str(), "approval decided");
+            hub.resolve(id, outcome);
+        }
+        Ok(Decided::Lost(record)) => ephemeral(ctx, click, &already(&record)).await,
+        Ok(Decided::Missing) => ephemeral(ctx, click, "This request is no longer active.").await,
+        Err(e) => {
+            tracing::error!(error = %e, "an approval could not be decided");
+            ephemeral(ctx, click, "The decision could not be recorded; try again.").await;
+        }
+    }
+}
+
+fn already(record: &ApprovalRecord) -> String {
+    match (record.status, &record.decided_by) {
+        (ApprovalStatus::Confirmed, Some(by)) => {
+            format!("This request was already confirmed by <@{by}>.")
+        }
+        (ApprovalStatus::Cancelled, Some(by)) => {
+            format!("This request was already cancelled by <@{by}>.")
+        }
+        (ApprovalStatus::Expired, _) => "This request has expired.".to_owned(),
+        (ApprovalStatus::Abandoned, _) => {
+            "This request is no longer active: the bot restarted while it waited.".to_owned()
+        }
+        (status, _) => format!("This request is {}.", status.as_str()),
+    }
+}
+
+async fn ephemeral(ctx: &Context, click: &ComponentInteraction, text: &str) {
+    let response = CreateInteractionResponse::Message(
+        CreateInteractionResponseMessage::new()
+            .content(text)
+            .ephemeral(true)
+            .allowed_mentions(no_mentions()),
+    );
+    if let Err(e) = click.create_response(&ctx.http, response).await {
+        tracing::warn!(error = %e, "an ephemeral answer could not be sent");
+    }
+}
+
+/// Splits a stored message reference `channel/message`.
+pub fn message_ref(reference: &str) -> Option<(ChannelId, MessageId)> {
+    let (channel, message) = reference.split_once('/')?;
+    Some((
+        ChannelId::new(channel.parse().ok().filter(|c| *c > 0)?),
+        MessageId::new(message.parse().ok().filter(|m| *m > 0)?),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use super::*;
+
+    fn approval(requester: &str) -> ApprovalRecord {
+        ApprovalRecord {
+            id: "a1".into(),
+            run_id: "r".into(),
+            channel: "1".into(),
+            requester: requester.into(),
+            tool: "execute_sql".into(),
+            arguments: serde_json::Map::new(),
+            arguments_hash: String::new(),
+            source: "default".into(),
+            reason: "r".into(),
+            status: ApprovalStatus::Pending,
+            decided_by: None,
+            decided_at: None,
+            created_at: SystemTime::now(),
+            expires_at: SystemTime::now(),
+            message_ref: None,
+        }
+    }
+
+    #[test]
+    fn who_may_answer() {
+        let open = ApproverPolicy {
+            approver_roles: vec![7],
+            require_different_approver: false,
+        };
+        let strict = ApproverPolicy {
+            require_different_approver: true,
+            ..open.clone()
+        };
+        let a = approval("100");
+        use ButtonAction::{Cancel, Confirm};
+        assert!(
+            authorise(&open, &a, Confirm, "100", &[]).is_ok(),
+            "the requester"
+        );
+        assert!(
+            authorise(&open, &a, Confirm, "200", &[7]).is_ok(),
+            "an approver"
+        );
+        assert!(
+            authorise(&open, &a, Confirm, "200", &[8]).is_err(),
+            "someone else"
+        );
+        assert!(authorise(&open, &a, Cancel, "200", &[]).is_err());
+        assert!(
+            authorise(&strict, &a, Confirm, "100", &[]).is_err(),
+            "no self-approval"
+        );
+        assert!(
+            authorise(&strict, &a, Confirm, "100", &[7]).is_err(),
+            "not even as an approver"
+        );
+        assert!(
+            authorise(&strict, &a, Cancel, "100", &[]).is_ok(),
+            "cancelling stays allowed"
+        );
+        assert!(authorise(&strict, &a, Confirm, "200", &[7]).is_ok());
+    }
+
+    #[test]
+    fn message_refs_round_trip() {
+        assert_eq!(
+            message_ref("12/34"),
+            Some((ChannelId::new(12), MessageId::new(34)))
+        );
+        assert_eq!(message_ref("0/34"), None);
+        assert_eq!(message_ref("x"), None);
+    }
+}

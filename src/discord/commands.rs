@@ -1,0 +1,307 @@
+//! Slash commands: `/mode`, `/profile`, `/status`, `/reset`, `/pending`, `/audit`. Each has a
+//! `register` part (the command's definition) and runs against the store.
+
+use serenity::all::{
+    CommandInteraction, CommandOptionType, Context, CreateCommand, CreateCommandOption,
+    CreateInteractionResponse, CreateInteractionResponseMessage, Permissions,
+};
+
+use super::approvals::message_ref;
+use super::outbox::no_mentions;
+use crate::core::ports::{ChannelSettings, Store};
+use crate::core::prompt::PROFILES;
+use crate::core::risk::ChannelMode;
+
+/// The definitions to register.
+pub fn register() -> Vec<CreateCommand> {
+    vec![
+        CreateCommand::new("mode")
+            .description("Show or set this channel's mode: strict confirms every call")
+            .add_option(
+                CreateCommandOption::new(CommandOptionType::String, "mode", "strict or smart")
+                    .required(false)
+                    .add_string_choice("strict", "strict")
+                    .add_string_choice("smart", "smart"),
+            ),
+        CreateCommand::new("profile")
+            .description("Show or set this channel's profile: sql (data) or ops (all tools)")
+            .add_option(
+                CreateCommandOption::new(CommandOptionType::String, "profile", "sql or ops")
+                    .required(false)
+                    .add_string_choice("sql", "sql")
+                    .add_string_choice("ops", "ops"),
+            ),
+        CreateCommand::new("status").description("Mode, profile, model and pending approvals"),
+        CreateCommand::new("reset").description("Forget this channel's conversation"),
+        CreateCommand::new("pending").description("Links to the approvals waiting here"),
+        CreateCommand::new("audit")
+            .description("Recent tool calls and their decisions (only you see it)")
+            .add_option(
+                CreateCommandOption::new(CommandOptionType::Integer, "n", "how many (1-25)")
+                    .required(false)
+                    .min_int_value(1)
+                    .max_int_value(25),
+            ),
+    ]
+}
+
+/// What the commands need besides the store.
+pub struct CommandContext<'a> {
+    pub store: &'a dyn Store,
+    pub defaults: &'a ChannelSettings,
+    pub admin_roles: &'a [u64],
+    pub model: &'a str,
+}
+
+/// The answer to a command: text, and whether only the caller sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub text: String,
+    pub ephemeral: bool,
+}
+
+fn answer(text: impl Into<String>, ephemeral: bool) -> Answer {
+    Answer {
+        text: text.into(),
+        ephemeral,
+    }
+}
+
+/// Whether the caller may change the channel's settings: Manage Channels, Administrator, or
+/// an admin role.
+pub fn may_configure(permissions: Option<Permissions>, roles: &[u64], admin_roles: &[u64]) -> bool {
+    permissions.is_some_and(|p| p.manage_channels() || p.administrator())
+        || roles.iter().any(|r| admin_roles.contains(r))
+}
+
+/// Runs a command for `channel` by `user`; `option` is the command's one option, if given.
+pub async fn run(
+    ctx: &CommandContext<'_>,
+    name: &str,
+    option: Option<&str>,
+    channel: &str,
+    user: &str,
+    may_configure: bool,
+    guild: Option<u64>,
+) -> Answer {
+    let current = match ctx.store.channel_settings(channel).await {
+        Ok(settings) => settings.unwrap_or_else(|| ctx.defaults.clone()),
+        Err(e) => return answer(format!("The settings could not be read: {e}"), true),
+    };
+    match (name, option) {
+        ("mode", None) => answer(
+            format!("This channel is in **{}** mode.", current.mode),
+            true,
+        ),
+        ("mode", Some(value)) => {
+            let Ok(mode) = value.parse::<ChannelMode>() else {
+                return answer(
+                    format!("Unknown mode {value:?}: use strict or smart."),
+                    true,
+                );
+            };
+            if !may_configure {
+                return answer(
+                    "Changing the mode needs the Manage Channels permission or an admin role.",
+                    true,
+                );
+            }
+            let changed = ChannelSettings { mode, ..current };
+            match ctx
+                .store
+                .set_channel_settings(channel, &changed, user)
+                .await
+            {
+                Ok(()) => answer(
+                    format!("<@{user}> set this channel to **{mode}** mode."),
+                    false,
+                ),
+                Err(e) => answer(format!("The mode could not be saved: {e}"), true),
+            }
+        }
+        ("profile", None) => answer(
+            format!("This channel uses the **{}** profile.", current.profile),
+            true,
+        ),
+        ("profile", Some(value)) => {
+            if !PROFILES.contains(&value) {
+                return answer(format!("Unknown profile {value:?}: use sql or ops."), true);
+            }
+            if !may_configure {
+                return answer(
+                    "Changing the profile needs the Manage Channels permission or an admin role.",
+                    true,
+                );
+            }
+            let changed = ChannelSettings {
+                profile: value.to_owned(),
+                ..current
+            };
+            match ctx
+                .store
+                .set_channel_settings(channel, &changed, user)
+                .await
+            {
+                Ok(()) => answer(
+                    format!("<@{user}> set this channel's profile to **{value}**."),
+                    false,
+                ),
+                Err(e) => answer(format!("The profile could not be saved: {e}"), true),
+            }
+        }
+        ("status", _) => {
+            let pending = ctx
+                .store
+                .pending_approvals(Some(channel))
+                .await
+                .map_or(0, |p| p.len());
+            answer(
+                format!(
+                    "Mode: **{}** · profile: **{}** · model: `{}` · pending approvals: **{pending}**",
+                    current.mode, current.profile, ctx.model
+                ),
+                true,
+            )
+        }
+        ("reset", _) => match ctx.store.clear(channel).await {
+            Ok(()) => answer(
+                format!("<@{user}> cleared this channel's conversation (the audit log stays)."),
+                false,
+            ),
+            Err(e) => answer(format!("The conversation could not be cleared: {e}"), true),
+        },
+        ("pending", _) => match ctx.store.pending_approvals(Some(channel)).await {
+            Ok(pending) if pending.is_empty() => {
+                answer("Nothing is waiting for a decision here.", true)
+            }
+            Ok(pending) => {
+                let lines: Vec<String> = pending
+                    .iter()
+                    .map(|a| {
+                        let link = a
+                            .message_ref
+                            .as_deref()
+                            .and_then(message_ref)
+                            .map(|(c, m)| match guild {
+                                Some(g) => format!(
+                                    "https://discord.com/channels/{g}/{}/{}",
+                                    c.get(),
+                                    m.get()
+                                ),
+                                None => format!(
+                                    "https://discord.com/channels/@me/{}/{}",
+                                    c.get(),
+                                    m.get()
+                                ),
+                            })
+                            .unwrap_or_else(|| "(message not posted)".to_owned());
+                        format!("• `{}` for <@{}>: {link}", a.tool, a.requester)
+                    })
+                    .collect();
+                answer(lines.join("\n"), true)
+            }
+            Err(e) => answer(format!("The approvals could not be read: {e}"), true),
+        },
+        ("audit", n) => {
+            let n = n
+                .and_then(|n| n.parse::<usize>().ok())
+                .unwrap_or(10)
+                .clamp(1, 25);
+            match ctx.store.recent_audit(channel, n).await {
+                Ok(records) if records.is_empty() => {
+                    answer("No tool calls recorded here yet.", true)
+                }
+                Ok(records) => {
+                    let lines: Vec<String> = records
+                        .iter()
+                        .map(|r| {
+                            format!(
+                                "<t:{}:R> `{}` {} ({}) → {} — <@{}>",
+                                r.at, r.tool, r.decision, r.source, r.outcome, r.user
+                            )
+                        })
+                        .collect();
+                    answer(lines.join("\n"), true)
+                }
+                Err(e) => answer(format!("The audit log could not be read: {e}"), true),
+            }
+        }
+        (other, _) => answer(format!("Unknown command /{other}."), true),
+    }
+}
+
+/// Handles a slash command interaction.
+pub async fn handle(ctx: &Context, command: &CommandInteraction, commands: &CommandContext<'_>) {
+    let option = command.data.options.first().and_then(|o| {
+        o.value
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| o.value.as_i64().map(|n| n.to_string()))
+    });
+    let roles: Vec<u64> = command
+        .member
+        .as_ref()
+        .map(|m| m.roles.iter().map(|r| r.get()).collect())
+        .unwrap_or_default();
+    let permissions = command.member.as_ref().and_then(|m| m.permissions);
+    let allowed = may_configure(permissions, &roles, commands.admin_roles);
+    let reply = run(
+        commands,
+        &command.data.name,
+        option.as_deref(),
+        &command.channel_id.get().to_string(),
+        &command.user.id.get().to_string(),
+        allowed,
+        command.guild_id.map(|g| g.get()),
+    )
+    .await;
+    let response = CreateInteractionResponse::Message(
+        CreateInteractionResponseMessage::new()
+            .content(reply.text)
+            .ephemeral(reply.ephemeral)
+            .allowed_mentions(no_mentions()),
+    );
+    if let Err(e) = command.create_response(&ctx.http, response).await {
+        tracing::warn!(command = %command.data.name, error = %e, "a command could not be answered");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    #[tokio::test]
+    async fn mode_changes_need_permission_and_persist() {
+        let store = MemoryStore::new();
+        let defaults = ChannelSettings {
+            mode: ChannelMode::Smart,
+            profile: "ops".into(),
+        };
+        let ctx = CommandContext {
+            store: &store,
+            defaults: &defaults,
+            admin_roles: &[9],
+            model: "m",
+        };
+        let refused = run(&ctx, "mode", Some("strict"), "c", "u1", false, None).await;
+        assert!(refused.ephemeral && refused.text.contains("Manage Channels"));
+        let done = run(&ctx, "mode", Some("strict"), "c", "u1", true, None).await;
+        assert!(!done.ephemeral && done.text.contains("strict"), "{done:?}");
+        let shown = run(&ctx, "status", None, "c", "u2", false, None).await;
+        assert!(
+            shown.text.contains("**strict**") && shown.text.contains("pending approvals: **0**")
+        );
+        let bad = run(&ctx, "profile", Some("root"), "c", "u1", true, None).await;
+        assert!(bad.text.contains("Unknown profile"));
+    }
+
+    #[test]
+    fn configuring_needs_manage_channels_admin_or_an_admin_role() {
+        assert!(may_configure(Some(Permissions::MANAGE_CHANNELS), &[], &[]));
+        assert!(may_configure(Some(Permissions::ADMINISTRATOR), &[], &[]));
+        assert!(may_configure(Some(Permissions::SEND_MESSAGES), &[5], &[5]));
+        assert!(!may_configure(Some(Permissions::SEND_MESSAGES), &[4], &[5]));
+        assert!(!may_configure(None, &[], &[]));
+    }
+}

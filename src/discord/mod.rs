@@ -1,0 +1,494 @@
+//! The Discord adapter: `riskgate run`. Only this module knows Discord.
+//!
+//! - Relay: messages in `discord.channels` (and threads under them) go to the agent;
+//!   elsewhere only when the bot is mentioned; DMs only when enabled; bots are ignored.
+//!   One run at a time per channel, later messages queue (bounded; when full the bot says it
+//!   is busy); the typing indicator shows while a run works.
+//! - Results and replies go out through the [`outbox::Outbox`] (mentions off, split under
+//!   2000 characters, long output attached).
+//! - Approvals are messages with Confirm / Cancel buttons, decided exactly once in the store.
+//! - Slash commands: `/mode`, `/profile`, `/status`, `/reset`, `/pending`, `/audit`.
+//!
+//! Required gateway intents: GUILDS, GUILD_MESSAGES, DIRECT_MESSAGES and the privileged
+//! MESSAGE_CONTENT (enable it in the developer portal under Bot > Privileged Gateway Intents).
+
+pub mod approvals;
+pub mod commands;
+pub mod outbox;
+pub mod render;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use secrecy::ExposeSecret;
+use serenity::all::{
+    ChannelId, ChannelType, Client, Command, Context, EventHandler, GatewayIntents, GuildId,
+    HttpBuilder, Interaction, Message, MessageId, Ready, UserId,
+};
+use serenity::async_trait;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::{DiscordSettings, Settings};
+use crate::core::agent::{Agent, AgentEvent, Inbound};
+use crate::core::ports::{ApprovalOutcome, ChatModel, EventSink, Store};
+use approvals::{ApprovalHub, ApproverPolicy, DiscordApprovals};
+use outbox::{Item, Outbox};
+
+/// Why the bot could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum BotError {
+    #[error("no Discord token: set discord.token or DISCORD_TOKEN")]
+    NoToken,
+    #[error(transparent)]
+    App(#[from] crate::app::AppError),
+    #[error(
+        "Discord refused the gateway intents: enable the privileged MESSAGE_CONTENT intent for this application (developer portal > Bot > Privileged Gateway Intents)"
+    )]
+    DisallowedIntents,
+    #[error("Discord error: {0}")]
+    Discord(#[from] serenity::Error),
+}
+
+/// The gateway intents the bot needs.
+pub fn intents() -> GatewayIntents {
+    GatewayIntents::GUILDS
+        | GatewayIntents::GUILD_MESSAGES
+        | GatewayIntents::DIRECT_MESSAGES
+        | GatewayIntents::MESSAGE_CONTENT
+}
+
+/// A message the bot will work on.
+struct Job {
+    inbound: Inbound,
+    message: MessageId,
+}
+
+/// Everything the handler and the tasks share.
+struct BotState {
+    settings: DiscordSettings,
+    model_name: String,
+    agent: Arc<Agent>,
+    store: Arc<dyn Store>,
+    outbox: Arc<Outbox>,
+    hub: Arc<ApprovalHub>,
+    http: Arc<serenity::http::Http>,
+    bot_user: OnceLock<UserId>,
+    workers: Mutex<HashMap<ChannelId, mpsc::Sender<Job>>>,
+    /// Thread -> parent channel (None: not a thread), looked up once per channel.
+    parents: Mutex<HashMap<ChannelId, Option<ChannelId>>>,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+}
+
+/// Sends the loop's events to the channel's outbox queue.
+struct DiscordEvents {
+    outbox: Arc<Outbox>,
+}
+
+impl EventSink for DiscordEvents {
+    fn emit(&self, channel: &str, event: &AgentEvent) {
+        if let Ok(id) = channel.parse::<u64>()
+            && id > 0
+        {
+            self.outbox
+                .push(ChannelId::new(id), Item::Event(event.clone()));
+        }
+    }
+}
+
+struct Handler {
+    state: Arc<OnceLock<Arc<BotState>>>,
+}
+
+/// The bot, built and ready to start.
+pub struct Bot {
+    client: Client,
+    state: Arc<BotState>,
+}
+
+impl Bot {
+    /// Builds the client and the agent. `discord.api_base_url` (tests only) routes serenity
+    /// to a local fake with the rate limiter off.
+    pub async fn build(
+        settings: &Settings,
+        model: Arc<dyn ChatModel>,
+        store: Arc<dyn Store>,
+    ) -> Result<Self, BotError> {
+        let token = settings.discord.token.as_ref().ok_or(BotError::NoToken)?;
+        let mut http =
+            HttpBuilder::new(token.expose_secret()).default_allowed_mentions(outbox::no_mentions());
+        if let Some(base) = &settings.discord.api_base_url {
+            tracing::warn!(%base, "discord.api_base_url is set: talking to a fake Discord");
+            http = http
+                .proxy(base.trim_end_matches('/'))
+                .ratelimiter_disabled(true);
+        }
+        let cell: Arc<OnceLock<Arc<BotState>>> = Arc::new(OnceLock::new());
+        let client = serenity::all::ClientBuilder::new_with_http(http.build(), intents())
+            .event_handler(Handler {
+                state: cell.clone(),
+            })
+            .await?;
+        if let Some(base) = &settings.discord.api_base_url {
+            // serenity asks the fake for the gateway URL while building; if that failed it
+            // silently falls back to the real gateway, which a test must never reach.
+            let mut ws_url = client.ws_url.lock().await;
+            if ws_url.starts_with("wss://") {
+                tracing::error!(url = %ws_url, "the fake Discord gave no gateway URL; using {base}/gateway");
+                *ws_url = format!(
+                    "{}/gateway",
+                    base.trim_end_matches('/').replacen("http", "ws", 1)
+                );
+            }
+        }
+        let http = client.http.clone();
+        let outbox = Outbox::new(http.clone());
+        let hub = Arc::new(ApprovalHub::default());
+        let agent = crate::app::build_agent(
+            settings,
+            model,
+            store.clone(),
+            Arc::new(DiscordApprovals {
+                outbox: outbox.clone(),
+                hub: hub.clone(),
+                store: store.clone(),
+            }),
+            Arc::new(DiscordEvents {
+                outbox: outbox.clone(),
+            }),
+        )?;
+        let state = Arc::new(BotState {
+            settings: settings.discord.clone(),
+            model_name: settings.llm.model.clone(),
+            agent: Arc::new(agent),
+            store,
+            outbox,
+            hub,
+            http,
+            bot_user: OnceLock::new(),
+            workers: Mutex::new(HashMap::new()),
+            parents: Mutex::new(HashMap::new()),
+            shutdown: CancellationToken::new(),
+            tracker: TaskTracker::new(),
+        });
+        let _ = cell.set(state.clone());
+        Ok(Self { client, state })
+    }
+
+    /// Cancelling this token stops the bot gracefully.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.state.shutdown.clone()
+    }
+
+    /// Connects and serves until the shutdown token is cancelled.
+    pub async fn run(self) -> Result<(), BotError> {
+        let Self { mut client, state } = self;
+        startup_maintenance(&state).await;
+        let sweeper = tokio::spawn(expiry_sweep(state.clone()));
+        let manager = client.shard_manager.clone();
+        let stopper = {
+            let state = state.clone();
+            tokio::spawn(async move {
+                state.shutdown.cancelled().await;
+                tracing::info!("shutting down: no new messages; running steps finish");
+                manager.shutdown_all().await;
+            })
+        };
+        let settings = &state.settings;
+        let result = if settings.shard_total > 0 {
+            let first = u32::try_from(settings.shard_first).unwrap_or(0);
+            let last = u32::try_from(settings.shard_last).unwrap_or(0);
+            let total = u32::try_from(settings.shard_total).unwrap_or(1);
+            client.start_shard_range(first..last + 1, total).await
+        } else {
+            client.start().await
+        };
+        state.shutdown.cancel();
+        state.tracker.close();
+        if tokio::time::timeout(Duration::from_secs(30), state.tracker.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "some runs were still working after 30 s; their approvals stay recorded"
+            );
+        }
+        sweeper.abort();
+        stopper.abort();
+        match result {
+            Err(serenity::Error::Gateway(
+                serenity::gateway::GatewayError::DisallowedGatewayIntents,
+            )) => {
+                tracing::error!(
+                    "Discord refused the privileged MESSAGE_CONTENT intent; enable it in the developer portal"
+                );
+                Err(BotError::DisallowedIntents)
+            }
+            Err(e) => Err(e.into()),
+            Ok(()) => Ok(()),
+        }
+    }
+}
+
+/// At start: approvals whose run is gone become abandoned, and their messages say so.
+async fn startup_maintenance(state: &BotState) {
+    let stale = SystemTime::now() - Duration::from_secs(90);
+    match state.store.abandon_orphaned(stale).await {
+        Ok(abandoned) => {
+            for approval in abandoned {
+                if let Some((channel, message)) = approval
+                    .message_ref
+                    .as_deref()
+                    .and_then(approvals::message_ref)
+                {
+                    state.outbox.push(
+                        channel,
+                        Item::Settle {
+                            message,
+                            outcome: "abandoned".into(),
+                            by: None,
+                        },
+                    );
+                }
+            }
+        }
+        Err(e) => tracing::error!(error = %e, "pending approvals could not be checked at start"),
+    }
+}
+
+/// Marks overdue approvals expired, tells their runs, and edits their messages.
+async fn expiry_sweep(state: Arc<BotState>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(15));
+    loop {
+        tick.tick().await;
+        if state.shutdown.is_cancelled() {
+            return;
+        }
+        match state.store.expire_overdue(SystemTime::now()).await {
+            Ok(expired) => {
+                for approval in expired {
+                    state.hub.resolve(&approval.id, ApprovalOutcome::Expired);
+                    if let Some((channel, message)) = approval
+                        .message_ref
+                        .as_deref()
+                        .and_then(approvals::message_ref)
+                    {
+                        state.outbox.push(
+                            channel,
+                            Item::Settle {
+                                message,
+                                outcome: "expired".into(),
+                                by: None,
+                            },
+                        );
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "the expiry sweep failed"),
+        }
+        let stale = SystemTime::now() - Duration::from_secs(90);
+        if let Err(e) = state.store.abandon_orphaned(stale).await {
+            tracing::warn!(error = %e, "the orphan sweep failed");
+        }
+    }
+}
+
+impl BotState {
+    /// Whether a message should reach the agent, and with what text.
+    async fn relay_text(&self, message: &Message) -> Option<String> {
+        if message.author.bot {
+            return None;
+        }
+        let mentioned = self
+            .bot_user
+            .get()
+            .is_some_and(|me| message.mentions.iter().any(|u| u.id == *me));
+        let text = self.strip_mention(&message.content);
+        if text.trim().is_empty() {
+            return None;
+        }
+        if message.guild_id.is_none() {
+            return self.settings.allow_dms.then_some(text);
+        }
+        if mentioned || self.is_served(message.channel_id).await {
+            return Some(text);
+        }
+        None
+    }
+
+    fn strip_mention(&self, content: &str) -> String {
+        match self.bot_user.get() {
+            Some(me) => content
+                .replace(&format!("<@{}>", me.get()), "")
+                .replace(&format!("<@!{}>", me.get()), "")
+                .trim()
+                .to_owned(),
+            None => content.trim().to_owned(),
+        }
+    }
+
+    /// A configured channel, or a thread under one.
+    async fn is_served(&self, channel: ChannelId) -> bool {
+        let served = |c: ChannelId| self.settings.channels.contains(&c.get());
+        if served(channel) {
+            return true;
+        }
+        let known = self
+            .parents
+            .lock()
+            .ok()
+            .and_then(|p| p.get(&channel).copied());
+        let parent = match known {
+            Some(parent) => parent,
+            None => {
+                let parent = match channel.to_channel(&self.http).await {
+                    Ok(serenity::all::Channel::Guild(c))
+                        if matches!(
+                            c.kind,
+                            ChannelType::PublicThread
+                                | ChannelType::PrivateThread
+                                | ChannelType::NewsThread
+                        ) =>
+                    {
+                        c.parent_id
+                    }
+                    _ => None,
+                };
+                if let Ok(mut parents) = self.parents.lock() {
+                    parents.insert(channel, parent);
+                }
+                parent
+            }
+        };
+        parent.is_some_and(served)
+    }
+
+    /// Queues a job on the channel's worker; `false` when the queue is full.
+    fn enqueue(self: &Arc<Self>, channel: ChannelId, job: Job) -> bool {
+        let Ok(mut workers) = self.workers.lock() else {
+            return false;
+        };
+        let sender = workers.entry(channel).or_insert_with(|| {
+            let limit = usize::try_from(self.settings.queue_limit).unwrap_or(5);
+            let (tx, rx) = mpsc::channel(limit);
+            let state = self.clone();
+            self.tracker.spawn(worker(state, channel, rx));
+            tx
+        });
+        sender.try_send(job).is_ok()
+    }
+}
+
+/// One channel's runs, one at a time.
+async fn worker(state: Arc<BotState>, channel: ChannelId, mut jobs: mpsc::Receiver<Job>) {
+    loop {
+        let job = tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            job = jobs.recv() => match job {
+                Some(job) => job,
+                None => return,
+            },
+        };
+        state.outbox.push(channel, Item::Trigger(Some(job.message)));
+        let typing = channel.start_typing(&state.http);
+        let run = state.agent.run(&job.inbound);
+        tokio::select! {
+            _ = run => {}
+            // A shutdown stops waiting for people; pending approvals stay recorded.
+            _ = state.shutdown.cancelled() => {
+                drop(typing);
+                return;
+            }
+        }
+        drop(typing);
+    }
+}
+
+#[async_trait]
+impl EventHandler for Handler {
+    async fn ready(&self, ctx: Context, ready: Ready) {
+        let Some(state) = self.state.get() else {
+            return;
+        };
+        let _ = state.bot_user.set(ready.user.id);
+        tracing::info!(user = %ready.user.name, guilds = ready.guilds.len(), shard = ?ready.shard, "connected to Discord");
+        let definitions = commands::register();
+        let registered = match state.settings.guild_id {
+            Some(guild) => GuildId::new(guild)
+                .set_commands(&ctx.http, definitions)
+                .await
+                .map(|_| ()),
+            None => Command::set_global_commands(&ctx.http, definitions)
+                .await
+                .map(|_| ()),
+        };
+        if let Err(e) = registered {
+            tracing::error!(error = %e, "slash commands could not be registered");
+        }
+    }
+
+    async fn message(&self, _ctx: Context, message: Message) {
+        let Some(state) = self.state.get() else {
+            return;
+        };
+        if state.shutdown.is_cancelled() {
+            return;
+        }
+        let Some(text) = state.relay_text(&message).await else {
+            return;
+        };
+        let name = message
+            .member
+            .as_ref()
+            .and_then(|m| m.nick.clone())
+            .or_else(|| message.author.global_name.clone())
+            .unwrap_or_else(|| message.author.name.clone());
+        let job = Job {
+            inbound: Inbound {
+                channel: message.channel_id.get().to_string(),
+                author: message.author.id.get().to_string(),
+                author_name: name,
+                text,
+            },
+            message: message.id,
+        };
+        if !state.enqueue(message.channel_id, job) {
+            state.outbox.push(
+                message.channel_id,
+                Item::Notice(
+                    "I'm busy with earlier messages in this channel; please send this again in a moment.".into(),
+                    Some(message.id),
+                ),
+            );
+        }
+    }
+
+    async fn interaction_create(&self, ctx: Context, interaction: Interaction) {
+        let Some(state) = self.state.get() else {
+            return;
+        };
+        match interaction {
+            Interaction::Component(click) => {
+                let policy = ApproverPolicy {
+                    approver_roles: state.settings.approver_roles.clone(),
+                    require_different_approver: state.settings.require_different_approver,
+                };
+                approvals::handle_click(&ctx, &click, state.store.as_ref(), &state.hub, &policy)
+                    .await;
+            }
+            Interaction::Command(command) => {
+                let context = commands::CommandContext {
+                    store: state.store.as_ref(),
+                    defaults: &state.agent.defaults,
+                    admin_roles: &state.settings.admin_roles,
+                    model: &state.model_name,
+                };
+                commands::handle(&ctx, &command, &context).await;
+            }
+            _ => {}
+        }
+    }
+}
