@@ -1,8 +1,10 @@
 //! `execute_command`: one shell command line run in the workspace.
 
 mod assess;
+pub mod plan;
 
 pub use assess::{CommandPolicy, assess_command};
+pub use plan::{NeedsShell, Plan, plan, plan_line};
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
