@@ -1,9 +1,11 @@
 //! `execute_command`: one shell command line run in the workspace.
 
 mod assess;
+pub mod expand;
 pub mod plan;
 
 pub use assess::{CommandPolicy, assess_command};
+pub use expand::ExpansionRefused;
 pub use plan::{NeedsShell, Plan, plan, plan_line};
 
 use serde::Deserialize;
