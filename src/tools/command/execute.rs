@@ -571,6 +571,7 @@ struct ProcessGroup {
     leader: Option<Leader>,
 }
 
+/// The first process of a line, whose pid names the group.
 struct Leader {
     child: Child,
     pgid: libc::pid_t,

@@ -345,7 +345,7 @@ fn word(raw: &str, assignment_shaped: bool, options: &ParserOptions) -> Result<W
     };
     // Brace expansion happens before quote removal, on the raw text.
     let braces = brush_parser::word::parse_brace_expansions(raw, options)
-        .map_err(|_| expansion("brace expansion"))?;
+        .map_err(|e| NeedsShell::Syntax(e.to_string()))?;
     if braces
         .iter()
         .flatten()
