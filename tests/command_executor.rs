@@ -281,6 +281,28 @@ async fn cwd_and_home_are_the_workspace() {
     assert_eq!(hello.trim_end(), format!("hello from {}", t.root.display()));
 }
 
+/// The process group id in `/proc/PID/stat` text (field 5; the name in field 2 is `(sh)`).
+fn pgid_in_stat(stat: &str) -> &str {
+    stat.split(' ').nth(4).expect("stat has a pgrp field")
+}
+
+#[tokio::test]
+async fn every_process_of_a_line_shares_one_new_group() {
+    let t = tool();
+    // Three pipelines; the first (the group's leader) has exited before the others start.
+    let line = "sh -c 'cat /proc/$$/stat'; sh -c 'cat /proc/$$/stat' | cat; true && sh -c 'cat /proc/$$/stat'";
+    let (stdout, exit) = t.stdout_and_exit(line, &Approval::Auto).await;
+    assert_eq!(exit, Exit::Code(0));
+    let groups: Vec<&str> = stdout.lines().map(pgid_in_stat).collect();
+    assert_eq!(groups.len(), 3, "{stdout}");
+    assert!(groups.iter().all(|g| *g == groups[0]), "{groups:?}");
+    // The group is the leader's own: its pid.
+    let leader_pid = stdout.lines().next().and_then(|l| l.split(' ').next());
+    assert_eq!(leader_pid, Some(groups[0]));
+    let ours = std::fs::read_to_string("/proc/self/stat").expect("stat");
+    assert_ne!(pgid_in_stat(&ours), groups[0], "a new group, not the bot's");
+}
+
 #[tokio::test]
 async fn a_timeout_kills_the_command() {
     let t = tool_with(settings(1, 1024 * 1024));
@@ -313,7 +335,8 @@ async fn a_timeout_kills_what_the_command_forked() {
 
 #[tokio::test]
 async fn a_timeout_keeps_what_was_written_before() {
-    let t = tool_with(settings(1, 1024 * 1024));
+    // Two seconds, so a loaded machine still gets to the echoes before the kill.
+    let t = tool_with(settings(2, 1024 * 1024));
     let result = t
         .tool
         .run(
@@ -327,7 +350,7 @@ async fn a_timeout_keeps_what_was_written_before() {
             stdout,
             stderr,
         })) => {
-            assert_eq!(after, Duration::from_secs(1));
+            assert_eq!(after, Duration::from_secs(2));
             assert_eq!(stdout.bytes, b"started\n");
             assert_eq!(stderr.bytes, b"warming\n");
         }
