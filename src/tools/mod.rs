@@ -34,6 +34,8 @@ pub fn builtin_registry(settings: &Settings) -> ToolRegistry {
         Arc::new(command::CommandTool::new(
             workspace.clone(),
             &tools.execute_command,
+            &settings.command,
+            &settings.output,
         )),
         tools.execute_command.enabled,
     );

@@ -1,13 +1,32 @@
 //! `execute_command`: one shell command line run in the workspace.
+//!
+//! Layout:
+//! - `assess` — the gate's half: is the line safe, destructive or unknown.
+//! - [`plan`] — can the line run without a shell, and as which argv vectors.
+//! - `expand` — riskgate's own glob expansion, kept inside the workspace.
+//! - [`execute`] — the walls: scrubbed environment, one process group, timeout, capped
+//!   output; planned lines without a shell, the rest through `sh -c`.
+//! - `render` — the summary, the LLM text and the chat message.
+//!
+//! The rule between the gate and the walls: a line with a plan runs without a shell whatever
+//! the approval; a line that needs a shell runs only when a person confirmed it.
 
 mod assess;
+pub mod execute;
+pub mod expand;
+pub mod plan;
+mod render;
 
 pub use assess::{CommandPolicy, assess_command};
+pub use execute::{Captured, CommandRunner, Exit, Line, LineOutcome, RunError};
+pub use expand::ExpansionRefused;
+pub use plan::{NeedsShell, Plan, plan, plan_line};
+pub use render::render;
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::config::ToolRules;
+use crate::config::{CommandSettings, OutputSettings, ToolRules};
 use crate::core::risk::Assessment;
 use crate::core::tools::{
     Approval, AssessContext, BoxFuture, RiskAssessor, Tool, ToolError, ToolOutput,
@@ -22,17 +41,102 @@ struct CommandArgs {
     command: String,
 }
 
-/// The command tool: the workspace and the operator's rules.
+/// Why a call of `execute_command` did not produce output.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    #[error("the command line is empty: give a command to run")]
+    Empty,
+    /// The gate let an auto call through, but the line needs a shell, which only a person
+    /// may approve.
+    #[error(
+        "this line needs a shell because {0}, so it runs only when a person confirms it. Call {NAME} again with risk_level \"medium\" to ask, or write it as plain commands joined by |, &&, || and ;"
+    )]
+    NeedsConfirmation(NeedsShell),
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+impl From<CommandError> for ToolError {
+    fn from(error: CommandError) -> Self {
+        let message = error.to_string();
+        match error {
+            CommandError::Empty => Self::InvalidArguments(message),
+            CommandError::NeedsConfirmation(_) | CommandError::Run(RunError::Expansion(_)) => {
+                Self::Refused(message)
+            }
+            // FIXME: `ToolError::Timeout` carries only the duration, so what the line wrote
+            // before it was killed (`stdout`, `stderr`) stops here; `CommandTool::run` still
+            // returns it.
+            CommandError::Run(RunError::TimedOut { after, .. }) => Self::Timeout(after),
+            CommandError::Run(
+                RunError::Workspace { .. }
+                | RunError::NotFound { .. }
+                | RunError::NotExecutable { .. }
+                | RunError::Spawn { .. }
+                | RunError::Setup(_),
+            ) => Self::Failed(message),
+        }
+    }
+}
+
+/// The command tool: the assessor's policy, the runner and the output budgets.
 #[derive(Debug, Clone)]
 pub struct CommandTool {
     policy: CommandPolicy,
+    runner: CommandRunner,
+    budgets: OutputSettings,
 }
 
 impl CommandTool {
-    pub fn new(workspace: Workspace, rules: &ToolRules) -> Self {
+    /// Takes the bot's environment as it is now (see [`execute::child_environment`]).
+    pub fn new(
+        workspace: Workspace,
+        rules: &ToolRules,
+        settings: &CommandSettings,
+        budgets: &OutputSettings,
+    ) -> Self {
         Self {
-            policy: CommandPolicy::new(workspace, &rules.allow, &rules.deny),
+            policy: CommandPolicy::new(workspace.clone(), &rules.allow, &rules.deny),
+            runner: CommandRunner::new(workspace, settings),
+            budgets: budgets.clone(),
         }
+    }
+
+    /// Runs one line behind the walls. A line with a plan runs without a shell; one without
+    /// runs through `sh -c` only when `approval` is a person's confirmation.
+    #[tracing::instrument(
+        name = "execute_command",
+        skip_all,
+        fields(line = %line, confirmed = approval.is_confirmed(), shell = tracing::field::Empty)
+    )]
+    pub async fn run(&self, line: &str, approval: &Approval) -> Result<LineOutcome, CommandError> {
+        let planned = plan_line(line);
+        tracing::Span::current().record("shell", planned.is_err());
+        let result = match &planned {
+            Ok(plan) => self.runner.run(Line::Plan(plan)).await,
+            Err(NeedsShell::NoCommand) => return Err(CommandError::Empty),
+            Err(reason) if !approval.is_confirmed() => {
+                tracing::info!(%reason, "refused: an auto-approved line needs a shell");
+                return Err(CommandError::NeedsConfirmation(reason.clone()));
+            }
+            Err(_) => self.runner.run(Line::Shell(line)).await,
+        };
+        match &result {
+            Ok(outcome) => tracing::info!(
+                exit = %outcome.exit,
+                elapsed_ms = outcome.elapsed.as_millis(),
+                stdout_bytes = outcome.stdout.total(),
+                stderr_bytes = outcome.stderr.total(),
+                "command finished"
+            ),
+            Err(RunError::TimedOut { stdout, stderr, .. }) => tracing::warn!(
+                stdout_bytes = stdout.total(),
+                stderr_bytes = stderr.total(),
+                "command timed out; its process group was killed"
+            ),
+            Err(error) => tracing::info!(%error, "command did not run"),
+        }
+        Ok(result?)
     }
 }
 
@@ -51,18 +155,19 @@ impl Tool for CommandTool {
     }
 
     fn description(&self) -> &'static str {
-        "Run a shell command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person."
+        "Run a command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person. Plain commands joined by |, &&, || and ; run without a shell; lines that need one ($VAR, ~, redirections, subshells, cd) always need a person's confirmation."
     }
 
     fn execute<'a>(
         &'a self,
-        _arguments: &'a Map<String, Value>,
-        _approval: &'a Approval,
+        arguments: &'a Map<String, Value>,
+        approval: &'a Approval,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async {
-            Err(ToolError::Failed(
-                "the executor is being written".to_owned(),
-            ))
+        Box::pin(async move {
+            let args: CommandArgs = serde_json::from_value(Value::Object(arguments.clone()))
+                .map_err(|e| ToolError::InvalidArguments(format!("{NAME}: {e}")))?;
+            let outcome = self.run(&args.command, approval).await?;
+            Ok(render(&args.command, &outcome, &self.budgets))
         })
     }
 

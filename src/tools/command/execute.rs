@@ -1,0 +1,864 @@
+//! Running a command line: the walls behind the gate.
+//!
+//! A line with a [`Plan`] runs without a shell: riskgate resolves each program on PATH
+//! before anything starts, expands globs inside the workspace, connects each pipeline's
+//! processes stdout to stdin itself and follows `&&`, `||` and `;` by exit status like sh. A
+//! line without a plan runs as `sh -c LINE`; whether it may is the caller's decision.
+//!
+//! Every child, either way:
+//! - runs in the workspace root (created if missing) with a scrubbed environment: PATH
+//!   (absolute entries only), HOME = the workspace, LANG, and the `env_allow` names that do
+//!   not look like secrets ([`child_environment`]);
+//! - has its stdin closed, or fed by the process before it in a pipeline;
+//! - belongs to one process group per line, so a timeout kills the whole group, grandchildren
+//!   included, and nothing a line started outlives it once it is over;
+//! - writes into two pipes, stdout and stderr, shared by the whole line like a shell's, read
+//!   to the end and kept up to `output_limit_bytes` each (the rest counted and dropped, so
+//!   no child ever blocks on a full pipe).
+//!
+//! The process group is named after its first process (the leader), and the number stays
+//! ours only while that process is not reaped. So the leader is watched with
+//! `waitid(WNOWAIT)`, which reads its status without reaping it, and reaped only after the
+//! last `killpg`: the group can never be a recycled number that names someone else's
+//! processes, and later pipelines of the line (`a; b`) can still join it after `a` exited.
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::io::{self, PipeReader, PipeWriter};
+use std::mem::MaybeUninit;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::process::{Child, Command};
+use tokio::task::JoinHandle;
+
+use super::expand::{ExpansionRefused, expand};
+use super::plan::{Connector, Pipeline, Plan, SimpleCommand};
+use crate::config::CommandSettings;
+use crate::core::tools::format_duration;
+use crate::tools::Workspace;
+
+/// PATH when the bot's own PATH has no absolute entry.
+pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+/// The shell of lines without a plan, by absolute path so PATH cannot swap it.
+pub const SHELL: &str = "/bin/sh";
+/// LANG when the bot has none.
+const DEFAULT_LANG: &str = "C.UTF-8";
+/// Bytes read from a pipe at a time.
+const READ_CHUNK: usize = 64 * 1024;
+/// After a timeout kills the group, how long the readers may take to drain the pipes.
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+/// How long reaping a killed leader may take before it is left to tokio's orphan reaper.
+const REAP_GRACE: Duration = Duration::from_secs(1);
+
+/// Parts of a variable name that mark it as a secret, upper-cased.
+const SECRET_PARTS: &[&str] = &[
+    "TOKEN",
+    "KEY",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "DATABASE_URL",
+    "PRIVATE",
+    "COOKIE",
+    // SSH_AUTH_SOCK lends out the keys of an ssh-agent.
+    "AUTH_SOCK",
+];
+/// Prefixes of the bot's own configuration and credentials.
+const SECRET_PREFIXES: &[&str] = &["RISKGATE", "DISCORD", "OPENAI"];
+
+/// Whether an environment variable's name looks like it holds a secret. Such a variable is
+/// never passed to a command, even when `env_allow` lists it.
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_PARTS.iter().any(|part| upper.contains(part))
+        || SECRET_PREFIXES.iter().any(|prefix| upper.starts_with(prefix))
+        // MYSQL_PWD and friends; PWD and OLDPWD themselves are only directories.
+        || upper.ends_with("_PWD")
+}
+
+/// PATH for commands: the absolute entries of `parent`, else [`DEFAULT_PATH`]. An empty or
+/// relative entry would search the working directory, the workspace, where anyone who can
+/// write a file could plant an `ls`.
+pub fn safe_path(parent: Option<&OsStr>) -> OsString {
+    let kept: Vec<&[u8]> = parent
+        .map(|path| {
+            path.as_bytes()
+                .split(|&b| b == b':')
+                .filter(|entry| entry.starts_with(b"/"))
+                .collect()
+        })
+        .unwrap_or_default();
+    if kept.is_empty() {
+        OsString::from(DEFAULT_PATH)
+    } else {
+        OsString::from_vec(kept.join(&b':'))
+    }
+}
+
+/// The whole environment of every child, from the bot's own (`parent` looks a name up):
+/// PATH ([`safe_path`]), HOME = `home`, LANG (the bot's, else `C.UTF-8`), and each name in
+/// `env_allow` the bot has, unless it looks secret ([`is_secret_name`]).
+pub fn child_environment(
+    parent: impl Fn(&str) -> Option<OsString>,
+    env_allow: &[String],
+    home: &Path,
+) -> Vec<(OsString, OsString)> {
+    let lang = parent("LANG")
+        .filter(|value| !value.is_empty())
+        .unwrap_or_else(|| OsString::from(DEFAULT_LANG));
+    let mut env = vec![
+        (OsString::from("PATH"), safe_path(parent("PATH").as_deref())),
+        (OsString::from("HOME"), home.as_os_str().to_owned()),
+        (OsString::from("LANG"), lang),
+    ];
+    for name in env_allow {
+        if is_secret_name(name) {
+            tracing::warn!(
+                variable = %name,
+                "command.env_allow lists a variable that looks like a secret; it is not passed to commands"
+            );
+            continue;
+        }
+        let valid = !name.is_empty() && !name.contains(['=', '\0']);
+        if !valid
+            || env
+                .iter()
+                .any(|(known, _)| known.as_os_str() == OsStr::new(name))
+        {
+            continue;
+        }
+        if let Some(value) = parent(name) {
+            env.push((OsString::from(name), value));
+        }
+    }
+    env
+}
+
+/// How a process, pipeline or line ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited with this status.
+    Code(i32),
+    /// A signal killed it.
+    Signal(i32),
+}
+
+impl Exit {
+    /// Success for `&&` and `||`: status zero.
+    pub fn success(self) -> bool {
+        self == Self::Code(0)
+    }
+}
+
+impl From<ExitStatus> for Exit {
+    fn from(status: ExitStatus) -> Self {
+        match (status.code(), status.signal()) {
+            (Some(code), _) => Self::Code(code),
+            (None, Some(signal)) => Self::Signal(signal),
+            // A process that was waited for either exited or was killed; keep the raw
+            // status rather than invent one.
+            (None, None) => Self::Code(status.into_raw()),
+        }
+    }
+}
+
+impl fmt::Display for Exit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Code(code) => write!(f, "exit status {code}"),
+            Self::Signal(signal) => write!(f, "killed by signal {signal}"),
+        }
+    }
+}
+
+/// What one output stream of a line produced.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Captured {
+    /// The first `output_limit_bytes` bytes.
+    pub bytes: Vec<u8>,
+    /// Bytes read past the limit and dropped.
+    pub dropped: u64,
+    /// Newlines in everything read, kept or dropped.
+    newlines: u64,
+    /// Whether the last byte read was not a newline (an unterminated last line).
+    open_line: bool,
+}
+
+impl Captured {
+    /// Adds what was read, keeping at most `limit` bytes in all.
+    pub(super) fn push(&mut self, chunk: &[u8], limit: usize) {
+        let room = limit.saturating_sub(self.bytes.len());
+        let (kept, dropped) = chunk.split_at(room.min(chunk.len()));
+        self.bytes.extend_from_slice(kept);
+        self.dropped += dropped.len() as u64;
+        self.newlines += chunk.iter().filter(|&&b| b == b'\n').count() as u64;
+        if let Some(&last) = chunk.last() {
+            self.open_line = last != b'\n';
+        }
+    }
+
+    /// Lines in everything read, kept or dropped; an unterminated last line counts.
+    pub fn lines(&self) -> u64 {
+        self.newlines + u64::from(self.open_line)
+    }
+
+    /// Bytes read in all.
+    pub fn total(&self) -> u64 {
+        self.bytes.len() as u64 + self.dropped
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total() == 0
+    }
+}
+
+/// A line that ran to its end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineOutcome {
+    /// The status of the last pipeline that ran, like sh's `$?`.
+    pub exit: Exit,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub elapsed: Duration,
+}
+
+/// Why a line did not run to its end. A non-zero exit is not one of these: it is an
+/// outcome.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("the workspace {path} cannot be created: {source}")]
+    Workspace { path: PathBuf, source: io::Error },
+    #[error(
+        "command not found: `{program}` is not on PATH ({path}); nothing in the line ran. Check the name, or ask for a program that is installed"
+    )]
+    NotFound { program: String, path: String },
+    #[error("`{program}` cannot be run: {problem}; nothing in the line ran")]
+    NotExecutable { program: String, problem: String },
+    #[error("`{program}` could not be started: {source}")]
+    Spawn { program: String, source: io::Error },
+    #[error(transparent)]
+    Expansion(#[from] ExpansionRefused),
+    #[error("the line could not be set up: {0}")]
+    Setup(#[source] io::Error),
+    #[error("timed out after {}; the whole process group was killed", format_duration(*after))]
+    TimedOut {
+        after: Duration,
+        /// What the line wrote before it was killed.
+        stdout: Captured,
+        stderr: Captured,
+    },
+}
+
+/// A line to run: planned, or for the shell.
+#[derive(Debug, Clone, Copy)]
+pub enum Line<'a> {
+    Plan(&'a Plan),
+    Shell(&'a str),
+}
+
+/// Runs lines in the workspace under the command settings.
+#[derive(Debug, Clone)]
+pub struct CommandRunner {
+    workspace: Workspace,
+    /// The complete environment of every child, computed once.
+    env: Vec<(OsString, OsString)>,
+    /// The PATH in `env`, where programs are looked up.
+    search_path: OsString,
+    timeout: Duration,
+    output_limit: usize,
+}
+
+impl CommandRunner {
+    /// Takes the bot's environment as it is now.
+    pub fn new(workspace: Workspace, settings: &CommandSettings) -> Self {
+        let env = child_environment(
+            |name| std::env::var_os(name),
+            &settings.env_allow,
+            workspace.root(),
+        );
+        let search_path = env
+            .iter()
+            .find(|(name, _)| name == "PATH")
+            .map_or_else(|| OsString::from(DEFAULT_PATH), |(_, value)| value.clone());
+        Self {
+            workspace,
+            env,
+            search_path,
+            timeout: Duration::from_secs(settings.timeout_secs),
+            output_limit: usize::try_from(settings.output_limit_bytes).unwrap_or(usize::MAX),
+        }
+    }
+
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Runs `line` to its end, or until the timeout kills it.
+    pub async fn run(&self, line: Line<'_>) -> Result<LineOutcome, RunError> {
+        let started = Instant::now();
+        let root = self.workspace.root();
+        tokio::fs::create_dir_all(root)
+            .await
+            .map_err(|source| RunError::Workspace {
+                path: root.to_path_buf(),
+                source,
+            })?;
+        let programs = match line {
+            Line::Plan(plan) => self.preflight(plan)?,
+            Line::Shell(_) => HashMap::new(),
+        };
+        let (stdout_reader, stdout_writer) = io::pipe().map_err(RunError::Setup)?;
+        let (stderr_reader, stderr_writer) = io::pipe().map_err(RunError::Setup)?;
+        let mut stdout = OutputReader::start(stdout_reader, self.output_limit)?;
+        let mut stderr = OutputReader::start(stderr_reader, self.output_limit)?;
+        let sinks = Sinks {
+            stdout: stdout_writer,
+            stderr: stderr_writer,
+        };
+        let mut group = ProcessGroup::default();
+        let finished = tokio::time::timeout(self.timeout, async {
+            let exit = self.steps(line, &programs, &mut group, sinks).await?;
+            // Output ends when every process holding the pipes is gone, as with `$(...)`.
+            stdout.finish().await;
+            stderr.finish().await;
+            Ok::<_, RunError>(exit)
+        })
+        .await;
+        // Whatever happened, nothing the line started outlives it.
+        group.kill();
+        group.reap().await;
+        match finished {
+            Ok(Ok(exit)) => Ok(LineOutcome {
+                exit,
+                stdout: stdout.take(),
+                stderr: stderr.take(),
+                elapsed: started.elapsed(),
+            }),
+            Ok(Err(error)) => Err(error),
+            Err(_elapsed) => {
+                stdout.finish_within(DRAIN_GRACE).await;
+                stderr.finish_within(DRAIN_GRACE).await;
+                Err(RunError::TimedOut {
+                    after: self.timeout,
+                    stdout: stdout.take(),
+                    stderr: stderr.take(),
+                })
+            }
+        }
+    }
+
+    /// Resolves every program of the plan, so a missing one fails the line before any of it
+    /// runs, and refuses a glob that names a place outside the workspace.
+    fn preflight<'p>(&self, plan: &'p Plan) -> Result<HashMap<&'p str, PathBuf>, RunError> {
+        let mut programs = HashMap::new();
+        for command in plan.commands() {
+            let name = command.program();
+            if !programs.contains_key(name) {
+                programs.insert(name, self.resolve_program(name)?);
+            }
+            for word in command.words.iter().filter(|w| w.pattern.is_some()) {
+                self.workspace.resolve_lexically(&word.text).map_err(|e| {
+                    ExpansionRefused::PatternOutside {
+                        pattern: word.text.clone(),
+                        reason: e.to_string(),
+                    }
+                })?;
+            }
+        }
+        Ok(programs)
+    }
+
+    /// Where `name` is: on PATH, or relative to the workspace when it has a `/`.
+    fn resolve_program(&self, name: &str) -> Result<PathBuf, RunError> {
+        if name.contains('/') {
+            let candidate = self.workspace.root().join(name);
+            return match std::fs::metadata(&candidate) {
+                Ok(meta) if meta.is_file() && meta.permissions().mode() & 0o111 != 0 => {
+                    Ok(candidate)
+                }
+                Ok(_) => Err(RunError::NotExecutable {
+                    program: name.to_owned(),
+                    problem: "it is not an executable file".to_owned(),
+                }),
+                Err(e) => Err(RunError::NotExecutable {
+                    program: name.to_owned(),
+                    problem: e.to_string(),
+                }),
+            };
+        }
+        if !name.is_empty() {
+            for dir in self.search_path.as_bytes().split(|&b| b == b':') {
+                let candidate = Path::new(OsStr::from_bytes(dir)).join(name);
+                if is_executable_file(&candidate) {
+                    return Ok(candidate);
+                }
+            }
+        }
+        Err(RunError::NotFound {
+            program: name.to_owned(),
+            path: self.search_path.to_string_lossy().into_owned(),
+        })
+    }
+
+    /// Runs the processes of the line; the line's ends of the output pipes close when this
+    /// returns.
+    async fn steps(
+        &self,
+        line: Line<'_>,
+        programs: &HashMap<&str, PathBuf>,
+        group: &mut ProcessGroup,
+        sinks: Sinks,
+    ) -> Result<Exit, RunError> {
+        match line {
+            Line::Plan(plan) => self.run_plan(plan, programs, group, &sinks).await,
+            Line::Shell(text) => {
+                let mut command = self.command(Path::new(SHELL), "sh", ["-c", text]);
+                command
+                    .stdin(Stdio::null())
+                    .stdout(sinks.stdout()?)
+                    .stderr(sinks.stderr()?);
+                let member = group.spawn(&mut command, "sh")?;
+                drop(command);
+                member.wait().await
+            }
+        }
+    }
+
+    async fn run_plan(
+        &self,
+        plan: &Plan,
+        programs: &HashMap<&str, PathBuf>,
+        group: &mut ProcessGroup,
+        sinks: &Sinks,
+    ) -> Result<Exit, RunError> {
+        let mut last = Exit::Code(0);
+        for list in &plan.lists {
+            last = self
+                .run_pipeline(&list.first, programs, group, sinks)
+                .await?;
+            for (connector, pipeline) in &list.rest {
+                let runs = match connector {
+                    Connector::And => last.success(),
+                    Connector::Or => !last.success(),
+                };
+                if runs {
+                    last = self.run_pipeline(pipeline, programs, group, sinks).await?;
+                }
+            }
+        }
+        Ok(last)
+    }
+
+    async fn run_pipeline(
+        &self,
+        pipeline: &Pipeline,
+        programs: &HashMap<&str, PathBuf>,
+        group: &mut ProcessGroup,
+        sinks: &Sinks,
+    ) -> Result<Exit, RunError> {
+        // Globs expand when their pipeline starts, as in sh, and a refused one stops the
+        // line before this pipeline runs.
+        let arguments = pipeline
+            .commands
+            .iter()
+            .map(|command| self.arguments(command))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut members = Vec::with_capacity(pipeline.commands.len());
+        let mut stdin = Stdio::null();
+        let count = pipeline.commands.len();
+        for (i, (command, args)) in pipeline.commands.iter().zip(arguments).enumerate() {
+            let name = command.program();
+            let program = match programs.get(name) {
+                Some(path) => path.clone(),
+                None => self.resolve_program(name)?,
+            };
+            let (stdout, next_stdin) = if i + 1 == count {
+                (sinks.stdout()?, Stdio::null())
+            } else {
+                let (reader, writer) = io::pipe().map_err(RunError::Setup)?;
+                (Stdio::from(writer), Stdio::from(reader))
+            };
+            let mut process = self.command(&program, name, args);
+            process
+                .stdin(std::mem::replace(&mut stdin, next_stdin))
+                .stdout(stdout)
+                .stderr(sinks.stderr()?);
+            members.push(group.spawn(&mut process, name)?);
+            // The Command holds the parent's copies of the pipe ends; a reader sees EOF only
+            // once they are closed.
+            drop(process);
+        }
+        drop(stdin);
+        let mut exit = Exit::Code(0);
+        for member in members {
+            exit = member.wait().await?;
+        }
+        Ok(exit)
+    }
+
+    /// The arguments after the program name, globs expanded.
+    fn arguments(&self, command: &SimpleCommand) -> Result<Vec<OsString>, ExpansionRefused> {
+        let mut arguments = Vec::new();
+        for word in command.words.iter().skip(1) {
+            arguments.extend(expand(word, &self.workspace)?);
+        }
+        Ok(arguments)
+    }
+
+    /// A process with the walls every child gets, but no stdio and no group yet.
+    fn command<I, S>(&self, program: &Path, arg0: &str, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut command = Command::new(program);
+        command
+            .arg0(arg0)
+            .args(args)
+            .current_dir(self.workspace.root())
+            .env_clear()
+            .envs(self.env.iter().map(|(name, value)| (name, value)))
+            .kill_on_drop(true);
+        command
+    }
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    std::fs::metadata(path)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+/// The line's write ends of its stdout and stderr pipes.
+struct Sinks {
+    stdout: PipeWriter,
+    stderr: PipeWriter,
+}
+
+impl Sinks {
+    fn stdout(&self) -> Result<Stdio, RunError> {
+        Ok(Stdio::from(
+            self.stdout.try_clone().map_err(RunError::Setup)?,
+        ))
+    }
+
+    fn stderr(&self) -> Result<Stdio, RunError> {
+        Ok(Stdio::from(
+            self.stderr.try_clone().map_err(RunError::Setup)?,
+        ))
+    }
+}
+
+/// The process group of one line. Its id is the leader's pid, which stays ours for as long
+/// as the leader is not reaped; so the leader is reaped only by [`ProcessGroup::reap`], after
+/// the last [`ProcessGroup::kill`].
+#[derive(Default)]
+struct ProcessGroup {
+    leader: Option<Leader>,
+}
+
+/// The first process of a line, whose pid names the group.
+struct Leader {
+    child: Child,
+    pgid: libc::pid_t,
+}
+
+/// A process of the line, to wait for.
+enum Member {
+    /// The group leader: waited for without being reaped.
+    Leader(libc::pid_t),
+    Other(Child),
+}
+
+impl ProcessGroup {
+    /// Starts `command` in the group; the first one starts the group.
+    fn spawn(&mut self, command: &mut Command, program: &str) -> Result<Member, RunError> {
+        let spawn_error = |source| RunError::Spawn {
+            program: program.to_owned(),
+            source,
+        };
+        if let Some(leader) = &self.leader {
+            command.process_group(leader.pgid);
+            return command.spawn().map(Member::Other).map_err(spawn_error);
+        }
+        command.process_group(0);
+        let child = command.spawn().map_err(spawn_error)?;
+        let pgid = child
+            .id()
+            .and_then(|id| libc::pid_t::try_from(id).ok())
+            .ok_or_else(|| spawn_error(io::Error::other("the new process has no id")))?;
+        self.leader = Some(Leader { child, pgid });
+        Ok(Member::Leader(pgid))
+    }
+
+    /// SIGKILL to every process still in the group.
+    fn kill(&self) {
+        let Some(leader) = &self.leader else {
+            return;
+        };
+        // SAFETY: killpg takes plain integers and touches no memory of ours. The group id is
+        // the pid of our leader, which is not reaped yet (see `reap`), so the kernel cannot
+        // have handed the number to another process or group: the signal reaches only
+        // processes this line started and what they forked without leaving the group.
+        let rc = unsafe { libc::killpg(leader.pgid, libc::SIGKILL) };
+        if rc != 0 {
+            tracing::debug!(pgid = leader.pgid, error = %io::Error::last_os_error(), "killpg");
+        }
+    }
+
+    /// Reaps the leader; after this the group id is no longer ours to signal.
+    async fn reap(&mut self) {
+        if let Some(mut leader) = self.leader.take() {
+            // A process stuck in the kernel may take a while to die; dropping it then leaves
+            // it to tokio's orphan reaper.
+            let _ = tokio::time::timeout(REAP_GRACE, leader.child.wait()).await;
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    /// A line abandoned half-way (its call cancelled) still takes its processes with it.
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+impl Member {
+    async fn wait(self) -> Result<Exit, RunError> {
+        let status = match self {
+            Self::Other(mut child) => child.wait().await.map(Exit::from),
+            Self::Leader(pid) => tokio::task::spawn_blocking(move || wait_without_reaping(pid))
+                .await
+                .unwrap_or_else(|join| Err(io::Error::other(join))),
+        };
+        status.map_err(RunError::Setup)
+    }
+}
+
+/// Blocks until the child `pid` has exited and returns how, leaving it a zombie (so its pid,
+/// and the group named after it, stay reserved).
+fn wait_without_reaping(pid: libc::pid_t) -> io::Result<Exit> {
+    let id = libc::id_t::try_from(pid).map_err(io::Error::other)?;
+    loop {
+        let mut info = MaybeUninit::<libc::siginfo_t>::zeroed();
+        // SAFETY: `info` is a valid, writable siginfo_t for the whole call; waitid writes
+        // only into it. WNOWAIT leaves the child waitable, so tokio's `Child::wait` still
+        // reaps it later.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                id,
+                info.as_mut_ptr(),
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if rc == 0 {
+            // SAFETY: waitid returned 0 without WNOHANG, so it filled `info` for a child that
+            // exited (it started zeroed, so every field is initialised either way).
+            let info = unsafe { info.assume_init() };
+            // SAFETY: for a SIGCHLD-style siginfo_t from waitid, `si_status` is the field
+            // the kernel set: the exit code or the signal number.
+            let status = unsafe { info.si_status() };
+            return Ok(match info.si_code {
+                libc::CLD_EXITED => Exit::Code(status),
+                _ => Exit::Signal(status),
+            });
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+/// Reads one output pipe to its end in a task, keeping what fits.
+struct OutputReader {
+    captured: Arc<Mutex<Captured>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl OutputReader {
+    fn start(reader: PipeReader, limit: usize) -> Result<Self, RunError> {
+        let receiver =
+            pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).map_err(RunError::Setup)?;
+        let captured = Arc::new(Mutex::new(Captured::default()));
+        let task = tokio::spawn(drain(receiver, Arc::clone(&captured), limit));
+        Ok(Self {
+            captured,
+            task: Some(task),
+        })
+    }
+
+    /// Waits until the pipe's last writer closed it.
+    async fn finish(&mut self) {
+        if let Some(task) = &mut self.task {
+            let _ = task.await;
+            self.task = None;
+        }
+    }
+
+    /// Waits at most `grace`, then stops reading.
+    async fn finish_within(&mut self, grace: Duration) {
+        if let Some(task) = &mut self.task {
+            let _ = tokio::time::timeout(grace, task).await;
+        }
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+
+    fn take(&mut self) -> Captured {
+        std::mem::take(&mut *lock(&self.captured))
+    }
+}
+
+impl Drop for OutputReader {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+async fn drain(mut receiver: pipe::Receiver, captured: Arc<Mutex<Captured>>, limit: usize) {
+    let mut buffer = vec![0_u8; READ_CHUNK];
+    loop {
+        match receiver.read(&mut buffer).await {
+            Ok(0) => return,
+            Ok(n) => lock(&captured).push(&buffer[..n], limit),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "reading command output failed");
+                return;
+            }
+        }
+    }
+}
+
+/// A poisoned lock still holds good bytes: a panic elsewhere cannot corrupt a Vec push.
+fn lock(captured: &Mutex<Captured>) -> MutexGuard<'_, Captured> {
+    captured.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_names_are_recognised() {
+        for name in [
+            "DISCORD_TOKEN",
+            "OPENAI_API_KEY",
+            "RISKGATE__LLM__API_KEY",
+            "MY_SECRET_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "PGPASSWORD",
+            "MYSQL_PWD",
+            "DATABASE_URL",
+            "GITHUB_TOKEN",
+            "SSH_AUTH_SOCK",
+            "gpg_private_dir",
+            "discord_whatever",
+        ] {
+            assert!(is_secret_name(name), "{name}");
+        }
+        for name in [
+            "TERM",
+            "TZ",
+            "CARGO_HOME",
+            "PWD",
+            "GIT_AUTHOR_NAME",
+            "LC_ALL",
+        ] {
+            assert!(!is_secret_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn path_keeps_only_absolute_entries() {
+        assert_eq!(
+            safe_path(Some(OsStr::new("/opt/bin::.:bin:/usr/bin:"))),
+            OsString::from("/opt/bin:/usr/bin")
+        );
+        assert_eq!(
+            safe_path(Some(OsStr::new(".:"))),
+            OsString::from(DEFAULT_PATH)
+        );
+        assert_eq!(safe_path(None), OsString::from(DEFAULT_PATH));
+    }
+
+    #[test]
+    fn the_environment_is_scrubbed_and_allow_listed() {
+        let parent = |name: &str| {
+            let value = match name {
+                "PATH" => "/usr/bin:.",
+                "HOME" => "/home/bot",
+                "TERM" => "xterm",
+                "DISCORD_TOKEN" => "secret",
+                "GIT_AUTHOR_NAME" => "bot",
+                _ => return None,
+            };
+            Some(OsString::from(value))
+        };
+        let allow = [
+            "TERM",
+            "DISCORD_TOKEN",
+            "GIT_AUTHOR_NAME",
+            "UNSET_VAR",
+            "HOME",
+            "A=B",
+        ]
+        .map(String::from);
+        let env = child_environment(parent, &allow, Path::new("/work/space"));
+        let env: Vec<(String, String)> = env
+            .into_iter()
+            .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
+            .collect();
+        let expected: Vec<(String, String)> = [
+            ("PATH", "/usr/bin"),
+            ("HOME", "/work/space"),
+            ("LANG", DEFAULT_LANG),
+            ("TERM", "xterm"),
+            ("GIT_AUTHOR_NAME", "bot"),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+        assert_eq!(env, expected);
+    }
+
+    #[test]
+    fn capture_keeps_the_limit_and_counts_the_rest() {
+        let mut captured = Captured::default();
+        captured.push(b"one\ntwo\n", 6);
+        captured.push(b"three", 6);
+        assert_eq!(captured.bytes, b"one\ntw");
+        assert_eq!(captured.dropped, 7);
+        assert_eq!(captured.total(), 13);
+        assert_eq!(captured.lines(), 3);
+        captured.push(b"\n", 6);
+        assert_eq!(captured.lines(), 3);
+    }
+
+    #[test]
+    fn exits_read_like_sh() {
+        assert_eq!(Exit::Code(2).to_string(), "exit status 2");
+        assert_eq!(Exit::Signal(9).to_string(), "killed by signal 9");
+        assert!(Exit::Code(0).success());
+        assert!(!Exit::Signal(0).success());
+    }
+}

@@ -1,0 +1,647 @@
+//! Planning a command line that needs no shell.
+//!
+//! [`plan`] parses a line with the bash grammar (brush-parser) and, when the line is one
+//! complete command made only of simple commands whose words are all literal, joined only by
+//! `|`, `&&`, `||` and `;`, returns a [`Plan`]: and-or lists of pipelines of argv vectors, the
+//! words already unquoted. Such a line runs without a shell (see `execute`), so nothing in it
+//! can expand, substitute or redirect: what the gate read is exactly what runs.
+//!
+//! Everything else — `$VAR`, `$(...)`, backquotes, `~`, `{a,b}`, assignments, redirections,
+//! heredocs, `&`, subshells and other compound commands, `!`, `time`, functions, several
+//! lines, shell builtins such as `cd` — has no plan: [`plan_line`] says why, and such a line
+//! runs through `sh -c` only when a person confirmed it.
+//!
+//! Unquoted glob characters (`*`, `?`, `[`) are the one thing a planned word may still
+//! contain. They are kept as a pattern next to the literal text and expanded by riskgate
+//! itself, inside the workspace, just before the pipeline runs.
+
+use brush_parser::ast;
+use brush_parser::word::{BraceExpressionOrText, WordPiece, WordPieceWithSource};
+use brush_parser::{Parser, ParserImpl, ParserOptions};
+
+/// A line that can run without a shell: its `;`-separated and-or lists, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub lists: Vec<AndOrList>,
+}
+
+/// Pipelines joined by `&&` and `||`, evaluated left to right like sh: a pipeline after `&&`
+/// runs when the last status was zero, after `||` when it was not; a skipped pipeline leaves
+/// the status as it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AndOrList {
+    pub first: Pipeline,
+    pub rest: Vec<(Connector, Pipeline)>,
+}
+
+/// How a pipeline hangs on the status before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connector {
+    /// `&&`: run on success.
+    And,
+    /// `||`: run on failure.
+    Or,
+}
+
+/// Simple commands whose stdout feeds the next one's stdin. Its status is the last
+/// command's (no `pipefail`, like sh).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pipeline {
+    pub commands: Vec<SimpleCommand>,
+}
+
+/// One program and its arguments. `words` is never empty; the first names the program and is
+/// never a glob pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCommand {
+    pub words: Vec<Word>,
+}
+
+/// One word with its quotes removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// The literal value, what the program gets when there is nothing to expand.
+    pub text: String,
+    /// The glob pattern, when the word has an unquoted `*`, `?` or `[`: the unquoted parts as
+    /// written (`**` folded to `*`, since bash without `globstar` reads it so), the quoted
+    /// parts escaped.
+    pub pattern: Option<String>,
+}
+
+impl Word {
+    /// A word that expands to nothing but itself.
+    pub fn literal(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            pattern: None,
+        }
+    }
+}
+
+impl SimpleCommand {
+    /// The program name as written.
+    pub fn program(&self) -> &str {
+        self.words.first().map_or("", |w| w.text.as_str())
+    }
+
+    /// The literal words, before glob expansion.
+    pub fn argv(&self) -> Vec<&str> {
+        self.words.iter().map(|w| w.text.as_str()).collect()
+    }
+}
+
+impl Plan {
+    /// Every simple command of the line, in the order written.
+    pub fn commands(&self) -> impl Iterator<Item = &SimpleCommand> {
+        self.lists.iter().flat_map(|list| {
+            std::iter::once(&list.first)
+                .chain(list.rest.iter().map(|(_, p)| p))
+                .flat_map(|p| p.commands.iter())
+        })
+    }
+}
+
+/// Why a line has no plan and needs a shell. Reads after "the line needs a shell because".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NeedsShell {
+    /// Blank or only a comment: there is nothing to run, with or without a shell.
+    #[error("it contains no command")]
+    NoCommand,
+    #[error("it does not parse as a command line ({0})")]
+    Syntax(String),
+    #[error("it holds several commands on separate lines")]
+    SeveralLines,
+    #[error("it starts a background job (`&`)")]
+    Background,
+    #[error("it uses a compound command (a subshell, `{{ ... }}`, if, for, while, case)")]
+    Compound,
+    #[error("it defines a function")]
+    Function,
+    #[error("it uses `[[ ... ]]`")]
+    ExtendedTest,
+    #[error("it times a pipeline with `time`")]
+    Timed,
+    #[error("it negates a pipeline with `!`")]
+    Negation,
+    #[error("it redirects input or output (`{0}`)")]
+    Redirection(String),
+    #[error("it uses process substitution")]
+    ProcessSubstitution,
+    #[error("it assigns a variable (`{0}`)")]
+    Assignment(String),
+    #[error("it uses {kind} in `{word}`")]
+    Expansion { kind: &'static str, word: String },
+    #[error("`{0}` is a shell builtin, which only a shell can run")]
+    Builtin(String),
+    #[error("its program name `{0}` is a glob pattern")]
+    GlobbedProgram(String),
+}
+
+/// Shell builtins that change the shell itself or exist only inside it. Without a shell
+/// they would fail, or worse, run a same-named program that does something else (`cd` in a
+/// child process changes nothing, so `cd src && ls` would list the wrong directory).
+/// Builtins with a faithful program twin (`echo`, `printf`, `test`, `[`, `true`, `false`,
+/// `pwd`, `kill`) are left to that program.
+const SHELL_ONLY_BUILTINS: &[&str] = &[
+    ".",
+    ":",
+    "alias",
+    "bg",
+    "bind",
+    "break",
+    "builtin",
+    "caller",
+    "cd",
+    "command",
+    "compgen",
+    "complete",
+    "compopt",
+    "continue",
+    "declare",
+    "dirs",
+    "disown",
+    "enable",
+    "eval",
+    "exec",
+    "exit",
+    "export",
+    "fc",
+    "fg",
+    "getopts",
+    "hash",
+    "help",
+    "history",
+    "jobs",
+    "let",
+    "local",
+    "logout",
+    "mapfile",
+    "popd",
+    "pushd",
+    "read",
+    "readarray",
+    "readonly",
+    "return",
+    "set",
+    "shift",
+    "shopt",
+    "source",
+    "suspend",
+    "times",
+    "trap",
+    "type",
+    "typeset",
+    "ulimit",
+    "umask",
+    "unalias",
+    "unset",
+    "wait",
+];
+
+/// The plan of `line`, or `None` when it needs a shell.
+pub fn plan(line: &str) -> Option<Plan> {
+    plan_line(line).ok()
+}
+
+/// The plan of `line`, or why it needs a shell.
+pub fn plan_line(line: &str) -> Result<Plan, NeedsShell> {
+    let options = parser_options();
+    let program = Parser::new(line.as_bytes(), &options)
+        .parse_program()
+        .map_err(|e| NeedsShell::Syntax(e.to_string()))?;
+    let complete = match program.complete_commands.as_slice() {
+        [] => return Err(NeedsShell::NoCommand),
+        [one] => one,
+        _ => return Err(NeedsShell::SeveralLines),
+    };
+    let lists = complete
+        .0
+        .iter()
+        .map(|ast::CompoundListItem(list, separator)| match separator {
+            ast::SeparatorOperator::Async => Err(NeedsShell::Background),
+            ast::SeparatorOperator::Sequence => and_or_list(list, &options),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if lists.is_empty() {
+        return Err(NeedsShell::NoCommand);
+    }
+    Ok(Plan { lists })
+}
+
+/// bash's grammar without `extglob`, so `@(...)` and friends are syntax, not words.
+fn parser_options() -> ParserOptions {
+    ParserOptions {
+        enable_extended_globbing: false,
+        posix_mode: false,
+        sh_mode: false,
+        tilde_expansion_at_word_start: true,
+        tilde_expansion_after_colon: false,
+        parser_impl: ParserImpl::Peg,
+    }
+}
+
+fn and_or_list(list: &ast::AndOrList, options: &ParserOptions) -> Result<AndOrList, NeedsShell> {
+    let first = pipeline(&list.first, options)?;
+    let rest = list
+        .additional
+        .iter()
+        .map(|next| match next {
+            ast::AndOr::And(p) => Ok((Connector::And, pipeline(p, options)?)),
+            ast::AndOr::Or(p) => Ok((Connector::Or, pipeline(p, options)?)),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(AndOrList { first, rest })
+}
+
+fn pipeline(pipeline: &ast::Pipeline, options: &ParserOptions) -> Result<Pipeline, NeedsShell> {
+    if pipeline.timed.is_some() {
+        return Err(NeedsShell::Timed);
+    }
+    if pipeline.bang {
+        return Err(NeedsShell::Negation);
+    }
+    let commands = pipeline
+        .seq
+        .iter()
+        .map(|command| match command {
+            ast::Command::Simple(simple) => simple_command(simple, options),
+            ast::Command::Compound(..) => Err(NeedsShell::Compound),
+            ast::Command::Function(_) => Err(NeedsShell::Function),
+            ast::Command::ExtendedTest(..) => Err(NeedsShell::ExtendedTest),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Pipeline { commands })
+}
+
+fn simple_command(
+    command: &ast::SimpleCommand,
+    options: &ParserOptions,
+) -> Result<SimpleCommand, NeedsShell> {
+    let mut words = Vec::new();
+    // A prefix holds only assignments and redirections (`a=b ls`, `<in ls`), so every item
+    // in it refuses the plan.
+    for item in command.prefix.iter().flat_map(|p| p.0.iter()) {
+        prefix_or_suffix_item(item, true, options, &mut words)?;
+    }
+    let Some(name) = &command.word_or_name else {
+        return Err(NeedsShell::NoCommand);
+    };
+    let program = word(&name.value, false, options)?;
+    if program.pattern.is_some() {
+        return Err(NeedsShell::GlobbedProgram(program.text));
+    }
+    if SHELL_ONLY_BUILTINS.contains(&program.text.as_str()) {
+        return Err(NeedsShell::Builtin(program.text));
+    }
+    words.push(program);
+    for item in command.suffix.iter().flat_map(|s| s.0.iter()) {
+        prefix_or_suffix_item(item, false, options, &mut words)?;
+    }
+    Ok(SimpleCommand { words })
+}
+
+fn prefix_or_suffix_item(
+    item: &ast::CommandPrefixOrSuffixItem,
+    in_prefix: bool,
+    options: &ParserOptions,
+    words: &mut Vec<Word>,
+) -> Result<(), NeedsShell> {
+    match item {
+        ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => Err(NeedsShell::Redirection(
+            redirect.to_string().trim().to_owned(),
+        )),
+        ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
+            Err(NeedsShell::ProcessSubstitution)
+        }
+        // Before the program name it sets a variable; after it (`make CC=cc`), bash passes
+        // it on as a word, but still expands `~` after the `=` or a `:`.
+        ast::CommandPrefixOrSuffixItem::AssignmentWord(_, raw) => {
+            if in_prefix {
+                return Err(NeedsShell::Assignment(raw.value.clone()));
+            }
+            words.push(word(&raw.value, true, options)?);
+            Ok(())
+        }
+        ast::CommandPrefixOrSuffixItem::Word(raw) => {
+            if in_prefix {
+                // The grammar puts no plain words before the name; refuse if it ever does.
+                return Err(NeedsShell::Syntax(format!(
+                    "unexpected word `{}` before the command name",
+                    raw.value
+                )));
+            }
+            words.push(word(&raw.value, false, options)?);
+            Ok(())
+        }
+    }
+}
+
+/// Unquotes one word, or says which expansion it uses. `assignment_shaped` words
+/// (`name=value` after the program) are refused when an unquoted `~` could expand.
+fn word(raw: &str, assignment_shaped: bool, options: &ParserOptions) -> Result<Word, NeedsShell> {
+    let expansion = |kind: &'static str| NeedsShell::Expansion {
+        kind,
+        word: raw.to_owned(),
+    };
+    // Brace expansion happens before quote removal, on the raw text.
+    let braces = brush_parser::word::parse_brace_expansions(raw, options)
+        .map_err(|e| NeedsShell::Syntax(e.to_string()))?;
+    if braces
+        .iter()
+        .flatten()
+        .any(|part| matches!(part, BraceExpressionOrText::Expr(_)))
+    {
+        return Err(expansion("brace expansion"));
+    }
+    let pieces =
+        brush_parser::word::parse(raw, options).map_err(|e| NeedsShell::Syntax(e.to_string()))?;
+    let mut unquoted = Unquoted::default();
+    for WordPieceWithSource { piece, .. } in &pieces {
+        match piece {
+            WordPiece::Text(text) => {
+                if assignment_shaped && text.contains('~') {
+                    return Err(expansion("tilde expansion"));
+                }
+                unquoted.push_unquoted(text);
+            }
+            WordPiece::SingleQuotedText(text) => unquoted.push_quoted(text),
+            WordPiece::EscapeSequence(escaped) => unquoted.push_quoted(unescape(escaped)),
+            WordPiece::DoubleQuotedSequence(inner) => {
+                for WordPieceWithSource { piece, .. } in inner {
+                    match piece {
+                        WordPiece::Text(text) => unquoted.push_quoted(text),
+                        WordPiece::EscapeSequence(escaped) => {
+                            unquoted.push_quoted(unescape(escaped));
+                        }
+                        other => return Err(expansion(expansion_kind(other))),
+                    }
+                }
+            }
+            other => return Err(expansion(expansion_kind(other))),
+        }
+    }
+    Ok(unquoted.finish())
+}
+
+/// What a non-literal piece is called in a message.
+fn expansion_kind(piece: &WordPiece) -> &'static str {
+    match piece {
+        WordPiece::Text(_)
+        | WordPiece::SingleQuotedText(_)
+        | WordPiece::EscapeSequence(_)
+        | WordPiece::DoubleQuotedSequence(_) => "nested quoting",
+        WordPiece::AnsiCQuotedText(_) => "ANSI-C quoting (`$'...'`)",
+        WordPiece::GettextDoubleQuotedSequence(_) => "locale quoting (`$\"...\"`)",
+        WordPiece::TildeExpansion(_) => "tilde expansion",
+        WordPiece::ParameterExpansion(_) => "a variable expansion",
+        WordPiece::CommandSubstitution(_) | WordPiece::BackquotedCommandSubstitution(_) => {
+            "a command substitution"
+        }
+        WordPiece::ArithmeticExpression(_) => "arithmetic expansion",
+    }
+}
+
+/// `\x` -> `x`; a backslash-newline is a line continuation and stands for nothing.
+fn unescape(escaped: &str) -> &str {
+    let rest = escaped.strip_prefix('\\').unwrap_or(escaped);
+    if rest == "\n" { "" } else { rest }
+}
+
+/// A word being unquoted: its literal text and, alongside, its glob pattern.
+#[derive(Default)]
+struct Unquoted {
+    text: String,
+    pattern: String,
+    has_glob: bool,
+}
+
+impl Unquoted {
+    fn push_unquoted(&mut self, text: &str) {
+        self.text.push_str(text);
+        for c in text.chars() {
+            if matches!(c, '*' | '?' | '[') {
+                self.has_glob = true;
+            }
+            if c == '*' && self.pattern.ends_with('*') {
+                continue;
+            }
+            self.pattern.push(c);
+        }
+    }
+
+    fn push_quoted(&mut self, text: &str) {
+        self.text.push_str(text);
+        self.pattern.push_str(&glob::Pattern::escape(text));
+    }
+
+    fn finish(self) -> Word {
+        Word {
+            text: self.text,
+            pattern: self.has_glob.then_some(self.pattern),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One and-or list as text: `(connector, pipeline)` pairs, each pipeline a list of argv
+    /// vectors; the first pipeline's connector is `""`.
+    type ListShape = Vec<(&'static str, Vec<Vec<String>>)>;
+
+    /// A plan as nested text, one [`ListShape`] per `;`-separated list.
+    fn shape(line: &str) -> Vec<ListShape> {
+        let plan = plan(line).unwrap_or_else(|| panic!("{line:?} should have a plan"));
+        let argvs = |p: &Pipeline| {
+            p.commands
+                .iter()
+                .map(|c| c.argv().into_iter().map(str::to_owned).collect())
+                .collect::<Vec<Vec<String>>>()
+        };
+        plan.lists
+            .iter()
+            .map(|list| {
+                std::iter::once(("", argvs(&list.first)))
+                    .chain(list.rest.iter().map(|(c, p)| {
+                        let op = match c {
+                            Connector::And => "&&",
+                            Connector::Or => "||",
+                        };
+                        (op, argvs(p))
+                    }))
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_pipeline_is_planned() {
+        assert_eq!(
+            shape("ls | wc -l"),
+            vec![vec![("", vec![argv(&["ls"]), argv(&["wc", "-l"])])]]
+        );
+    }
+
+    #[test]
+    fn and_or_lists_keep_their_connectors() {
+        assert_eq!(
+            shape(r#"grep -rn "a b" src && echo ok"#),
+            vec![vec![
+                ("", vec![argv(&["grep", "-rn", "a b", "src"])]),
+                ("&&", vec![argv(&["echo", "ok"])]),
+            ]]
+        );
+        assert_eq!(
+            shape("false || echo y; echo z"),
+            vec![
+                vec![
+                    ("", vec![argv(&["false"])]),
+                    ("||", vec![argv(&["echo", "y"])])
+                ],
+                vec![("", vec![argv(&["echo", "z"])])],
+            ]
+        );
+    }
+
+    #[test]
+    fn quotes_and_escapes_come_off() {
+        assert_eq!(
+            shape(r#"echo 'a;b' "c d" e\ f"#),
+            vec![vec![("", vec![argv(&["echo", "a;b", "c d", "e f"])])]]
+        );
+        assert_eq!(
+            shape(
+                r#"printf '%s\n' "a\b" "\$x" "q\"q" 'it'"'"'s' \\ x\
+y"#
+            ),
+            vec![vec![(
+                "",
+                vec![argv(&[
+                    "printf", "%s\\n", "a\\b", "$x", "q\"q", "it's", "\\", "xy"
+                ])]
+            )]]
+        );
+        // A trailing `;` and a comment change nothing.
+        assert_eq!(shape("ls; # list"), vec![vec![("", vec![argv(&["ls"])])]]);
+    }
+
+    #[test]
+    fn words_that_only_look_special_stay_literal() {
+        assert_eq!(
+            shape("echo a=b x{} {a} a~b HEAD~1 '$HOME' \"{a,b}\" --"),
+            vec![vec![(
+                "",
+                vec![argv(&[
+                    "echo", "a=b", "x{}", "{a}", "a~b", "HEAD~1", "$HOME", "{a,b}", "--"
+                ])]
+            )]]
+        );
+        // `make CC=cc` passes the assignment-shaped word on.
+        assert_eq!(
+            shape("make CC=cc"),
+            vec![vec![("", vec![argv(&["make", "CC=cc"])])]]
+        );
+    }
+
+    #[test]
+    fn lines_a_shell_must_run_have_no_plan() {
+        for line in [
+            "echo $HOME",
+            "echo ${HOME}",
+            "echo \"$HOME\"",
+            "echo $(id)",
+            "echo `id`",
+            "echo \"$(id)\"",
+            "echo $((1+2))",
+            "ls > x",
+            "ls 2>&1",
+            "ls |& cat",
+            "cat < x",
+            "(ls)",
+            "{ ls; }",
+            "a=b ls",
+            "a=b",
+            "ls &",
+            "ls & pwd",
+            "cat <<EOF",
+            "cat <<EOF\nhi\nEOF",
+            "ls\npwd",
+            "ls ~",
+            "ls ~/x",
+            "make DIR=~/x",
+            "echo {a,b}",
+            "echo x{1..3}",
+            "echo {a,'b'}",
+            "echo $'a\\n'",
+            "echo $\"a\"",
+            "diff <(ls) x",
+            "! ls",
+            "time ls",
+            "[[ -f x ]]",
+            "f() { ls; }",
+            "if true; then ls; fi",
+            "for f in a; do ls; done",
+            "cd src && ls",
+            "export A=b",
+            "exec ls",
+            "eval ls",
+            ". ./env",
+            "source x",
+            "*.sh",
+            "ls &&",
+            "echo 'unterminated",
+            "",
+            "   ",
+            "# only a comment",
+        ] {
+            assert_eq!(plan(line), None, "{line:?} must need a shell");
+        }
+    }
+
+    #[test]
+    fn the_reason_names_the_shell_feature() {
+        let reason = |line: &str| plan_line(line).err().map(|e| e.to_string());
+        assert_eq!(
+            reason("echo $HOME"),
+            Some("it uses a variable expansion in `$HOME`".to_owned())
+        );
+        assert_eq!(
+            reason("ls > x"),
+            Some("it redirects input or output (`> x`)".to_owned())
+        );
+        assert_eq!(
+            reason("cd src && ls"),
+            Some("`cd` is a shell builtin, which only a shell can run".to_owned())
+        );
+        assert_eq!(plan_line(""), Err(NeedsShell::NoCommand));
+        assert_eq!(plan_line("ls\npwd"), Err(NeedsShell::SeveralLines));
+        assert_eq!(plan_line("ls &"), Err(NeedsShell::Background));
+    }
+
+    #[test]
+    fn globs_keep_a_pattern_with_quoted_parts_escaped() {
+        let plan = plan(r#"ls *.rs 'a*'b "[x]"? src/**/*.md x"#).expect("plan");
+        let words = &plan.lists[0].first.commands[0].words;
+        assert_eq!(words[1].text, "*.rs");
+        assert_eq!(words[1].pattern.as_deref(), Some("*.rs"));
+        // Quoted glob characters are literal: no pattern at all.
+        assert_eq!(words[2], Word::literal("a*b"));
+        assert_eq!(words[3].text, "[x]?");
+        assert_eq!(words[3].pattern.as_deref(), Some("[[]x[]]?"));
+        // Without globstar, bash reads `**` as `*`; the glob crate would recurse.
+        assert_eq!(words[4].pattern.as_deref(), Some("src/*/*.md"));
+        assert_eq!(words[5], Word::literal("x"));
+    }
+
+    #[test]
+    fn commands_lists_every_simple_command_in_order() {
+        let plan = plan("a | b && c || d; e").expect("plan");
+        let names: Vec<_> = plan.commands().map(SimpleCommand::program).collect();
+        assert_eq!(names, ["a", "b", "c", "d", "e"]);
+    }
+}

@@ -1,0 +1,528 @@
+//! The command executor against real processes: plans run without a shell and follow sh's
+//! semantics, lines that need a shell run only when confirmed, no secret reaches a child,
+//! timeouts kill the whole process group, output is capped, exits are reported.
+
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+use riskgate::config::{CommandSettings, OutputSettings, ToolRules};
+use riskgate::core::tools::{Approval, Tool, ToolError, ToolOutput};
+use riskgate::tools::Workspace;
+use riskgate::tools::command::{CommandError, CommandTool, Exit, RunError};
+use serde_json::{Map, Value, json};
+
+/// Secrets the bot might hold, set in this process before any tool is built.
+const SECRETS: [(&str, &str); 4] = [
+    ("DISCORD_TOKEN", "discord-secret-7f3a"),
+    ("OPENAI_API_KEY", "openai-secret-91bc"),
+    ("RISKGATE__LLM__API_KEY", "riskgate-secret-d20e"),
+    ("MY_SECRET_TOKEN", "my-secret-55aa"),
+];
+/// A harmless variable the operator allow-lists.
+const VISIBLE: (&str, &str) = ("COMMAND_EXECUTOR_TEST_VISIBLE", "visible-value-1234");
+
+static ENVIRONMENT: Once = Once::new();
+
+fn set_bot_environment() {
+    ENVIRONMENT.call_once(|| {
+        for (name, value) in SECRETS.iter().chain([&VISIBLE]) {
+            // SAFETY: every test calls this first, before it builds a tool or spawns anything,
+            // and `Once` makes the others wait until it is done; nothing in this binary reads
+            // the environment from C code meanwhile.
+            unsafe { std::env::set_var(name, value) };
+        }
+    });
+}
+
+struct TestTool {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    tool: CommandTool,
+}
+
+fn settings(timeout_secs: u64, output_limit_bytes: u64) -> CommandSettings {
+    CommandSettings {
+        timeout_secs,
+        output_limit_bytes,
+        // MY_SECRET_TOKEN is allow-listed on purpose: it must still not be passed.
+        env_allow: vec![VISIBLE.0.to_owned(), "MY_SECRET_TOKEN".to_owned()],
+    }
+}
+
+fn tool_with(settings: CommandSettings) -> TestTool {
+    set_bot_environment();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A workspace that does not exist yet: the executor creates it.
+    let root = dir.path().join("workspace");
+    let tool = CommandTool::new(
+        Workspace::new(&root),
+        &ToolRules::default(),
+        &settings,
+        &OutputSettings::default(),
+    );
+    let root = std::fs::canonicalize(dir.path())
+        .expect("canonical")
+        .join("workspace");
+    TestTool {
+        _dir: dir,
+        root,
+        tool,
+    }
+}
+
+fn tool() -> TestTool {
+    tool_with(settings(30, 1024 * 1024))
+}
+
+fn confirmed() -> Approval {
+    Approval::Confirmed {
+        by: "tester".to_owned(),
+    }
+}
+
+fn arguments(line: &str) -> Map<String, Value> {
+    match json!({ "command": line }) {
+        Value::Object(map) => map,
+        _ => unreachable!("an object literal"),
+    }
+}
+
+impl TestTool {
+    async fn execute(&self, line: &str, approval: &Approval) -> Result<ToolOutput, ToolError> {
+        self.tool.execute(&arguments(line), approval).await
+    }
+
+    async fn auto(&self, line: &str) -> ToolOutput {
+        self.execute(line, &Approval::Auto)
+            .await
+            .unwrap_or_else(|e| panic!("{line:?} failed: {e}"))
+    }
+
+    async fn confirmed(&self, line: &str) -> ToolOutput {
+        self.execute(line, &confirmed())
+            .await
+            .unwrap_or_else(|e| panic!("{line:?} failed: {e}"))
+    }
+
+    /// Stdout and exit of a line, through `CommandTool::run`.
+    async fn stdout_and_exit(&self, line: &str, approval: &Approval) -> (String, Exit) {
+        let outcome = self
+            .tool
+            .run(line, approval)
+            .await
+            .unwrap_or_else(|e| panic!("{line:?} failed: {e}"));
+        (
+            String::from_utf8(outcome.stdout.bytes).expect("utf-8"),
+            outcome.exit,
+        )
+    }
+}
+
+/// Processes whose command line contains `needle`. Zombies have an empty command line, so
+/// only processes that still run count.
+fn processes_with(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(needle) {
+            found.push(format!(
+                "{}: {cmdline}",
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    found
+}
+
+/// Waits up to two seconds for every process matching `needle` to be gone.
+async fn assert_all_gone(needle: &str) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let left = processes_with(needle);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "processes outlived their line: {left:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn quoted_words_reach_the_program_exactly() {
+    let t = tool();
+    let out = t
+        .auto(r#"printf '[%s]\n' 'a;b' "c d" e\ f '$HOME' '*'"#)
+        .await;
+    assert_eq!(out.summary, "exit status 0, 5 lines");
+    assert!(
+        out.text
+            .contains("stdout:\n[a;b]\n[c d]\n[e f]\n[$HOME]\n[*]\n"),
+        "{}",
+        out.text
+    );
+}
+
+#[tokio::test]
+async fn pipelines_connect_stdout_to_stdin() {
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    for name in ["b.txt", "a.txt", "c.md"] {
+        std::fs::write(t.root.join(name), "x\n").expect("write");
+    }
+    let (stdout, exit) = t.stdout_and_exit("ls | wc -l", &Approval::Auto).await;
+    assert_eq!((stdout.trim(), exit), ("3", Exit::Code(0)));
+    let (stdout, _) = t
+        .stdout_and_exit("printf 'b\\na\\nc\\n' | sort | head -n 2", &Approval::Auto)
+        .await;
+    assert_eq!(stdout, "a\nb\n");
+    // Globs are expanded by riskgate, sorted, relative to the workspace.
+    let (stdout, _) = t.stdout_and_exit("echo *.txt", &Approval::Auto).await;
+    assert_eq!(stdout, "a.txt b.txt\n");
+}
+
+/// The runner's `&&`, `||` and `;` give what sh gives, output and status.
+#[tokio::test]
+async fn and_or_lists_follow_sh() {
+    let t = tool();
+    for line in [
+        "false && echo x",
+        "false || echo y",
+        "false; echo z",
+        "true && echo a || echo b",
+        "false && echo a || echo b",
+        "true || echo a && echo b",
+        "false || false && echo a; echo after",
+        "echo one; false",
+        "false | true",
+        "true | false",
+        "sh -c 'exit 3' || echo three",
+        "sh -c 'exit 3'; sh -c 'exit 4'",
+    ] {
+        let (stdout, exit) = t.stdout_and_exit(line, &Approval::Auto).await;
+        let reference = std::process::Command::new("/bin/sh")
+            .args(["-c", line])
+            .output()
+            .expect("sh runs");
+        assert_eq!(
+            stdout,
+            String::from_utf8_lossy(&reference.stdout),
+            "stdout of {line:?}"
+        );
+        assert_eq!(
+            exit,
+            Exit::Code(reference.status.code().expect("exited")),
+            "status of {line:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn no_secret_reaches_a_command() {
+    let t = tool();
+    // `env` has a plan: it runs without a shell, automatically.
+    let env = t.auto("env").await.text;
+    // `echo $DISCORD_TOKEN` needs a shell: a person confirmed it.
+    let echoed = t
+        .confirmed("echo $DISCORD_TOKEN $MY_SECRET_TOKEN")
+        .await
+        .text;
+    let shell_env = t.confirmed("env | sort").await.text;
+    for text in [&env, &echoed, &shell_env] {
+        for (name, value) in SECRETS {
+            assert!(!text.contains(value), "{name} leaked:\n{text}");
+            assert!(
+                !text.contains(&format!("{name}=")),
+                "{name} leaked:\n{text}"
+            );
+        }
+    }
+    assert!(
+        env.contains(&format!("{}={}", VISIBLE.0, VISIBLE.1)),
+        "{env}"
+    );
+    assert!(env.contains(&format!("HOME={}", t.root.display())), "{env}");
+    assert!(env.contains("PATH=/"), "{env}");
+    assert!(env.contains("LANG="), "{env}");
+    // Nothing else: PATH, HOME, LANG, the allow-listed variable (and what sh itself adds).
+    let names: Vec<&str> = env
+        .lines()
+        .skip_while(|l| *l != "stdout:")
+        .skip(1)
+        .take_while(|l| !l.starts_with("stderr:"))
+        .filter_map(|l| l.split_once('=').map(|(name, _)| name))
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+}
+
+#[tokio::test]
+async fn cwd_and_home_are_the_workspace() {
+    let t = tool();
+    assert!(!t.root.exists(), "the workspace starts missing");
+    let (pwd, _) = t.stdout_and_exit("pwd", &Approval::Auto).await;
+    assert_eq!(pwd.trim_end(), t.root.display().to_string());
+    let (home, _) = t.stdout_and_exit("echo $HOME", &confirmed()).await;
+    assert_eq!(home.trim_end(), t.root.display().to_string());
+    // A relative program path is found in the workspace, not the bot's directory.
+    std::fs::write(
+        t.root.join("hello.sh"),
+        "#!/bin/sh\necho hello from $(pwd)\n",
+    )
+    .expect("write");
+    let (hello, _) = t.stdout_and_exit("sh hello.sh", &Approval::Auto).await;
+    assert_eq!(hello.trim_end(), format!("hello from {}", t.root.display()));
+}
+
+/// The process group id in `/proc/PID/stat` text (field 5; the name in field 2 is `(sh)`).
+fn pgid_in_stat(stat: &str) -> &str {
+    stat.split(' ').nth(4).expect("stat has a pgrp field")
+}
+
+#[tokio::test]
+async fn every_process_of_a_line_shares_one_new_group() {
+    let t = tool();
+    // Three pipelines; the first (the group's leader) has exited before the others start.
+    let line = "sh -c 'cat /proc/$$/stat'; sh -c 'cat /proc/$$/stat' | cat; true && sh -c 'cat /proc/$$/stat'";
+    let (stdout, exit) = t.stdout_and_exit(line, &Approval::Auto).await;
+    assert_eq!(exit, Exit::Code(0));
+    let groups: Vec<&str> = stdout.lines().map(pgid_in_stat).collect();
+    assert_eq!(groups.len(), 3, "{stdout}");
+    assert!(groups.iter().all(|g| *g == groups[0]), "{groups:?}");
+    // The group is the leader's own: its pid.
+    let leader_pid = stdout.lines().next().and_then(|l| l.split(' ').next());
+    assert_eq!(leader_pid, Some(groups[0]));
+    let ours = std::fs::read_to_string("/proc/self/stat").expect("stat");
+    assert_ne!(pgid_in_stat(&ours), groups[0], "a new group, not the bot's");
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_command() {
+    let t = tool_with(settings(1, 1024 * 1024));
+    let started = Instant::now();
+    let result = t.execute("sleep 100", &Approval::Auto).await;
+    assert_eq!(result, Err(ToolError::Timeout(Duration::from_secs(1))));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_kills_what_the_command_forked() {
+    let t = tool_with(settings(1, 1024 * 1024));
+    // Through the shell, confirmed: sh forks a background sleep and a foreground one.
+    let result = t
+        .execute("sleep 123.456 & sleep 123.456", &confirmed())
+        .await;
+    assert_eq!(result, Err(ToolError::Timeout(Duration::from_secs(1))));
+    assert_all_gone("123.456").await;
+    // A plan that starts a shell itself: the same.
+    let result = t
+        .execute("sh -c 'sleep 123.457 & sleep 123.457'", &Approval::Auto)
+        .await;
+    assert_eq!(result, Err(ToolError::Timeout(Duration::from_secs(1))));
+    assert_all_gone("123.457").await;
+}
+
+#[tokio::test]
+async fn a_timeout_keeps_what_was_written_before() {
+    // Two seconds, so a loaded machine still gets to the echoes before the kill.
+    let t = tool_with(settings(2, 1024 * 1024));
+    let result = t
+        .tool
+        .run(
+            "sh -c 'echo started; echo warming >&2; sleep 100'",
+            &Approval::Auto,
+        )
+        .await;
+    match result {
+        Err(CommandError::Run(RunError::TimedOut {
+            after,
+            stdout,
+            stderr,
+        })) => {
+            assert_eq!(after, Duration::from_secs(2));
+            assert_eq!(stdout.bytes, b"started\n");
+            assert_eq!(stderr.bytes, b"warming\n");
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn nothing_a_line_started_outlives_it() {
+    let t = tool();
+    // The background sleep does not hold the output pipes, so the line ends at once...
+    let started = Instant::now();
+    let out = t
+        .confirmed("sleep 123.458 >/dev/null 2>&1 & echo done")
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(out.text.contains("stdout:\ndone"), "{}", out.text);
+    // ...and the group is killed with it.
+    assert_all_gone("123.458").await;
+}
+
+#[tokio::test]
+async fn a_cancelled_call_takes_its_processes_with_it() {
+    let t = tool();
+    let call = t.execute("sleep 123.459", &Approval::Auto);
+    let cancelled = tokio::time::timeout(Duration::from_millis(300), call).await;
+    assert!(cancelled.is_err(), "the call was still running");
+    assert_all_gone("123.459").await;
+}
+
+#[tokio::test]
+async fn ten_megabytes_of_output_are_capped() {
+    let limit = 64 * 1024;
+    let t = tool_with(settings(30, limit));
+    let started = Instant::now();
+    let line = r"head -c 10000000 /dev/zero | tr '\0' a";
+    let outcome = t.tool.run(line, &Approval::Auto).await.expect("runs");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(outcome.stdout.bytes.len() as u64, limit);
+    assert!(outcome.stdout.bytes.iter().all(|&b| b == b'a'));
+    assert_eq!(outcome.stdout.dropped, 10_000_000 - limit);
+    let out = t.auto(line).await;
+    assert_eq!(out.summary, "exit status 0, 1 line, 9.5 MiB not shown");
+    assert!(
+        out.text.contains("[9934464 bytes more not shown]"),
+        "{}",
+        out.summary
+    );
+    assert!(out.attachment.is_some(), "the cut output is attached");
+    // stderr has its own cap.
+    let outcome = t
+        .tool
+        .run("sh -c 'head -c 3000000 /dev/zero >&2'", &Approval::Auto)
+        .await
+        .expect("runs");
+    assert_eq!(outcome.stderr.bytes.len() as u64, limit);
+    assert_eq!(outcome.stderr.dropped, 3_000_000 - limit);
+}
+
+#[tokio::test]
+async fn a_non_zero_exit_is_output_not_an_error() {
+    let t = tool();
+    let out = t.auto("ls /nonexistent-dir-xyz").await;
+    assert!(
+        out.summary
+            .starts_with("exit status 2, 0 lines, 1 line on stderr"),
+        "{}",
+        out.summary
+    );
+    assert!(out.text.contains("stderr:\nls: "), "{}", out.text);
+    assert!(out.chat.ends_with("exit status 2"), "{}", out.chat);
+    // A signal is reported too.
+    let out = t.auto("sh -c 'kill -9 $$'").await;
+    assert!(
+        out.summary.starts_with("killed by signal 9"),
+        "{}",
+        out.summary
+    );
+}
+
+#[tokio::test]
+async fn a_missing_program_is_a_clear_error_and_nothing_runs() {
+    let t = tool();
+    let result = t
+        .execute("touch ran.txt; no-such-cmd-xyz --flag", &Approval::Auto)
+        .await;
+    match result {
+        Err(ToolError::Failed(message)) => {
+            assert!(
+                message.contains("command not found: `no-such-cmd-xyz`"),
+                "{message}"
+            );
+            assert!(message.contains("nothing in the line ran"), "{message}");
+        }
+        other => panic!("expected a failure, got {other:?}"),
+    }
+    assert!(!t.root.join("ran.txt").exists(), "the first command ran");
+    // A line with a plan never goes through a shell, confirmed or not.
+    assert!(matches!(
+        t.execute("no-such-cmd-xyz", &confirmed()).await,
+        Err(ToolError::Failed(_))
+    ));
+    // Through the shell, a missing program is the shell's business: status 127.
+    let out = t.confirmed("no-such-cmd-xyz \"$HOME\"").await;
+    assert!(
+        out.summary.starts_with("exit status 127"),
+        "{}",
+        out.summary
+    );
+}
+
+#[tokio::test]
+async fn an_auto_line_that_needs_a_shell_is_refused_and_runs_when_confirmed() {
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    for line in ["echo $HOME", "ls > listing.txt", "cd .. && ls", "(ls)"] {
+        match t.execute(line, &Approval::Auto).await {
+            Err(ToolError::Refused(message)) => {
+                assert!(message.contains("needs a shell"), "{message}");
+                assert!(message.contains("a person confirms"), "{message}");
+                assert!(message.contains("risk_level \"medium\""), "{message}");
+            }
+            other => panic!("{line:?} should be refused, got {other:?}"),
+        }
+    }
+    assert!(!t.root.join("listing.txt").exists());
+    let out = t.confirmed("ls > listing.txt").await;
+    assert!(out.summary.starts_with("exit status 0"), "{}", out.summary);
+    assert!(t.root.join("listing.txt").exists());
+}
+
+#[tokio::test]
+async fn a_glob_leading_out_of_the_workspace_is_refused() {
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(outside.path().join("secret.txt"), "top secret").expect("write");
+    std::os::unix::fs::symlink(outside.path(), t.root.join("link")).expect("symlink");
+    for line in ["cat link/*", "cat ../*", "cat /etc/pass*"] {
+        match t.execute(line, &Approval::Auto).await {
+            Err(ToolError::Refused(message)) => {
+                assert!(message.contains("outside the workspace"), "{message}");
+            }
+            other => panic!("{line:?} should be refused, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn empty_lines_are_invalid() {
+    let t = tool();
+    for line in ["", "   ", "# just a comment"] {
+        assert!(
+            matches!(
+                t.execute(line, &confirmed()).await,
+                Err(ToolError::InvalidArguments(_))
+            ),
+            "{line:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn chat_shows_the_command_and_output_in_code_blocks() {
+    let t = tool();
+    let out = t.auto("printf 'x```y\\n'").await;
+    assert_eq!(
+        out.chat,
+        "```sh\nprintf 'x`\u{200b}`\u{200b}`y\\n'\n```\n```\nx`\u{200b}`\u{200b}`y\n```\nexit status 0"
+    );
+}
