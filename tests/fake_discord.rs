@@ -300,6 +300,35 @@ async fn message_create_skips_a_session_without_the_guild_messages_intent() {
     );
 }
 
+/// Why the fixtures are tested: serenity does not reject a dispatch it cannot read, it turns it
+/// into `Event::Unknown` (logged at DEBUG), so the handler is silently never called.
+#[tokio::test]
+async fn a_message_missing_a_required_field_becomes_an_unknown_event() {
+    let fake = FakeDiscord::start(guilds()).await;
+    let posted = http_for(&fake)
+        .send_message(
+            CHANNEL_A.into(),
+            vec![],
+            &CreateMessage::new().content("hi"),
+        )
+        .await
+        .unwrap();
+    let mut message = fake.message(posted.id.get()).expect("stored");
+    let frame = |d: &Value| json!({ "op": 0, "s": 9, "t": "MESSAGE_CREATE", "d": d });
+
+    let whole: GatewayEvent = serde_json::from_value(frame(&message)).unwrap();
+    assert!(matches!(
+        whole,
+        GatewayEvent::Dispatch(9, Event::MessageCreate(_))
+    ));
+    message.as_object_mut().unwrap().remove("timestamp");
+    let partial: GatewayEvent = serde_json::from_value(frame(&message)).unwrap();
+    assert!(
+        matches!(partial, GatewayEvent::Dispatch(9, Event::Unknown(_))),
+        "{partial:?}"
+    );
+}
+
 #[tokio::test]
 async fn rest_answers_deserialize_with_serenity_and_every_request_is_recorded() {
     let fake = FakeDiscord::start(guilds()).await;
@@ -683,6 +712,11 @@ async fn serenity_replies_with_buttons_updates_on_click_and_answers_commands_eph
     let manager = run(client, Shards::One);
 
     next_seen(&mut events, |s| matches!(s, Seen::Ready { .. })).await;
+    let first = &fake.requests()[0];
+    assert!(
+        first.is("GET", "/api/v10/gateway"),
+        "the builder asks for the URL: {first:?}"
+    );
     let identify = &fake.identifies()[0];
     assert_eq!(identify.intents, INTENTS.bits());
     assert_eq!(identify.shard, [0, 1]);
