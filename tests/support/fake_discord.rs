@@ -1,14 +1,30 @@
 //! A fake Discord on loopback: the REST API under `/api/v10/` and the gateway on one port, so
-//! real serenity runs end to end in tests (see `shared/DISCORD_FAKE.md` for how to point it here).
+//! real serenity runs end to end in tests.
+//!
+//! Pointing serenity here: `HttpBuilder::new(token).proxy(fake.base_url())
+//! .ratelimiter_disabled(true)` (the proxy is ignored while the rate limiter is on), then
+//! `ClientBuilder::new_with_http(http, intents)`; the builder reads the gateway URL from
+//! `GET /api/v10/gateway`, so start the fake first.
 //!
 //! Layout: [`GuildSpec`] and [`UserSpec`] describe the world; [`FakeDiscord`] serves it, records
 //! every REST request, IDENTIFY and RESUME, stores the messages it creates, and pushes gateway
 //! events (`message_create`, `component_click`, `slash_command`) to the connection of the shard
 //! that owns the guild. The JSON fixtures are built here in one place, complete enough that
-//! serenity's models accept them: a dispatch serenity cannot read is dropped without a trace.
+//! serenity's models accept them: a dispatch serenity cannot read becomes `Event::Unknown` and
+//! no handler runs.
+//!
+//! Behaviours that match Discord and that a test may trip over:
+//! - an interaction callback later than three seconds, or a second one, fails (10062, 40060);
+//! - MESSAGE_CREATE skips a session without GUILD_MESSAGES (DIRECT_MESSAGES for a DM), and
+//!   without MESSAGE_CONTENT a guild message arrives blank unless it mentions the bot;
+//! - GUILD_CREATE lists the bot as a member with a managed role, so serenity's cache checks
+//!   the bot's permissions before it sends ([`GuildSpec::bot_permissions`]);
+//! - a push waits (up to [`WAIT`]) for a ready connection of the owning shard, so a push right
+//!   after [`FakeDiscord::drop_gateway`] lands once the client has resumed.
 //!
 //! What it deliberately is not: a permission engine (no channel overwrites), a rate limiter, or
-//! a store of anything but messages, commands and interactions.
+//! a store of anything but messages, commands and interactions. Posting to a channel outside
+//! every guild succeeds, as to a DM.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
