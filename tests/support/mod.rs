@@ -1,4 +1,5 @@
-//! Shared test fixtures: the fake LLM server and recording adapters.
+//! Shared test fixtures: the fake LLM server, the fake Discord and recording adapters.
 #![allow(dead_code)]
 
+pub mod fake_discord;
 pub mod fake_llm;
