@@ -1,6 +1,8 @@
 //! `execute_sql`: one SQL statement against a named target database.
 
 mod assess;
+mod render;
+mod value;
 
 pub use assess::{SqlRules, assess_sql};
 
