@@ -15,8 +15,6 @@ pub use assess::{SqlRules, assess_sql};
 
 use std::sync::Arc;
 
-use execute::{Access, SqlExecutor};
-
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -25,6 +23,7 @@ use crate::core::risk::Assessment;
 use crate::core::tools::{
     Approval, AssessContext, BoxFuture, RiskAssessor, SqlDialect, Tool, ToolError, ToolOutput,
 };
+use execute::{Access, SqlExecutor};
 
 pub const NAME: &str = "execute_sql";
 

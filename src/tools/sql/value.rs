@@ -159,6 +159,7 @@ fn postgres_value(value: PgValueRef<'_>) -> Cell {
     }
 }
 
+/// A decoded PostgreSQL value, before it becomes a [`Cell`].
 enum PgText {
     Number(String),
     Text(String),
