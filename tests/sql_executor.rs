@@ -375,6 +375,24 @@ mod sqlite {
     }
 
     #[tokio::test]
+    async fn repeated_statements_keep_their_columns_and_their_checks() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = demo_tool(dir.path());
+        // The second run is on the same pooled connection, which remembers the first's
+        // one-statement verdict: with no rows to read names from, it still has the header.
+        for _ in 0..2 {
+            let out = read(&tool, "SELECT id, name FROM customers WHERE id < 0").await;
+            assert_eq!(out.text, "id\tname\n(no rows)");
+        }
+        for _ in 0..2 {
+            assert_refused(
+                run(&tool, "SELECT 1; SELECT 2", Approval::Auto).await,
+                "more than one statement",
+            );
+        }
+    }
+
+    #[tokio::test]
     async fn mistakes_come_back_as_errors_the_model_can_act_on() {
         let dir = tempfile::tempdir().unwrap();
         let tool = demo_tool(dir.path());

@@ -37,10 +37,10 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use secrecy::{ExposeSecret, SecretString};
-use sqlx::Either;
 use sqlx::mysql::MySqlConnectOptions;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::{Column, Either};
 
 use super::render::{Budget, ResultSet, RowCount, render};
 use super::value::Cell;
@@ -116,6 +116,7 @@ struct Target {
     engine: Engine,
 }
 
+/// The engine behind a target, with what it takes to connect.
 #[derive(Debug)]
 enum Engine {
     Postgres(PgConnectOptions),
@@ -267,6 +268,8 @@ impl SqlError {
 /// What a call fetched, before rendering.
 #[derive(Debug)]
 pub(crate) struct Fetched {
+    /// The column names of the first row, when there was one.
+    pub columns: Option<Vec<String>>,
     pub rows: Vec<Vec<Cell>>,
     pub count: RowCount,
     /// The sum the engine reported over the statement's results.
@@ -287,13 +290,14 @@ pub(crate) enum Fetch {
 
 /// Reads a statement's results: rows (decoded while within `row_limit`) and the engine's
 /// counts.
-pub(crate) async fn collect<Q, R>(
+pub(crate) async fn collect<Q, R: sqlx::Row>(
     mut stream: BoxStream<'_, Result<Either<Q, R>, sqlx::Error>>,
     row_limit: usize,
     fetch: Fetch,
     decode: impl Fn(&R) -> Vec<Cell>,
     rows_affected: impl Fn(&Q) -> u64,
 ) -> Result<Fetched, sqlx::Error> {
+    let mut columns = None;
     let mut rows = Vec::new();
     let mut seen: u64 = 0;
     let mut affected: u64 = 0;
@@ -302,10 +306,14 @@ pub(crate) async fn collect<Q, R>(
             Either::Left(done) => affected = affected.saturating_add(rows_affected(&done)),
             Either::Right(row) => {
                 seen += 1;
+                if columns.is_none() {
+                    columns = Some(row.columns().iter().map(|c| c.name().to_owned()).collect());
+                }
                 if rows.len() < row_limit {
                     rows.push(decode(&row));
                 } else if fetch == Fetch::UpToLimit {
                     return Ok(Fetched {
+                        columns,
                         rows,
                         count: RowCount::MoreThanKept,
                         rows_affected: affected,
@@ -316,6 +324,7 @@ pub(crate) async fn collect<Q, R>(
         }
     }
     Ok(Fetched {
+        columns,
         rows,
         count: RowCount::Exact(seen),
         rows_affected: affected,

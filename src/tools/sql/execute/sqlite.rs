@@ -4,7 +4,8 @@
 //!   after the other (`SELECT 1; DELETE FROM t` deletes), on `sqlx::query` as on `raw_sql`.
 //!   So before anything runs, SQLite's own parser (`sqlite3_prepare_v3`, which compiles only
 //!   the first statement and reports where it stopped) checks that nothing but whitespace and
-//!   comments follows the first statement. The check runs on both paths.
+//!   comments follows the first statement. The check runs on both paths; a pooled reader
+//!   remembers the texts it found to be one statement.
 //! - **Read-only calls** use a connection opened read-only (`SQLITE_OPEN_READONLY`), with
 //!   `PRAGMA query_only = ON` (read-only alone still allows temporary tables and
 //!   `VACUUM INTO` a new file), and an authorizer that lets a statement compile only if all
@@ -21,6 +22,7 @@
 //! whose statement failed or was cut at the row limit is closed, not pooled. Confirmed calls
 //! open a fresh read-write connection each time.
 
+use std::collections::HashSet;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::path::PathBuf;
 use std::ptr;
@@ -65,7 +67,15 @@ impl std::fmt::Debug for SqliteTarget {
 struct Reader {
     conn: SqliteConnection,
     deadline: Arc<Deadline>,
+    /// Statement texts SQLite found to hold exactly one statement. Where a statement ends
+    /// is a matter of SQLite's grammar alone, never of the schema, so a verdict holds for
+    /// good; like sqlx's own statement cache it is keyed by the exact text, and it spares a
+    /// repeated query the check's extra round trip to the worker thread and prepare.
+    single_statements: HashSet<String>,
 }
+
+/// Verdicts kept per connection; the set starts over when full.
+const VERDICTS: usize = 256;
 
 /// When the current statement must stop, readable from SQLite's worker thread.
 struct Deadline {
@@ -132,7 +142,16 @@ impl SqliteTarget {
             Some(reader) => reader,
             None => self.open_reader(limits).await?,
         };
-        let columns = statement_shape(&mut reader.conn, sql).await?;
+        let checked = if reader.single_statements.contains(sql) {
+            None
+        } else {
+            let columns = statement_shape(&mut reader.conn, sql).await?;
+            if reader.single_statements.len() >= VERDICTS {
+                reader.single_statements.clear();
+            }
+            reader.single_statements.insert(sql.to_owned());
+            Some(columns)
+        };
         reader.deadline.start(limits.statement_timeout);
         let fetched = collect(
             reader
@@ -145,6 +164,12 @@ impl SqliteTarget {
         )
         .await
         .map_err(classify)?;
+        let columns = match (checked, &fetched.columns) {
+            (Some(columns), _) => columns,
+            (None, Some(columns)) => columns.clone(),
+            // A known statement that returned no rows: ask SQLite for its columns.
+            (None, None) => statement_shape(&mut reader.conn, sql).await?,
+        };
         if !fetched.cut
             && let Ok(mut idle) = self.idle.lock()
             && idle.len() < IDLE_READERS
@@ -189,7 +214,11 @@ impl SqliteTarget {
                 "could not install the read-only authorizer (SQLite code {rc})"
             )));
         }
-        Ok(Reader { conn, deadline })
+        Ok(Reader {
+            conn,
+            deadline,
+            single_statements: HashSet::new(),
+        })
     }
 
     async fn write(&self, sql: &str, limits: &Limits) -> Result<ResultSet, SqlError> {
