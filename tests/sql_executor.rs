@@ -1017,3 +1017,126 @@ mod mysql {
         db.drop_all().await;
     }
 }
+
+// -------------------------------------------------------------------------------------------
+// What sqlx 0.9 itself does, which the executor's walls are built around. A test that fails
+// here means sqlx changed and the walls deserve another look.
+
+mod sqlx_facts {
+    use sqlx::sqlite::SqliteConnectOptions;
+    use sqlx::{Connection, Executor, MySqlConnection, PgConnection, SqliteConnection};
+
+    use super::*;
+
+    /// `sqlx::query` on SQLite runs every statement in the string, one after the other,
+    /// although it looks like the prepared path (sqlx marks `Query::fetch_many` deprecated
+    /// for this reason, not `Executor::fetch_many`).
+    #[tokio::test]
+    async fn sqlite_query_runs_every_statement_of_a_string() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = SqliteConnectOptions::new()
+            .filename(dir.path().join("facts.db"))
+            .create_if_missing(true);
+        let mut conn = SqliteConnection::connect_with(&options).await.unwrap();
+        conn.execute("CREATE TABLE t (x); INSERT INTO t VALUES (1), (2)")
+            .await
+            .unwrap();
+        let rows = conn
+            .fetch_all(sqlx::query("SELECT 1; DELETE FROM t"))
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 1);
+        let left: i64 = sqlx::query_scalar("SELECT count(*) FROM t")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(left, 0, "the DELETE after the SELECT ran");
+    }
+
+    /// MySQL/MariaDB: a query without arguments (`execute(&str)`, `raw_sql`) goes over the
+    /// text protocol, and sqlx connects with CLIENT_MULTI_STATEMENTS, so both statements
+    /// run; `sqlx::query` always carries an (empty) argument list and is prepared, which the
+    /// server refuses for two statements.
+    #[tokio::test]
+    async fn mysql_text_path_runs_every_statement_and_query_is_prepared() {
+        let Some(url) = std::env::var("RISKGATE_TEST_MYSQL_URL")
+            .ok()
+            .filter(|u| !u.is_empty())
+        else {
+            eprintln!("skipped: RISKGATE_TEST_MYSQL_URL not set");
+            return;
+        };
+        let table = unique("rg_fact");
+        let mut conn = MySqlConnection::connect(&url).await.unwrap();
+        conn.execute(sqlx::AssertSqlSafe(format!(
+            "CREATE TABLE {table} (x INT); INSERT INTO {table} VALUES (1), (2)"
+        )))
+        .await
+        .unwrap();
+        let refused = conn
+            .execute(sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT 1; DELETE FROM {table}"
+            ))))
+            .await;
+        assert!(refused.is_err(), "{refused:?}");
+        conn.execute(sqlx::AssertSqlSafe(format!(
+            "SELECT 1; DELETE FROM {table}"
+        )))
+        .await
+        .unwrap();
+        let left: i64 =
+            sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM {table}")))
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+        conn.execute(sqlx::AssertSqlSafe(format!("DROP TABLE {table}")))
+            .await
+            .unwrap();
+        assert_eq!(left, 0, "the text path ran the DELETE");
+    }
+
+    /// PostgreSQL: the same split. The simple-query protocol behind `execute(&str)` runs
+    /// every statement (so `COMMIT; DROP ...` would escape a read-only transaction); the
+    /// extended protocol behind `sqlx::query` refuses a second command.
+    #[tokio::test]
+    async fn postgres_text_path_runs_every_statement_and_query_is_prepared() {
+        let Some(url) = std::env::var("RISKGATE_TEST_POSTGRES_URL")
+            .ok()
+            .filter(|u| !u.is_empty())
+        else {
+            eprintln!("skipped: RISKGATE_TEST_POSTGRES_URL not set");
+            return;
+        };
+        let table = unique("rg_fact");
+        let mut conn = PgConnection::connect(&url).await.unwrap();
+        conn.execute(sqlx::AssertSqlSafe(format!(
+            "CREATE TABLE {table} (x int); INSERT INTO {table} VALUES (1), (2)"
+        )))
+        .await
+        .unwrap();
+        let refused = conn
+            .execute(sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT 1; DELETE FROM {table}"
+            ))))
+            .await;
+        let message = refused.expect_err("two commands").to_string();
+        assert!(message.contains("multiple commands"), "{message}");
+        conn.execute(sqlx::AssertSqlSafe(format!(
+            "BEGIN READ ONLY; COMMIT; DELETE FROM {table}"
+        )))
+        .await
+        .unwrap();
+        let left: i64 =
+            sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM {table}")))
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+        conn.execute(sqlx::AssertSqlSafe(format!("DROP TABLE {table}")))
+            .await
+            .unwrap();
+        assert_eq!(
+            left, 0,
+            "COMMIT ended the read-only transaction, the DELETE ran"
+        );
+    }
+}
