@@ -367,25 +367,22 @@ impl SqlExecutor {
         if targets.is_empty() {
             targets.push(Target::demo(settings.tools.workspace.clone()));
         }
-        Self {
-            targets,
-            limits: Limits::from_settings(settings),
-            budget: Budget {
-                llm_chars: usize::try_from(settings.output.llm_budget_chars).unwrap_or(usize::MAX),
-                chat_chars: usize::try_from(settings.output.chat_budget_chars)
-                    .unwrap_or(usize::MAX),
-            },
-        }
+        Self::with_targets(targets, settings)
     }
 
     /// An executor that knows no database (for a tool built only to assess).
     pub(crate) fn without_targets() -> Self {
+        Self::with_targets(Vec::new(), &Settings::default())
+    }
+
+    fn with_targets(targets: Vec<Target>, settings: &Settings) -> Self {
+        let chars = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
         Self {
-            targets: Vec::new(),
-            limits: Limits::from_settings(&Settings::default()),
+            targets,
+            limits: Limits::from_settings(settings),
             budget: Budget {
-                llm_chars: 8_000,
-                chat_chars: 1_800,
+                llm_chars: chars(settings.output.llm_budget_chars),
+                chat_chars: chars(settings.output.chat_budget_chars),
             },
         }
     }
