@@ -1,8 +1,19 @@
 //! `execute_sql`: one SQL statement against a named target database.
+//!
+//! The assessor (`assess`) is this tool's half of the risk gate; the executor (`execute`)
+//! runs what the gate let through behind the engine's own walls, `value` turns driver values
+//! into text, `render` makes the three faces of the output, and `demo` creates the demo
+//! database used when none is configured.
 
 mod assess;
+mod demo;
+mod execute;
+mod render;
+mod value;
 
 pub use assess::{SqlRules, assess_sql};
+
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -12,6 +23,7 @@ use crate::core::risk::Assessment;
 use crate::core::tools::{
     Approval, AssessContext, BoxFuture, RiskAssessor, SqlDialect, Tool, ToolError, ToolOutput,
 };
+use execute::{Access, SqlExecutor};
 
 pub const NAME: &str = "execute_sql";
 
@@ -26,17 +38,25 @@ struct SqlArgs {
     database: Option<String>,
 }
 
-/// The SQL tool: its target databases (name and dialect) and the operator's rules.
+/// The SQL tool: its target databases (name and dialect), the operator's rules, and the
+/// executor that reaches the databases.
 #[derive(Debug, Clone)]
 pub struct SqlTool {
     /// Name and dialect of each target; the first is the default.
     databases: Vec<(String, SqlDialect)>,
     rules: SqlRules,
+    executor: Arc<SqlExecutor>,
 }
 
 impl SqlTool {
+    /// A tool that can assess calls but has no connection settings: executing says so. Use
+    /// [`SqlTool::from_settings`] for one that runs statements.
     pub fn new(databases: Vec<(String, SqlDialect)>, rules: SqlRules) -> Self {
-        Self { databases, rules }
+        Self {
+            databases,
+            rules,
+            executor: Arc::new(SqlExecutor::without_targets()),
+        }
     }
 
     pub fn from_settings(settings: &Settings) -> Self {
@@ -53,7 +73,11 @@ impl SqlTool {
             &settings.tools.execute_sql.allow,
             &settings.tools.execute_sql.deny,
         );
-        Self::new(databases, rules)
+        Self {
+            databases,
+            rules,
+            executor: Arc::new(SqlExecutor::from_settings(settings)),
+        }
     }
 
     fn dialect_of(&self, database: Option<&str>) -> Result<SqlDialect, String> {
@@ -106,15 +130,22 @@ impl Tool for SqlTool {
         "Run one SQL statement against a target database and return its rows (or, for a confirmed write, the number of rows affected). Use the database's own SQL dialect."
     }
 
+    /// Runs the statement: read-only unless a person confirmed it (see `execute`).
     fn execute<'a>(
         &'a self,
-        _arguments: &'a Map<String, Value>,
-        _approval: &'a Approval,
+        arguments: &'a Map<String, Value>,
+        approval: &'a Approval,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async {
-            Err(ToolError::Failed(
-                "the executor is being written".to_owned(),
-            ))
+        Box::pin(async move {
+            let args: SqlArgs =
+                serde_json::from_value(Value::Object(arguments.clone())).map_err(|e| {
+                    ToolError::InvalidArguments(format!(
+                        "{e}; {NAME} takes `sql` (one statement) and optionally `database`"
+                    ))
+                })?;
+            self.executor
+                .run(&args.sql, args.database.as_deref(), Access::from(approval))
+                .await
         })
     }
 

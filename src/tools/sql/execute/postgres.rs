@@ -1,0 +1,158 @@
+//! PostgreSQL: a fresh connection per call whose session settings are the walls.
+//!
+//! The limits travel as connection options (`-c statement_timeout=...` in the startup
+//! packet), so they hold before the first statement and come after any the URL sets, which
+//! they override. A read-only call also gets `default_transaction_read_only=on` and runs
+//! inside `BEGIN READ ONLY` ... `ROLLBACK`: a function that writes (`SELECT bump()`) fails
+//! there with SQLSTATE 25006. The statement is prepared (`Parse`), and PostgreSQL refuses a
+//! prepared statement with more than one command in it.
+//!
+//! When the row limit cuts a read, the connection is shut without reading the rest: dropping
+//! a stream would leave PostgreSQL sending every remaining row, and a pooled connection would
+//! have to drain them first.
+
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgDatabaseError, PgQueryResult};
+use sqlx::{AssertSqlSafe, Column, Connection, Executor, Row, SqlSafeStr, Statement};
+
+use super::{Access, Fetch, Limits, SqlError, collect, connect, result_set};
+use crate::tools::sql::render::ResultSet;
+use crate::tools::sql::value;
+
+/// Runs one statement behind the wall of `access`.
+#[tracing::instrument(skip_all, fields(%access))]
+pub(super) async fn run(
+    options: &PgConnectOptions,
+    sql: &str,
+    access: Access,
+    limits: &Limits,
+) -> Result<ResultSet, SqlError> {
+    let options = session_options(options, access, limits);
+    let mut conn = connect(limits.connect_timeout, PgConnection::connect_with(&options)).await?;
+    let outcome = run_on(&mut conn, sql, access, limits).await;
+    let closed = match &outcome {
+        Ok((_, Ending::Finished)) => conn.close().await,
+        // Cut at the row limit, or failed somewhere: do not wait for anything.
+        _ => conn.close_hard().await,
+    };
+    if let Err(error) = closed {
+        tracing::debug!(%error, "closing the connection failed");
+    }
+    outcome.map(|(result, _)| result).map_err(classify)
+}
+
+/// How a statement's connection is left.
+enum Ending {
+    /// The statement completed and the transaction ended: a graceful close.
+    Finished,
+    /// The row limit cut the stream: rows may still be in flight.
+    Cut,
+}
+
+fn session_options(base: &PgConnectOptions, access: Access, limits: &Limits) -> PgConnectOptions {
+    let ms = limits.statement_timeout.as_millis().to_string();
+    let mut settings = vec![
+        ("statement_timeout", ms.clone()),
+        ("lock_timeout", ms.clone()),
+        // Our own calls never idle inside a transaction; if this process stalls there, the
+        // server ends the session rather than hold locks or a snapshot.
+        ("idle_in_transaction_session_timeout", ms),
+    ];
+    if access == Access::ReadOnly {
+        settings.push(("default_transaction_read_only", "on".to_owned()));
+    }
+    let options = base.clone().options(settings);
+    if options.get_application_name().is_some() {
+        options
+    } else {
+        options.application_name("riskgate")
+    }
+}
+
+async fn run_on(
+    conn: &mut PgConnection,
+    sql: &str,
+    access: Access,
+    limits: &Limits,
+) -> Result<(ResultSet, Ending), sqlx::Error> {
+    let mut tx = match access {
+        Access::ReadOnly => conn.begin_with("BEGIN READ ONLY").await?,
+        Access::ReadWrite => conn.begin().await?,
+    };
+    let statement = (&mut *tx)
+        .prepare(AssertSqlSafe(sql.to_owned()).into_sql_str())
+        .await?;
+    let columns: Vec<String> = statement
+        .columns()
+        .iter()
+        .map(|c| c.name().to_owned())
+        .collect();
+    let fetch = match access {
+        Access::ReadOnly => Fetch::UpToLimit,
+        Access::ReadWrite => Fetch::ToEnd,
+    };
+    let fetched = collect(
+        (&mut *tx).fetch_many(statement.query()),
+        limits.row_limit,
+        fetch,
+        value::postgres_row,
+        PgQueryResult::rows_affected,
+    )
+    .await?;
+    if fetched.cut {
+        // Dropping the transaction queues a ROLLBACK that is never sent: the connection is
+        // shut, which rolls back on the server.
+        return Ok((result_set(columns, fetched, false), Ending::Cut));
+    }
+    match access {
+        Access::ReadOnly => {
+            tx.rollback().await?;
+            Ok((result_set(columns, fetched, false), Ending::Finished))
+        }
+        Access::ReadWrite => {
+            // A statement that returns rows reports them as "affected" whether it wrote or
+            // not; a transaction ID is assigned only by a write.
+            let wrote = columns.is_empty() || transaction_wrote(&mut tx).await?;
+            tx.commit().await?;
+            Ok((result_set(columns, fetched, wrote), Ending::Finished))
+        }
+    }
+}
+
+async fn transaction_wrote(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
+    let row = sqlx::raw_sql("SELECT txid_current_if_assigned() IS NOT NULL")
+        .fetch_one(conn)
+        .await?;
+    row.try_get(0)
+}
+
+/// Sorts PostgreSQL's errors by SQLSTATE.
+fn classify(error: sqlx::Error) -> SqlError {
+    let sqlx::Error::Database(db) = &error else {
+        return SqlError::engine(error.to_string());
+    };
+    let mut message = db.message().to_owned();
+    if let Some(pg) = db.try_downcast_ref::<PgDatabaseError>() {
+        if let Some(detail) = pg.detail() {
+            message.push_str(&format!(" (detail: {detail})"));
+        }
+        if let Some(hint) = pg.hint() {
+            message.push_str(&format!(" (hint: {hint})"));
+        }
+    }
+    match db.code().as_deref() {
+        // read_only_sql_transaction
+        Some("25006") => SqlError::ReadOnly(message),
+        // query_canceled: statement_timeout
+        Some("57014") => SqlError::Timeout,
+        // lock_not_available: lock_timeout
+        Some("55P03") => SqlError::Lock(message),
+        // syntax_error, for "cannot insert multiple commands into a prepared statement"
+        Some("42601") if message.contains("multiple commands") => SqlError::SeveralStatements,
+        // undefined_table, undefined_function, undefined_column, invalid_schema_name
+        Some("42P01" | "42883" | "42703" | "3F000") => SqlError::Engine {
+            message,
+            missing_object: true,
+        },
+        _ => SqlError::engine(message),
+    }
+}
