@@ -1,6 +1,16 @@
 //! `execute_command`: one shell command line run in the workspace.
 
 mod assess;
+#[allow(dead_code)]
+mod options;
+#[allow(dead_code)]
+mod paths;
+#[allow(dead_code)]
+mod sed;
+#[allow(dead_code)]
+mod syntax;
+#[allow(dead_code)]
+mod words;
 
 pub use assess::{CommandPolicy, assess_command};
 

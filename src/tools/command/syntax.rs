@@ -1,0 +1,156 @@
+//! Parsing with brush-parser, behind guards.
+//!
+//! brush-parser is a recursive-descent (PEG) parser, so it has two failure modes besides a
+//! syntax error that an assessor must survive: it overflows the stack on deeply nested input
+//! (an abort, which no `catch_unwind` can stop), and it panics on a few number overflows
+//! (`99999999999>x`, `~99999999999999999999`, `{1..99999999999999999999}`). The first is
+//! prevented by measuring nesting before parsing; the second is caught. Either way the caller
+//! gets a [`ParseFailure`] and treats the text as something that cannot be shown harmless.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use brush_parser::ast::Program;
+use brush_parser::word::{BraceExpressionOrText, WordPieceWithSource};
+use brush_parser::{Parser, ParserOptions};
+
+/// Lines longer than this are not parsed at all.
+pub(super) const MAX_SCRIPT_BYTES: usize = 64 * 1024;
+
+/// How deeply `(`, `{`, `[` and `if`/`case`/loop keywords may nest before parsing is refused.
+/// brush-parser overflows a 2 MiB stack (the size of test and tokio worker threads) at about
+/// 90 nested function bodies in a debug build; 40 leaves room for the walk that follows.
+pub(super) const MAX_NESTING: usize = 40;
+
+/// Why a text was not turned into a syntax tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum ParseFailure {
+    TooLong,
+    TooDeep,
+    Syntax(String),
+    Panicked,
+}
+
+impl ParseFailure {
+    /// A sentence for a person, saying why the text cannot be shown to be harmless.
+    pub(super) fn reason(&self) -> String {
+        match self {
+            Self::TooLong => format!(
+                "the command is longer than {} KiB, too long to check, so it cannot be shown to be harmless",
+                MAX_SCRIPT_BYTES / 1024
+            ),
+            Self::TooDeep => format!(
+                "the command nests more than {MAX_NESTING} levels deep, too deep to check, so it cannot be shown to be harmless"
+            ),
+            Self::Syntax(error) => format!(
+                "the line could not be parsed ({error}), so it cannot be shown to be harmless"
+            ),
+            Self::Panicked => {
+                "the line could not be parsed (the parser failed on it), so it cannot be shown to be harmless"
+                    .to_owned()
+            }
+        }
+    }
+}
+
+/// Bash mode: extended globs on, not POSIX, tilde expansion at word starts.
+pub(super) fn options() -> ParserOptions {
+    ParserOptions::default()
+}
+
+/// Parses a whole script (a command line, a `sh -c` script, a here-document fed to a shell).
+pub(super) fn parse_script(text: &str) -> Result<Program, ParseFailure> {
+    if text.len() > MAX_SCRIPT_BYTES {
+        return Err(ParseFailure::TooLong);
+    }
+    if nesting(text) > MAX_NESTING {
+        return Err(ParseFailure::TooDeep);
+    }
+    let options = options();
+    let parsed = catch_unwind(AssertUnwindSafe(|| {
+        Parser::new(text.as_bytes(), &options).parse_program()
+    }));
+    match parsed {
+        Ok(Ok(program)) => Ok(program),
+        Ok(Err(error)) => Err(ParseFailure::Syntax(error.to_string())),
+        Err(_) => Err(ParseFailure::Panicked),
+    }
+}
+
+/// Splits one word (as written, quotes included) into its pieces.
+pub(super) fn parse_word(raw: &str) -> Result<Vec<WordPieceWithSource>, ParseFailure> {
+    guarded(raw, |options| brush_parser::word::parse(raw, options))
+}
+
+/// Splits a here-document body into literal text and expansions.
+pub(super) fn parse_heredoc(body: &str) -> Result<Vec<WordPieceWithSource>, ParseFailure> {
+    guarded(body, |options| {
+        brush_parser::word::parse_heredoc(body, options)
+    })
+}
+
+/// Whether the word (as written) holds a brace expansion such as `{a,b}` or `{1..3}`.
+pub(super) fn has_brace_expansion(raw: &str) -> Result<bool, ParseFailure> {
+    if !raw.contains('{') {
+        return Ok(false);
+    }
+    let pieces = guarded(raw, |options| {
+        brush_parser::word::parse_brace_expansions(raw, options)
+    })?;
+    Ok(pieces
+        .unwrap_or_default()
+        .iter()
+        .any(|piece| matches!(piece, BraceExpressionOrText::Expr(_))))
+}
+
+fn guarded<T, E: std::fmt::Display>(
+    text: &str,
+    parse: impl FnOnce(&ParserOptions) -> Result<T, E>,
+) -> Result<T, ParseFailure> {
+    if text.len() > MAX_SCRIPT_BYTES {
+        return Err(ParseFailure::TooLong);
+    }
+    if nesting(text) > MAX_NESTING {
+        return Err(ParseFailure::TooDeep);
+    }
+    let options = options();
+    match catch_unwind(AssertUnwindSafe(|| parse(&options))) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(ParseFailure::Syntax(error.to_string())),
+        Err(_) => Err(ParseFailure::Panicked),
+    }
+}
+
+/// The deepest running nesting of the text, counted without regard to quoting (so it can
+/// only over-count): `(`, `{`, `[` and the words `if`, `case`, `for`, `while`, `until`,
+/// `select` open a level; `)`, `}`, `]`, `fi`, `esac`, `done` close one. The count never goes
+/// below zero, so the nesting of any part of the text is at most that of the whole.
+pub(super) fn nesting(text: &str) -> usize {
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    let mut word_start: Option<usize> = None;
+    let bytes = text.as_bytes();
+    let close_word = |start: usize, end: usize, depth: &mut usize| match &bytes[start..end] {
+        b"if" | b"case" | b"for" | b"while" | b"until" | b"select" => *depth += 1,
+        b"fi" | b"esac" | b"done" => *depth = depth.saturating_sub(1),
+        _ => {}
+    };
+    for (index, &byte) in bytes.iter().enumerate() {
+        if byte.is_ascii_alphanumeric() || byte == b'_' {
+            word_start.get_or_insert(index);
+            continue;
+        }
+        if let Some(start) = word_start.take() {
+            close_word(start, index, &mut depth);
+        }
+        match byte {
+            b'(' | b'{' | b'[' => depth += 1,
+            b')' | b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        deepest = deepest.max(depth);
+    }
+    if let Some(start) = word_start {
+        close_word(start, bytes.len(), &mut depth);
+    }
+    deepest.max(depth)
+}
