@@ -1,16 +1,18 @@
 //! `execute_command`: one shell command line run in the workspace.
 
 mod assess;
-#[allow(dead_code)]
+mod danger;
+mod git;
 mod options;
-#[allow(dead_code)]
 mod paths;
-#[allow(dead_code)]
+mod readonly;
 mod sed;
-#[allow(dead_code)]
 mod syntax;
-#[allow(dead_code)]
 mod words;
+mod wrappers;
+
+#[cfg(test)]
+mod tests;
 
 pub use assess::{CommandPolicy, assess_command};
 
