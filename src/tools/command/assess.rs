@@ -65,12 +65,13 @@ pub fn assess_command(line: &str, policy: &CommandPolicy) -> Assessment {
     walker.verdict.into_assessment()
 }
 
-/// The findings so far; the first reason of each kind is kept.
+/// The findings so far. Of each kind the reason kept is the first one found at the
+/// shallowest level, so `echo hi | sh` is blamed on `sh`, not on the `hi` it runs.
 #[derive(Debug, Default)]
 struct Verdict {
     forbidden: Option<String>,
-    destructive: Option<String>,
-    unknown: Option<String>,
+    destructive: Option<(usize, String)>,
+    unknown: Option<(usize, String)>,
     /// Whitelisted commands seen, in order, for the reason of a safe line.
     read_only: Vec<String>,
 }
@@ -79,9 +80,9 @@ impl Verdict {
     fn into_assessment(self) -> Assessment {
         if let Some(reason) = self.forbidden {
             Assessment::Forbidden(reason)
-        } else if let Some(reason) = self.destructive {
+        } else if let Some((_, reason)) = self.destructive {
             Assessment::Destructive(reason)
-        } else if let Some(reason) = self.unknown {
+        } else if let Some((_, reason)) = self.unknown {
             Assessment::Unknown(reason)
         } else if self.read_only.is_empty() {
             Assessment::Unknown("the line runs no command".to_owned())
@@ -168,6 +169,8 @@ impl Judgement {
 pub(super) struct Walker<'p> {
     pub policy: &'p CommandPolicy,
     verdict: Verdict,
+    /// How deep in nested scripts and wrapped commands the walk is.
+    depth: usize,
 }
 
 impl<'p> Walker<'p> {
@@ -175,6 +178,7 @@ impl<'p> Walker<'p> {
         Self {
             policy,
             verdict: Verdict::default(),
+            depth: 0,
         }
     }
 
@@ -187,11 +191,11 @@ impl<'p> Walker<'p> {
     }
 
     pub(super) fn destructive(&mut self, reason: String) {
-        self.verdict.destructive.get_or_insert(reason);
+        keep_shallowest(&mut self.verdict.destructive, self.depth, reason);
     }
 
     pub(super) fn unknown(&mut self, reason: String) {
-        self.verdict.unknown.get_or_insert(reason);
+        keep_shallowest(&mut self.verdict.unknown, self.depth, reason);
     }
 
     fn read_only(&mut self, program: &str) {
@@ -203,6 +207,12 @@ impl<'p> Walker<'p> {
     /// Parses and walks a script. `top` marks the line itself, which must be one complete
     /// command to be safe.
     pub(super) fn script(&mut self, text: &str, stdin: &Stdin, depth: usize, top: bool) {
+        let outer = std::mem::replace(&mut self.depth, depth);
+        self.script_at_depth(text, stdin, depth, top);
+        self.depth = outer;
+    }
+
+    fn script_at_depth(&mut self, text: &str, stdin: &Stdin, depth: usize, top: bool) {
         if depth > MAX_DEPTH {
             self.destructive(format!(
                 "it nests scripts more than {MAX_DEPTH} levels deep, too deep to check what they run"
@@ -624,6 +634,12 @@ impl<'p> Walker<'p> {
 
     /// Judges one command (a simple command, or one run by a wrapper) from its words.
     pub(super) fn judge(&mut self, args: &[Arg], stdin: &Stdin, depth: usize) {
+        let outer = std::mem::replace(&mut self.depth, depth);
+        self.judge_at_depth(args, stdin, depth);
+        self.depth = outer;
+    }
+
+    fn judge_at_depth(&mut self, args: &[Arg], stdin: &Stdin, depth: usize) {
         let Some(first) = args.first() else {
             return;
         };
@@ -789,6 +805,13 @@ impl<'p> Walker<'p> {
         if let Some(problem) = paths::path_problem(self.workspace(), program, path) {
             judgement.unknown(problem);
         }
+    }
+}
+
+/// Keeps `reason` if there is none yet or it was found at a shallower level.
+fn keep_shallowest(slot: &mut Option<(usize, String)>, depth: usize, reason: String) {
+    if slot.as_ref().is_none_or(|(kept, _)| depth < *kept) {
+        *slot = Some((depth, reason));
     }
 }
 

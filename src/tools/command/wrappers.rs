@@ -242,6 +242,10 @@ pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Opt
         "source" | "." => source(walker, invocation),
         "at" | "batch" => at(walker, invocation),
         "parallel" => parallel(walker, invocation),
+        "hash" => hash(walker, invocation),
+        "python" | "python2" | "python3" | "perl" | "ruby" | "node" | "nodejs" | "php" | "lua" => {
+            interpreter(invocation)
+        }
         _ => return None,
     })
 }
@@ -657,4 +661,79 @@ fn parallel(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         _ => walker.judge(&command, &Stdin::Inherited, invocation.depth + 1),
     }
     Judgement::not_whitelisted("parallel")
+}
+
+/// `hash -p /bin/rm ls` makes `ls` run `/bin/rm`: the program is judged as if it ran.
+fn hash(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let items = options::parse(invocation.args, &Spec::values("p", &[]));
+    for item in &items {
+        if item.is(Some('p'), None, false) {
+            let program = match item.value().and_then(|v| v.text) {
+                Some(path) => Arg {
+                    value: Some(path.to_owned()),
+                    ..Arg::opaque(path)
+                },
+                None => Arg::opaque("(a program named when the line runs)"),
+            };
+            walker.judge(&[program], &Stdin::Inherited, invocation.depth + 1);
+        }
+    }
+    Judgement::other("`hash` changes which program a command name runs")
+}
+
+/// An interpreter given no program on its command line reads one from its input; from a
+/// pipe whose source the line does not show, that is code nobody has seen.
+fn interpreter(invocation: &Invocation<'_>) -> Judgement {
+    let program = invocation.program;
+    let mut reads_input = true;
+    let mut index = 0;
+    while let Some(arg) = invocation.args.get(index) {
+        index += 1;
+        let Some(text) = arg.text() else {
+            reads_input = false;
+            break;
+        };
+        if text == "-" {
+            break;
+        }
+        if text == "--" {
+            reads_input = invocation.args.get(index).is_none();
+            break;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            if matches!(long, "eval" | "print") || long.starts_with("eval=") {
+                reads_input = false;
+                break;
+            }
+            continue;
+        }
+        if let Some(cluster) = text.strip_prefix('-') {
+            // `-c`/`-m` (python), `-e`/`-E` (perl, ruby, node), `-r` (php), `-p` (node).
+            if cluster.contains(['c', 'm', 'e', 'E', 'r', 'p']) {
+                reads_input = false;
+                break;
+            }
+            if matches!(cluster, "W" | "X" | "I") {
+                index += 1;
+            }
+            continue;
+        }
+        reads_input = false;
+        break;
+    }
+    if !reads_input {
+        return Judgement::not_whitelisted(program);
+    }
+    match invocation.stdin {
+        Stdin::Unseen(from) => Judgement::destroys(format!(
+            "`{program}` runs a program read from {from}, which cannot be seen before it runs"
+        )),
+        Stdin::Text(_) => {
+            Judgement::other(format!("`{program}` runs the program fed to its input"))
+        }
+        Stdin::File(file) => Judgement::other(format!(
+            "`{program}` runs the program in {file}, whose contents are not checked"
+        )),
+        Stdin::Inherited => Judgement::not_whitelisted(program),
+    }
 }
