@@ -30,7 +30,11 @@ pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Opt
         "shutdown" | "reboot" | "halt" | "poweroff" | "init" | "telinit" => {
             always("stops or restarts the machine")
         }
-        "kill" | "pkill" | "killall" | "skill" | "xkill" => always("terminates processes"),
+        "kill" | "pkill" | "killall" | "killall5" | "skill" | "xkill" => {
+            always("terminates processes")
+        }
+        "srm" | "wipe" => always("overwrites and deletes files"),
+        "fuser" => Some(fuser(args)),
         "userdel" | "deluser" | "groupdel" | "delgroup" => always("deletes accounts"),
         "chmod" | "chown" | "chgrp" => Some(recursive_permissions(program, args)),
         "crontab" => Some(crontab(args)),
@@ -319,5 +323,16 @@ fn rsync(args: &[Arg]) -> Judgement {
         Judgement::destroys("`rsync --delete` removes files at the destination")
     } else {
         Judgement::not_whitelisted("rsync")
+    }
+}
+
+fn fuser(args: &[Arg]) -> Judgement {
+    let kills = args
+        .iter()
+        .any(|a| a.may_be(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('k')));
+    if kills {
+        Judgement::destroys("`fuser -k` kills the processes using a file")
+    } else {
+        Judgement::not_whitelisted("fuser")
     }
 }

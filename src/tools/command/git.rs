@@ -100,7 +100,7 @@ pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Jud
         judgement.destructive(reason);
         return judgement;
     }
-    match read_only(walker, name, rest, &mut judgement) {
+    match read_only(walker, name, rest, &mut judgement, invocation.depth) {
         true => judgement,
         false => {
             judgement.whitelisted = false;
@@ -152,17 +152,16 @@ fn config_override(
     let Some((key, value)) = text.split_once('=') else {
         return;
     };
-    let lower = key.to_ascii_lowercase();
-    if let Some(stripped) = lower.strip_prefix("alias.").map(|_| value) {
-        // A `!` alias is a shell command; any other alias is more git arguments.
-        match stripped.strip_prefix('!') {
+    stored_program(walker, key, value, depth);
+}
+
+/// Judges a configuration value git will run: a program-valued key, or an alias (a `!`
+/// alias is a shell command; any other alias is more git arguments).
+fn stored_program(walker: &mut Walker<'_>, key: &str, value: &str, depth: usize) {
+    if key.to_ascii_lowercase().starts_with("alias.") {
+        match value.strip_prefix('!') {
             Some(script) => walker.script(script, &Stdin::Inherited, depth + 1, false),
-            None => walker.script(
-                &format!("git {stripped}"),
-                &Stdin::Inherited,
-                depth + 1,
-                false,
-            ),
+            None => walker.script(&format!("git {value}"), &Stdin::Inherited, depth + 1, false),
         }
     } else if runs_program(key) {
         walker.script(value, &Stdin::Inherited, depth + 1, false);
@@ -222,7 +221,7 @@ fn destructive(walker: &Walker<'_>, name: &str, args: &[Arg]) -> Option<String> 
                 refspec.raw
             ))
         }
-        "reset" if has(args, &[], &["hard", "merge"]) => {
+        "reset" if has(args, &[], &["hard"]) => {
             Some("`git reset --hard` discards uncommitted changes".to_owned())
         }
         "clean" if has(args, &['f'], &["force"]) => {
@@ -231,8 +230,39 @@ fn destructive(walker: &Walker<'_>, name: &str, args: &[Arg]) -> Option<String> 
         "branch" => {
             let force_delete = has(args, &['D'], &[])
                 || (has(args, &['d'], &["delete"]) && has(args, &['f'], &["force"]));
-            force_delete
-                .then(|| "`git branch -D` deletes a branch even if it is not merged".to_owned())
+            if force_delete {
+                return Some(
+                    "`git branch -D` deletes a branch even if it is not merged".to_owned(),
+                );
+            }
+            has(args, &['M', 'C'], &[]).then(|| {
+                "`git branch -M`/`-C` replaces an existing branch of the new name".to_owned()
+            })
+        }
+        "tag" if has(args, &['d', 'f'], &["delete", "force"]) => {
+            Some("`git tag -d`/`-f` deletes or replaces a tag".to_owned())
+        }
+        "update-ref" if has(args, &['d'], &["delete"]) => {
+            Some("`git update-ref -d` deletes a ref".to_owned())
+        }
+        "reflog" => {
+            let verb = plain_operands(args).next()?;
+            verb.may_be(|v| matches!(v, "expire" | "delete")).then(|| {
+                format!(
+                    "`git reflog {}` drops the history that recovers lost commits",
+                    verb.raw
+                )
+            })
+        }
+        "gc" if has(args, &[], &["prune"]) => {
+            Some("`git gc --prune` deletes unreachable commits for good".to_owned())
+        }
+        "prune" => Some("`git prune` deletes unreachable commits for good".to_owned()),
+        "filter-branch" | "filter-repo" => Some(format!(
+            "`git {name}` rewrites the whole history of the repository"
+        )),
+        "switch" if has(args, &['C'], &["force-create"]) => {
+            Some("`git switch -C` resets an existing branch".to_owned())
         }
         "checkout" => checkout(walker, args),
         "switch" if has(args, &['f'], &["force", "discard-changes"]) => {
@@ -263,6 +293,9 @@ fn destructive(walker: &Walker<'_>, name: &str, args: &[Arg]) -> Option<String> 
 fn checkout(walker: &Walker<'_>, args: &[Arg]) -> Option<String> {
     if has(args, &['f'], &["force"]) {
         return Some("`git checkout -f` discards uncommitted changes".to_owned());
+    }
+    if has(args, &['B'], &[]) {
+        return Some("`git checkout -B` resets an existing branch".to_owned());
     }
     let spec = Spec::values("bB", &["orphan", "conflict", "pathspec-from-file"]);
     let items = options::parse(args, &spec);
@@ -340,7 +373,13 @@ const LOG_SPEC: Spec = Spec::values(
 );
 
 /// Applies the whitelist rules of a read-only subcommand; `false` when `name` is not one.
-fn read_only(walker: &mut Walker<'_>, name: &str, args: &[Arg], judgement: &mut Judgement) -> bool {
+fn read_only(
+    walker: &mut Walker<'_>,
+    name: &str,
+    args: &[Arg],
+    judgement: &mut Judgement,
+    depth: usize,
+) -> bool {
     match name {
         "log" | "show" | "diff" | "whatchanged" | "shortlog" => {
             diff_family(walker, name, args, judgement, name != "shortlog");
@@ -522,7 +561,7 @@ fn read_only(walker: &mut Walker<'_>, name: &str, args: &[Arg], judgement: &mut 
                 judgement.unknown("only `git remote` and `git remote -v` are whitelisted");
             }
         }
-        "config" => config(walker, args, judgement),
+        "config" => config(walker, args, judgement, depth),
         "stash" => match plain_operands(args).next().and_then(Arg::text) {
             Some("list") => diff_family(walker, "stash list", &args[1..], judgement, true),
             Some("show") => diff_family(walker, "stash show", &args[1..], judgement, true),
@@ -647,7 +686,7 @@ fn listing(
 
 /// `git config` reading: `--get`, `--get-all`, `--get-regexp`, `--list`, or the `get` and
 /// `list` subcommands.
-fn config(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement) {
+fn config(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement, depth: usize) {
     const READ: &[&str] = &["get", "get-all", "get-regexp", "list"];
     const MODIFIERS: &[&str] = &[
         "global",
@@ -678,6 +717,12 @@ fn config(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement) {
     let items = options::parse(args, &spec);
     let mut reads = false;
     let operands = options::operands(&items);
+    // `git config core.pager 'cmd'` stores a program git runs later: judge it now.
+    if let [key, value, ..] = operands.as_slice()
+        && let (Some(key), Some(value)) = (key.text(), value.text())
+    {
+        stored_program(walker, key, value, depth);
+    }
     if let Some(verb) = operands.first().and_then(|w| w.text())
         && matches!(verb, "get" | "list")
     {

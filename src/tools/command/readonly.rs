@@ -915,7 +915,7 @@ fn output_file_check(
     files: &[&Arg],
     inputs: usize,
 ) {
-    if let Some(output) = files.get(inputs) {
+    if let Some(output) = files.get(inputs).filter(|f| f.text() != Some("-")) {
         judgement.destructive(format!(
             "`{program}` writes its output to the file {}, replacing it",
             output.raw

@@ -243,8 +243,21 @@ pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Opt
         "at" | "batch" => at(walker, invocation),
         "parallel" => parallel(walker, invocation),
         "hash" => hash(walker, invocation),
+        "export" | "declare" | "typeset" | "local" | "readonly" => {
+            for arg in invocation.args {
+                if let Some((name, value)) = arg.text().and_then(|t| t.split_once('=')) {
+                    let value = Arg {
+                        value: Some(value.to_owned()),
+                        ..arg.clone()
+                    };
+                    program_variable(walker, name, &value, invocation.depth);
+                }
+            }
+            Judgement::other(format!("`{program}` sets shell variables"))
+        }
+        "awk" | "gawk" | "mawk" | "nawk" => awk(walker, invocation),
         "python" | "python2" | "python3" | "perl" | "ruby" | "node" | "nodejs" | "php" | "lua" => {
-            interpreter(invocation)
+            interpreter(walker, invocation)
         }
         _ => return None,
     })
@@ -363,6 +376,7 @@ fn shell(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let args = invocation.args;
     let depth = invocation.depth + 1;
     let mut command_mode = false;
+    let mut stdin_mode = false;
     let mut index = 0;
     let mut operand: Option<&Arg> = None;
     while let Some(arg) = args.get(index) {
@@ -385,6 +399,7 @@ fn shell(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             for flag in text[1..].chars() {
                 match flag {
                     'c' => command_mode = true,
+                    's' if text.starts_with('-') => stdin_mode = true,
                     'o' | 'O' => index += 1,
                     _ => {}
                 }
@@ -408,6 +423,10 @@ fn shell(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
                 )),
             },
         };
+    }
+    if stdin_mode {
+        // `sh -s args...`: the operands are arguments, the script comes from the input.
+        return script_from_input(walker, program, invocation.stdin, depth);
     }
     match operand {
         Some(file) => match file.text() {
@@ -683,8 +702,11 @@ fn hash(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
 
 /// An interpreter given no program on its command line reads one from its input; from a
 /// pipe whose source the line does not show, that is code nobody has seen.
-fn interpreter(invocation: &Invocation<'_>) -> Judgement {
+fn interpreter(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let program = invocation.program;
+    for code in invocation.args.iter().filter_map(Arg::text) {
+        embedded_commands(walker, code, invocation.depth);
+    }
     let mut reads_input = true;
     let mut index = 0;
     while let Some(arg) = invocation.args.get(index) {
@@ -736,4 +758,134 @@ fn interpreter(invocation: &Invocation<'_>) -> Judgement {
         )),
         Stdin::Inherited => Judgement::not_whitelisted(program),
     }
+}
+
+/// `awk` runs shell commands from its program: `system("cmd")`, `print | "cmd"` and
+/// `"cmd" | getline`; `print > "file"` writes a file.
+fn awk(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut judgement = Judgement::not_whitelisted(invocation.program);
+    let spec = Spec::values("fvF", &["file", "assign", "field-separator"]);
+    let items = options::parse(invocation.args, &spec);
+    let program_from_file = items.iter().any(|i| i.named(&["f", "file"], true));
+    let program = if program_from_file {
+        None
+    } else {
+        options::operands(&items).first().copied()
+    };
+    if let Some(code) = program.and_then(Arg::text) {
+        embedded_commands(walker, code, invocation.depth);
+        for target in string_literals_after(code, &[">", ">>"]) {
+            if !super::assess::is_sink(&target) {
+                judgement.destructive(format!(
+                    "the awk program writes to the file {target}, replacing or growing it"
+                ));
+            }
+        }
+        // `print | "cmd"` feeds what the program prints to cmd.
+        let printed = Stdin::Unseen("what the awk program prints".to_owned());
+        for command in string_literals_after(code, &["|"]) {
+            walker.script(&command, &printed, invocation.depth + 1, false);
+        }
+        for command in string_literals_before(code, "| getline") {
+            walker.script(&command, &Stdin::Inherited, invocation.depth + 1, false);
+        }
+    }
+    judgement
+}
+
+/// Judges the shell commands that inline program text hands to `system(...)`,
+/// `popen(...)` and the like: the string literals inside the call, joined, are the command
+/// (`system("rm -rf " $1)` runs `rm -rf ...`).
+fn embedded_commands(walker: &mut Walker<'_>, code: &str, depth: usize) {
+    const CALLS: &[&str] = &[
+        "system(",
+        "popen(",
+        "exec(",
+        "execSync(",
+        "spawnSync(",
+        "shell_exec(",
+    ];
+    for call in CALLS {
+        let mut rest = code;
+        while let Some(at) = rest.find(call) {
+            let inside = &rest[at + call.len()..];
+            let end = closing_paren(inside).unwrap_or(inside.len());
+            let literals = string_literals(&inside[..end]);
+            if !literals.is_empty() {
+                walker.script(&literals.concat(), &Stdin::Inherited, depth + 1, false);
+            }
+            rest = &inside[end..];
+        }
+    }
+}
+
+/// Where the parenthesis opened just before `text` closes (ignoring quoted text).
+fn closing_paren(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut chars = text.char_indices();
+    while let Some((at, c)) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') if depth == 0 => return Some(at),
+            (None, ')') => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The contents of the `"..."` and `'...'` literals in `text`, escapes resolved.
+fn string_literals(text: &str) -> Vec<String> {
+    let mut literals = Vec::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '"' && c != '\'' {
+            continue;
+        }
+        let mut literal = String::new();
+        while let Some(inner) = chars.next() {
+            match inner {
+                '\\' => literal.extend(chars.next()),
+                q if q == c => break,
+                other => literal.push(other),
+            }
+        }
+        literals.push(literal);
+    }
+    literals
+}
+
+/// String literals that directly follow one of `operators` (`print > "file"`).
+fn string_literals_after(code: &str, operators: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for operator in operators {
+        for (at, _) in code.match_indices(operator) {
+            let after = code[at + operator.len()..].trim_start();
+            if after.starts_with('"') {
+                found.extend(string_literals(after).into_iter().next());
+            }
+        }
+    }
+    found
+}
+
+/// String literals that directly precede `operator` (`"cmd" | getline`).
+fn string_literals_before(code: &str, operator: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices(operator) {
+        let before = code[..at].trim_end();
+        if let Some(body) = before.strip_suffix('"')
+            && let Some(start) = body.rfind('"')
+        {
+            found.push(body[start + 1..].to_owned());
+        }
+    }
+    found
 }
