@@ -44,6 +44,7 @@ pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Opt
         "terraform" | "tofu" => Some(terraform(program, args)),
         "docker" | "podman" => Some(docker(walker, invocation)),
         "tee" => Some(tee(args)),
+        "cp" | "install" => Some(copy(walker, program, args)),
         "rsync" => Some(rsync(args)),
         _ => None,
     }
@@ -334,5 +335,69 @@ fn fuser(args: &[Arg]) -> Judgement {
         Judgement::destroys("`fuser -k` kills the processes using a file")
     } else {
         Judgement::not_whitelisted("fuser")
+    }
+}
+
+const COPY: Spec = Spec::values(
+    "tSmogb",
+    &[
+        "target-directory",
+        "suffix",
+        "sparse",
+        "no-preserve",
+        "mode",
+        "owner",
+        "group",
+        "strip-program",
+    ],
+);
+
+/// `cp`/`install` replace the target when it exists (and no `-n` stops them); a target
+/// only known at run time may be any existing file.
+fn copy(walker: &Walker<'_>, program: &str, args: &[Arg]) -> Judgement {
+    let items = options::parse(args, &COPY);
+    if items
+        .iter()
+        .any(|i| i.named(&["n", "no-clobber"], true) || i.is(None, Some("update=none"), false))
+    {
+        return Judgement::not_whitelisted(program);
+    }
+    let directory = items
+        .iter()
+        .find(|i| i.named(&["t", "target-directory"], true))
+        .and_then(|i| i.value());
+    let operands = options::operands(&items);
+    let (target, sources): (Option<&str>, &[&Arg]) = match directory {
+        Some(value) => (value.text, &operands[..]),
+        None => match operands.split_last() {
+            Some((target, sources)) if !sources.is_empty() => {
+                if target.text().is_none() {
+                    return Judgement::destroys(format!(
+                        "`{program}` copies onto `{}`, which may be an existing file",
+                        target.raw
+                    ));
+                }
+                (target.text(), sources)
+            }
+            _ => return Judgement::not_whitelisted(program),
+        },
+    };
+    let Some(target) = target else {
+        return Judgement::not_whitelisted(program);
+    };
+    let root = walker.workspace().root();
+    let target_path = root.join(target);
+    let clobbered = if target_path.is_dir() {
+        sources.iter().filter_map(|s| s.text()).find_map(|source| {
+            let name = std::path::Path::new(source).file_name()?;
+            let path = target_path.join(name);
+            path.exists().then(|| path.display().to_string())
+        })
+    } else {
+        target_path.exists().then(|| target.to_owned())
+    };
+    match clobbered {
+        Some(path) => Judgement::destroys(format!("`{program}` replaces the existing file {path}")),
+        None => Judgement::not_whitelisted(program),
     }
 }

@@ -41,6 +41,9 @@ struct Tool {
     operands: Operands,
     /// Options whose value names a file.
     path_options: &'static [&'static str],
+    /// Options whose value is a file holding more file names (`--files0-from`): given `-`,
+    /// the names come from the input and cannot be checked.
+    names_from: &'static [&'static str],
     refused: &'static [Refusal],
 }
 
@@ -49,6 +52,7 @@ const TOOL: Tool = Tool {
     spec: Spec::NONE,
     operands: Operands::Paths,
     path_options: &[],
+    names_from: &[],
     refused: &[],
 };
 
@@ -193,6 +197,7 @@ const TOOLS: &[Tool] = &[
             "generate",
         ]),
         path_options: &["f", "file", "ignore-file"],
+        names_from: &[],
         refused: &[
             Refusal {
                 options: &["pre", "pre-glob"],
@@ -237,7 +242,9 @@ const TOOLS: &[Tool] = &[
     },
     Tool {
         names: &["wc"],
+        spec: Spec::values("", &["files0-from"]),
         path_options: &["files0-from"],
+        names_from: &["files0-from"],
         ..TOOL
     },
     Tool {
@@ -259,6 +266,7 @@ const TOOLS: &[Tool] = &[
             ],
         ),
         path_options: &["T", "temporary-directory", "files0-from", "random-source"],
+        names_from: &["files0-from"],
         refused: &[
             Refusal {
                 options: &["o", "output"],
@@ -396,6 +404,7 @@ const TOOLS: &[Tool] = &[
             ],
         ),
         path_options: &["m", "magic-file", "f", "files-from"],
+        names_from: &["f", "files-from"],
         refused: &[Refusal {
             options: &["C", "compile"],
             effect: Effect::Writes,
@@ -423,6 +432,7 @@ const TOOLS: &[Tool] = &[
             ],
         ),
         path_options: &["X", "exclude-from", "files0-from"],
+        names_from: &["files0-from"],
         ..TOOL
     },
     Tool {
@@ -529,6 +539,14 @@ fn table_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>, tool: &Tool)
         if item.named(tool.path_options, abbreviations) {
             check_value(walker, &mut judgement, program, item);
         }
+        if item.named(tool.names_from, abbreviations)
+            && item.value().and_then(|v| v.text) == Some("-")
+        {
+            judgement.unknown(format!(
+                "`{program} {} -` reads the names of the files to open from its input, which cannot be checked",
+                item.shown()
+            ));
+        }
     }
     let operands = options::operands(&items);
     match tool.operands {
@@ -601,7 +619,7 @@ fn sed_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let mut scripts: Vec<&str> = Vec::new();
     for item in &items {
         if item.named(&["i", "in-place"], true) {
-            judgement.unknown("`sed -i` edits files in place");
+            judgement.destructive("`sed -i` rewrites files in place, replacing their contents");
         } else if item.named(&["f", "file"], true) {
             judgement.unknown("`sed -f` reads its script from a file, which is not checked");
         } else if item.named(&["n", "quiet", "silent"], true) {
@@ -759,6 +777,12 @@ fn find_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement 
                     "`find {word}` writes to the file {file}, replacing it"
                 ));
                 index += if word == "-fprintf" { 2 } else { 1 };
+            }
+            "-files0-from" if text(index) == Some("-") => {
+                judgement.unknown(
+                    "`find -files0-from -` reads its starting points from its input, which cannot be checked",
+                );
+                index += 1;
             }
             _ if FIND_PATHS.contains(&word) => {
                 if let Some(path) = text(index) {

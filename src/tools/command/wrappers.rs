@@ -707,6 +707,21 @@ fn interpreter(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgemen
     for code in invocation.args.iter().filter_map(Arg::text) {
         embedded_commands(walker, code, invocation.depth);
     }
+    // `perl -pi -e ...` and `ruby -i` rewrite their file operands in place.
+    if matches!(program, "perl" | "ruby")
+        && invocation.args.iter().any(|a| {
+            a.text().is_some_and(|t| {
+                t.starts_with('-')
+                    && !t.starts_with("--")
+                    && t[1..].starts_with(|c: char| c != 'e')
+                    && t.contains('i')
+            })
+        })
+    {
+        return Judgement::destroys(format!(
+            "`{program} -i` rewrites files in place, replacing their contents"
+        ));
+    }
     let mut reads_input = true;
     let mut index = 0;
     while let Some(arg) = invocation.args.get(index) {
