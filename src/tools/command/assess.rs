@@ -694,7 +694,8 @@ impl<'p> Walker<'p> {
             for arg in &args[length..] {
                 self.loose_path_check(written, arg);
             }
-            self.read_only(written);
+            let rule: Vec<&str> = args[..length].iter().filter_map(Arg::text).collect();
+            self.read_only(&format!("{} (operator allow rule)", rule.join(" ")));
             return;
         }
         match judgement.unknown {

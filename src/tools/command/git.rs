@@ -600,6 +600,12 @@ fn diff_family(
     refuse_c: bool,
 ) {
     let items = options::parse(args, &LOG_SPEC);
+    if let Some(word) = super::readonly::opaque(&items) {
+        judgement.destructive(format!(
+            "`git {name}` is given `{}`, which may become `--output` (write a file) when the line runs",
+            word.raw
+        ));
+    }
     for item in &items {
         if item.named(&["output"], true) {
             let file = item.value().and_then(|v| v.text).unwrap_or("a file");

@@ -526,6 +526,18 @@ fn table_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>, tool: &Tool)
     let abbreviations = tool.spec.abbreviations;
     let items = options::parse(invocation.args, &tool.spec);
     let mut judgement = Judgement::whitelisted();
+    let writer = tool
+        .refused
+        .iter()
+        .find(|r| matches!(r.effect, Effect::Writes));
+    if let (Some(writer), Some(word)) = (writer, opaque(&items)) {
+        judgement.destructive(format!(
+            "`{program}` is given `{}`, which may become `{}` ({}) when the line runs",
+            word.raw,
+            option_shown(writer.options),
+            writer.what
+        ));
+    }
     for item in &items {
         for refusal in tool.refused {
             if item.named(refusal.options, abbreviations) {
@@ -565,6 +577,29 @@ fn table_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>, tool: &Tool)
         }
     }
     judgement
+}
+
+/// The first word only known at run time, which may turn out to be any option.
+pub(super) fn opaque<'a>(items: &[Item<'a>]) -> Option<&'a Arg> {
+    items.iter().find_map(|item| match item {
+        Item::Opaque(word) => Some(*word),
+        _ => None,
+    })
+}
+
+/// `-o`/`--output` from a list of option names.
+fn option_shown(options: &[&str]) -> String {
+    options
+        .iter()
+        .map(|o| {
+            if o.len() == 1 {
+                format!("-{o}")
+            } else {
+                format!("--{o}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 fn check_value(walker: &Walker<'_>, judgement: &mut Judgement, program: &str, item: &Item<'_>) {
@@ -615,6 +650,12 @@ const SED_OPTIONS: &[&str] = &[
 fn sed_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let items = options::parse(invocation.args, &SED);
     let mut judgement = Judgement::whitelisted();
+    if let Some(word) = opaque(&items) {
+        judgement.destructive(format!(
+            "`sed` is given `{}`, which may become `-i` (rewrite files in place) when the line runs",
+            word.raw
+        ));
+    }
     let mut quiet = false;
     let mut scripts: Vec<&str> = Vec::new();
     for item in &items {

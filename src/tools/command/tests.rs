@@ -341,6 +341,8 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("echo $\"hi\"", Unknown),
             ("ls @(src|docs)", Unknown),
             ("cat $FILE", Unknown),
+            ("grep $PATTERN notes.txt", Unknown),
+            ("wc -l \"$f\"", Unknown),
             // Structure.
             ("ls 2>/dev/null", Unknown),
             ("ls > /dev/null", Unknown),
@@ -606,6 +608,11 @@ fn destructive_commands_anywhere() {
         "cp notes.txt docs/guide.md",
         "install -m 644 notes.txt README.md",
         "cp notes.txt $DEST",
+        "sort $FLAGS notes.txt",
+        "sed -n $X notes.txt",
+        "git diff $X",
+        "tree $X",
+        "base64 $X notes.txt",
         "git tag -d v1.0",
         "git tag -f v1.0",
         "git branch -M main",
@@ -862,6 +869,11 @@ fn reasons_name_the_problem() {
         reason("echo hi | sh")
     );
     assert!(reason("sudo rm x").contains("sudo"));
+    let allowed = policy_for(dir.path(), &["make test"], &[]);
+    assert_eq!(
+        assess_command("make test && ls", &allowed),
+        Assessment::Safe("read-only commands: make test (operator allow rule), ls".to_owned())
+    );
 }
 
 /// brush-parser 0.4 facts the assessor depends on, so an upgrade that changes them fails
