@@ -238,6 +238,13 @@ impl<'p> Walker<'p> {
         for list in &program.complete_commands {
             self.list(list, stdin, depth);
         }
+        // The executor runs lines it cannot plan with /bin/sh (dash), which reads some bash
+        // syntax differently; whatever dash would run is judged too.
+        if let Some(dash) = syntax::parse_as_dash(text) {
+            for list in &dash.complete_commands {
+                self.list(list, stdin, depth);
+            }
+        }
     }
 
     fn list(&mut self, list: &CompoundList, stdin: &Stdin, depth: usize) {

@@ -57,17 +57,48 @@ pub(super) fn options() -> ParserOptions {
     ParserOptions::default()
 }
 
-/// Parses a whole script (a command line, a `sh -c` script, a here-document fed to a shell).
+/// sh mode, as close to dash (`/bin/sh`, which runs lines the executor cannot plan) as
+/// brush-parser gets: no `[[`, `((`, `&>`, `|&`, `<<<`, arrays or extended globs.
+fn sh_options() -> ParserOptions {
+    ParserOptions {
+        sh_mode: true,
+        posix_mode: true,
+        enable_extended_globbing: false,
+        ..ParserOptions::default()
+    }
+}
+
+/// Parses a whole script (a command line, a `sh -c` script, a here-document fed to a shell)
+/// as bash does.
 pub(super) fn parse_script(text: &str) -> Result<Program, ParseFailure> {
+    parse_with(text, &options())
+}
+
+/// The script as dash would read it, when that can differ from bash's reading in a way
+/// that runs more: `cmd &>/dev/null other` is `cmd &` then `>/dev/null other` in dash,
+/// `((cmd))` is two nested subshells, `[[ a > b ]]` runs `[[` with a real redirection, and
+/// dash has no `$'...'` quoting (it reads `$` and then a plain quote; writing `X'` instead of
+/// `$'` gives brush-parser the same quote structure). `None` when the readings cannot differ
+/// that way, or when the script is not valid sh (dash would then refuse it too).
+pub(super) fn parse_as_dash(text: &str) -> Option<Program> {
+    if !["&>", "((", "[[", "$'"]
+        .iter()
+        .any(|marker| text.contains(marker))
+    {
+        return None;
+    }
+    parse_with(&text.replace("$'", "X'"), &sh_options()).ok()
+}
+
+fn parse_with(text: &str, options: &ParserOptions) -> Result<Program, ParseFailure> {
     if text.len() > MAX_SCRIPT_BYTES {
         return Err(ParseFailure::TooLong);
     }
     if nesting(text) > MAX_NESTING {
         return Err(ParseFailure::TooDeep);
     }
-    let options = options();
     let parsed = catch_unwind(AssertUnwindSafe(|| {
-        Parser::new(text.as_bytes(), &options).parse_program()
+        Parser::new(text.as_bytes(), options).parse_program()
     }));
     match parsed {
         Ok(Ok(program)) => Ok(program),

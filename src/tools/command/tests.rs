@@ -764,6 +764,14 @@ fn destructive_commands_anywhere() {
         "git diff --output x",
         "tree -o out.html",
         "/usr/bin/time -o out.txt ls",
+        // Read differently by dash (/bin/sh), which runs lines the executor cannot plan;
+        // each was checked against dash 0.5 and bash 5.2.
+        "ls &> /dev/null rm -rf x",
+        "((rm -rf x))",
+        "(( a > out.txt ))",
+        "[[ a > out.txt ]]",
+        "[[ x || rm -rf y ]]",
+        "echo $'\\' ; rm -rf x ; ' #'",
         // Unparseable or too deep.
         "ls &&",
         "echo \"unterminated",
@@ -876,6 +884,44 @@ fn reasons_name_the_problem() {
     );
 }
 
+/// Lines where a command hides from a careless reader, each checked against bash 5.2 (with
+/// PATH pointing nowhere and a `command_not_found_handle` reporting what would have run):
+/// wherever bash runs `rm`, the assessor must see it; where bash does not, it must not
+/// claim a destruction it cannot see.
+#[test]
+fn parser_agrees_with_bash_on_hidden_commands() {
+    use Expect::{Destructive, NotDestructive};
+    let dir = workspace();
+    let policy = policy_for(dir.path(), &[], &[]);
+    check_table(
+        &policy,
+        &[
+            ("cat <<-EOF\nhello\n\tEOF\nrm one\n", Destructive),
+            ("cat <<E\"O\"F\nbody\nEOF\nrm three\n", Destructive),
+            ("cat <<EOF; rm five\nbody\nEOF\n", Destructive),
+            ("cat <<A <<B\na\nA\nb\nB\nrm six\n", Destructive),
+            ("echo $#; rm seven", Destructive),
+            ("echo ${#x}; rm eight", Destructive),
+            ("echo a#b; rm nine", Destructive),
+            ("echo $'it\\'s'; rm ten", Destructive),
+            ("echo x\\\n#; rm fourteen", Destructive),
+            ("echo ${x:-#}; rm fifteen", Destructive),
+            ("echo \\#; rm twenty", Destructive),
+            (": <<'X'\nrm hidden\nX\nrm twentyone", Destructive),
+            ("echo $(echo ')'; rm twentytwo)", Destructive),
+            ("echo \"$(echo \"#\"; rm twentythree)\"", Destructive),
+            ("echo ${x/#a/b}; rm twentyfour", Destructive),
+            ("echo 'a'\\''b'; rm twentysix", Destructive),
+            ("cat <<EOF\n$(rm twentyseven)\nEOF\n", Destructive),
+            ("echo $((echo a); rm five)", Destructive),
+            ("echo a;#b\nrm thirty", Destructive),
+            // A delimiter with a trailing space does not end the here-document.
+            ("cat <<EOF\nhello\nEOF \nrm two\nEOF\n", NotDestructive),
+            ("echo `echo a` #; rm thirteen", NotDestructive),
+        ],
+    );
+}
+
 /// brush-parser 0.4 facts the assessor depends on, so an upgrade that changes them fails
 /// here first.
 #[test]
@@ -915,6 +961,12 @@ fn brush_parser_behaviour() {
     // `>&word` with a file name is a write to that file, reported as a duplication.
     let program = parse("echo hi >&out.txt").expect("parses");
     assert!(format!("{program:?}").contains("DuplicateOutput"));
+    // In sh mode (dash's reading) `((cmd))` is two subshells and `&>` ends a command.
+    let dash = super::syntax::parse_as_dash("((rm x))").expect("valid sh");
+    assert!(format!("{dash:?}").contains("Subshell"));
+    let dash = super::syntax::parse_as_dash("ls &> /dev/null rm x").expect("valid sh");
+    assert_eq!(dash.complete_commands[0].0.len(), 2);
+    assert!(super::syntax::parse_as_dash("ls -la").is_none());
     // Deep nesting is refused before brush-parser can overflow the stack.
     let deep = format!("{}ls{}", "(".repeat(500), ")".repeat(500));
     assert_eq!(
