@@ -7,6 +7,7 @@ mod options;
 mod paths;
 mod readonly;
 mod sed;
+mod structure;
 mod syntax;
 mod words;
 mod wrappers;

@@ -4,14 +4,18 @@
 //! syntax error that an assessor must survive: it overflows the stack on deeply nested input
 //! (an abort, which no `catch_unwind` can stop), and it panics on a few number overflows
 //! (`99999999999>x`, `~99999999999999999999`, `{1..99999999999999999999}`). The first is
-//! prevented by measuring nesting before parsing; the second is caught. Either way the caller
-//! gets a [`ParseFailure`] and treats the text as something that cannot be shown harmless.
+//! prevented by measuring nesting before parsing; the second is caught. Its backtracking is
+//! also exponential on unclosed constructs, which [`structure::unclosed`] refuses first.
+//! Either way the caller gets a [`ParseFailure`] and treats the text as something that
+//! cannot be shown harmless.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use brush_parser::ast::Program;
-use brush_parser::word::{BraceExpressionOrText, WordPieceWithSource};
+use brush_parser::word::WordPieceWithSource;
 use brush_parser::{Parser, ParserOptions};
+
+use super::structure;
 
 /// Lines longer than this are not parsed at all.
 pub(super) const MAX_SCRIPT_BYTES: usize = 64 * 1024;
@@ -97,6 +101,9 @@ fn parse_with(text: &str, options: &ParserOptions) -> Result<Program, ParseFailu
     if nesting(text) > MAX_NESTING {
         return Err(ParseFailure::TooDeep);
     }
+    if let Some(problem) = structure::unclosed(text) {
+        return Err(ParseFailure::Syntax(problem.to_owned()));
+    }
     let parsed = catch_unwind(AssertUnwindSafe(|| {
         Parser::new(text.as_bytes(), options).parse_program()
     }));
@@ -117,20 +124,6 @@ pub(super) fn parse_heredoc(body: &str) -> Result<Vec<WordPieceWithSource>, Pars
     guarded(body, |options| {
         brush_parser::word::parse_heredoc(body, options)
     })
-}
-
-/// Whether the word (as written) holds a brace expansion such as `{a,b}` or `{1..3}`.
-pub(super) fn has_brace_expansion(raw: &str) -> Result<bool, ParseFailure> {
-    if !raw.contains('{') {
-        return Ok(false);
-    }
-    let pieces = guarded(raw, |options| {
-        brush_parser::word::parse_brace_expansions(raw, options)
-    })?;
-    Ok(pieces
-        .unwrap_or_default()
-        .iter()
-        .any(|piece| matches!(piece, BraceExpressionOrText::Expr(_))))
 }
 
 fn guarded<T, E: std::fmt::Display>(

@@ -96,6 +96,8 @@ pub(super) fn analyze(raw: &str) -> WordReport {
     };
     let mut value = String::new();
     let mut pattern = String::new();
+    // The word's characters, quoted ones blanked out, for brace expansion.
+    let mut unquoted: Vec<char> = Vec::new();
     let mut globbed = false;
     let mut tilde = false;
     for (index, piece) in pieces.iter().enumerate() {
@@ -104,6 +106,7 @@ pub(super) fn analyze(raw: &str) -> WordReport {
             WordPiece::Text(text) => {
                 value.push_str(text);
                 pattern.push_str(text);
+                unquoted.extend(text.chars());
                 if has_glob(text) {
                     globbed = true;
                 }
@@ -119,13 +122,16 @@ pub(super) fn analyze(raw: &str) -> WordReport {
             WordPiece::SingleQuotedText(text) => {
                 value.push_str(text);
                 escape_into(&mut pattern, text);
+                unquoted.push(QUOTED);
             }
             WordPiece::EscapeSequence(escape) => {
                 let unescaped = unescape(escape);
                 value.push_str(unescaped);
                 escape_into(&mut pattern, unescaped);
+                unquoted.push(QUOTED);
             }
             WordPiece::DoubleQuotedSequence(inner) => {
+                unquoted.push(QUOTED);
                 for inner_piece in inner {
                     match &inner_piece.piece {
                         WordPiece::Text(text) => {
@@ -145,18 +151,18 @@ pub(super) fn analyze(raw: &str) -> WordReport {
                 tilde = true;
                 value.push_str(source);
                 escape_into(&mut pattern, source);
+                unquoted.push(QUOTED);
             }
-            _ => reader.expansion(piece, raw, 0),
+            _ => {
+                unquoted.push(QUOTED);
+                reader.expansion(piece, raw, 0);
+            }
         }
     }
-    if reader.problem.is_none() {
-        match syntax::has_brace_expansion(raw) {
-            Ok(true) => reader.problem(format!(
-                "`{raw}` is a brace expansion, which the shell turns into several words"
-            )),
-            Ok(false) => {}
-            Err(failure) => reader.failure = Some(failure),
-        }
+    if has_brace_expansion(&unquoted) {
+        reader.problem(format!(
+            "`{raw}` is a brace expansion, which the shell turns into several words"
+        ));
     }
     let known = reader.problem.is_none() && reader.failure.is_none();
     WordReport {
@@ -397,6 +403,53 @@ fn escape_into(pattern: &mut String, text: &str) {
     }
 }
 
+/// Stands for a quoted character or an expansion when looking for brace expansions.
+const QUOTED: char = '\0';
+
+/// Whether unquoted characters form a brace expansion: a `{` with a matching `}` and, at the
+/// first level inside, a `,` (`{a,b}`) or a sequence (`{1..3}`, `{a..e..2}`). Linear, unlike
+/// brush-parser's brace parser, which backtracks exponentially on `{a,{a,{a,...` (and panics
+/// on `{1..99999999999999999999}`). It may see an expansion bash would not, never the reverse.
+fn has_brace_expansion(chars: &[char]) -> bool {
+    let mut opens: Vec<(usize, bool)> = Vec::new();
+    for (index, &c) in chars.iter().enumerate() {
+        match c {
+            '{' => opens.push((index, false)),
+            ',' => {
+                if let Some(last) = opens.last_mut() {
+                    last.1 = true;
+                }
+            }
+            '}' => {
+                if let Some((start, comma)) = opens.pop() {
+                    let inner: String = chars[start + 1..index].iter().collect();
+                    if comma || is_sequence(&inner) {
+                        return true;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `x..y` or `x..y..step`, with `x` and `y` both numbers or both single letters.
+fn is_sequence(inner: &str) -> bool {
+    let parts: Vec<&str> = inner.split("..").collect();
+    let number = |p: &str| {
+        let digits = p.strip_prefix(['-', '+']).unwrap_or(p);
+        !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+    };
+    let letter = |p: &str| p.len() == 1 && p.chars().all(|c| c.is_ascii_alphabetic());
+    match parts.as_slice() {
+        [from, to] | [from, to, _] if parts.len() == 2 || number(parts[2]) => {
+            (number(from) && number(to)) || (letter(from) && letter(to))
+        }
+        _ => false,
+    }
+}
+
 /// Unquoted `*`, `?`, or a `[` closed by a later `]`.
 fn has_glob(text: &str) -> bool {
     text.contains(['*', '?']) || text.find('[').is_some_and(|i| text[i..].contains(']'))
@@ -483,13 +536,34 @@ mod tests {
         assert!(!analyze("'~/x'").arg.tilde);
     }
 
-    /// brush-parser 0.4 panics (`n.parse().unwrap()`) on these; the guard turns that into a
-    /// failure instead of a crash.
+    /// brush-parser 0.4 panics (`n.parse().unwrap()`) on a huge `~N`; the guard turns that
+    /// into a failure instead of a crash.
     #[test]
     fn parser_panics_become_failures() {
-        for raw in ["~99999999999999999999999", "{1..99999999999999999999999}"] {
-            let report = analyze(raw);
-            assert_eq!(report.failure, Some(ParseFailure::Panicked), "{raw}");
+        let report = analyze("~99999999999999999999999");
+        assert_eq!(report.failure, Some(ParseFailure::Panicked));
+    }
+
+    #[test]
+    fn brace_expansions_are_found_in_linear_time() {
+        for raw in [
+            "{a,b}",
+            "x{1..3}y",
+            "{a..e..2}",
+            "{,x}",
+            "{a,{b,c}}",
+            "{1..99999999999999999999}",
+        ] {
+            assert!(analyze(raw).problem.is_some(), "{raw}");
         }
+        for raw in [
+            "{}", "{x}", "'{a,b}'", "\\{a,b}", "{a,b", "a}", "{1..}", "{ab..cd}",
+        ] {
+            assert!(analyze(raw).problem.is_none(), "{raw}");
+        }
+        let nasty = format!("{}b", "{a,".repeat(2000));
+        let started = std::time::Instant::now();
+        let _ = analyze(&nasty);
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
     }
 }
