@@ -43,6 +43,7 @@ pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Opt
         "kubectl" => Some(kubectl(walker, invocation)),
         "terraform" | "tofu" => Some(terraform(program, args)),
         "docker" | "podman" => Some(docker(walker, invocation)),
+        "docker-compose" | "podman-compose" => Some(compose(program, args)),
         "tee" => Some(tee(args)),
         "cp" | "install" => Some(copy(walker, program, args)),
         "rsync" => Some(rsync(args)),
@@ -399,5 +400,18 @@ fn copy(walker: &Walker<'_>, program: &str, args: &[Arg]) -> Judgement {
     match clobbered {
         Some(path) => Judgement::destroys(format!("`{program}` replaces the existing file {path}")),
         None => Judgement::not_whitelisted(program),
+    }
+}
+
+/// `docker-compose down -v` (like `docker compose down -v`) deletes the project's volumes.
+fn compose(program: &str, args: &[Arg]) -> Judgement {
+    let down = args.iter().any(|a| a.may_be(|t| t == "down"));
+    let volumes = args.iter().any(|a| {
+        a.may_be(|t| matches!(t, "-v" | "--volumes" | "--rmi") || t.starts_with("--rmi="))
+    });
+    if down && volumes {
+        Judgement::destroys(format!("`{program} down -v` deletes the project's volumes"))
+    } else {
+        Judgement::not_whitelisted(program)
     }
 }

@@ -439,6 +439,8 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("systemctl status nginx", Unknown),
             ("kubectl get pods", Unknown),
             ("docker ps", Unknown),
+            ("docker-compose up -d", Unknown),
+            ("docker run --rm alpine ls", Unknown),
             ("terraform plan", Unknown),
         ],
     );
@@ -687,6 +689,7 @@ fn destructive_commands_anywhere() {
         "docker -H tcp://x rm web",
         "podman rm web",
         "docker compose down -v",
+        "docker-compose down --volumes",
         "rsync -a --delete src/ dst/",
         "tee out.txt",
         "echo x | tee -a app.log",
