@@ -1,7 +1,32 @@
-//! The shell command assessor. (Being written.)
+//! The shell command assessor: parses the line with brush-parser (bash mode) and walks the
+//! whole syntax tree, including what runs out of sight: command and process substitutions,
+//! compound commands, function bodies, scripts handed to `sh -c`, `eval`, here-documents and
+//! pipes into a shell, and commands run by wrappers (`sudo`, `timeout`, `xargs`,
+//! `find -exec`, ...).
+//!
+//! Every part is judged on its own and the worst judgement wins:
+//! - `Forbidden`: a command matches an operator deny rule.
+//! - `Destructive`: a command known to destroy or overwrite (the tables in `danger` and
+//!   `git`), output redirection onto a file, a shell running code the line does not show,
+//!   or a line that cannot be parsed or is nested too deeply to check.
+//! - `Unknown`: anything not shown to be safe, with the first problem as the reason.
+//! - `Safe`: one complete command whose parts are all simple, literal, unredirected
+//!   commands on the read-only whitelist (`readonly`), with safe options and paths inside
+//!   the workspace, joined only by `&&`, `||`, `;` and `|`.
 
+use brush_parser::ast::{
+    self, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, IoFileRedirectKind,
+    IoFileRedirectTarget, IoRedirect, Pipeline, SeparatorOperator, SimpleCommand,
+};
+
+use super::words::{self, Arg, WordReport};
+use super::{danger, git, paths, readonly, syntax, wrappers};
 use crate::core::risk::Assessment;
 use crate::tools::Workspace;
+
+/// Scripts inside scripts (substitutions, `sh -c`, wrappers) deeper than this are not
+/// followed; the line is then treated as destructive, since what it runs cannot be seen.
+pub(super) const MAX_DEPTH: usize = 8;
 
 /// What the command assessor needs: the workspace and the operator's rules.
 #[derive(Debug, Clone)]
@@ -31,6 +56,900 @@ impl CommandPolicy {
 }
 
 /// Judges one command line.
-pub fn assess_command(_line: &str, _policy: &CommandPolicy) -> Assessment {
-    Assessment::Unknown("the command assessor is being written".to_owned())
+pub fn assess_command(line: &str, policy: &CommandPolicy) -> Assessment {
+    if line.trim().is_empty() {
+        return Assessment::Unknown("the command line is empty".to_owned());
+    }
+    let mut walker = Walker::new(policy);
+    walker.script(line, &Stdin::Inherited, 0, true);
+    walker.verdict.into_assessment()
+}
+
+/// The findings so far. Of each kind the reason kept is the first one found at the
+/// shallowest level, so `echo hi | sh` is blamed on `sh`, not on the `hi` it runs.
+#[derive(Debug, Default)]
+struct Verdict {
+    forbidden: Option<String>,
+    destructive: Option<(usize, String)>,
+    unknown: Option<(usize, String)>,
+    /// Whitelisted commands seen, in order, for the reason of a safe line.
+    read_only: Vec<String>,
+}
+
+impl Verdict {
+    fn into_assessment(self) -> Assessment {
+        if let Some(reason) = self.forbidden {
+            Assessment::Forbidden(reason)
+        } else if let Some((_, reason)) = self.destructive {
+            Assessment::Destructive(reason)
+        } else if let Some((_, reason)) = self.unknown {
+            Assessment::Unknown(reason)
+        } else if self.read_only.is_empty() {
+            Assessment::Unknown("the line runs no command".to_owned())
+        } else {
+            Assessment::Safe(format!("read-only commands: {}", self.read_only.join(", ")))
+        }
+    }
+}
+
+/// Where a command's standard input comes from, as far as the line shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Stdin {
+    /// The tool's own input (nothing, in practice).
+    Inherited,
+    /// Text the line shows: a here-document or here-string without expansions, or the
+    /// output of `echo`/`printf` with literal words.
+    Text(String),
+    /// A file (`< file`), whose contents the line does not show.
+    File(String),
+    /// The output of a command the line does not show (`curl ... |`).
+    Unseen(String),
+}
+
+/// One command to judge: its program name (the base name of what was written), the words
+/// after it, and where its input comes from.
+pub(super) struct Invocation<'a> {
+    /// The base name (`rm` for `/bin/rm`).
+    pub program: &'a str,
+    pub args: &'a [Arg],
+    pub stdin: &'a Stdin,
+    pub depth: usize,
+}
+
+/// What the command tables say about one command (not about the commands it runs, which
+/// are judged on their own).
+#[derive(Debug, Default)]
+pub(super) struct Judgement {
+    /// The command is on the read-only whitelist (its options and paths may still fail).
+    pub whitelisted: bool,
+    pub destructive: Option<String>,
+    pub unknown: Option<String>,
+}
+
+impl Judgement {
+    pub(super) fn whitelisted() -> Self {
+        Self {
+            whitelisted: true,
+            ..Self::default()
+        }
+    }
+
+    pub(super) fn other(reason: impl Into<String>) -> Self {
+        Self {
+            unknown: Some(reason.into()),
+            ..Self::default()
+        }
+    }
+
+    pub(super) fn destroys(reason: impl Into<String>) -> Self {
+        Self {
+            destructive: Some(reason.into()),
+            ..Self::default()
+        }
+    }
+
+    pub(super) fn unknown(&mut self, reason: impl Into<String>) {
+        if self.unknown.is_none() {
+            self.unknown = Some(reason.into());
+        }
+    }
+
+    pub(super) fn destructive(&mut self, reason: impl Into<String>) {
+        if self.destructive.is_none() {
+            self.destructive = Some(reason.into());
+        }
+    }
+
+    pub(super) fn not_whitelisted(program: &str) -> Self {
+        Self::other(format!("`{program}` is not on the read-only whitelist"))
+    }
+}
+
+/// Walks syntax trees and records what it finds.
+pub(super) struct Walker<'p> {
+    pub policy: &'p CommandPolicy,
+    verdict: Verdict,
+    /// How deep in nested scripts and wrapped commands the walk is.
+    depth: usize,
+}
+
+impl<'p> Walker<'p> {
+    fn new(policy: &'p CommandPolicy) -> Self {
+        Self {
+            policy,
+            verdict: Verdict::default(),
+            depth: 0,
+        }
+    }
+
+    pub(super) fn workspace(&self) -> &Workspace {
+        &self.policy.workspace
+    }
+
+    pub(super) fn forbidden(&mut self, reason: String) {
+        self.verdict.forbidden.get_or_insert(reason);
+    }
+
+    pub(super) fn destructive(&mut self, reason: String) {
+        keep_shallowest(&mut self.verdict.destructive, self.depth, reason);
+    }
+
+    pub(super) fn unknown(&mut self, reason: String) {
+        keep_shallowest(&mut self.verdict.unknown, self.depth, reason);
+    }
+
+    fn read_only(&mut self, program: &str) {
+        if !self.verdict.read_only.iter().any(|p| p == program) {
+            self.verdict.read_only.push(program.to_owned());
+        }
+    }
+
+    /// Parses and walks a script. `top` marks the line itself, which must be one complete
+    /// command to be safe.
+    pub(super) fn script(&mut self, text: &str, stdin: &Stdin, depth: usize, top: bool) {
+        let outer = std::mem::replace(&mut self.depth, depth);
+        self.script_at_depth(text, stdin, depth, top);
+        self.depth = outer;
+    }
+
+    fn script_at_depth(&mut self, text: &str, stdin: &Stdin, depth: usize, top: bool) {
+        if depth > MAX_DEPTH {
+            self.destructive(format!(
+                "it nests scripts more than {MAX_DEPTH} levels deep, too deep to check what they run"
+            ));
+            return;
+        }
+        let program = match syntax::parse_script(text) {
+            Ok(program) => program,
+            Err(failure) => {
+                self.destructive(failure.reason());
+                return;
+            }
+        };
+        if top {
+            match program.complete_commands.len() {
+                0 => self.unknown("the line holds no command".to_owned()),
+                1 => {}
+                _ => self.unknown(
+                    "the line holds more than one command (separated by a newline)".to_owned(),
+                ),
+            }
+        }
+        for list in &program.complete_commands {
+            self.list(list, stdin, depth);
+        }
+        // The executor runs lines it cannot plan with /bin/sh (dash), which reads some bash
+        // syntax differently; whatever dash would run is judged too.
+        if let Some(dash) = syntax::parse_as_dash(text) {
+            for list in &dash.complete_commands {
+                self.list(list, stdin, depth);
+            }
+        }
+    }
+
+    fn list(&mut self, list: &CompoundList, stdin: &Stdin, depth: usize) {
+        for ast::CompoundListItem(and_or, separator) in &list.0 {
+            if matches!(separator, SeparatorOperator::Async) {
+                self.unknown(format!(
+                    "`{and_or} &` runs in the background, beyond the reach of the result"
+                ));
+            }
+            for (_, pipeline) in and_or.iter() {
+                self.pipeline(pipeline, stdin, depth);
+            }
+        }
+    }
+
+    fn pipeline(&mut self, pipeline: &Pipeline, stdin: &Stdin, depth: usize) {
+        if pipeline.timed.is_some() {
+            self.unknown("`time` is not on the read-only whitelist".to_owned());
+        }
+        if pipeline.bang {
+            self.unknown("`!` inverts a command's exit status".to_owned());
+        }
+        let mut input = stdin.clone();
+        for command in &pipeline.seq {
+            input = self.command(command, &input, depth);
+        }
+    }
+
+    /// Walks one command and returns what its standard output holds, as far as it is known.
+    fn command(&mut self, command: &Command, stdin: &Stdin, depth: usize) -> Stdin {
+        match command {
+            Command::Simple(simple) => self.simple(simple, stdin, depth),
+            Command::Compound(compound, redirects) => {
+                let mut input = stdin.clone();
+                for redirect in redirects.iter().flat_map(|list| list.0.iter()) {
+                    if let Some(new_input) = self.redirect(redirect, depth) {
+                        input = new_input;
+                    }
+                }
+                self.compound(compound, &input, depth);
+                Stdin::Unseen(describe_compound(compound).to_owned())
+            }
+            Command::Function(function) => {
+                self.unknown(format!("it defines the function `{}`", function.fname));
+                let ast::FunctionBody(body, redirects) = &function.body;
+                for redirect in redirects.iter().flat_map(|list| list.0.iter()) {
+                    self.redirect(redirect, depth);
+                }
+                self.compound(body, &Stdin::Inherited, depth);
+                Stdin::Unseen("a function definition".to_owned())
+            }
+            Command::ExtendedTest(test, redirects) => {
+                self.unknown("`[[ ... ]]` is not on the read-only whitelist".to_owned());
+                self.extended_test(&test.expr, depth);
+                for redirect in redirects.iter().flat_map(|list| list.0.iter()) {
+                    self.redirect(redirect, depth);
+                }
+                Stdin::Unseen("`[[ ... ]]`".to_owned())
+            }
+        }
+    }
+
+    fn compound(&mut self, compound: &CompoundCommand, stdin: &Stdin, depth: usize) {
+        self.unknown(format!(
+            "{} is not a simple command",
+            describe_compound(compound)
+        ));
+        match compound {
+            CompoundCommand::Arithmetic(arithmetic) => {
+                self.hidden(&arithmetic.expr.value, depth);
+            }
+            CompoundCommand::ArithmeticForClause(clause) => {
+                for expr in [&clause.initializer, &clause.condition, &clause.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.hidden(&expr.value, depth);
+                }
+                self.list(&clause.body.list, stdin, depth);
+            }
+            CompoundCommand::BraceGroup(group) => self.list(&group.list, stdin, depth),
+            CompoundCommand::Subshell(subshell) => self.list(&subshell.list, stdin, depth),
+            CompoundCommand::ForClause(clause) => {
+                for word in clause.values.iter().flatten() {
+                    self.word(&word.value, depth);
+                }
+                self.list(&clause.body.list, stdin, depth);
+            }
+            CompoundCommand::CaseClause(clause) => {
+                self.word(&clause.value.value, depth);
+                for item in &clause.cases {
+                    for pattern in &item.patterns {
+                        self.word(&pattern.value, depth);
+                    }
+                    if let Some(body) = &item.cmd {
+                        self.list(body, stdin, depth);
+                    }
+                }
+            }
+            CompoundCommand::IfClause(clause) => {
+                self.list(&clause.condition, stdin, depth);
+                self.list(&clause.then, stdin, depth);
+                for branch in clause.elses.iter().flatten() {
+                    if let Some(condition) = &branch.condition {
+                        self.list(condition, stdin, depth);
+                    }
+                    self.list(&branch.body, stdin, depth);
+                }
+            }
+            CompoundCommand::WhileClause(clause) | CompoundCommand::UntilClause(clause) => {
+                self.list(&clause.0, stdin, depth);
+                self.list(&clause.1.list, stdin, depth);
+            }
+            CompoundCommand::Coprocess(coprocess) => {
+                self.command(&coprocess.body, &Stdin::Inherited, depth);
+            }
+        }
+    }
+
+    fn extended_test(&mut self, expr: &ast::ExtendedTestExpr, depth: usize) {
+        use ast::ExtendedTestExpr as E;
+        match expr {
+            E::And(left, right) | E::Or(left, right) => {
+                self.extended_test(left, depth);
+                self.extended_test(right, depth);
+            }
+            E::Not(inner) | E::Parenthesized(inner) => self.extended_test(inner, depth),
+            E::UnaryTest(_, word) => {
+                self.word(&word.value, depth);
+            }
+            E::BinaryTest(_, left, right) => {
+                self.word(&left.value, depth);
+                self.word(&right.value, depth);
+            }
+        }
+    }
+
+    /// Reads a word: records why its value is unknown, judges the commands it substitutes,
+    /// and checks where a glob in it may lead.
+    fn word(&mut self, raw: &str, depth: usize) -> Arg {
+        let WordReport {
+            arg,
+            problem,
+            substitutions,
+            failure,
+        } = words::analyze(raw);
+        if let Some(failure) = failure {
+            self.destructive(failure.reason());
+        }
+        if let Some(problem) = problem {
+            self.unknown(problem);
+        }
+        for script in substitutions {
+            self.script(&script, &Stdin::Inherited, depth + 1, false);
+        }
+        if let Some(pattern) = &arg.pattern
+            && let Some(problem) = paths::glob_problem(self.workspace(), pattern, &arg.raw)
+        {
+            self.unknown(problem);
+        }
+        arg
+    }
+
+    /// Judges the substitutions hidden in text the shell expands (arithmetic, patterns).
+    fn hidden(&mut self, text: &str, depth: usize) {
+        let (substitutions, failure) = words::hidden_substitutions(text);
+        if let Some(failure) = failure {
+            self.destructive(failure.reason());
+        }
+        for script in substitutions {
+            self.script(&script, &Stdin::Inherited, depth + 1, false);
+        }
+    }
+
+    fn simple(&mut self, simple: &SimpleCommand, stdin: &Stdin, depth: usize) -> Stdin {
+        let mut input = stdin.clone();
+        let mut args = Vec::new();
+        for item in simple.prefix.iter().flat_map(|p| p.0.iter()) {
+            match item {
+                CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
+                    self.assignment(assignment, word, depth);
+                }
+                CommandPrefixOrSuffixItem::Word(word) => args.push(self.word(&word.value, depth)),
+                other => self.redirect_or_substitution(other, &mut input, &mut args, depth),
+            }
+        }
+        if let Some(name) = &simple.word_or_name {
+            args.push(self.word(&name.value, depth));
+        }
+        for item in simple.suffix.iter().flat_map(|s| s.0.iter()) {
+            match item {
+                // After the name an assignment is an ordinary word (`dd if=/dev/zero`), which
+                // brush-parser still reports as an assignment.
+                CommandPrefixOrSuffixItem::Word(word)
+                | CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
+                    args.push(self.word(&word.value, depth));
+                }
+                other => self.redirect_or_substitution(other, &mut input, &mut args, depth),
+            }
+        }
+        if args.is_empty() {
+            return Stdin::Unseen("an assignment".to_owned());
+        }
+        self.judge(&args, &input, depth);
+        // Tildes are judged after the command, so a path check can name the path instead.
+        if let Some(word) = args.iter().find(|arg| arg.tilde) {
+            self.unknown(format!("`{}` expands `~` to a home directory", word.raw));
+        }
+        output_of(&args, &input)
+    }
+
+    fn redirect_or_substitution(
+        &mut self,
+        item: &CommandPrefixOrSuffixItem,
+        input: &mut Stdin,
+        args: &mut Vec<Arg>,
+        depth: usize,
+    ) {
+        match item {
+            CommandPrefixOrSuffixItem::IoRedirect(redirect) => {
+                if let Some(new_input) = self.redirect(redirect, depth) {
+                    *input = new_input;
+                }
+            }
+            CommandPrefixOrSuffixItem::ProcessSubstitution(kind, subshell) => {
+                let arrow = match kind {
+                    ast::ProcessSubstitutionKind::Read => '<',
+                    ast::ProcessSubstitutionKind::Write => '>',
+                };
+                self.unknown(format!(
+                    "`{arrow}(...)` is a process substitution, which runs another command"
+                ));
+                self.list(&subshell.list, &Stdin::Inherited, depth + 1);
+                args.push(Arg::opaque(&format!("{arrow}(...)")));
+            }
+            CommandPrefixOrSuffixItem::Word(word)
+            | CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
+                args.push(self.word(&word.value, depth));
+            }
+        }
+    }
+
+    fn assignment(&mut self, assignment: &ast::Assignment, word: &ast::Word, depth: usize) {
+        self.unknown(format!("`{}` sets a variable for the command", word.value));
+        let values: Vec<&ast::Word> = match &assignment.value {
+            ast::AssignmentValue::Scalar(value) => vec![value],
+            ast::AssignmentValue::Array(values) => values
+                .iter()
+                .flat_map(|(key, value)| key.iter().chain(std::iter::once(value)))
+                .collect(),
+        };
+        for value in values {
+            let arg = self.word(&value.value, depth);
+            let name = match &assignment.name {
+                ast::AssignmentName::VariableName(name)
+                | ast::AssignmentName::ArrayElementName(name, _) => name.as_str(),
+            };
+            wrappers::program_variable(self, name, &arg, depth);
+        }
+    }
+
+    /// Judges a redirection; returns the new standard input when it replaces it.
+    fn redirect(&mut self, redirect: &IoRedirect, depth: usize) -> Option<Stdin> {
+        match redirect {
+            IoRedirect::File(fd, kind, target) => {
+                let writes = matches!(
+                    kind,
+                    IoFileRedirectKind::Write
+                        | IoFileRedirectKind::Append
+                        | IoFileRedirectKind::Clobber
+                        | IoFileRedirectKind::ReadAndWrite
+                );
+                let symbol = redirect_symbol(kind);
+                match target {
+                    IoFileRedirectTarget::Filename(word) => {
+                        let arg = self.word(&word.value, depth);
+                        if writes {
+                            self.write_redirect(&format!("{symbol} {}", word.value), &arg);
+                            return None;
+                        }
+                        // `<`: the command reads the file.
+                        if let Some(path) = arg.text()
+                            && let Some(problem) = paths::path_problem(self.workspace(), "<", path)
+                        {
+                            self.unknown(problem);
+                        }
+                        self.unknown(format!("`< {}` redirects input from a file", word.value));
+                        let reads_stdin = fd.is_none_or(|fd| fd == 0);
+                        reads_stdin.then(|| Stdin::File(word.value.clone()))
+                    }
+                    IoFileRedirectTarget::Fd(number) => {
+                        self.unknown(format!(
+                            "`{}{symbol}{number}` redirects a file descriptor",
+                            fd.map(|f| f.to_string()).unwrap_or_default()
+                        ));
+                        None
+                    }
+                    IoFileRedirectTarget::Duplicate(word) => {
+                        let arg = self.word(&word.value, depth);
+                        let is_descriptor = arg.text().is_some_and(|t| {
+                            let digits = t.strip_suffix('-').unwrap_or(t);
+                            digits.chars().all(|c| c.is_ascii_digit())
+                        });
+                        if !is_descriptor && matches!(kind, IoFileRedirectKind::DuplicateOutput) {
+                            // `>&word` with a word that is not a descriptor writes to a file.
+                            self.write_redirect(&format!(">&{}", word.value), &arg);
+                        } else {
+                            self.unknown(format!(
+                                "`{}{symbol}{}` redirects a file descriptor",
+                                fd.map(|f| f.to_string()).unwrap_or_default(),
+                                word.value
+                            ));
+                        }
+                        None
+                    }
+                    IoFileRedirectTarget::ProcessSubstitution(_, subshell) => {
+                        self.unknown(
+                            "a redirection from or into a process substitution runs another command"
+                                .to_owned(),
+                        );
+                        self.list(&subshell.list, &Stdin::Inherited, depth + 1);
+                        let reads_stdin =
+                            matches!(kind, IoFileRedirectKind::Read) && fd.is_none_or(|fd| fd == 0);
+                        reads_stdin.then(|| Stdin::Unseen("a process substitution".to_owned()))
+                    }
+                }
+            }
+            IoRedirect::OutputAndError(word, append) => {
+                let arg = self.word(&word.value, depth);
+                let symbol = if *append { "&>>" } else { "&>" };
+                self.write_redirect(&format!("{symbol} {}", word.value), &arg);
+                None
+            }
+            IoRedirect::HereDocument(fd, document) => {
+                self.unknown("a here-document feeds the command its input".to_owned());
+                let mut text = document.doc.value.clone();
+                if document.remove_tabs {
+                    text = text
+                        .lines()
+                        .map(|line| line.trim_start_matches('\t'))
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                }
+                let mut visible = true;
+                if document.requires_expansion {
+                    let (expands, substitutions, failure) = words::heredoc_expansions(&text);
+                    if let Some(failure) = failure {
+                        self.destructive(failure.reason());
+                    }
+                    for script in substitutions {
+                        self.script(&script, &Stdin::Inherited, depth + 1, false);
+                    }
+                    visible = !expands;
+                }
+                let reads_stdin = fd.is_none_or(|fd| fd == 0);
+                reads_stdin.then(|| {
+                    if visible {
+                        Stdin::Text(text)
+                    } else {
+                        Stdin::Unseen("a here-document with expansions".to_owned())
+                    }
+                })
+            }
+            IoRedirect::HereString(fd, word) => {
+                let arg = self.word(&word.value, depth);
+                self.unknown(format!(
+                    "`<<< {}` feeds the command a here-string",
+                    word.value
+                ));
+                let reads_stdin = fd.is_none_or(|fd| fd == 0);
+                reads_stdin.then(|| match arg.value {
+                    Some(text) => Stdin::Text(text + "\n"),
+                    None => Stdin::Unseen(format!("the here-string {}", word.value)),
+                })
+            }
+        }
+    }
+
+    /// Output redirected onto a file replaces or grows it; onto `/dev/null` and the
+    /// standard streams it only hides or moves output.
+    fn write_redirect(&mut self, shown: &str, target: &Arg) {
+        match target.text() {
+            Some(path) if is_sink(path) => {
+                self.unknown(format!("`{shown}` redirects output"));
+            }
+            Some(path) => self.destructive(format!(
+                "`{shown}` writes to the file {path}, replacing or growing it"
+            )),
+            None => self.destructive(format!(
+                "`{shown}` writes to a file only named when the line runs"
+            )),
+        }
+    }
+
+    /// Judges one command (a simple command, or one run by a wrapper) from its words.
+    pub(super) fn judge(&mut self, args: &[Arg], stdin: &Stdin, depth: usize) {
+        let outer = std::mem::replace(&mut self.depth, depth);
+        self.judge_at_depth(args, stdin, depth);
+        self.depth = outer;
+    }
+
+    fn judge_at_depth(&mut self, args: &[Arg], stdin: &Stdin, depth: usize) {
+        let Some(first) = args.first() else {
+            return;
+        };
+        if depth > MAX_DEPTH {
+            self.destructive(format!(
+                "it nests commands more than {MAX_DEPTH} levels deep, too deep to check what they run"
+            ));
+            return;
+        }
+        if self.denied(args) {
+            return;
+        }
+        let Some(written) = first.text() else {
+            self.destructive(format!(
+                "the command name `{}` is only known when the line runs, so it could be any command",
+                first.raw
+            ));
+            return;
+        };
+        if first.pattern.is_some() {
+            self.destructive(format!(
+                "the command name `{}` is a pattern that expands to file names, so it could be any command",
+                first.raw
+            ));
+            return;
+        }
+        let program = written.rsplit('/').next().unwrap_or(written);
+        let invocation = Invocation {
+            program,
+            args: &args[1..],
+            stdin,
+            depth,
+        };
+        let mut judgement = self.judge_program(&invocation);
+        if written.contains('/') && judgement.whitelisted {
+            judgement.whitelisted = false;
+            judgement.unknown(format!(
+                "`{written}` runs a program by path, not the whitelisted `{program}`"
+            ));
+        }
+        if let Some(reason) = judgement.destructive {
+            self.destructive(reason);
+        }
+        if let Some(length) = self.allowed(args) {
+            // An operator allow rule vouches for the command; its words must still be
+            // literal (checked by the walk) and its paths inside the workspace.
+            if judgement.whitelisted
+                && let Some(reason) = judgement.unknown
+            {
+                self.unknown(reason);
+            }
+            for arg in &args[length..] {
+                self.loose_path_check(written, arg);
+            }
+            let rule: Vec<&str> = args[..length].iter().filter_map(Arg::text).collect();
+            self.read_only(&format!("{} (operator allow rule)", rule.join(" ")));
+            return;
+        }
+        match judgement.unknown {
+            Some(reason) => self.unknown(reason),
+            None if judgement.whitelisted => self.read_only(program),
+            None => self.unknown(format!("`{program}` is not on the read-only whitelist")),
+        }
+    }
+
+    fn judge_program(&mut self, invocation: &Invocation<'_>) -> Judgement {
+        if let Some(judgement) = danger::judge(self, invocation) {
+            return judgement;
+        }
+        if let Some(judgement) = wrappers::judge(self, invocation) {
+            return judgement;
+        }
+        if invocation.program == "git" {
+            return git::judge(self, invocation);
+        }
+        readonly::judge(self, invocation)
+            .unwrap_or_else(|| Judgement::not_whitelisted(invocation.program))
+    }
+
+    /// Forbids a command whose leading words match an operator deny rule. A word only known
+    /// at run time that may complete a match makes the command destructive in doubt.
+    fn denied(&mut self, args: &[Arg]) -> bool {
+        let policy = self.policy;
+        for rule in &policy.deny {
+            if rule.len() > args.len() {
+                continue;
+            }
+            let mut certain = true;
+            let matches = rule
+                .iter()
+                .zip(args)
+                .enumerate()
+                .all(|(index, (want, arg))| match arg.text() {
+                    Some(text) if index == 0 => text == want || base_name(text) == base_name(want),
+                    Some(text) => text == want,
+                    None => {
+                        certain = false;
+                        true
+                    }
+                });
+            if matches && certain {
+                self.forbidden(format!(
+                    "`{}` matches the operator's deny rule `{}`",
+                    args.iter()
+                        .map(|a| a.raw.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    rule.join(" ")
+                ));
+                return true;
+            }
+            if matches {
+                self.destructive(format!(
+                    "`{}` may match the operator's deny rule `{}` when the line runs",
+                    args.iter()
+                        .map(|a| a.raw.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    rule.join(" ")
+                ));
+            }
+        }
+        false
+    }
+
+    /// The length of the operator allow rule the command's leading words match exactly.
+    fn allowed(&self, args: &[Arg]) -> Option<usize> {
+        self.policy
+            .allow
+            .iter()
+            .filter(|rule| {
+                rule.len() <= args.len()
+                    && rule
+                        .iter()
+                        .zip(args)
+                        .all(|(want, arg)| arg.text() == Some(want.as_str()))
+            })
+            .map(Vec::len)
+            .max()
+    }
+
+    /// Checks a word of a command whose syntax is not known: as a path unless it is an
+    /// option, and the value of `--opt=value` or `NAME=value` too.
+    fn loose_path_check(&mut self, program: &str, arg: &Arg) {
+        let Some(text) = arg.text() else {
+            return;
+        };
+        let mut candidates = Vec::new();
+        if !text.starts_with('-') {
+            candidates.push(text);
+        }
+        if let Some((_, value)) = text.split_once('=') {
+            candidates.push(value);
+        }
+        for candidate in candidates {
+            if let Some(problem) = paths::path_problem(self.workspace(), program, candidate) {
+                self.unknown(problem);
+            }
+        }
+    }
+
+    /// Checks operands and option values that name files.
+    pub(super) fn check_path(&self, judgement: &mut Judgement, program: &str, path: &str) {
+        if let Some(problem) = paths::path_problem(self.workspace(), program, path) {
+            judgement.unknown(problem);
+        }
+    }
+}
+
+/// Keeps `reason` if there is none yet or it was found at a shallower level.
+fn keep_shallowest(slot: &mut Option<(usize, String)>, depth: usize, reason: String) {
+    if slot.as_ref().is_none_or(|(kept, _)| depth < *kept) {
+        *slot = Some((depth, reason));
+    }
+}
+
+fn base_name(text: &str) -> &str {
+    text.rsplit('/').next().unwrap_or(text)
+}
+
+/// Output targets that are not files: writing there replaces nothing.
+pub(super) fn is_sink(path: &str) -> bool {
+    matches!(
+        path,
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/fd/1" | "/dev/fd/2"
+    )
+}
+
+fn redirect_symbol(kind: &IoFileRedirectKind) -> &'static str {
+    match kind {
+        IoFileRedirectKind::Read => "<",
+        IoFileRedirectKind::Write => ">",
+        IoFileRedirectKind::Append => ">>",
+        IoFileRedirectKind::ReadAndWrite => "<>",
+        IoFileRedirectKind::Clobber => ">|",
+        IoFileRedirectKind::DuplicateInput => "<&",
+        IoFileRedirectKind::DuplicateOutput => ">&",
+    }
+}
+
+fn describe_compound(compound: &CompoundCommand) -> &'static str {
+    match compound {
+        CompoundCommand::Arithmetic(_) => "`(( ... ))`",
+        CompoundCommand::ArithmeticForClause(_) => "a `for (( ... ))` loop",
+        CompoundCommand::BraceGroup(_) => "a `{ ...; }` group",
+        CompoundCommand::Subshell(_) => "a `( ... )` subshell",
+        CompoundCommand::ForClause(_) => "a `for` loop",
+        CompoundCommand::CaseClause(_) => "a `case` statement",
+        CompoundCommand::IfClause(_) => "an `if` statement",
+        CompoundCommand::WhileClause(_) => "a `while` loop",
+        CompoundCommand::UntilClause(_) => "an `until` loop",
+        CompoundCommand::Coprocess(_) => "a `coproc`",
+    }
+}
+
+/// What a command writes to its standard output, when the line shows it: `echo` and
+/// `printf` with literal words and plain escapes, `cat` passing on visible input.
+fn output_of(args: &[Arg], stdin: &Stdin) -> Stdin {
+    let unseen = || {
+        Stdin::Unseen(
+            args.first()
+                .map(|a| format!("`{}`", a.raw))
+                .unwrap_or_default(),
+        )
+    };
+    let Some(words) = args
+        .iter()
+        .map(|a| a.pattern.is_none().then_some(a.text()).flatten())
+        .collect::<Option<Vec<&str>>>()
+    else {
+        return unseen();
+    };
+    let Some((name, rest)) = words.split_first() else {
+        return unseen();
+    };
+    let rendered = match *name {
+        "echo" => render_echo(rest),
+        "printf" => render_printf(rest),
+        "cat" if rest.iter().all(|w| *w == "-") => match stdin {
+            Stdin::Text(text) => Some(text.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    rendered.map_or_else(unseen, Stdin::Text)
+}
+
+/// `echo`'s output; `None` when escapes could change it (bash and dash disagree on them).
+fn render_echo(words: &[&str]) -> Option<String> {
+    let mut newline = true;
+    let mut rest = words;
+    while let Some((first, tail)) = rest.split_first() {
+        let flags = first
+            .strip_prefix('-')
+            .filter(|f| !f.is_empty() && f.chars().all(|c| matches!(c, 'n' | 'e' | 'E')));
+        let Some(flags) = flags else { break };
+        if flags.contains('n') {
+            newline = false;
+        }
+        rest = tail;
+    }
+    let text = rest.join(" ");
+    if text.contains('\\') {
+        return None;
+    }
+    Some(if newline { text + "\n" } else { text })
+}
+
+/// `printf`'s output for formats with only `%s`, `%b`, `%%` and the escapes `\n`, `\t`,
+/// `\\`; `None` for anything else.
+fn render_printf(words: &[&str]) -> Option<String> {
+    let (format, mut values) = words.split_first()?;
+    if values.iter().any(|v| v.contains('\\')) {
+        return None;
+    }
+    let mut out = String::new();
+    loop {
+        let mut chars = format.chars();
+        let mut consumed_any = false;
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => match chars.next()? {
+                    'n' => out.push('\n'),
+                    't' => out.push('\t'),
+                    '\\' => out.push('\\'),
+                    _ => return None,
+                },
+                '%' => match chars.next()? {
+                    '%' => out.push('%'),
+                    's' | 'b' => {
+                        if let Some((value, tail)) = values.split_first() {
+                            out.push_str(value);
+                            values = tail;
+                            consumed_any = true;
+                        }
+                    }
+                    _ => return None,
+                },
+                other => out.push(other),
+            }
+        }
+        if values.is_empty() || !consumed_any {
+            return Some(out);
+        }
+    }
 }

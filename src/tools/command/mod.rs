@@ -12,10 +12,23 @@
 //! the approval; a line that needs a shell runs only when a person confirmed it.
 
 mod assess;
+mod danger;
 pub mod execute;
 pub mod expand;
+mod git;
+mod options;
+mod paths;
 pub mod plan;
+mod readonly;
 mod render;
+mod sed;
+mod structure;
+mod syntax;
+mod words;
+mod wrappers;
+
+#[cfg(test)]
+mod tests;
 
 pub use assess::{CommandPolicy, assess_command};
 pub use execute::{Captured, CommandRunner, Exit, Line, LineOutcome, RunError};

@@ -1,0 +1,777 @@
+//! `git`: global options vetted, read-only subcommands whitelisted with their dangerous
+//! options refused, and the destructive forms (`push --force`, `reset --hard`, `clean -f`,
+//! `branch -D`, `checkout -f` / `-- paths`, `restore`, `stash drop|clear`, `rm`) found in
+//! any spelling getopt accepts: combined short flags (`-fdx`), abbreviated long options
+//! (`--forc`), `+refspec` and `:ref` pushes. A subcommand or argument only known when the
+//! line runs may be a destructive form, so it counts as one.
+//!
+//! Operands of read-only subcommands are checked as paths; revisions such as `HEAD~3` or
+//! `main..feature` pass that check because they are relative names inside the workspace.
+
+use super::assess::{Invocation, Judgement, Stdin, Walker};
+use super::options::{self, Item, Spec};
+use super::words::Arg;
+
+/// Configuration keys whose value is a command git runs.
+fn runs_program(key: &str) -> bool {
+    const SUFFIXES: &[&str] = &[
+        ".pager",
+        ".editor",
+        ".sshcommand",
+        ".fsmonitor",
+        ".external",
+        ".helper",
+        ".program",
+        ".command",
+        ".textconv",
+        ".driver",
+        ".clean",
+        ".smudge",
+        ".process",
+        ".packobjectshook",
+        ".receivepack",
+        ".uploadpack",
+        ".gitproxy",
+        ".difffilter",
+        ".askpass",
+    ];
+    let key = key.to_ascii_lowercase();
+    key.starts_with("pager.") || SUFFIXES.iter().any(|suffix| key.ends_with(suffix))
+}
+
+pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let args = invocation.args;
+    let mut judgement = Judgement::whitelisted();
+    let mut index = 0;
+    // Global options, up to the subcommand.
+    while let Some(arg) = args.get(index) {
+        let Some(text) = arg.text() else { break };
+        if !text.starts_with('-') {
+            break;
+        }
+        index += 1;
+        match text {
+            "-C" => {
+                match args.get(index).and_then(Arg::text) {
+                    Some(dir) => walker.check_path(&mut judgement, "git -C", dir),
+                    None => judgement
+                        .unknown("`git -C` is given a directory only known when the line runs"),
+                }
+                index += 1;
+            }
+            "-c" => {
+                config_override(walker, &mut judgement, args.get(index), invocation.depth);
+                index += 1;
+            }
+            "--config-env" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path"
+            | "--super-prefix" | "--attr-source" | "--list-cmds" => {
+                let takes_value = !matches!(text, "--exec-path");
+                if takes_value {
+                    index += 1;
+                }
+                global_refusal(&mut judgement, text);
+            }
+            _ if text.starts_with("-c") => {
+                let value = Arg {
+                    value: Some(text[2..].to_owned()),
+                    ..arg.clone()
+                };
+                config_override(walker, &mut judgement, Some(&value), invocation.depth);
+            }
+            _ if text.starts_with("-C") => {
+                walker.check_path(&mut judgement, "git -C", &text[2..]);
+            }
+            _ => global_refusal(&mut judgement, text),
+        }
+    }
+    let Some(subcommand) = args.get(index) else {
+        judgement.unknown("`git` without a subcommand is not a read-only git command");
+        return judgement;
+    };
+    let rest = &args[index + 1..];
+    let Some(name) = subcommand.text() else {
+        judgement.destructive(format!(
+            "`git {}` could be any git command, `push --force` included, when the line runs",
+            subcommand.raw
+        ));
+        return judgement;
+    };
+    if let Some(reason) = destructive(walker, name, rest) {
+        judgement.destructive(reason);
+        return judgement;
+    }
+    match read_only(walker, name, rest, &mut judgement, invocation.depth) {
+        true => judgement,
+        false => {
+            judgement.whitelisted = false;
+            judgement.unknown(format!("`git {name}` is not a read-only git command"));
+            judgement
+        }
+    }
+}
+
+fn global_refusal(judgement: &mut Judgement, option: &str) {
+    let (name, _) = option.split_once('=').unwrap_or((option, ""));
+    let reason = match name.trim_start_matches('-') {
+        "P" | "no-pager" | "no-replace-objects" | "literal-pathspecs" | "glob-pathspecs"
+        | "noglob-pathspecs" | "icase-pathspecs" | "no-optional-locks" | "no-lazy-fetch"
+        | "no-advice" | "bare" | "version" | "help" | "html-path" | "man-path" | "info-path"
+        | "list-cmds" => return,
+        "config-env" => {
+            "`git --config-env` sets configuration from the environment, which can make git run programs"
+        }
+        "exec-path" => "`git --exec-path` changes where git finds its programs",
+        "git-dir" | "work-tree" => "`git --git-dir`/`--work-tree` point git at another repository",
+        "p" | "paginate" => "`git --paginate` runs a pager program",
+        _ => {
+            judgement.unknown(format!(
+                "`git {option}` is not a global option known to be safe"
+            ));
+            return;
+        }
+    };
+    judgement.unknown(reason);
+}
+
+/// `git -c key=value`: never safe; a key whose value git runs is judged as a script.
+fn config_override(
+    walker: &mut Walker<'_>,
+    judgement: &mut Judgement,
+    setting: Option<&Arg>,
+    depth: usize,
+) {
+    judgement.unknown("`git -c` overrides configuration, which can make git run programs");
+    let Some(setting) = setting else { return };
+    let Some(text) = setting.text() else {
+        judgement.destructive(format!(
+            "`git -c {}` sets configuration only known when the line runs, which can make git run any program",
+            setting.raw
+        ));
+        return;
+    };
+    let Some((key, value)) = text.split_once('=') else {
+        return;
+    };
+    stored_program(walker, key, value, depth);
+}
+
+/// Judges a configuration value git will run: a program-valued key, or an alias (a `!`
+/// alias is a shell command; any other alias is more git arguments).
+fn stored_program(walker: &mut Walker<'_>, key: &str, value: &str, depth: usize) {
+    if key.to_ascii_lowercase().starts_with("alias.") {
+        match value.strip_prefix('!') {
+            Some(script) => walker.script(script, &Stdin::Inherited, depth + 1, false),
+            None => walker.script(&format!("git {value}"), &Stdin::Inherited, depth + 1, false),
+        }
+    } else if runs_program(key) {
+        walker.script(value, &Stdin::Inherited, depth + 1, false);
+    }
+}
+
+/// Whether a short flag cluster (`-fdx`) or a long option (`--force`, abbreviated) in
+/// `args` names one of `short` / `long`; a word only known at run time may.
+fn has(args: &[Arg], short: &[char], long: &[&str]) -> bool {
+    for arg in args {
+        let Some(text) = arg.text() else { return true };
+        if text == "--" {
+            break;
+        }
+        if let Some(name) = text.strip_prefix("--") {
+            let name = name.split_once('=').map_or(name, |(n, _)| n);
+            if long.iter().any(|l| options::long_matches(name, l)) {
+                return true;
+            }
+        } else if let Some(cluster) = text.strip_prefix('-')
+            && cluster.chars().any(|c| short.contains(&c))
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// The non-option words of `args` (after `--` as well).
+fn plain_operands(args: &[Arg]) -> impl Iterator<Item = &Arg> {
+    let mut after_dashes = false;
+    args.iter().filter(move |arg| match arg.text() {
+        Some("--") if !after_dashes => {
+            after_dashes = true;
+            false
+        }
+        Some(text) => after_dashes || !text.starts_with('-'),
+        None => true,
+    })
+}
+
+fn destructive(walker: &Walker<'_>, name: &str, args: &[Arg]) -> Option<String> {
+    match name {
+        "push" => {
+            if has(
+                args,
+                &['f', 'd'],
+                &["force", "force-with-lease", "mirror", "delete", "prune"],
+            ) {
+                return Some("`git push` with --force, --mirror, --delete or --prune rewrites or deletes remote branches".to_owned());
+            }
+            let refspec = plain_operands(args)
+                .skip(1)
+                .find(|a| a.may_be(|t| t.starts_with('+') || t.starts_with(':')))?;
+            Some(format!(
+                "`git push ... {}` force-pushes or deletes a remote branch",
+                refspec.raw
+            ))
+        }
+        "reset" if has(args, &[], &["hard"]) => {
+            Some("`git reset --hard` discards uncommitted changes".to_owned())
+        }
+        "clean" if has(args, &['f'], &["force"]) => {
+            Some("`git clean -f` deletes untracked files".to_owned())
+        }
+        "branch" => {
+            let force_delete = has(args, &['D'], &[])
+                || (has(args, &['d'], &["delete"]) && has(args, &['f'], &["force"]));
+            if force_delete {
+                return Some(
+                    "`git branch -D` deletes a branch even if it is not merged".to_owned(),
+                );
+            }
+            has(args, &['M', 'C'], &[]).then(|| {
+                "`git branch -M`/`-C` replaces an existing branch of the new name".to_owned()
+            })
+        }
+        "tag" if has(args, &['d', 'f'], &["delete", "force"]) => {
+            Some("`git tag -d`/`-f` deletes or replaces a tag".to_owned())
+        }
+        "update-ref" if has(args, &['d'], &["delete"]) => {
+            Some("`git update-ref -d` deletes a ref".to_owned())
+        }
+        "reflog" => {
+            let verb = plain_operands(args).next()?;
+            verb.may_be(|v| matches!(v, "expire" | "delete")).then(|| {
+                format!(
+                    "`git reflog {}` drops the history that recovers lost commits",
+                    verb.raw
+                )
+            })
+        }
+        "gc" if has(args, &[], &["prune"]) => {
+            Some("`git gc --prune` deletes unreachable commits for good".to_owned())
+        }
+        "prune" => Some("`git prune` deletes unreachable commits for good".to_owned()),
+        "filter-branch" | "filter-repo" => Some(format!(
+            "`git {name}` rewrites the whole history of the repository"
+        )),
+        "switch" if has(args, &['C'], &["force-create"]) => {
+            Some("`git switch -C` resets an existing branch".to_owned())
+        }
+        "checkout" => checkout(walker, args),
+        "switch" if has(args, &['f'], &["force", "discard-changes"]) => {
+            Some("`git switch --force` discards uncommitted changes".to_owned())
+        }
+        "restore" => Some(
+            "`git restore` overwrites files with their committed content, discarding changes"
+                .to_owned(),
+        ),
+        "rm" => Some("`git rm` deletes files".to_owned()),
+        "stash" => {
+            let verb = plain_operands(args).next()?;
+            verb.may_be(|v| matches!(v, "drop" | "clear"))
+                .then(|| format!("`git stash {}` deletes stashed changes", verb.raw))
+        }
+        "worktree" => {
+            let verb = plain_operands(args).next()?;
+            (verb.may_be(|v| v == "remove") && has(args, &['f'], &["force"])).then(|| {
+                "`git worktree remove --force` deletes a worktree with its changes".to_owned()
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `git checkout` discards changes with `-f`, with `-- paths`, or when an operand names a
+/// path (`.`, an existing file).
+fn checkout(walker: &Walker<'_>, args: &[Arg]) -> Option<String> {
+    if has(args, &['f'], &["force"]) {
+        return Some("`git checkout -f` discards uncommitted changes".to_owned());
+    }
+    if has(args, &['B'], &[]) {
+        return Some("`git checkout -B` resets an existing branch".to_owned());
+    }
+    let spec = Spec::values("bB", &["orphan", "conflict", "pathspec-from-file"]);
+    let items = options::parse(args, &spec);
+    let mut after_dashes = false;
+    for item in &items {
+        match item {
+            Item::EndOfOptions => after_dashes = true,
+            Item::Opaque(word) => {
+                return Some(format!(
+                    "`git checkout {}` may name files, whose changes it would discard",
+                    word.raw
+                ));
+            }
+            Item::Operand(word) => {
+                let text = word.text().unwrap_or_default();
+                // git expands pathspec globs itself, quoted or not.
+                let names_path = after_dashes
+                    || word.pattern.is_some()
+                    || text.contains(['*', '?', '['])
+                    || text == "."
+                    || text.starts_with(":/")
+                    || walker.workspace().root().join(text).exists();
+                if names_path {
+                    return Some(format!(
+                        "`git checkout {text}` overwrites files with their committed content, discarding changes"
+                    ));
+                }
+            }
+            _ if item.named(&["pathspec-from-file"], true) => {
+                return Some(
+                    "`git checkout --pathspec-from-file` discards changes to files".to_owned(),
+                );
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Options refused on the diff-producing subcommands.
+const DIFF_REFUSED: &[(&str, &str)] = &[
+    ("ext-diff", "runs an external diff program"),
+    ("textconv", "runs text conversion programs"),
+];
+
+const LOG_SPEC: Spec = Spec::values(
+    "nSGLO",
+    &[
+        "max-count",
+        "skip",
+        "since",
+        "after",
+        "until",
+        "before",
+        "author",
+        "committer",
+        "grep",
+        "min-parents",
+        "max-parents",
+        "encoding",
+        "grep-reflog",
+        "exclude",
+        "output",
+        "diff-filter",
+        "src-prefix",
+        "dst-prefix",
+        "line-prefix",
+        "word-diff-regex",
+        "find-object",
+        "ignore-matching-lines",
+        "anchored",
+        "decorate-refs",
+        "decorate-refs-exclude",
+    ],
+);
+
+/// Applies the whitelist rules of a read-only subcommand; `false` when `name` is not one.
+fn read_only(
+    walker: &mut Walker<'_>,
+    name: &str,
+    args: &[Arg],
+    judgement: &mut Judgement,
+    depth: usize,
+) -> bool {
+    match name {
+        "log" | "show" | "diff" | "whatchanged" | "shortlog" => {
+            diff_family(walker, name, args, judgement, name != "shortlog");
+        }
+        "status" => {
+            let spec =
+                Spec::values("", &["ignore-submodules", "column", "find-renames"]).optional("uM");
+            operands_as_paths(
+                walker,
+                "git status",
+                &options::parse(args, &spec),
+                judgement,
+            );
+        }
+        "rev-parse" | "rev-list" | "describe" | "show-ref" | "for-each-ref" | "ls-tree"
+        | "merge-base" | "name-rev" | "version" | "count-objects" => {
+            let spec = Spec::values(
+                "",
+                &[
+                    "prefix",
+                    "default",
+                    "format",
+                    "sort",
+                    "count",
+                    "points-at",
+                    "match",
+                    "exclude",
+                    "contains",
+                    "no-contains",
+                    "merged",
+                    "no-merged",
+                ],
+            );
+            let items = options::parse(args, &spec);
+            operands_as_paths(walker, &format!("git {name}"), &items, judgement);
+        }
+        "ls-files" => {
+            let spec = Spec::values(
+                "xX",
+                &[
+                    "exclude",
+                    "exclude-from",
+                    "exclude-per-directory",
+                    "format",
+                    "with-tree",
+                ],
+            );
+            let items = options::parse(args, &spec);
+            for item in &items {
+                if item.named(&["X", "exclude-from"], true) {
+                    value_as_path(walker, "git ls-files", item, judgement);
+                }
+            }
+            operands_as_paths(walker, "git ls-files", &items, judgement);
+        }
+        "blame" | "annotate" => {
+            let spec = Spec::values(
+                "LS",
+                &["contents", "ignore-rev", "ignore-revs-file", "date"],
+            );
+            let items = options::parse(args, &spec);
+            for item in &items {
+                if item.named(&["textconv"], true) {
+                    judgement.unknown("`git blame --textconv` runs text conversion programs");
+                }
+                if item.named(&["S", "contents", "ignore-revs-file"], true) {
+                    value_as_path(walker, "git blame", item, judgement);
+                }
+            }
+            operands_as_paths(walker, "git blame", &items, judgement);
+        }
+        "cat-file" => {
+            let items = options::parse(args, &Spec::values("", &["path"]));
+            for item in &items {
+                if item.named(&["textconv", "filters"], true) {
+                    judgement.unknown(format!(
+                        "`git cat-file {}` runs conversion programs",
+                        item.shown()
+                    ));
+                }
+            }
+            operands_as_paths(walker, "git cat-file", &items, judgement);
+        }
+        "grep" => {
+            let spec = Spec::values(
+                "efABCm",
+                &[
+                    "max-depth",
+                    "threads",
+                    "max-count",
+                    "context",
+                    "after-context",
+                    "before-context",
+                ],
+            )
+            .optional("O");
+            let items = options::parse(args, &spec);
+            let mut pattern_given = false;
+            for item in &items {
+                if item.named(&["O", "open-files-in-pager"], true) {
+                    judgement.unknown("`git grep -O` opens the files in a pager program");
+                }
+                if item.named(&["e", "f"], true) {
+                    pattern_given = true;
+                }
+                if item.named(&["f"], true) {
+                    value_as_path(walker, "git grep", item, judgement);
+                }
+            }
+            let operands = options::operands(&items);
+            let paths = if pattern_given {
+                &operands[..]
+            } else {
+                operands.get(1..).unwrap_or_default()
+            };
+            for word in paths {
+                if let Some(text) = word.text() {
+                    walker.check_path(judgement, "git grep", text);
+                }
+            }
+        }
+        "branch" => listing(
+            walker,
+            "branch",
+            args,
+            judgement,
+            &['a', 'r', 'v', 'l', 'i', 'q'],
+            &[
+                "list",
+                "all",
+                "remotes",
+                "verbose",
+                "color",
+                "no-color",
+                "column",
+                "no-column",
+                "sort",
+                "merged",
+                "no-merged",
+                "contains",
+                "no-contains",
+                "points-at",
+                "format",
+                "ignore-case",
+                "abbrev",
+                "no-abbrev",
+                "show-current",
+                "quiet",
+                "omit-empty",
+            ],
+        ),
+        "tag" => listing(
+            walker,
+            "tag",
+            args,
+            judgement,
+            &['l', 'n', 'i'],
+            &[
+                "list",
+                "sort",
+                "contains",
+                "no-contains",
+                "merged",
+                "no-merged",
+                "points-at",
+                "format",
+                "column",
+                "no-column",
+                "ignore-case",
+                "color",
+                "omit-empty",
+            ],
+        ),
+        "remote" => {
+            if !args
+                .iter()
+                .all(|a| matches!(a.text(), Some("-v" | "--verbose")))
+            {
+                judgement.unknown("only `git remote` and `git remote -v` are whitelisted");
+            }
+        }
+        "config" => config(walker, args, judgement, depth),
+        "stash" => match plain_operands(args).next().and_then(Arg::text) {
+            Some("list") => diff_family(walker, "stash list", &args[1..], judgement, true),
+            Some("show") => diff_family(walker, "stash show", &args[1..], judgement, true),
+            _ => return false,
+        },
+        "reflog" => match args.first().and_then(Arg::text) {
+            None => {}
+            Some("show") => diff_family(walker, "reflog show", &args[1..], judgement, true),
+            Some(text) if text.starts_with('-') => {
+                diff_family(walker, "reflog", args, judgement, true)
+            }
+            _ => return false,
+        },
+        "worktree" => {
+            let listing_only = args.first().and_then(Arg::text) == Some("list")
+                && args[1..].iter().all(|a| {
+                    matches!(
+                        a.text(),
+                        Some("--porcelain" | "-v" | "--verbose" | "-z" | "--expire")
+                    ) || a.text().is_some_and(|t| !t.starts_with('-'))
+                });
+            if !listing_only {
+                return false;
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+fn diff_family(
+    walker: &mut Walker<'_>,
+    name: &str,
+    args: &[Arg],
+    judgement: &mut Judgement,
+    refuse_c: bool,
+) {
+    let items = options::parse(args, &LOG_SPEC);
+    if let Some(word) = super::readonly::opaque(&items) {
+        judgement.destructive(format!(
+            "`git {name}` is given `{}`, which may become `--output` (write a file) when the line runs",
+            word.raw
+        ));
+    }
+    for item in &items {
+        if item.named(&["output"], true) {
+            let file = item.value().and_then(|v| v.text).unwrap_or("a file");
+            judgement.destructive(format!(
+                "`git {name} --output` writes to the file {file}, replacing it"
+            ));
+        }
+        for (option, what) in DIFF_REFUSED {
+            // `--text` is an option of its own, not an abbreviation of `--textconv`.
+            if item.named(&[option], true) && !matches!(item, Item::Long { name: "text", .. }) {
+                judgement.unknown(format!("`git {name} --{option}` {what}"));
+            }
+        }
+        if refuse_c && item.is(Some('c'), None, false) {
+            judgement.unknown(format!("`git {name} -c` is not whitelisted"));
+        }
+        if item.named(&["O"], false) {
+            value_as_path(walker, &format!("git {name}"), item, judgement);
+        }
+    }
+    operands_as_paths(walker, &format!("git {name}"), &items, judgement);
+}
+
+/// `git branch` / `git tag` listing: only listing options, and operands only as patterns
+/// after `--list`.
+fn listing(
+    walker: &mut Walker<'_>,
+    name: &str,
+    args: &[Arg],
+    judgement: &mut Judgement,
+    short: &[char],
+    long: &[&str],
+) {
+    let spec = Spec::values("", &["sort", "format", "points-at", "abbrev", "column"]).optional("n");
+    let items = options::parse(args, &spec);
+    let mut listing = false;
+    let mut commit_value_pending = false;
+    let mut operands = 0;
+    for item in &items {
+        match item {
+            Item::Short { flag, .. } => {
+                if *flag == 'l' {
+                    listing = true;
+                }
+                if !short.contains(flag) {
+                    judgement.unknown(format!("`git {name} -{flag}` changes branches or tags"));
+                }
+                commit_value_pending = false;
+            }
+            Item::Long {
+                name: option,
+                value,
+                ..
+            } => {
+                if options::long_matches(option, "list") {
+                    listing = true;
+                }
+                if !long.iter().any(|l| options::long_matches(option, l)) {
+                    judgement.unknown(format!("`git {name} --{option}` changes branches or tags"));
+                }
+                // `--merged`, `--contains` and friends take an optional commit.
+                commit_value_pending = value.is_none()
+                    && ["merged", "no-merged", "contains", "no-contains"]
+                        .iter()
+                        .any(|l| options::long_matches(option, l));
+            }
+            Item::Operand(word) | Item::Opaque(word) => {
+                if commit_value_pending {
+                    commit_value_pending = false;
+                    continue;
+                }
+                operands += 1;
+                if let Some(text) = word.text() {
+                    walker.check_path(judgement, &format!("git {name}"), text);
+                }
+            }
+            Item::EndOfOptions => {}
+        }
+    }
+    if operands > 0 && !listing {
+        judgement.unknown(format!("`git {name}` with a name creates a branch or tag"));
+    }
+}
+
+/// `git config` reading: `--get`, `--get-all`, `--get-regexp`, `--list`, or the `get` and
+/// `list` subcommands.
+fn config(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement, depth: usize) {
+    const READ: &[&str] = &["get", "get-all", "get-regexp", "list"];
+    const MODIFIERS: &[&str] = &[
+        "global",
+        "system",
+        "local",
+        "worktree",
+        "file",
+        "blob",
+        "show-origin",
+        "show-scope",
+        "name-only",
+        "null",
+        "includes",
+        "no-includes",
+        "type",
+        "bool",
+        "int",
+        "bool-or-int",
+        "path",
+        "expiry-date",
+        "default",
+        "all",
+        "regexp",
+        "value",
+        "fixed-value",
+    ];
+    let spec = Spec::values("f", &["file", "blob", "type", "default", "value"]);
+    let items = options::parse(args, &spec);
+    let mut reads = false;
+    let operands = options::operands(&items);
+    // `git config core.pager 'cmd'` stores a program git runs later: judge it now.
+    if let [key, value, ..] = operands.as_slice()
+        && let (Some(key), Some(value)) = (key.text(), value.text())
+    {
+        stored_program(walker, key, value, depth);
+    }
+    if let Some(verb) = operands.first().and_then(|w| w.text())
+        && matches!(verb, "get" | "list")
+    {
+        reads = true;
+    }
+    for item in &items {
+        match item {
+            Item::Short { flag: 'l', .. } => reads = true,
+            Item::Short { flag: 'z', .. } => {}
+            Item::Short { flag: 'f', .. } => value_as_path(walker, "git config", item, judgement),
+            Item::Long { name, .. } if READ.contains(name) => reads = true,
+            Item::Long { name, .. } if MODIFIERS.contains(name) && *name == "file" => {
+                value_as_path(walker, "git config", item, judgement);
+            }
+            Item::Short { .. } | Item::Long { .. } => {
+                judgement.unknown(format!(
+                    "`git config {}` may change configuration",
+                    item.shown()
+                ));
+            }
+            _ => {}
+        }
+    }
+    if !reads {
+        judgement.unknown("`git config` without --get or --list may change configuration");
+    }
+}
+
+fn value_as_path(walker: &Walker<'_>, program: &str, item: &Item<'_>, judgement: &mut Judgement) {
+    if let Some(text) = item.value().and_then(|v| v.text) {
+        walker.check_path(judgement, program, text);
+    }
+}
+
+fn operands_as_paths(
+    walker: &Walker<'_>,
+    program: &str,
+    items: &[Item<'_>],
+    judgement: &mut Judgement,
+) {
+    for word in options::operands(items) {
+        if let Some(text) = word.text() {
+            walker.check_path(judgement, program, text);
+        }
+    }
+}

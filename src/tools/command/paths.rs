@@ -1,0 +1,343 @@
+//! Whether the paths a command names stay inside the workspace.
+//!
+//! A literal path goes through [`Workspace::resolve`]: lexically (absolute paths, `~`, `..`)
+//! and, for the part that exists, through symlinks. A glob pattern is first judged by its
+//! shape (it must not be absolute, start with `~`, hold a `..` component, or have a component
+//! that could match `..`), then expanded here against the file system, bounded, so that a
+//! match that is a symlink leading out, or a file name that starts with `-` (which the
+//! command would read as an option), is caught as well.
+
+use std::path::PathBuf;
+
+use crate::tools::{PathEscape, Workspace};
+
+/// At most this many directory entries are looked at while expanding one pattern.
+const MAX_GLOB_ENTRIES: usize = 10_000;
+
+/// Why `path`, named by `program`, is not known to stay inside the workspace.
+pub(super) fn path_problem(workspace: &Workspace, program: &str, path: &str) -> Option<String> {
+    if path.is_empty() || path == "-" {
+        return None;
+    }
+    let escape = workspace.resolve(path).err()?;
+    Some(describe(program, path, &escape))
+}
+
+fn describe(program: &str, path: &str, escape: &PathEscape) -> String {
+    match escape {
+        PathEscape::Outside(_) => format!("`{program}` reads {path}, outside the workspace"),
+        PathEscape::Home(_) => {
+            format!("`{program}` reads {path}, in a home directory outside the workspace")
+        }
+        PathEscape::DotDot(_) => {
+            format!("`{program}` reads {path}, which climbs out of the workspace through `..`")
+        }
+        PathEscape::Symlink { link, .. } => format!(
+            "`{program}` reads {path}, which leads outside the workspace through the symlink {link}"
+        ),
+        PathEscape::Empty(_) | PathEscape::Nul(_) => {
+            format!("`{program}` names {path:?}, which is not a usable path")
+        }
+    }
+}
+
+/// Why the glob `pattern` (as written: `shown`) may expand to names outside the workspace,
+/// or to a name the command would take for an option.
+pub(super) fn glob_problem(workspace: &Workspace, pattern: &str, shown: &str) -> Option<String> {
+    if pattern.starts_with('/') {
+        return Some(format!(
+            "the pattern `{shown}` expands to names outside the workspace"
+        ));
+    }
+    if pattern.starts_with('~') {
+        return Some(format!(
+            "the pattern `{shown}` expands to names in a home directory"
+        ));
+    }
+    let components: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty()).collect();
+    for component in &components {
+        let literal = unescape(component);
+        if is_glob(component) {
+            if component.starts_with(['.', '[']) || component.starts_with("\\.") {
+                return Some(format!(
+                    "the pattern `{shown}` could match `..` and climb out of the workspace"
+                ));
+            }
+        } else if literal == ".." {
+            return Some(format!(
+                "the pattern `{shown}` climbs out of the workspace through `..`"
+            ));
+        }
+    }
+    expansion_problem(workspace, &components, shown)
+}
+
+/// Expands the pattern (bounded) and checks every name it yields.
+fn expansion_problem(workspace: &Workspace, components: &[&str], shown: &str) -> Option<String> {
+    let mut candidates: Vec<PathBuf> = vec![PathBuf::new()];
+    let mut budget = MAX_GLOB_ENTRIES;
+    for component in components {
+        if !is_glob(component) {
+            let literal = unescape(component);
+            for candidate in &mut candidates {
+                candidate.push(&literal);
+            }
+            continue;
+        }
+        let mut next = Vec::new();
+        for candidate in &candidates {
+            let directory = workspace.root().join(candidate);
+            let Ok(entries) = std::fs::read_dir(&directory) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if budget == 0 {
+                    return Some(format!(
+                        "the pattern `{shown}` matches too many names to check"
+                    ));
+                }
+                budget -= 1;
+                let name = entry.file_name();
+                let Some(name) = name.to_str() else {
+                    continue;
+                };
+                // Components that could match a leading `.` were refused above.
+                if name.starts_with('.') {
+                    continue;
+                }
+                if glob_matches(component, name) {
+                    if name.starts_with('-') {
+                        return Some(format!(
+                            "the pattern `{shown}` matches the file name `{name}`, which a command would read as an option"
+                        ));
+                    }
+                    next.push(candidate.join(name));
+                }
+            }
+        }
+        candidates = next;
+    }
+    candidates
+        .iter()
+        .filter(|candidate| !candidate.as_os_str().is_empty())
+        .find_map(|candidate| {
+            let text = candidate.to_str()?;
+            match workspace.resolve(text) {
+                Ok(_) => None,
+                Err(escape) => Some(match escape {
+                    PathEscape::Symlink { link, .. } => format!(
+                        "the pattern `{shown}` matches {text}, which leads outside the workspace through the symlink {link}"
+                    ),
+                    other => format!("the pattern `{shown}` matches {text}: {other}"),
+                }),
+            }
+        })
+}
+
+/// Whether a component (escaped form) holds an unescaped `*`, `?` or `[`.
+fn is_glob(component: &str) -> bool {
+    let mut chars = component.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '*' | '?' | '[' => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+fn unescape(component: &str) -> String {
+    let mut out = String::with_capacity(component.len());
+    let mut chars = component.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(next) = chars.next() {
+                out.push(next);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// fnmatch for one path component: `*`, `?`, `[...]` (with `!`/`^` negation and ranges),
+/// and `\` escapes. Character classes (`[[:alpha:]]`) match any character, which can only
+/// make the check see more matches than bash would.
+pub(super) fn glob_matches(pattern: &str, name: &str) -> bool {
+    let pattern: Vec<char> = pattern.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    matches_from(&pattern, &name)
+}
+
+fn matches_from(pattern: &[char], name: &[char]) -> bool {
+    // Iterative matching with single-star backtracking.
+    let (mut p, mut n) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        if p < pattern.len() {
+            match pattern[p] {
+                '*' => {
+                    star = Some((p, n));
+                    p += 1;
+                    continue;
+                }
+                '?' => {
+                    p += 1;
+                    n += 1;
+                    continue;
+                }
+                '[' => {
+                    if let Some((matched, next)) = bracket(pattern, p, name[n]) {
+                        if matched {
+                            p = next;
+                            n += 1;
+                            continue;
+                        }
+                    } else if name[n] == '[' {
+                        p += 1;
+                        n += 1;
+                        continue;
+                    }
+                }
+                '\\' if p + 1 < pattern.len() => {
+                    if pattern[p + 1] == name[n] {
+                        p += 2;
+                        n += 1;
+                        continue;
+                    }
+                }
+                literal => {
+                    if literal == name[n] {
+                        p += 1;
+                        n += 1;
+                        continue;
+                    }
+                }
+            }
+        }
+        match star {
+            Some((star_p, star_n)) => {
+                p = star_p + 1;
+                n = star_n + 1;
+                star = Some((star_p, star_n + 1));
+            }
+            None => return false,
+        }
+    }
+    pattern[p..].iter().all(|c| *c == '*')
+}
+
+/// Matches `c` against the bracket expression starting at `pattern[start] == '['`.
+/// Returns whether it matched and where the pattern continues, or `None` when the bracket is
+/// not closed (then `[` is an ordinary character).
+fn bracket(pattern: &[char], start: usize, c: char) -> Option<(bool, usize)> {
+    let mut i = start + 1;
+    let negated = matches!(pattern.get(i), Some('!' | '^'));
+    if negated {
+        i += 1;
+    }
+    let mut matched = false;
+    let mut first = true;
+    loop {
+        let current = *pattern.get(i)?;
+        if current == ']' && !first {
+            return Some((matched != negated, i + 1));
+        }
+        first = false;
+        if current == '[' && pattern.get(i + 1) == Some(&':') {
+            // A character class: find its end and count it as matching anything.
+            let end = (i + 2..pattern.len().saturating_sub(1))
+                .find(|&j| pattern[j] == ':' && pattern[j + 1] == ']')?;
+            matched = true;
+            i = end + 2;
+            continue;
+        }
+        let low = if current == '\\' {
+            i += 1;
+            *pattern.get(i)?
+        } else {
+            current
+        };
+        if pattern.get(i + 1) == Some(&'-') && pattern.get(i + 2).is_some_and(|h| *h != ']') {
+            let high = *pattern.get(i + 2)?;
+            if low <= c && c <= high {
+                matched = true;
+            }
+            i += 3;
+        } else {
+            if low == c {
+                matched = true;
+            }
+            i += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnmatch_basics() {
+        assert!(glob_matches("*.rs", "main.rs"));
+        assert!(!glob_matches("*.rs", "main.rc"));
+        assert!(glob_matches("ma?n.*", "main.rs"));
+        assert!(glob_matches("[a-c]x", "bx"));
+        assert!(!glob_matches("[!a-c]x", "bx"));
+        assert!(glob_matches("\\*", "*"));
+        assert!(!glob_matches("\\*", "a"));
+        assert!(glob_matches("[[:alpha:]]*", "z1"));
+        assert!(glob_matches("a[", "a["));
+        assert!(glob_matches("*", ""));
+        assert!(glob_matches("*a*b", "xxaxxb"));
+    }
+
+    #[test]
+    fn pattern_shapes_that_leave_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let workspace = Workspace::new(dir.path());
+        for pattern in [
+            "/etc/*",
+            "~/*",
+            "../*",
+            "src/../../*",
+            ".*",
+            "a/.?/x",
+            "[.]*",
+            "\\.*",
+        ] {
+            assert!(
+                glob_problem(&workspace, pattern, pattern).is_some(),
+                "{pattern}"
+            );
+        }
+        for pattern in ["*.txt", "src/*.rs", "*/mod.rs", "\\*"] {
+            assert_eq!(
+                glob_problem(&workspace, pattern, pattern),
+                None,
+                "{pattern}"
+            );
+        }
+    }
+
+    #[test]
+    fn expansion_catches_symlinks_and_dash_names() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(dir.path().join("src")).expect("mkdir");
+        std::fs::write(dir.path().join("src/a.txt"), "a").expect("write");
+        std::fs::write(outside.path().join("secret.txt"), "s").expect("write");
+        let workspace = Workspace::new(dir.path());
+        assert_eq!(glob_problem(&workspace, "*/*.txt", "*/*.txt"), None);
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).expect("symlink");
+        let problem = glob_problem(&workspace, "*/*.txt", "*/*.txt").expect("symlink caught");
+        assert!(problem.contains("symlink"), "{problem}");
+        std::fs::write(dir.path().join("src/-rf"), "").expect("write");
+        let problem = glob_problem(&workspace, "src/*", "src/*").expect("dash caught");
+        assert!(problem.contains("option"), "{problem}");
+    }
+}

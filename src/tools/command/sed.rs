@@ -1,0 +1,352 @@
+//! A reader for sed scripts that accepts only scripts that print: addresses (line numbers,
+//! `$`, `/regex/`, `\cregexc`, `first~step`, `addr,+N`), `!`, `{ }`, and the commands that
+//! only move text between the pattern and hold spaces and standard output (`p`, `P`, `=`,
+//! `l`, `n`, `N`, `d`, `D`, `h`, `H`, `g`, `G`, `x`, `z`, `q`, `Q`, labels and branches,
+//! `s` and `y` without the `e` and `w` flags). Anything that writes (`w`, `W`, `s///w`),
+//! reads another file (`r`, `R`) or runs a command (`e`, `s///e`) is refused, and so is
+//! anything this reader does not understand.
+
+/// `Ok` when the script only prints, or why it does not.
+pub(super) fn check_print_only(script: &str) -> Result<(), String> {
+    let mut reader = Reader {
+        chars: script.chars().collect(),
+        at: 0,
+    };
+    reader.script()
+}
+
+struct Reader {
+    chars: Vec<char>,
+    at: usize,
+}
+
+impl Reader {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.at).copied()
+    }
+
+    fn next(&mut self) -> Option<char> {
+        let c = self.peek();
+        self.at += 1;
+        c
+    }
+
+    fn skip_blanks(&mut self) {
+        while matches!(self.peek(), Some(' ' | '\t')) {
+            self.at += 1;
+        }
+    }
+
+    fn script(&mut self) -> Result<(), String> {
+        let mut open_blocks = 0usize;
+        loop {
+            while matches!(self.peek(), Some(' ' | '\t' | '\n' | ';')) {
+                self.at += 1;
+            }
+            let Some(c) = self.peek() else { break };
+            if c == '#' {
+                self.skip_line();
+                continue;
+            }
+            if c == '}' {
+                self.at += 1;
+                open_blocks = open_blocks
+                    .checked_sub(1)
+                    .ok_or_else(|| "closes a `}` that was never opened".to_owned())?;
+                self.end_of_command()?;
+                continue;
+            }
+            self.address()?;
+            self.skip_blanks();
+            if self.peek() == Some(',') {
+                self.at += 1;
+                self.skip_blanks();
+                self.second_address()?;
+            }
+            self.skip_blanks();
+            while self.peek() == Some('!') {
+                self.at += 1;
+                self.skip_blanks();
+            }
+            let command = self
+                .next()
+                .ok_or_else(|| "ends with an address but no command".to_owned())?;
+            match command {
+                '{' => {
+                    open_blocks += 1;
+                    continue;
+                }
+                'p' | 'P' | '=' | 'd' | 'D' | 'h' | 'H' | 'g' | 'G' | 'x' | 'n' | 'N' | 'z'
+                | 'F' => {}
+                'l' | 'q' | 'Q' | 'L' => {
+                    self.skip_blanks();
+                    while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                        self.at += 1;
+                    }
+                }
+                ':' => {
+                    self.skip_blanks();
+                    self.label();
+                    continue;
+                }
+                'b' | 't' | 'T' => {
+                    self.skip_blanks();
+                    self.label();
+                }
+                's' => self.substitute()?,
+                'y' => {
+                    let delimiter = self.delimiter()?;
+                    self.text_until(delimiter)?;
+                    self.text_until(delimiter)?;
+                }
+                'w' | 'W' => return Err(format!("writes to a file (`{command}`)")),
+                'r' | 'R' => return Err(format!("reads another file (`{command}`)")),
+                'e' => return Err("runs a command (`e`)".to_owned()),
+                'a' | 'i' | 'c' => {
+                    return Err(format!(
+                        "uses `{command}`, which is not one of the print-only commands"
+                    ));
+                }
+                other => {
+                    return Err(format!(
+                        "uses `{other}`, which is not a print-only sed command"
+                    ));
+                }
+            }
+            self.end_of_command()?;
+        }
+        if open_blocks > 0 {
+            return Err("leaves a `{` open".to_owned());
+        }
+        Ok(())
+    }
+
+    fn skip_line(&mut self) {
+        while let Some(c) = self.next() {
+            if c == '\n' {
+                break;
+            }
+        }
+    }
+
+    /// After a command: blanks, then `;`, a newline, `}`, `#` or the end.
+    fn end_of_command(&mut self) -> Result<(), String> {
+        self.skip_blanks();
+        match self.peek() {
+            None | Some(';' | '\n' | '}' | '#') => Ok(()),
+            Some(other) => Err(format!("has `{other}` where a command should end")),
+        }
+    }
+
+    /// An optional first address.
+    fn address(&mut self) -> Result<(), String> {
+        match self.peek() {
+            Some(c) if c.is_ascii_digit() => {
+                self.number();
+                if self.peek() == Some('~') {
+                    self.at += 1;
+                    self.number();
+                }
+                Ok(())
+            }
+            Some('$') => {
+                self.at += 1;
+                Ok(())
+            }
+            Some('/') => {
+                self.at += 1;
+                self.regex('/')?;
+                self.regex_flags();
+                Ok(())
+            }
+            Some('\\') => {
+                self.at += 1;
+                let delimiter = self
+                    .next()
+                    .ok_or_else(|| "ends inside an address".to_owned())?;
+                self.regex(delimiter)?;
+                self.regex_flags();
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn second_address(&mut self) -> Result<(), String> {
+        match self.peek() {
+            Some('+' | '~') => {
+                self.at += 1;
+                self.number();
+                Ok(())
+            }
+            Some(c) if c.is_ascii_digit() || matches!(c, '$' | '/' | '\\') => self.address(),
+            _ => Err("has a `,` without a second address".to_owned()),
+        }
+    }
+
+    fn number(&mut self) {
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.at += 1;
+        }
+    }
+
+    fn regex_flags(&mut self) {
+        while matches!(self.peek(), Some('I' | 'M')) {
+            self.at += 1;
+        }
+    }
+
+    /// A label after `:`, `b`, `t`, `T`: up to a `;` or the end of the line.
+    fn label(&mut self) {
+        while let Some(c) = self.peek() {
+            if matches!(c, ';' | '\n') {
+                break;
+            }
+            self.at += 1;
+        }
+    }
+
+    fn delimiter(&mut self) -> Result<char, String> {
+        match self.next() {
+            Some('\n' | '\\') | None => Err("has a command without a delimiter".to_owned()),
+            Some(c) => Ok(c),
+        }
+    }
+
+    /// A regular expression up to the unescaped `delimiter`; in GNU sed a delimiter inside
+    /// a bracket expression (`[/]`) does not end it.
+    fn regex(&mut self, delimiter: char) -> Result<(), String> {
+        loop {
+            match self.next() {
+                None | Some('\n') => {
+                    return Err("has an unterminated regular expression".to_owned());
+                }
+                Some('\\') => {
+                    self.next();
+                }
+                Some('[') => self.bracket()?,
+                Some(c) if c == delimiter => return Ok(()),
+                Some(_) => {}
+            }
+        }
+    }
+
+    fn bracket(&mut self) -> Result<(), String> {
+        if self.peek() == Some('^') {
+            self.at += 1;
+        }
+        if self.peek() == Some(']') {
+            self.at += 1;
+        }
+        loop {
+            match self.next() {
+                None | Some('\n') => return Err("has an unterminated `[`".to_owned()),
+                Some('[') if matches!(self.peek(), Some(':' | '.' | '=')) => {
+                    let kind = self.next();
+                    loop {
+                        match self.next() {
+                            None => return Err("has an unterminated `[`".to_owned()),
+                            Some(c) if Some(c) == kind && self.peek() == Some(']') => {
+                                self.at += 1;
+                                break;
+                            }
+                            Some(_) => {}
+                        }
+                    }
+                }
+                Some(']') => return Ok(()),
+                Some(_) => {}
+            }
+        }
+    }
+
+    /// Text up to the unescaped `delimiter` (a replacement, a `y` set).
+    fn text_until(&mut self, delimiter: char) -> Result<(), String> {
+        loop {
+            match self.next() {
+                None => return Err("has an unterminated command".to_owned()),
+                Some('\\') => {
+                    self.next();
+                }
+                Some(c) if c == delimiter => return Ok(()),
+                Some(_) => {}
+            }
+        }
+    }
+
+    fn substitute(&mut self) -> Result<(), String> {
+        let delimiter = self.delimiter()?;
+        self.regex(delimiter)?;
+        self.text_until(delimiter)?;
+        while let Some(flag) = self.peek() {
+            match flag {
+                'g' | 'p' | 'i' | 'I' | 'm' | 'M' => self.at += 1,
+                c if c.is_ascii_digit() => self.at += 1,
+                'e' => return Err("runs the result as a command (`s///e`)".to_owned()),
+                'w' => return Err("writes to a file (`s///w`)".to_owned()),
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_print_only;
+
+    #[test]
+    fn print_only_scripts_pass() {
+        for script in [
+            "1,5p",
+            "p",
+            "$p",
+            "=",
+            "/start/,/end/p",
+            "/a[/]b/p",
+            "\\,x,p",
+            "2~3p",
+            "/x/,+2p",
+            "0,/re/p",
+            "/x/!p",
+            "/x/{p;=}",
+            "1{\np\n}",
+            "s/a/b/p",
+            "s|a/b|c|gp",
+            "y/abc/xyz/;p",
+            ":a;N;$!ba;p",
+            "/x/Ip",
+            "# comment\np",
+            "10q",
+            "l 40",
+        ] {
+            assert_eq!(check_print_only(script), Ok(()), "{script}");
+        }
+    }
+
+    #[test]
+    fn writing_reading_and_running_are_refused() {
+        for script in [
+            "w out.txt",
+            "1,5w /tmp/x",
+            "/x/W out",
+            "r /etc/passwd",
+            "R /etc/shadow",
+            "e rm -rf /",
+            "s/a/b/e",
+            "s/a/b/w out",
+            "s/a/b/gw out",
+            "p;w x",
+            "1{p;w x\n}",
+            "a hello",
+            "{p",
+            "}",
+            "s/a/b",
+            "/unterminated",
+            "p x",
+            "k",
+        ] {
+            assert!(check_print_only(script).is_err(), "{script}");
+        }
+    }
+}
