@@ -76,7 +76,9 @@ async fn start_with(
     configure(&mut settings);
     let store = Arc::new(MemoryStore::new());
     let model = Arc::new(riskgate::app::model_client(&settings).expect("client"));
-    let bot = Bot::build(&settings, model, store.clone()).await.expect("bot");
+    let bot = Bot::build(&settings, model, store.clone())
+        .await
+        .expect("bot");
     let stop = bot.shutdown_token();
     let bot = tokio::spawn(bot.run());
     // The ready handler registers the commands: after that the bot knows who it is.
@@ -104,7 +106,11 @@ impl Harness {
         let path = format!("/api/v10/channels/{channel}/messages");
         self.discord
             .wait_for_request(
-                |r| r.method == "POST" && r.path == path && r.at("/content").as_str().is_some_and(&check),
+                |r| {
+                    r.method == "POST"
+                        && r.path == path
+                        && r.at("/content").as_str().is_some_and(&check)
+                },
                 WAIT,
             )
             .await
@@ -124,8 +130,14 @@ impl Harness {
         assert_eq!(buttons[0]["label"], "Confirm");
         assert_eq!(buttons[1]["label"], "Cancel");
         let confirm = buttons[0]["custom_id"].as_str().expect("custom id");
-        let approval = confirm.strip_prefix("riskgate:confirm:").expect("our id").to_owned();
-        assert_eq!(buttons[1]["custom_id"], format!("riskgate:cancel:{approval}"));
+        let approval = confirm
+            .strip_prefix("riskgate:confirm:")
+            .expect("our id")
+            .to_owned();
+        assert_eq!(
+            buttons[1]["custom_id"],
+            format!("riskgate:cancel:{approval}")
+        );
         let message = self
             .discord
             .messages_in(channel)
@@ -135,7 +147,6 @@ impl Harness {
             .expect("the approval message is stored");
         (discord::id_of(&message["id"]), approval)
     }
-
 }
 
 fn no_mentions(request: &discord::RecordedRequest) {
@@ -160,17 +171,40 @@ async fn a_message_gets_an_auto_run_sql_table_and_a_reply() {
         |_| {},
     )
     .await;
-    let trigger = h.discord.message_create(CHANNEL, &alice(), "how many customers do we have?", &[]).await;
-    let table = h.posted(CHANNEL, |c| c.contains("execute_sql") && c.contains("customers")).await;
+    let trigger = h
+        .discord
+        .message_create(CHANNEL, &alice(), "how many customers do we have?", &[])
+        .await;
+    let table = h
+        .posted(CHANNEL, |c| {
+            c.contains("execute_sql") && c.contains("customers")
+        })
+        .await;
     let content = table.at("/content").as_str().expect("content");
-    assert!(content.contains("ran automatically (whitelist"), "{content}");
-    assert!(content.contains("```"), "the result is a table in a code block: {content}");
+    assert!(
+        content.contains("ran automatically (whitelist"),
+        "{content}"
+    );
+    assert!(
+        content.contains("```"),
+        "the result is a table in a code block: {content}"
+    );
     no_mentions(&table);
-    let reply = h.posted(CHANNEL, |c| c == "You have a few customers.").await;
-    assert_eq!(reply.at("/message_reference/message_id"), &json!(discord::id_of(&trigger["id"]).to_string()));
+    let reply = h
+        .posted(CHANNEL, |c| c == "You have a few customers.")
+        .await;
+    assert_eq!(
+        reply.at("/message_reference/message_id"),
+        &json!(discord::id_of(&trigger["id"]).to_string())
+    );
     no_mentions(&reply);
     // Typing showed while the run worked.
-    assert!(h.discord.requests().iter().any(|r| r.is("POST", "/api/v10/channels/{}/typing")));
+    assert!(
+        h.discord
+            .requests()
+            .iter()
+            .any(|r| r.is("POST", "/api/v10/channels/{}/typing"))
+    );
     h.stop().await;
 }
 
@@ -178,41 +212,91 @@ async fn a_message_gets_an_auto_run_sql_table_and_a_reply() {
 async fn a_risky_call_waits_for_the_requester_and_runs_once_on_a_double_click() {
     let h = start(
         vec![
-            fake_llm::tool_calls(&[("c1", "file_operations", json!({"operation": "write", "path": "notes.txt", "content": "hello"}))]),
+            fake_llm::tool_calls(&[(
+                "c1",
+                "file_operations",
+                json!({"operation": "write", "path": "notes.txt", "content": "hello"}),
+            )]),
             fake_llm::text("Written."),
         ],
         |_| {},
     )
     .await;
-    h.discord.message_create(CHANNEL, &alice(), "write hello to notes.txt", &[]).await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "write hello to notes.txt", &[])
+        .await;
     let (message, approval) = h.approval(CHANNEL).await;
     let shown = h.discord.message(message).expect("stored");
     let text = shown["content"].as_str().expect("content");
-    assert!(text.contains("write notes.txt") && text.contains(&format!("<@{}>", alice().id)), "{text}");
+    assert!(
+        text.contains("write notes.txt") && text.contains(&format!("<@{}>", alice().id)),
+        "{text}"
+    );
     assert!(text.contains("Expires <t:"), "{text}");
-    assert!(!h.workspace.path().join("notes.txt").exists(), "nothing runs before the click");
+    assert!(
+        !h.workspace.path().join("notes.txt").exists(),
+        "nothing runs before the click"
+    );
 
-    h.discord.component_click(message, &format!("riskgate:confirm:{approval}"), &alice()).await;
-    h.discord.component_click(message, &format!("riskgate:confirm:{approval}"), &alice()).await;
+    h.discord
+        .component_click(message, &format!("riskgate:confirm:{approval}"), &alice())
+        .await;
+    h.discord
+        .component_click(message, &format!("riskgate:confirm:{approval}"), &alice())
+        .await;
     let update = h
         .discord
-        .wait_for_request(|r| r.path.ends_with("/callback") && r.at("/type") == &json!(7), WAIT)
+        .wait_for_request(
+            |r| r.path.ends_with("/callback") && r.at("/type") == &json!(7),
+            WAIT,
+        )
         .await;
-    assert!(update.at("/data/content").as_str().expect("content").contains("Confirmed by"));
-    assert_eq!(update.at("/data/components"), &json!([]), "the buttons are removed");
+    assert!(
+        update
+            .at("/data/content")
+            .as_str()
+            .expect("content")
+            .contains("Confirmed by")
+    );
+    assert_eq!(
+        update.at("/data/components"),
+        &json!([]),
+        "the buttons are removed"
+    );
     let second = h
         .discord
-        .wait_for_request(|r| r.path.ends_with("/callback") && r.at("/type") == &json!(4), WAIT)
+        .wait_for_request(
+            |r| r.path.ends_with("/callback") && r.at("/type") == &json!(4),
+            WAIT,
+        )
         .await;
-    assert_eq!(second.at("/data/flags"), &json!(64), "the second click gets an ephemeral answer");
-    assert!(second.at("/data/content").as_str().expect("content").contains("already confirmed"));
+    assert_eq!(
+        second.at("/data/flags"),
+        &json!(64),
+        "the second click gets an ephemeral answer"
+    );
+    assert!(
+        second
+            .at("/data/content")
+            .as_str()
+            .expect("content")
+            .contains("already confirmed")
+    );
     h.posted(CHANNEL, |c| c == "Written.").await;
-    assert_eq!(std::fs::read_to_string(h.workspace.path().join("notes.txt")).expect("written"), "hello");
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.path().join("notes.txt")).expect("written"),
+        "hello"
+    );
     let results = h
         .discord
         .requests()
         .iter()
-        .filter(|r| r.method == "POST" && r.at("/content").as_str().is_some_and(|c| c.contains("ran after confirmation")))
+        .filter(|r| {
+            r.method == "POST"
+                && r.at("/content")
+                    .as_str()
+                    .is_some_and(|c| c.contains("ran after confirmation"))
+        })
         .count();
     assert_eq!(results, 1, "one execution");
     h.stop().await;
@@ -222,31 +306,68 @@ async fn a_risky_call_waits_for_the_requester_and_runs_once_on_a_double_click() 
 async fn an_unauthorised_click_is_refused_and_a_cancel_goes_back_to_the_model() {
     let h = start(
         vec![
-            fake_llm::tool_calls(&[("c1", "file_operations", json!({"operation": "delete", "path": "report.txt", "risk_level": "low"}))]),
+            fake_llm::tool_calls(&[(
+                "c1",
+                "file_operations",
+                json!({"operation": "delete", "path": "report.txt", "risk_level": "low"}),
+            )]),
             fake_llm::text("Understood, I left report.txt alone."),
         ],
         |_| {},
     )
     .await;
     std::fs::write(h.workspace.path().join("report.txt"), "keep me").expect("write");
-    h.discord.message_create(CHANNEL, &alice(), "delete the report", &[]).await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "delete the report", &[])
+        .await;
     let (message, approval) = h.approval(CHANNEL).await;
     let shown = h.discord.message(message).expect("stored");
-    assert!(shown["content"].as_str().expect("content").contains("destructive_floor"));
+    assert!(
+        shown["content"]
+            .as_str()
+            .expect("content")
+            .contains("destructive_floor")
+    );
 
-    h.discord.component_click(message, &format!("riskgate:confirm:{approval}"), &eve()).await;
+    h.discord
+        .component_click(message, &format!("riskgate:confirm:{approval}"), &eve())
+        .await;
     let refusal = h
         .discord
-        .wait_for_request(|r| r.path.ends_with("/callback") && r.at("/data/flags") == &json!(64), WAIT)
+        .wait_for_request(
+            |r| r.path.ends_with("/callback") && r.at("/data/flags") == &json!(64),
+            WAIT,
+        )
         .await;
-    assert!(refusal.at("/data/content").as_str().expect("content").contains("cannot answer"));
-    assert_eq!(h.store.pending_approvals(None).await.expect("pending").len(), 1, "still pending");
+    assert!(
+        refusal
+            .at("/data/content")
+            .as_str()
+            .expect("content")
+            .contains("cannot answer")
+    );
+    assert_eq!(
+        h.store
+            .pending_approvals(None)
+            .await
+            .expect("pending")
+            .len(),
+        1,
+        "still pending"
+    );
 
-    h.discord.component_click(message, &format!("riskgate:cancel:{approval}"), &alice()).await;
-    h.posted(CHANNEL, |c| c.contains("left report.txt alone")).await;
+    h.discord
+        .component_click(message, &format!("riskgate:cancel:{approval}"), &alice())
+        .await;
+    h.posted(CHANNEL, |c| c.contains("left report.txt alone"))
+        .await;
     assert!(h.workspace.path().join("report.txt").exists());
     let requests = h.llm.requests().await;
-    let result = requests[1]["messages"].as_array().expect("messages").last().expect("last")["content"]
+    let result = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("last")["content"]
         .as_str()
         .expect("text")
         .to_owned();
@@ -260,21 +381,40 @@ async fn an_unauthorised_click_is_refused_and_a_cancel_goes_back_to_the_model() 
 async fn an_approver_may_confirm_but_self_approval_can_be_forbidden() {
     let h = start(
         vec![
-            fake_llm::tool_calls(&[("c1", "file_operations", json!({"operation": "mkdir", "path": "out"}))]),
+            fake_llm::tool_calls(&[(
+                "c1",
+                "file_operations",
+                json!({"operation": "mkdir", "path": "out"}),
+            )]),
             fake_llm::text("Created."),
         ],
         |s| s.discord.require_different_approver = true,
     )
     .await;
-    h.discord.message_create(CHANNEL, &alice(), "make a directory", &[]).await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "make a directory", &[])
+        .await;
     let (message, approval) = h.approval(CHANNEL).await;
-    h.discord.component_click(message, &format!("riskgate:confirm:{approval}"), &alice()).await;
+    h.discord
+        .component_click(message, &format!("riskgate:confirm:{approval}"), &alice())
+        .await;
     let refusal = h
         .discord
-        .wait_for_request(|r| r.path.ends_with("/callback") && r.at("/data/flags") == &json!(64), WAIT)
+        .wait_for_request(
+            |r| r.path.ends_with("/callback") && r.at("/data/flags") == &json!(64),
+            WAIT,
+        )
         .await;
-    assert!(refusal.at("/data/content").as_str().expect("content").contains("someone else"));
-    h.discord.component_click(message, &format!("riskgate:confirm:{approval}"), &bob()).await;
+    assert!(
+        refusal
+            .at("/data/content")
+            .as_str()
+            .expect("content")
+            .contains("someone else")
+    );
+    h.discord
+        .component_click(message, &format!("riskgate:confirm:{approval}"), &bob())
+        .await;
     h.posted(CHANNEL, |c| c == "Created.").await;
     assert!(h.workspace.path().join("out").is_dir());
     h.stop().await;
@@ -284,33 +424,68 @@ async fn an_approver_may_confirm_but_self_approval_can_be_forbidden() {
 async fn strict_mode_makes_the_next_safe_call_ask_first() {
     let h = start(
         vec![
-            fake_llm::tool_calls(&[("c1", "file_operations", json!({"operation": "list", "path": "."}))]),
+            fake_llm::tool_calls(&[(
+                "c1",
+                "file_operations",
+                json!({"operation": "list", "path": "."}),
+            )]),
             fake_llm::text("never"),
         ],
         |_| {},
     )
     .await;
     h.discord
-        .slash_command(CHANNEL, "mode", json!([{"name": "mode", "type": 3, "value": "strict"}]), &eve())
+        .slash_command(
+            CHANNEL,
+            "mode",
+            json!([{"name": "mode", "type": 3, "value": "strict"}]),
+            &eve(),
+        )
         .await;
     let refused = h
         .discord
-        .wait_for_request(|r| r.path.ends_with("/callback") && r.at("/data/flags") == &json!(64), WAIT)
-        .await;
-    assert!(refused.at("/data/content").as_str().expect("content").contains("Manage Channels"));
-    h.discord
-        .slash_command(CHANNEL, "mode", json!([{"name": "mode", "type": 3, "value": "strict"}]), &admin())
-        .await;
-    h.discord
         .wait_for_request(
-            |r| r.path.ends_with("/callback") && r.at("/data/content").as_str().is_some_and(|c| c.contains("**strict**")),
+            |r| r.path.ends_with("/callback") && r.at("/data/flags") == &json!(64),
             WAIT,
         )
         .await;
-    h.discord.message_create(CHANNEL, &alice(), "what is here?", &[]).await;
+    assert!(
+        refused
+            .at("/data/content")
+            .as_str()
+            .expect("content")
+            .contains("Manage Channels")
+    );
+    h.discord
+        .slash_command(
+            CHANNEL,
+            "mode",
+            json!([{"name": "mode", "type": 3, "value": "strict"}]),
+            &admin(),
+        )
+        .await;
+    h.discord
+        .wait_for_request(
+            |r| {
+                r.path.ends_with("/callback")
+                    && r.at("/data/content")
+                        .as_str()
+                        .is_some_and(|c| c.contains("**strict**"))
+            },
+            WAIT,
+        )
+        .await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "what is here?", &[])
+        .await;
     let (message, _) = h.approval(CHANNEL).await;
     let shown = h.discord.message(message).expect("stored");
-    assert!(shown["content"].as_str().expect("content").contains("strict_mode"));
+    assert!(
+        shown["content"]
+            .as_str()
+            .expect("content")
+            .contains("strict_mode")
+    );
     h.stop().await;
 }
 
@@ -318,19 +493,33 @@ async fn strict_mode_makes_the_next_safe_call_ask_first() {
 async fn an_expired_approval_edits_its_message() {
     let h = start(
         vec![
-            fake_llm::tool_calls(&[("c1", "file_operations", json!({"operation": "write", "path": "x.txt", "content": "x"}))]),
+            fake_llm::tool_calls(&[(
+                "c1",
+                "file_operations",
+                json!({"operation": "write", "path": "x.txt", "content": "x"}),
+            )]),
             fake_llm::text("Nobody confirmed, so I did nothing."),
         ],
         |s| s.agent.approval_timeout_secs = 1,
     )
     .await;
-    h.discord.message_create(CHANNEL, &alice(), "write x", &[]).await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "write x", &[])
+        .await;
     let (message, _) = h.approval(CHANNEL).await;
     let edit = h
         .discord
-        .wait_for_request(|r| r.method == "PATCH" && r.path.ends_with(&format!("/messages/{message}")), WAIT)
+        .wait_for_request(
+            |r| r.method == "PATCH" && r.path.ends_with(&format!("/messages/{message}")),
+            WAIT,
+        )
         .await;
-    assert!(edit.at("/content").as_str().expect("content").contains("Expired"));
+    assert!(
+        edit.at("/content")
+            .as_str()
+            .expect("content")
+            .contains("Expired")
+    );
     assert_eq!(edit.at("/components"), &json!([]));
     no_mentions(&edit);
     h.posted(CHANNEL, |c| c.contains("did nothing")).await;
@@ -347,7 +536,9 @@ async fn a_long_reply_is_split_with_fences_intact_and_mass_mentions_are_inert() 
     long.push_str("```\nDone.");
     assert!(long.chars().count() > 5000);
     let h = start(vec![fake_llm::text(&long)], |_| {}).await;
-    h.discord.message_create(CHANNEL, &alice(), "list everything", &[]).await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "list everything", &[])
+        .await;
     h.posted(CHANNEL, |c| c.ends_with("Done.")).await;
     let parts: Vec<String> = h
         .discord
@@ -362,7 +553,11 @@ async fn a_long_reply_is_split_with_fences_intact_and_mass_mentions_are_inert() 
     assert!(parts.len() >= 3, "{}", parts.len());
     for part in &parts {
         assert!(part.chars().count() <= 2000);
-        assert_eq!(part.matches("```").count() % 2, 0, "fences balanced in:\n{part}");
+        assert_eq!(
+            part.matches("```").count() % 2,
+            0,
+            "fences balanced in:\n{part}"
+        );
     }
     assert!(parts[0].starts_with("@everyone"));
     h.stop().await;
@@ -371,16 +566,33 @@ async fn a_long_reply_is_split_with_fences_intact_and_mass_mentions_are_inert() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn other_channels_need_a_mention_and_bots_are_ignored() {
     let h = start(vec![fake_llm::text("Hi from the other channel.")], |_| {}).await;
-    h.discord.message_create(OTHER_CHANNEL, &alice(), "just chatting", &[]).await;
-    h.discord.message_create(CHANNEL, &UserSpec::bot(3_000_000_000_000_000_099, "otherbot"), "hello bot", &[]).await;
+    h.discord
+        .message_create(OTHER_CHANNEL, &alice(), "just chatting", &[])
+        .await;
+    h.discord
+        .message_create(
+            CHANNEL,
+            &UserSpec::bot(3_000_000_000_000_000_099, "otherbot"),
+            "hello bot",
+            &[],
+        )
+        .await;
     let me = UserSpec::bot(discord::BOT_ID, discord::BOT_NAME);
     h.discord
-        .message_create(OTHER_CHANNEL, &alice(), &format!("<@{}> hello", discord::BOT_ID), &[me])
+        .message_create(
+            OTHER_CHANNEL,
+            &alice(),
+            &format!("<@{}> hello", discord::BOT_ID),
+            &[me],
+        )
         .await;
-    h.posted(OTHER_CHANNEL, |c| c == "Hi from the other channel.").await;
+    h.posted(OTHER_CHANNEL, |c| c == "Hi from the other channel.")
+        .await;
     let requests = h.llm.requests().await;
     assert_eq!(requests.len(), 1, "only the mention reached the model");
-    let user = requests[0]["messages"][1]["content"].as_str().expect("user");
+    let user = requests[0]["messages"][1]["content"]
+        .as_str()
+        .expect("user");
     assert_eq!(user, "alice: hello", "the mention is stripped");
     h.stop().await;
 }
@@ -407,12 +619,21 @@ async fn two_shards_in_one_process_each_serve_their_guilds() {
         },
     )
     .await;
-    h.discord.wait_for_connections(2, Duration::from_secs(30)).await;
+    h.discord
+        .wait_for_connections(2, Duration::from_secs(30))
+        .await;
     let shards: Vec<[u32; 2]> = h.discord.identifies().iter().map(|i| i.shard).collect();
-    assert!(shards.contains(&[0, 2]) && shards.contains(&[1, 2]), "{shards:?}");
-    h.discord.message_create(CHANNEL, &alice(), "one", &[]).await;
+    assert!(
+        shards.contains(&[0, 2]) && shards.contains(&[1, 2]),
+        "{shards:?}"
+    );
+    h.discord
+        .message_create(CHANNEL, &alice(), "one", &[])
+        .await;
     h.posted(CHANNEL, |c| c.starts_with("answer")).await;
-    h.discord.message_create(second_channel, &alice(), "two", &[]).await;
+    h.discord
+        .message_create(second_channel, &alice(), "two", &[])
+        .await;
     h.posted(second_channel, |c| c.starts_with("answer")).await;
     h.stop().await;
 }

@@ -86,8 +86,12 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             let gate = crate::tools::builtin_gate(&settings);
             let stdin = io::stdin().lock();
             let stdout = io::stdout().lock();
-            assess::run(&gate, mode, stdin, stdout)?;
-            Ok(())
+            match assess::run(&gate, mode, stdin, stdout) {
+                // The reader went away (`| head`): nothing more to say.
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+                Err(e) => Err(e.into()),
+                Ok(_) => Ok(()),
+            }
         }
         Command::Console {
             channel,

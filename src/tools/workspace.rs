@@ -39,8 +39,9 @@ impl Workspace {
                 .unwrap_or_else(|_| root.to_path_buf())
         };
         let normalized = normalize(&absolute).unwrap_or(absolute);
-        let root = std::fs::canonicalize(&normalized).unwrap_or(normalized);
-        Self { root }
+        Self {
+            root: canonicalize_existing_prefix(&normalized),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -97,6 +98,10 @@ impl Workspace {
                 None => return Ok(()),
             }
         }
+        // Nothing below a root that does not exist yet can be a link.
+        if !existing.starts_with(&self.root) {
+            return Ok(());
+        }
         let Ok(real) = std::fs::canonicalize(existing) else {
             // A dangling link: where it points decides.
             return match std::fs::read_link(existing) {
@@ -125,6 +130,29 @@ impl Workspace {
                 path: original.to_owned(),
                 link: existing.display().to_string(),
             })
+        }
+    }
+}
+
+/// Resolves symlinks in the longest prefix of `path` that exists, and keeps the rest as is:
+/// a workspace that is created later sits where its parent really is.
+fn canonicalize_existing_prefix(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
         }
     }
 }
@@ -212,6 +240,17 @@ mod tests {
             ws.resolve("dangling"),
             Err(PathEscape::Symlink { .. })
         ));
+    }
+
+    #[test]
+    fn a_workspace_that_does_not_exist_yet_contains_its_paths() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = Workspace::new(dir.path().join("not/yet"));
+        assert_eq!(ws.resolve("src/main.rs"), Ok(ws.root().join("src/main.rs")));
+        assert!(matches!(ws.resolve("../x"), Err(PathEscape::DotDot(_))));
+        // Created later, it is the same place.
+        std::fs::create_dir_all(dir.path().join("not/yet")).expect("mkdir");
+        assert_eq!(Workspace::new(dir.path().join("not/yet")).root(), ws.root());
     }
 
     #[test]
