@@ -34,7 +34,9 @@ pub fn from_millis(millis: i64, what: &'static str) -> Result<SystemTime, SqlSto
     } else {
         UNIX_EPOCH.checked_sub(offset)
     };
-    at.ok_or_else(|| SqlStoreError::corrupt(what, format!("{millis} ms is not a representable time")))
+    at.ok_or_else(|| {
+        SqlStoreError::corrupt(what, format!("{millis} ms is not a representable time"))
+    })
 }
 
 /// An unsigned counter as `BIGINT`, saturated (`u64::MAX` means "too large to say").
@@ -47,9 +49,11 @@ pub fn from_bigint(value: i64, what: &'static str) -> Result<u64, SqlStoreError>
 }
 
 pub fn message_to_json(message: &ChatMessage) -> Result<String, SqlStoreError> {
-    serde_json::to_string(message).map_err(|e| SqlStoreError::Invalid(format!(
-        "a conversation message could not be written as JSON: {e}"
-    )))
+    serde_json::to_string(message).map_err(|e| {
+        SqlStoreError::Invalid(format!(
+            "a conversation message could not be written as JSON: {e}"
+        ))
+    })
 }
 
 pub fn message_from_json(json: &str) -> Result<ChatMessage, SqlStoreError> {
@@ -132,7 +136,9 @@ pub fn approval_from_row(row: ApprovalRow) -> Result<ApprovalRecord, SqlStoreErr
 /// The arguments of an approval as stored.
 pub fn arguments_to_json(arguments: &Map<String, Value>) -> Result<String, SqlStoreError> {
     serde_json::to_string(arguments).map_err(|e| {
-        SqlStoreError::Invalid(format!("approval arguments could not be written as JSON: {e}"))
+        SqlStoreError::Invalid(format!(
+            "approval arguments could not be written as JSON: {e}"
+        ))
     })
 }
 

@@ -13,23 +13,22 @@ pub enum SqlStoreError {
     UnsupportedUrl { url: String },
     /// The URL could not be read by the driver.
     #[error("store.url {url} is not valid: {cause}")]
-    InvalidUrl {
-        url: String,
-        cause: sqlx::Error,
-    },
+    InvalidUrl { url: String, cause: sqlx::Error },
     /// Nothing answered, the login was refused, or the file could not be opened.
-    #[error(
-        "could not open the state store at {url}: {cause}; check store.url and that the database is running and reachable"
-    )]
+    #[error("could not open the state store at {url}: {cause}; {hint}")]
     Connect {
         url: String,
         cause: sqlx::Error,
+        /// What to check, for this backend.
+        hint: &'static str,
     },
     /// The connection attempt hung.
-    #[error(
-        "could not open the state store at {url}: no answer within {seconds} s; check store.url and that the database is reachable"
-    )]
-    ConnectTimeout { url: String, seconds: u64 },
+    #[error("could not open the state store at {url}: no answer within {seconds} s; {hint}")]
+    ConnectTimeout {
+        url: String,
+        seconds: u64,
+        hint: &'static str,
+    },
     /// A migration failed; the database is left at the last migration that succeeded.
     #[error("could not bring the state store at {url} up to date: {cause}")]
     Migrate {

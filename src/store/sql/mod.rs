@@ -28,8 +28,8 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePo
 use sqlx::{ConnectOptions, Connection};
 
 use self::codec::{
-    ApprovalRow, AuditRow, approval_columns, approval_from_row, arguments_to_json,
-    audit_columns, audit_from_row, message_from_json, message_to_json, to_bigint, to_millis,
+    ApprovalRow, AuditRow, approval_columns, approval_from_row, arguments_to_json, audit_columns,
+    audit_from_row, message_from_json, message_to_json, to_bigint, to_millis,
 };
 use self::history::NewestFirst;
 use crate::config::redact_password;
@@ -49,6 +49,9 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// time anyway, and PostgreSQL connections are a server-wide budget.
 const SQLITE_MAX_CONNECTIONS: u32 = 4;
 const POSTGRES_MAX_CONNECTIONS: u32 = 8;
+/// What to check when a database cannot be opened.
+const SQLITE_HINT: &str = "check store.url and that the file's folder exists and is writable";
+const POSTGRES_HINT: &str = "check store.url (host, port, user, password, database) and that PostgreSQL is running and reachable";
 
 /// The pool of one backend.
 #[derive(Debug, Clone)]
@@ -105,9 +108,9 @@ impl SqlStore {
             .journal_mode(SqliteJournalMode::Wal)
             .busy_timeout(SQLITE_BUSY_TIMEOUT);
         let rest = url.get("sqlite:".len()..).unwrap_or_default();
-        let in_memory = rest.trim_start_matches('/').starts_with(":memory:")
-            || rest.contains("mode=memory");
-        probe(&options, &shown).await?;
+        let in_memory =
+            rest.trim_start_matches('/').starts_with(":memory:") || rest.contains("mode=memory");
+        probe(&options, &shown, SQLITE_HINT).await?;
         let pool_options = if in_memory {
             // An in-memory database lives as long as one of its connections: keep exactly one,
             // forever (several would also meet shared-cache table locks, which do not wait).
@@ -126,6 +129,7 @@ impl SqlStore {
             .map_err(|cause| SqlStoreError::Connect {
                 url: shown.clone(),
                 cause,
+                hint: SQLITE_HINT,
             })?;
         migrations::sqlite()
             .run(&pool)
@@ -149,7 +153,7 @@ impl SqlStore {
         if options.get_application_name().is_none() {
             options = options.application_name("riskgate");
         }
-        probe(&options, &shown).await?;
+        probe(&options, &shown, POSTGRES_HINT).await?;
         let pool = PgPoolOptions::new()
             .max_connections(POSTGRES_MAX_CONNECTIONS)
             .acquire_timeout(CONNECT_TIMEOUT)
@@ -158,6 +162,7 @@ impl SqlStore {
             .map_err(|cause| SqlStoreError::Connect {
                 url: shown.clone(),
                 cause,
+                hint: POSTGRES_HINT,
             })?;
         migrations::postgres()
             .run(&pool)
@@ -543,7 +548,10 @@ impl SqlStore {
     }
 
     #[tracing::instrument(level = "debug", skip(self), err(Display))]
-    async fn abandon(&self, stale_before: SystemTime) -> Result<Vec<ApprovalRecord>, SqlStoreError> {
+    async fn abandon(
+        &self,
+        stale_before: SystemTime,
+    ) -> Result<Vec<ApprovalRecord>, SqlStoreError> {
         let stale_before = to_millis(stale_before);
         let now = to_millis(SystemTime::now());
         let rows = with_pool!(self, pool => {
@@ -619,7 +627,7 @@ impl SqlStore {
 /// Opens one connection outside any pool: a pool retries a refused connection until its
 /// acquire timeout and then reports only "pool timed out", losing the cause; a direct
 /// attempt fails at once with it ("Connection refused", "password authentication failed").
-async fn probe<O>(options: &O, shown: &str) -> Result<(), SqlStoreError>
+async fn probe<O>(options: &O, shown: &str, hint: &'static str) -> Result<(), SqlStoreError>
 where
     O: ConnectOptions,
     O::Connection: Sized,
@@ -628,10 +636,12 @@ where
         Err(_) => Err(SqlStoreError::ConnectTimeout {
             url: shown.to_owned(),
             seconds: CONNECT_TIMEOUT.as_secs(),
+            hint,
         }),
         Ok(Err(cause)) => Err(SqlStoreError::Connect {
             url: shown.to_owned(),
             cause,
+            hint,
         }),
         Ok(Ok(connection)) => {
             // The connection proved the way in; closing it cleanly is a courtesy.
