@@ -86,6 +86,28 @@ impl TestDb {
         SqlStore::connect(&self.url).await.expect("connect")
     }
 
+    /// The first column of the first row of `sql`, read outside the store.
+    async fn scalar(&self, sql: &'static str) -> i64 {
+        match &self.backend {
+            Backend::Sqlite { .. } => {
+                let mut conn = sqlx::SqliteConnection::connect(&self.url)
+                    .await
+                    .expect("sqlite");
+                sqlx::query_scalar(sql)
+                    .fetch_one(&mut conn)
+                    .await
+                    .expect("scalar")
+            }
+            Backend::Postgres { .. } => {
+                let mut conn = sqlx::PgConnection::connect(&self.url).await.expect("pg");
+                sqlx::query_scalar(sql)
+                    .fetch_one(&mut conn)
+                    .await
+                    .expect("scalar")
+            }
+        }
+    }
+
     /// Runs SQL on the test database outside the store (to set up a broken state).
     async fn execute(&self, sql: &'static str) {
         match &self.backend {
@@ -711,6 +733,29 @@ async fn migrations_apply_twice(db: TestDb) {
         store.load_history("c1", 10_000).await.expect("load").len(),
         4
     );
+    // Each migration recorded once, successfully.
+    assert_eq!(
+        db.scalar("SELECT count(*) FROM _sqlx_migrations WHERE success")
+            .await,
+        1
+    );
+    if let Backend::Postgres { .. } = db.backend {
+        // The tables live in this test's schema, not in `public`: tests do not share state.
+        assert_eq!(
+            db.scalar(
+                "SELECT count(*) FROM information_schema.tables \
+                 WHERE table_schema = current_schema() AND table_name IN \
+                 ('messages', 'channel_settings', 'runs', 'approvals', 'audit')"
+            )
+            .await,
+            5
+        );
+        assert_eq!(
+            db.scalar("SELECT count(*) FROM (SELECT 1) AS one WHERE current_schema() = 'public'")
+                .await,
+            0
+        );
+    }
 }
 
 async fn a_failed_migration_says_why(db: TestDb) {

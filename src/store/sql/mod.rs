@@ -83,7 +83,7 @@ impl SqlStore {
     /// Opens the store at `url` (`sqlite://FILE`, `sqlite::memory:`, `postgres://...`) and
     /// brings its schema up to date. A SQLite file is created if missing and runs in WAL
     /// mode. Errors name the URL with its password redacted and say what failed.
-    #[tracing::instrument(skip(url), fields(url = %redact_password(url)), err(Display))]
+    #[tracing::instrument(skip(url), fields(url = %redact_password(url)), err(level = "debug", Display))]
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let shown = redact_password(url);
         let scheme = url
@@ -196,7 +196,7 @@ impl SqlStore {
         with_pool!(self, pool => pool.close().await);
     }
 
-    #[tracing::instrument(level = "debug", skip(self), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn read_history(
         &self,
         channel: &str,
@@ -223,7 +223,7 @@ impl SqlStore {
         Ok(collected.finish())
     }
 
-    #[tracing::instrument(level = "debug", skip(self, messages), fields(messages = messages.len()), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self, messages), fields(messages = messages.len()), err(level = "debug", Display))]
     async fn append_messages(
         &self,
         channel: &str,
@@ -256,7 +256,7 @@ impl SqlStore {
         Ok(())
     }
 
-    #[tracing::instrument(level = "debug", skip(self), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn clear_history(&self, channel: &str) -> Result<(), SqlStoreError> {
         with_pool!(self, pool => {
             sqlx::query("DELETE FROM messages WHERE channel = $1")
@@ -270,7 +270,7 @@ impl SqlStore {
 
     /// Deletes messages older than `before`, and the bookkeeping rows of runs that finished
     /// before it (a missing run and a finished run mean the same to `abandon_orphaned`).
-    #[tracing::instrument(level = "debug", skip(self), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn prune(&self, before: SystemTime) -> Result<u64, SqlStoreError> {
         let before = to_millis(before);
         let removed = with_pool!(self, pool => {
@@ -290,7 +290,7 @@ impl SqlStore {
         Ok(removed)
     }
 
-    #[tracing::instrument(level = "debug", skip(self), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn read_channel_settings(
         &self,
         channel: &str,
@@ -312,7 +312,7 @@ impl SqlStore {
         .transpose()
     }
 
-    #[tracing::instrument(level = "debug", skip(self, settings), fields(mode = %settings.mode, profile = %settings.profile), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self, settings), fields(mode = %settings.mode, profile = %settings.profile), err(level = "debug", Display))]
     async fn write_channel_settings(
         &self,
         channel: &str,
@@ -340,7 +340,7 @@ impl SqlStore {
         Ok(())
     }
 
-    #[tracing::instrument(level = "debug", skip(self), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn insert_run(
         &self,
         run_id: &str,
@@ -368,7 +368,7 @@ impl SqlStore {
         Ok(())
     }
 
-    #[tracing::instrument(level = "debug", skip(self), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn touch_run(&self, run_id: &str) -> Result<(), SqlStoreError> {
         let now = to_millis(SystemTime::now());
         with_pool!(self, pool => {
@@ -382,7 +382,7 @@ impl SqlStore {
         Ok(())
     }
 
-    #[tracing::instrument(level = "debug", skip(self), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn end_run(&self, run_id: &str) -> Result<(), SqlStoreError> {
         let now = to_millis(SystemTime::now());
         with_pool!(self, pool => {
@@ -399,7 +399,7 @@ impl SqlStore {
         Ok(())
     }
 
-    #[tracing::instrument(level = "debug", skip(self, approval), fields(id = %approval.id, tool = %approval.tool), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self, approval), fields(id = %approval.id, tool = %approval.tool), err(level = "debug", Display))]
     async fn insert_approval(&self, approval: &ApprovalRecord) -> Result<(), SqlStoreError> {
         let arguments = arguments_to_json(&approval.arguments)?;
         with_pool!(self, pool => {
@@ -432,7 +432,7 @@ impl SqlStore {
 
     /// One conditional update: of any number of concurrent callers exactly one changes the
     /// row (and gets it back from `RETURNING`); the others change nothing and read what won.
-    #[tracing::instrument(level = "debug", skip(self), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn decide(
         &self,
         id: &str,
@@ -469,7 +469,7 @@ impl SqlStore {
         })
     }
 
-    #[tracing::instrument(level = "debug", skip(self), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn read_approval(&self, id: &str) -> Result<Option<ApprovalRecord>, SqlStoreError> {
         let row = with_pool!(self, pool => {
             sqlx::query_as::<_, ApprovalRow>(concat!(
@@ -485,7 +485,7 @@ impl SqlStore {
         row.map(approval_from_row).transpose()
     }
 
-    #[tracing::instrument(level = "debug", skip(self), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn write_approval_message(
         &self,
         id: &str,
@@ -502,7 +502,7 @@ impl SqlStore {
         Ok(())
     }
 
-    #[tracing::instrument(level = "debug", skip(self), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn read_pending(
         &self,
         channel: Option<&str>,
@@ -530,7 +530,7 @@ impl SqlStore {
         rows.into_iter().map(approval_from_row).collect()
     }
 
-    #[tracing::instrument(level = "debug", skip(self), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn expire(&self, now: SystemTime) -> Result<Vec<ApprovalRecord>, SqlStoreError> {
         let now = to_millis(now);
         let rows = with_pool!(self, pool => {
@@ -547,7 +547,7 @@ impl SqlStore {
         oldest_first(rows)
     }
 
-    #[tracing::instrument(level = "debug", skip(self), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn abandon(
         &self,
         stale_before: SystemTime,
@@ -573,7 +573,7 @@ impl SqlStore {
         oldest_first(rows)
     }
 
-    #[tracing::instrument(level = "debug", skip(self, record), fields(tool = %record.tool, outcome = %record.outcome), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self, record), fields(tool = %record.tool, outcome = %record.outcome), err(level = "debug", Display))]
     async fn insert_audit(&self, record: &AuditRecord) -> Result<(), SqlStoreError> {
         with_pool!(self, pool => {
             sqlx::query(concat!(
@@ -601,7 +601,7 @@ impl SqlStore {
         Ok(())
     }
 
-    #[tracing::instrument(level = "debug", skip(self), err(Display))]
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn read_audit(
         &self,
         channel: &str,
