@@ -160,13 +160,26 @@ impl Default for DiscordSettings {
 pub struct StoreSettings {
     #[serde(serialize_with = "redact_url_password")]
     pub url: String,
+    /// Conversation messages older than this many days are deleted at start; 0 keeps them
+    /// forever. The audit log and approvals are always kept.
+    pub history_retention_days: u64,
 }
 
 impl Default for StoreSettings {
     fn default() -> Self {
         Self {
             url: "sqlite://riskgate.db".to_owned(),
+            history_retention_days: 0,
         }
+    }
+}
+
+impl StoreSettings {
+    /// How long conversation messages are kept; `None` for ever.
+    pub fn history_retention(&self) -> Option<std::time::Duration> {
+        (self.history_retention_days > 0).then(|| {
+            std::time::Duration::from_secs(self.history_retention_days.saturating_mul(86_400))
+        })
     }
 }
 

@@ -11,6 +11,8 @@
 //!   (sqlparser, in the target's dialect), `execute_command` (a bash grammar from
 //!   brush-parser), `file_operations` (workspace containment, symlinks resolved) and
 //!   `http_request` (scheme, host and address checks).
+//! - [`store`]: the bot's own state: [`store::SqlStore`] (SQLite or PostgreSQL, migrations
+//!   embedded) and [`store::MemoryStore`], both implementing [`core::ports::Store`].
 //! - [`config`]: typed, layered settings.
 //! - [`cli`]: `riskgate assess` and `riskgate check-config`.
 //! - [`telemetry`]: logging to stderr.

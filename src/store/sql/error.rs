@@ -1,0 +1,73 @@
+//! What can go wrong in the SQL store, said so an operator knows what to fix. The core sees
+//! these as a [`StoreError`] carrying the whole message (cause included).
+
+use crate::core::ports::StoreError;
+
+/// A failure of the SQL store.
+#[derive(Debug, thiserror::Error)]
+pub enum SqlStoreError {
+    /// `store.url` names a backend the store does not speak.
+    #[error(
+        "store.url {url} is not a state store URL: use sqlite://FILE (created if missing) or postgres://USER@HOST/DATABASE"
+    )]
+    UnsupportedUrl { url: String },
+    /// The URL could not be read by the driver.
+    #[error("store.url {url} is not valid: {cause}")]
+    InvalidUrl { url: String, cause: sqlx::Error },
+    /// Nothing answered, the login was refused, or the file could not be opened.
+    #[error("could not open the state store at {url}: {cause}; {hint}")]
+    Connect {
+        url: String,
+        cause: sqlx::Error,
+        /// What to check, for this backend.
+        hint: &'static str,
+    },
+    /// The connection attempt hung.
+    #[error("could not open the state store at {url}: no answer within {seconds} s; {hint}")]
+    ConnectTimeout {
+        url: String,
+        seconds: u64,
+        hint: &'static str,
+    },
+    /// A migration failed; the database is left at the last migration that succeeded.
+    #[error("could not bring the state store at {url} up to date: {cause}")]
+    Migrate {
+        url: String,
+        cause: sqlx::migrate::MigrateError,
+    },
+    /// A statement failed.
+    #[error("the state store could not {operation}: {cause}")]
+    Query {
+        operation: &'static str,
+        cause: sqlx::Error,
+    },
+    /// A stored value cannot be read back (a row written by something else, or a value out
+    /// of range).
+    #[error("the state store holds a value it cannot read ({what}): {problem}")]
+    Corrupt { what: &'static str, problem: String },
+    /// The caller asked for something the contract forbids.
+    #[error("the state store refused a request: {0}")]
+    Invalid(String),
+}
+
+impl SqlStoreError {
+    /// Wraps a driver error with what the store was doing.
+    pub(crate) fn query(operation: &'static str) -> impl FnOnce(sqlx::Error) -> Self {
+        move |cause| Self::Query { operation, cause }
+    }
+
+    pub(crate) fn corrupt(what: &'static str, problem: impl ToString) -> Self {
+        Self::Corrupt {
+            what,
+            problem: problem.to_string(),
+        }
+    }
+}
+
+impl From<SqlStoreError> for StoreError {
+    fn from(error: SqlStoreError) -> Self {
+        // Each variant's message includes its cause (the causes are not `source()`s, so a
+        // chain printer does not repeat them).
+        StoreError(error.to_string())
+    }
+}

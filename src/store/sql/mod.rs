@@ -1,0 +1,794 @@
+//! The durable store: the bot's state in SQLite or PostgreSQL through sqlx.
+//!
+//! One type, [`SqlStore`], over a pool of either backend. The SQL is the same text on both
+//! (sqlx's SQLite driver reads `$1` placeholders, and both engines have `RETURNING` and
+//! `ON CONFLICT`); each query is written once and expanded for each pool by [`with_pool!`].
+//! Only the schema differs, in `migrations/sqlite` and `migrations/postgres`, applied when
+//! the store connects. (sqlx's `Any` driver would need its `any` feature and maps types
+//! more loosely; two concrete pools keep each backend's own types.)
+//!
+//! Decisions happen exactly once because every status change is one conditional statement:
+//! `UPDATE approvals ... WHERE id = $4 AND status = 'pending'`. Whichever caller's statement
+//! the database applies first changes the row; every other finds it no longer pending.
+
+mod codec;
+mod error;
+mod history;
+mod migrations;
+
+pub use error::SqlStoreError;
+pub use history::HISTORY_ROW_CAP;
+
+use std::str::FromStr;
+use std::time::{Duration, SystemTime};
+
+use futures_util::TryStreamExt;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::{ConnectOptions, Connection};
+
+use self::codec::{
+    ApprovalRow, AuditRow, approval_columns, approval_from_row, arguments_to_json, audit_columns,
+    audit_from_row, message_from_json, message_to_json, to_bigint, to_millis,
+};
+use self::history::NewestFirst;
+use crate::config::redact_password;
+use crate::core::agent::ChatMessage;
+use crate::core::ports::{
+    ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided, Store, StoreError,
+};
+use crate::core::risk::ChannelMode;
+use crate::core::tools::BoxFuture;
+
+/// How long opening a connection may take before the store gives up and says so.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a SQLite writer waits for another to finish before failing: writers queue
+/// instead of failing with "database is locked".
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections per pool. The bot writes a few rows per message; SQLite runs one writer at a
+/// time anyway, and PostgreSQL connections are a server-wide budget.
+const SQLITE_MAX_CONNECTIONS: u32 = 4;
+const POSTGRES_MAX_CONNECTIONS: u32 = 8;
+/// What to check when a database cannot be opened.
+const SQLITE_HINT: &str = "check store.url and that the file's folder exists and is writable";
+const POSTGRES_HINT: &str = "check store.url (host, port, user, password, database) and that PostgreSQL is running and reachable";
+
+/// The pool of one backend.
+#[derive(Debug, Clone)]
+enum Backend {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Runs `$body` with `$pool` bound to the store's pool, whichever backend it is: the same
+/// code, type-checked against each driver.
+macro_rules! with_pool {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match &$store.backend {
+            Backend::Sqlite($pool) => $body,
+            Backend::Postgres($pool) => $body,
+        }
+    };
+}
+
+/// The bot's state in SQLite or PostgreSQL. Cheap to clone (the pool is shared).
+#[derive(Debug, Clone)]
+pub struct SqlStore {
+    backend: Backend,
+    /// `store.url` with its password redacted, for messages and logs.
+    url: String,
+}
+
+impl SqlStore {
+    /// Opens the store at `url` (`sqlite://FILE`, `sqlite::memory:`, `postgres://...`) and
+    /// brings its schema up to date. A SQLite file is created if missing and runs in WAL
+    /// mode. Errors name the URL with its password redacted and say what failed.
+    #[tracing::instrument(skip(url), fields(url = %redact_password(url)), err(level = "debug", Display))]
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let shown = redact_password(url);
+        let scheme = url
+            .split_once(':')
+            .map(|(scheme, _)| scheme.to_ascii_lowercase());
+        let store = match scheme.as_deref() {
+            Some("sqlite") => Self::open_sqlite(url, shown).await?,
+            Some("postgres" | "postgresql") => Self::open_postgres(url, shown).await?,
+            _ => return Err(SqlStoreError::UnsupportedUrl { url: shown }.into()),
+        };
+        tracing::info!(url = %store.url, backend = store.backend_name(), "state store ready");
+        Ok(store)
+    }
+
+    async fn open_sqlite(url: &str, shown: String) -> Result<Self, SqlStoreError> {
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(|cause| SqlStoreError::InvalidUrl {
+                url: shown.clone(),
+                cause,
+            })?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(SQLITE_BUSY_TIMEOUT);
+        let rest = url.get("sqlite:".len()..).unwrap_or_default();
+        let in_memory =
+            rest.trim_start_matches('/').starts_with(":memory:") || rest.contains("mode=memory");
+        probe(&options, &shown, SQLITE_HINT).await?;
+        let pool_options = if in_memory {
+            // An in-memory database lives as long as one of its connections: keep exactly one,
+            // forever (several would also meet shared-cache table locks, which do not wait).
+            SqlitePoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+        } else {
+            SqlitePoolOptions::new().max_connections(SQLITE_MAX_CONNECTIONS)
+        };
+        let pool = pool_options
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(|cause| SqlStoreError::Connect {
+                url: shown.clone(),
+                cause,
+                hint: SQLITE_HINT,
+            })?;
+        migrations::sqlite()
+            .run(&pool)
+            .await
+            .map_err(|cause| SqlStoreError::Migrate {
+                url: shown.clone(),
+                cause,
+            })?;
+        Ok(Self {
+            backend: Backend::Sqlite(pool),
+            url: shown,
+        })
+    }
+
+    async fn open_postgres(url: &str, shown: String) -> Result<Self, SqlStoreError> {
+        let mut options =
+            PgConnectOptions::from_str(url).map_err(|cause| SqlStoreError::InvalidUrl {
+                url: shown.clone(),
+                cause,
+            })?;
+        if options.get_application_name().is_none() {
+            options = options.application_name("riskgate");
+        }
+        probe(&options, &shown, POSTGRES_HINT).await?;
+        let pool = PgPoolOptions::new()
+            .max_connections(POSTGRES_MAX_CONNECTIONS)
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(|cause| SqlStoreError::Connect {
+                url: shown.clone(),
+                cause,
+                hint: POSTGRES_HINT,
+            })?;
+        migrations::postgres()
+            .run(&pool)
+            .await
+            .map_err(|cause| SqlStoreError::Migrate {
+                url: shown.clone(),
+                cause,
+            })?;
+        Ok(Self {
+            backend: Backend::Postgres(pool),
+            url: shown,
+        })
+    }
+
+    /// `sqlite` or `postgres`.
+    pub fn backend_name(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite(_) => "sqlite",
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+
+    /// The URL it was opened with, password redacted.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Closes the pool, waiting for connections in use to be returned (for a clean shutdown;
+    /// SQLite checkpoints its WAL as the last connection closes).
+    pub async fn close(&self) {
+        with_pool!(self, pool => pool.close().await);
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn read_history(
+        &self,
+        channel: &str,
+        budget: usize,
+    ) -> Result<Vec<ChatMessage>, SqlStoreError> {
+        let mut collected = NewestFirst::new(budget);
+        with_pool!(self, pool => {
+            let mut rows = sqlx::query_as::<_, (String,)>(
+                "SELECT message FROM messages WHERE channel = $1 ORDER BY id DESC LIMIT $2",
+            )
+            .bind(channel)
+            .bind(HISTORY_ROW_CAP)
+            .fetch(pool);
+            while let Some((json,)) = rows
+                .try_next()
+                .await
+                .map_err(SqlStoreError::query("load the conversation"))?
+            {
+                if !collected.push(message_from_json(&json)?) {
+                    break;
+                }
+            }
+        });
+        Ok(collected.finish())
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, messages), fields(messages = messages.len()), err(level = "debug", Display))]
+    async fn append_messages(
+        &self,
+        channel: &str,
+        messages: &[ChatMessage],
+    ) -> Result<(), SqlStoreError> {
+        let rows = messages
+            .iter()
+            .map(message_to_json)
+            .collect::<Result<Vec<_>, _>>()?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let now = to_millis(SystemTime::now());
+        const SAVE: &str = "save the conversation";
+        with_pool!(self, pool => {
+            // One transaction: a turn is saved whole or not at all. Row by row, so ids follow
+            // the order of the messages.
+            let mut tx = pool.begin().await.map_err(SqlStoreError::query(SAVE))?;
+            for json in &rows {
+                sqlx::query("INSERT INTO messages (channel, message, created_at) VALUES ($1, $2, $3)")
+                    .bind(channel)
+                    .bind(json.as_str())
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(SqlStoreError::query(SAVE))?;
+            }
+            tx.commit().await.map_err(SqlStoreError::query(SAVE))?;
+        });
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn clear_history(&self, channel: &str) -> Result<(), SqlStoreError> {
+        with_pool!(self, pool => {
+            sqlx::query("DELETE FROM messages WHERE channel = $1")
+                .bind(channel)
+                .execute(pool)
+                .await
+                .map_err(SqlStoreError::query("forget the conversation"))?;
+        });
+        Ok(())
+    }
+
+    /// Deletes messages older than `before`, and the bookkeeping rows of runs that finished
+    /// before it (a missing run and a finished run mean the same to `abandon_orphaned`).
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn prune(&self, before: SystemTime) -> Result<u64, SqlStoreError> {
+        let before = to_millis(before);
+        let removed = with_pool!(self, pool => {
+            let removed = sqlx::query("DELETE FROM messages WHERE created_at < $1")
+                .bind(before)
+                .execute(pool)
+                .await
+                .map_err(SqlStoreError::query("prune old conversation messages"))?
+                .rows_affected();
+            sqlx::query("DELETE FROM runs WHERE finished_at IS NOT NULL AND finished_at < $1")
+                .bind(before)
+                .execute(pool)
+                .await
+                .map_err(SqlStoreError::query("prune finished runs"))?;
+            removed
+        });
+        Ok(removed)
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn read_channel_settings(
+        &self,
+        channel: &str,
+    ) -> Result<Option<ChannelSettings>, SqlStoreError> {
+        let row = with_pool!(self, pool => {
+            sqlx::query_as::<_, (String, String)>(
+                "SELECT mode, profile FROM channel_settings WHERE channel = $1",
+            )
+            .bind(channel)
+            .fetch_optional(pool)
+            .await
+            .map_err(SqlStoreError::query("read the channel's settings"))?
+        });
+        row.map(|(mode, profile)| {
+            let mode = ChannelMode::from_str(&mode)
+                .map_err(|e| SqlStoreError::corrupt("channel_settings.mode", e))?;
+            Ok(ChannelSettings { mode, profile })
+        })
+        .transpose()
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, settings), fields(mode = %settings.mode, profile = %settings.profile), err(level = "debug", Display))]
+    async fn write_channel_settings(
+        &self,
+        channel: &str,
+        settings: &ChannelSettings,
+        changed_by: &str,
+    ) -> Result<(), SqlStoreError> {
+        let now = to_millis(SystemTime::now());
+        with_pool!(self, pool => {
+            sqlx::query(
+                "INSERT INTO channel_settings (channel, mode, profile, changed_by, changed_at) \
+                 VALUES ($1, $2, $3, $4, $5) \
+                 ON CONFLICT (channel) DO UPDATE SET mode = excluded.mode, \
+                 profile = excluded.profile, changed_by = excluded.changed_by, \
+                 changed_at = excluded.changed_at",
+            )
+            .bind(channel)
+            .bind(settings.mode.as_str())
+            .bind(settings.profile.as_str())
+            .bind(changed_by)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map_err(SqlStoreError::query("save the channel's settings"))?;
+        });
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn insert_run(
+        &self,
+        run_id: &str,
+        channel: &str,
+        instance: &str,
+    ) -> Result<(), SqlStoreError> {
+        let now = to_millis(SystemTime::now());
+        with_pool!(self, pool => {
+            // Starting a run again restarts it, as the in-memory store does.
+            sqlx::query(
+                "INSERT INTO runs (id, channel, instance, started_at, heartbeat_at) \
+                 VALUES ($1, $2, $3, $4, $4) \
+                 ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, \
+                 instance = excluded.instance, started_at = excluded.started_at, \
+                 heartbeat_at = excluded.heartbeat_at, finished_at = NULL",
+            )
+            .bind(run_id)
+            .bind(channel)
+            .bind(instance)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map_err(SqlStoreError::query("record the start of a run"))?;
+        });
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn touch_run(&self, run_id: &str) -> Result<(), SqlStoreError> {
+        let now = to_millis(SystemTime::now());
+        with_pool!(self, pool => {
+            sqlx::query("UPDATE runs SET heartbeat_at = $2 WHERE id = $1 AND finished_at IS NULL")
+                .bind(run_id)
+                .bind(now)
+                .execute(pool)
+                .await
+                .map_err(SqlStoreError::query("record a run's heartbeat"))?;
+        });
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn end_run(&self, run_id: &str) -> Result<(), SqlStoreError> {
+        let now = to_millis(SystemTime::now());
+        with_pool!(self, pool => {
+            sqlx::query(
+                "UPDATE runs SET finished_at = $2, heartbeat_at = $2 \
+                 WHERE id = $1 AND finished_at IS NULL",
+            )
+            .bind(run_id)
+            .bind(now)
+            .execute(pool)
+            .await
+            .map_err(SqlStoreError::query("record the end of a run"))?;
+        });
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, approval), fields(id = %approval.id, tool = %approval.tool), err(level = "debug", Display))]
+    async fn insert_approval(&self, approval: &ApprovalRecord) -> Result<(), SqlStoreError> {
+        let arguments = arguments_to_json(&approval.arguments)?;
+        with_pool!(self, pool => {
+            sqlx::query(concat!(
+                "INSERT INTO approvals (",
+                approval_columns!(),
+                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+            ))
+            .bind(approval.id.as_str())
+            .bind(approval.run_id.as_str())
+            .bind(approval.channel.as_str())
+            .bind(approval.requester.as_str())
+            .bind(approval.tool.as_str())
+            .bind(arguments.as_str())
+            .bind(approval.arguments_hash.as_str())
+            .bind(approval.source.as_str())
+            .bind(approval.reason.as_str())
+            .bind(approval.status.as_str())
+            .bind(approval.decided_by.as_deref())
+            .bind(approval.decided_at.map(to_millis))
+            .bind(to_millis(approval.created_at))
+            .bind(to_millis(approval.expires_at))
+            .bind(approval.message_ref.as_deref())
+            .execute(pool)
+            .await
+            .map_err(SqlStoreError::query("record the approval"))?;
+        });
+        Ok(())
+    }
+
+    /// One conditional update: of any number of concurrent callers exactly one changes the
+    /// row (and gets it back from `RETURNING`); the others change nothing and read what won.
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn decide(
+        &self,
+        id: &str,
+        status: ApprovalStatus,
+        by: Option<&str>,
+    ) -> Result<Decided, SqlStoreError> {
+        if status == ApprovalStatus::Pending {
+            return Err(SqlStoreError::Invalid(format!(
+                "approval {id} cannot be decided back to pending"
+            )));
+        }
+        let now = to_millis(SystemTime::now());
+        let won = with_pool!(self, pool => {
+            sqlx::query_as::<_, ApprovalRow>(concat!(
+                "UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3 ",
+                "WHERE id = $4 AND status = 'pending' RETURNING ",
+                approval_columns!()
+            ))
+            .bind(status.as_str())
+            .bind(by)
+            .bind(now)
+            .bind(id)
+            .fetch_optional(pool)
+            .await
+            .map_err(SqlStoreError::query("record the decision"))?
+        });
+        if let Some(row) = won {
+            return Ok(Decided::Won(approval_from_row(row)?));
+        }
+        // Decided, expired or abandoned already, and never to change again: what it is now.
+        Ok(match self.read_approval(id).await? {
+            Some(current) => Decided::Lost(current),
+            None => Decided::Missing,
+        })
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn read_approval(&self, id: &str) -> Result<Option<ApprovalRecord>, SqlStoreError> {
+        let row = with_pool!(self, pool => {
+            sqlx::query_as::<_, ApprovalRow>(concat!(
+                "SELECT ",
+                approval_columns!(),
+                " FROM approvals WHERE id = $1"
+            ))
+            .bind(id)
+            .fetch_optional(pool)
+            .await
+            .map_err(SqlStoreError::query("read the approval"))?
+        });
+        row.map(approval_from_row).transpose()
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn write_approval_message(
+        &self,
+        id: &str,
+        message_ref: &str,
+    ) -> Result<(), SqlStoreError> {
+        with_pool!(self, pool => {
+            sqlx::query("UPDATE approvals SET message_ref = $2 WHERE id = $1")
+                .bind(id)
+                .bind(message_ref)
+                .execute(pool)
+                .await
+                .map_err(SqlStoreError::query("record the approval's message"))?;
+        });
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn read_pending(
+        &self,
+        channel: Option<&str>,
+    ) -> Result<Vec<ApprovalRecord>, SqlStoreError> {
+        const FAILED: &str = "list pending approvals";
+        let rows = with_pool!(self, pool => match channel {
+            Some(channel) => sqlx::query_as::<_, ApprovalRow>(concat!(
+                "SELECT ",
+                approval_columns!(),
+                " FROM approvals WHERE status = 'pending' AND channel = $1 ORDER BY created_at, id"
+            ))
+            .bind(channel)
+            .fetch_all(pool)
+            .await
+            .map_err(SqlStoreError::query(FAILED))?,
+            None => sqlx::query_as::<_, ApprovalRow>(concat!(
+                "SELECT ",
+                approval_columns!(),
+                " FROM approvals WHERE status = 'pending' ORDER BY created_at, id"
+            ))
+            .fetch_all(pool)
+            .await
+            .map_err(SqlStoreError::query(FAILED))?,
+        });
+        rows.into_iter().map(approval_from_row).collect()
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn expire(&self, now: SystemTime) -> Result<Vec<ApprovalRecord>, SqlStoreError> {
+        let now = to_millis(now);
+        let rows = with_pool!(self, pool => {
+            sqlx::query_as::<_, ApprovalRow>(concat!(
+                "UPDATE approvals SET status = 'expired', decided_at = $1 ",
+                "WHERE status = 'pending' AND expires_at <= $1 RETURNING ",
+                approval_columns!()
+            ))
+            .bind(now)
+            .fetch_all(pool)
+            .await
+            .map_err(SqlStoreError::query("expire overdue approvals"))?
+        });
+        oldest_first(rows)
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn abandon(
+        &self,
+        stale_before: SystemTime,
+    ) -> Result<Vec<ApprovalRecord>, SqlStoreError> {
+        let stale_before = to_millis(stale_before);
+        let now = to_millis(SystemTime::now());
+        let rows = with_pool!(self, pool => {
+            // A run is live while it is not finished and its heartbeat is recent; a pending
+            // approval of any other run (finished, stale, or gone) is orphaned.
+            sqlx::query_as::<_, ApprovalRow>(concat!(
+                "UPDATE approvals SET status = 'abandoned', decided_at = $2 ",
+                "WHERE status = 'pending' AND run_id NOT IN ",
+                "(SELECT id FROM runs WHERE finished_at IS NULL AND heartbeat_at >= $1) ",
+                "RETURNING ",
+                approval_columns!()
+            ))
+            .bind(stale_before)
+            .bind(now)
+            .fetch_all(pool)
+            .await
+            .map_err(SqlStoreError::query("abandon orphaned approvals"))?
+        });
+        oldest_first(rows)
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, record), fields(tool = %record.tool, outcome = %record.outcome), err(level = "debug", Display))]
+    async fn insert_audit(&self, record: &AuditRecord) -> Result<(), SqlStoreError> {
+        with_pool!(self, pool => {
+            sqlx::query(concat!(
+                "INSERT INTO audit (",
+                audit_columns!(),
+                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+            ))
+            .bind(to_bigint(record.at))
+            .bind(record.run_id.as_str())
+            .bind(record.channel.as_str())
+            .bind(record.user.as_str())
+            .bind(record.tool.as_str())
+            .bind(record.arguments_summary.as_str())
+            .bind(record.decision.as_str())
+            .bind(record.source.as_str())
+            .bind(record.reason.as_str())
+            .bind(record.outcome.as_str())
+            .bind(record.approval_id.as_deref())
+            .bind(to_bigint(record.duration_ms))
+            .bind(to_bigint(record.output_bytes))
+            .execute(pool)
+            .await
+            .map_err(SqlStoreError::query("write the audit record"))?;
+        });
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn read_audit(
+        &self,
+        channel: &str,
+        limit: usize,
+    ) -> Result<Vec<AuditRecord>, SqlStoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = with_pool!(self, pool => {
+            sqlx::query_as::<_, AuditRow>(concat!(
+                "SELECT ",
+                audit_columns!(),
+                " FROM audit WHERE channel = $1 ORDER BY id DESC LIMIT $2"
+            ))
+            .bind(channel)
+            .bind(limit)
+            .fetch_all(pool)
+            .await
+            .map_err(SqlStoreError::query("read the audit log"))?
+        });
+        rows.into_iter().map(audit_from_row).collect()
+    }
+}
+
+/// Opens one connection outside any pool: a pool retries a refused connection until its
+/// acquire timeout and then reports only "pool timed out", losing the cause; a direct
+/// attempt fails at once with it ("Connection refused", "password authentication failed").
+async fn probe<O>(options: &O, shown: &str, hint: &'static str) -> Result<(), SqlStoreError>
+where
+    O: ConnectOptions,
+    O::Connection: Sized,
+{
+    match tokio::time::timeout(CONNECT_TIMEOUT, options.connect()).await {
+        Err(_) => Err(SqlStoreError::ConnectTimeout {
+            url: shown.to_owned(),
+            seconds: CONNECT_TIMEOUT.as_secs(),
+            hint,
+        }),
+        Ok(Err(cause)) => Err(SqlStoreError::Connect {
+            url: shown.to_owned(),
+            cause,
+            hint,
+        }),
+        Ok(Ok(connection)) => {
+            // The connection proved the way in; closing it cleanly is a courtesy.
+            if let Err(error) = connection.close().await {
+                tracing::debug!(%error, "the probe connection did not close cleanly");
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `RETURNING` rows come in no particular order: oldest first, as the contract lists them.
+fn oldest_first(rows: Vec<ApprovalRow>) -> Result<Vec<ApprovalRecord>, SqlStoreError> {
+    let mut records = rows
+        .into_iter()
+        .map(approval_from_row)
+        .collect::<Result<Vec<_>, _>>()?;
+    records.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    Ok(records)
+}
+
+impl Store for SqlStore {
+    fn load_history<'a>(
+        &'a self,
+        channel: &'a str,
+        budget: usize,
+    ) -> BoxFuture<'a, Result<Vec<ChatMessage>, StoreError>> {
+        Box::pin(async move { Ok(self.read_history(channel, budget).await?) })
+    }
+
+    fn append<'a>(
+        &'a self,
+        channel: &'a str,
+        messages: &'a [ChatMessage],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { Ok(self.append_messages(channel, messages).await?) })
+    }
+
+    fn clear<'a>(&'a self, channel: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { Ok(self.clear_history(channel).await?) })
+    }
+
+    fn prune_history<'a>(&'a self, before: SystemTime) -> BoxFuture<'a, Result<u64, StoreError>> {
+        Box::pin(async move { Ok(self.prune(before).await?) })
+    }
+
+    fn channel_settings<'a>(
+        &'a self,
+        channel: &'a str,
+    ) -> BoxFuture<'a, Result<Option<ChannelSettings>, StoreError>> {
+        Box::pin(async move { Ok(self.read_channel_settings(channel).await?) })
+    }
+
+    fn set_channel_settings<'a>(
+        &'a self,
+        channel: &'a str,
+        settings: &'a ChannelSettings,
+        changed_by: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            Ok(self
+                .write_channel_settings(channel, settings, changed_by)
+                .await?)
+        })
+    }
+
+    fn start_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        channel: &'a str,
+        instance: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { Ok(self.insert_run(run_id, channel, instance).await?) })
+    }
+
+    fn heartbeat_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { Ok(self.touch_run(run_id).await?) })
+    }
+
+    fn finish_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { Ok(self.end_run(run_id).await?) })
+    }
+
+    fn create_approval<'a>(
+        &'a self,
+        approval: &'a ApprovalRecord,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { Ok(self.insert_approval(approval).await?) })
+    }
+
+    fn decide_approval<'a>(
+        &'a self,
+        id: &'a str,
+        status: ApprovalStatus,
+        by: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Decided, StoreError>> {
+        Box::pin(async move { Ok(self.decide(id, status, by).await?) })
+    }
+
+    fn approval<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<ApprovalRecord>, StoreError>> {
+        Box::pin(async move { Ok(self.read_approval(id).await?) })
+    }
+
+    fn set_approval_message<'a>(
+        &'a self,
+        id: &'a str,
+        message_ref: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { Ok(self.write_approval_message(id, message_ref).await?) })
+    }
+
+    fn pending_approvals<'a>(
+        &'a self,
+        channel: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        Box::pin(async move { Ok(self.read_pending(channel).await?) })
+    }
+
+    fn expire_overdue<'a>(
+        &'a self,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        Box::pin(async move { Ok(self.expire(now).await?) })
+    }
+
+    fn abandon_orphaned<'a>(
+        &'a self,
+        stale_before: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        Box::pin(async move { Ok(self.abandon(stale_before).await?) })
+    }
+
+    fn record_audit<'a>(
+        &'a self,
+        record: &'a AuditRecord,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { Ok(self.insert_audit(record).await?) })
+    }
+
+    fn recent_audit<'a>(
+        &'a self,
+        channel: &'a str,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<AuditRecord>, StoreError>> {
+        Box::pin(async move { Ok(self.read_audit(channel, limit).await?) })
+    }
+}
