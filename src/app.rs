@@ -3,16 +3,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::time::SystemTime;
+
 use url::Url;
 
 use crate::config::Settings;
 use crate::core::agent::{Agent, AgentLimits, Protocol};
 use crate::core::ports::{
-    ApprovalSurface, ChannelSettings, ChatModel, EventSink, Store, SystemClock,
+    ApprovalSurface, ChannelSettings, ChatModel, EventSink, Store, StoreError, SystemClock,
 };
 use crate::core::prompt::Prompts;
 use crate::core::tools::AssessContext;
 use crate::llm::{LlmConfig, OpenAiClient};
+use crate::store::SqlStore;
 
 /// Why the application could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +93,25 @@ pub fn build_agent(
         instance: instance_name(),
     })
 }
+
+/// Opens the state store of `store.url` (migrations applied), applies the history
+/// retention, and marks approvals left pending by a stopped process `abandoned`.
+pub async fn open_store(settings: &Settings) -> Result<SqlStore, StoreError> {
+    let store = SqlStore::connect(&settings.store.url).await?;
+    crate::store::apply_retention(&store, &settings.store, SystemTime::now()).await?;
+    let stale = SystemTime::now() - STALE_RUN;
+    let abandoned = store.abandon_orphaned(stale).await?;
+    if !abandoned.is_empty() {
+        tracing::info!(
+            count = abandoned.len(),
+            "approvals of stopped runs marked abandoned"
+        );
+    }
+    Ok(store)
+}
+
+/// A run that has not sent a heartbeat for this long is considered gone.
+pub const STALE_RUN: Duration = Duration::from_secs(90);
 
 /// This process's name in the runs table: host and process id.
 pub fn instance_name() -> String {

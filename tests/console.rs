@@ -180,3 +180,51 @@ fn an_unreachable_model_server_is_a_clear_error() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn history_survives_a_restart_of_the_console() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::text("Noted: 42."),
+        fake_llm::text("It was 42."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = console(
+        &fake.base_url(),
+        dir.path(),
+        "remember the number 42\n",
+        &["--json"],
+    );
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(
+        dir.path().join("riskgate.db").exists(),
+        "the default store is a SQLite file"
+    );
+    let second = console(
+        &fake.base_url(),
+        dir.path(),
+        "what was the number?\n",
+        &["--json"],
+    );
+    assert!(second.status.success());
+    let requests = fake.requests().await;
+    let contents: Vec<&str> = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .skip(1)
+        .map(|m| m["content"].as_str().expect("text"))
+        .collect();
+    assert_eq!(
+        contents,
+        [
+            "dana: remember the number 42",
+            "Noted: 42.",
+            "dana: what was the number?"
+        ]
+    );
+}

@@ -38,6 +38,8 @@ pub enum Command {
     },
     /// Print the effective settings (secrets redacted), or say which key is wrong.
     CheckConfig,
+    /// Run the Discord bot until SIGINT or SIGTERM.
+    Run,
     /// Chat with the agent in the terminal: messages from stdin, approvals as y/n prompts.
     Console {
         /// The conversation's name.
@@ -65,6 +67,12 @@ pub enum CliError {
     Io(#[from] io::Error),
     #[error(transparent)]
     Console(#[from] crate::console::ConsoleError),
+    #[error(transparent)]
+    Bot(#[from] crate::discord::BotError),
+    #[error(transparent)]
+    Store(#[from] crate::core::ports::StoreError),
+    #[error(transparent)]
+    App(#[from] crate::app::AppError),
 }
 
 impl CliError {
@@ -72,7 +80,9 @@ impl CliError {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Self::Config(_) => ExitCode::from(2),
-            Self::Io(_) | Self::Console(_) => ExitCode::from(1),
+            Self::Io(_) | Self::Console(_) | Self::Bot(_) | Self::Store(_) | Self::App(_) => {
+                ExitCode::from(1)
+            }
         }
     }
 }
@@ -115,6 +125,13 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             ))?;
             Ok(())
         }
+        Command::Run => {
+            let settings = Settings::load(cli.config.as_deref())?;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(run_bot(settings))
+        }
         Command::CheckConfig => {
             let settings = Settings::load(cli.config.as_deref())?;
             let mut out = io::stdout().lock();
@@ -122,5 +139,42 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             out.write_all(settings.to_redacted_toml().as_bytes())?;
             Ok(())
         }
+    }
+}
+
+/// `riskgate run`: the store, the model client, the bot; SIGINT or SIGTERM stop it gracefully.
+async fn run_bot(settings: Settings) -> Result<(), CliError> {
+    let store = std::sync::Arc::new(crate::app::open_store(&settings).await?);
+    let model = std::sync::Arc::new(crate::app::model_client(&settings)?);
+    let bot = crate::discord::Bot::build(&settings, model, store).await?;
+    let stop = bot.shutdown_token();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("signal received: shutting down");
+        stop.cancel();
+    });
+    bot.run().await?;
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = interrupt => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = interrupt.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
     }
 }

@@ -21,7 +21,6 @@ use crate::core::ports::{
 use crate::core::prompt::PROFILES;
 use crate::core::risk::ChannelMode;
 use crate::core::tools::BoxFuture;
-use crate::store::MemoryStore;
 
 /// Console options from the command line.
 #[derive(Debug, Clone)]
@@ -45,6 +44,8 @@ pub enum ConsoleError {
     Unreachable { url: String, reason: String },
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Store(#[from] crate::core::ports::StoreError),
 }
 
 /// Where everything is printed; shared by the event sink and the approval prompt.
@@ -161,7 +162,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
         }
     });
     let lines: Lines = Arc::new(tokio::sync::Mutex::new(rx));
-    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let store: Arc<dyn Store> = Arc::new(crate::app::open_store(&settings).await?);
     let agent = crate::app::build_agent(
         &settings,
         Arc::new(model),
