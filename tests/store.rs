@@ -926,6 +926,7 @@ async fn the_real_loop_audits_auto_confirmed_cancelled_expired_and_denied_calls(
             .run(&Inbound {
                 channel: "ops".into(),
                 author: "alice".into(),
+                author_name: "alice".into(),
                 text: format!("please: {expected}"),
             })
             .await;

@@ -68,11 +68,17 @@ pub enum CliError {
     #[error(transparent)]
     Console(#[from] crate::console::ConsoleError),
     #[error(transparent)]
-    Bot(#[from] crate::discord::BotError),
+    Bot(Box<crate::discord::BotError>),
     #[error(transparent)]
     Store(#[from] crate::core::ports::StoreError),
     #[error(transparent)]
     App(#[from] crate::app::AppError),
+}
+
+impl From<crate::discord::BotError> for CliError {
+    fn from(error: crate::discord::BotError) -> Self {
+        Self::Bot(Box::new(error))
+    }
 }
 
 impl CliError {
