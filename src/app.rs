@@ -91,6 +91,7 @@ pub fn build_agent(
         },
         assess_context: AssessContext::default(),
         instance: instance_name(),
+        prepared: Default::default(),
     })
 }
 

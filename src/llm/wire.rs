@@ -293,7 +293,8 @@ mod tests {
                 name: "execute_sql".into(),
                 description: "d".into(),
                 parameters: json!({"type": "object"}),
-            }],
+            }]
+            .into(),
         };
         let body = serde_json::to_value(request_body("m", Some(0.1), &request)).expect("json");
         assert_eq!(body["messages"][1]["content"], "alice: hi");

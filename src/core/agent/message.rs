@@ -101,7 +101,7 @@ pub struct ChatRequest {
     pub messages: Vec<ChatMessage>,
     /// Tool definitions for the native protocol; empty for the JSON protocol (the definitions
     /// are in the system prompt there).
-    pub tools: Vec<ToolDefinition>,
+    pub tools: std::sync::Arc<[ToolDefinition]>,
 }
 
 /// A tool call as a server sent it: servers differ, so every field is as loose as they are.

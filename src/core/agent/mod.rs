@@ -136,7 +136,20 @@ pub struct Agent {
     pub assess_context: AssessContext,
     /// This process, in the runs table (several instances may share a database).
     pub instance: String,
+    /// What each profile's runs send every time, built on first use.
+    pub prepared: PreparedCache,
 }
+
+/// The per-profile parts of every request.
+#[derive(Debug)]
+pub struct Prepared {
+    system: String,
+    request_tools: Arc<[ToolDefinition]>,
+    offered: HashSet<String>,
+}
+
+/// Prepared requests by profile. Empty at first; filled as profiles are used.
+pub type PreparedCache = std::sync::Mutex<std::collections::HashMap<String, Arc<Prepared>>>;
 
 /// How often a run waiting for a person tells the store it is alive.
 const HEARTBEAT: Duration = Duration::from_secs(30);
@@ -261,15 +274,8 @@ impl Agent {
             Ok(history) => history,
             Err(e) => return (RunOutcome::Stopped(StopReason::Store(e)), 0),
         };
-        let tools = self.tool_definitions(&settings.profile);
-        let system = self
-            .prompts
-            .system_prompt(&settings.profile, self.protocol, &tools);
-        let request_tools = match self.protocol {
-            Protocol::Native => tools.clone(),
-            Protocol::Json => Vec::new(),
-        };
-        let offered: HashSet<String> = tools.iter().map(|t| t.name.clone()).collect();
+        let prepared = self.prepared(&settings.profile);
+        let offered = &prepared.offered;
 
         let mut timer = RunTimer::new(self.limits.run_timeout);
         let mut next_id = 0u64;
@@ -286,12 +292,12 @@ impl Agent {
             }
             iterations += 1;
             let mut messages = Vec::with_capacity(history.len() + new_messages.len() + 1);
-            messages.push(ChatMessage::system(system.clone()));
+            messages.push(ChatMessage::system(prepared.system.clone()));
             messages.extend(history.iter().cloned());
             messages.extend(new_messages.iter().cloned());
             let request = ChatRequest {
                 messages,
-                tools: request_tools.clone(),
+                tools: prepared.request_tools.clone(),
             };
             let reply = match tokio::time::timeout(timer.remaining(), self.model.complete(&request))
                 .await
@@ -346,7 +352,7 @@ impl Agent {
                                 new_messages.push(self.protocol.result_message(id, tool, &text));
                             }
                             CallSlot::Call(call) => {
-                                if let Err(problem) = self.check_call(call, &offered) {
+                                if let Err(problem) = self.check_call(call, offered) {
                                     any_malformed = true;
                                     let text =
                                         format!("error: {}", self.protocol.correction(&problem));
@@ -413,6 +419,29 @@ impl Agent {
                 }
             }
         }
+    }
+
+    /// The tool definitions, system prompt and offered names of a profile: the same for
+    /// every run, so they are built once.
+    fn prepared(&self, profile: &str) -> Arc<Prepared> {
+        if let Ok(cache) = self.prepared.lock()
+            && let Some(prepared) = cache.get(profile)
+        {
+            return prepared.clone();
+        }
+        let tools = self.tool_definitions(profile);
+        let prepared = Arc::new(Prepared {
+            system: self.prompts.system_prompt(profile, self.protocol, &tools),
+            offered: tools.iter().map(|t| t.name.clone()).collect(),
+            request_tools: match self.protocol {
+                Protocol::Native => tools.into(),
+                Protocol::Json => Arc::from(Vec::new()),
+            },
+        });
+        if let Ok(mut cache) = self.prepared.lock() {
+            cache.insert(profile.to_owned(), prepared.clone());
+        }
+        prepared
     }
 
     /// The tools a profile offers: `sql` only `execute_sql`, every other profile all tools.
