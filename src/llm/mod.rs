@@ -99,7 +99,7 @@ impl OpenAiClient {
                 Err(e) => {
                     return Err(ModelError::Unreachable {
                         url: self.endpoint.to_string(),
-                        reason: error_chain(&e),
+                        reason: crate::core::tools::error_chain(&e),
                     });
                 }
             };
@@ -110,7 +110,7 @@ impl OpenAiClient {
                 Err(e) if e.is_timeout() => {
                     return Err(ModelError::Timeout(self.config.request_timeout));
                 }
-                Err(e) => return Err(ModelError::BadReply(error_chain(&e))),
+                Err(e) => return Err(ModelError::BadReply(crate::core::tools::error_chain(&e))),
             };
             tracing::debug!(%status, elapsed_ms = started.elapsed().as_millis() as u64, "model answered");
             if status.is_success() {
@@ -182,18 +182,4 @@ fn shorten(text: &str) -> String {
         return "(empty body)".to_owned();
     }
     crate::core::tools::shorten(text, 300)
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(err) = source {
-        let next = err.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        source = err.source();
-    }
-    text
 }

@@ -64,6 +64,15 @@ pub fn builtin_gate(settings: &Settings) -> RiskGate {
     RiskGate::new(builtin_registry(settings), settings.risk.gate_policy())
 }
 
+/// Reads a tool's typed arguments for its executor; `Err` goes back to the LLM.
+pub(crate) fn call_arguments<T: DeserializeOwned>(
+    tool: &str,
+    arguments: &Map<String, Value>,
+) -> Result<T, crate::core::tools::ToolError> {
+    serde_json::from_value(Value::Object(arguments.clone()))
+        .map_err(|e| crate::core::tools::ToolError::InvalidArguments(format!("{tool}: {e}")))
+}
+
 /// Reads a tool's typed arguments. `Err` is an assessment that says what is wrong, so a
 /// malformed call is never auto-run.
 pub(crate) fn parse_arguments<T: DeserializeOwned>(

@@ -9,7 +9,7 @@ mod output;
 
 pub use output::{
     Approval, Attachment, BoxFuture, ToolError, ToolOutput, UNTRUSTED_CLOSE, UNTRUSTED_OPEN,
-    format_bytes, format_duration, shorten,
+    error_chain, format_bytes, format_duration, shorten,
 };
 
 use std::collections::BTreeMap;

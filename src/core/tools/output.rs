@@ -107,6 +107,21 @@ impl ToolError {
     }
 }
 
+/// An error with its causes, each once, for a message a person can act on.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(err) = source {
+        let next = err.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = err.source();
+    }
+    text
+}
+
 /// `1.5 s`, `250 ms`.
 pub fn format_duration(d: Duration) -> String {
     if d.as_millis() < 1000 {

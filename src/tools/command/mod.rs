@@ -177,8 +177,7 @@ impl Tool for CommandTool {
         approval: &'a Approval,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: CommandArgs = serde_json::from_value(Value::Object(arguments.clone()))
-                .map_err(|e| ToolError::InvalidArguments(format!("{NAME}: {e}")))?;
+            let args: CommandArgs = super::call_arguments(NAME, arguments)?;
             let outcome = self.run(&args.command, approval).await?;
             Ok(render(&args.command, &outcome, &self.budgets))
         })

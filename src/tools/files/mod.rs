@@ -278,8 +278,7 @@ impl Tool for FileTool {
         _approval: &'a Approval,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: FileArgs = serde_json::from_value(Value::Object(arguments.clone()))
-                .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+            let args: FileArgs = super::call_arguments(NAME, arguments)?;
             let tool = self.clone();
             tokio::task::spawn_blocking(move || tool.run(args))
                 .await

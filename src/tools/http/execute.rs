@@ -241,25 +241,16 @@ fn send_error(url: &Url, e: reqwest::Error, timeout: Duration) -> ToolError {
     }
     let host = url.host_str().unwrap_or("the server");
     if e.is_connect() {
-        ToolError::Failed(format!("could not connect to {host}: {}", chain(&e)))
+        ToolError::Failed(format!(
+            "could not connect to {host}: {}",
+            crate::core::tools::error_chain(&e)
+        ))
     } else {
-        ToolError::Failed(format!("the request to {url} failed: {}", chain(&e)))
+        ToolError::Failed(format!(
+            "the request to {url} failed: {}",
+            crate::core::tools::error_chain(&e)
+        ))
     }
-}
-
-/// An error with its causes, for a message a person can act on.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(err) = source {
-        let next = err.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        source = err.source();
-    }
-    text
 }
 
 fn render(

@@ -220,8 +220,7 @@ impl Tool for HttpTool {
         _approval: &'a Approval,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: HttpArgs = serde_json::from_value(Value::Object(arguments.clone()))
-                .map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+            let args: HttpArgs = super::call_arguments(NAME, arguments)?;
             // The policy check again: the gate may have been configured differently, and
             // every redirect hop goes through the same check.
             let url = self.check_url(&args.url).map_err(ToolError::Refused)?;
