@@ -3,6 +3,16 @@
 //! Each database test works in its own uniquely named schema or tables, so tests run in
 //! parallel; none needs the internet.
 
+/// libtest captures the print macros of passing tests, so a skip notice goes to the
+/// process's stderr directly: a plain `cargo test` shows which tests were skipped.
+macro_rules! say_skipped {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let test = std::thread::current().name().unwrap_or("a test").to_owned();
+        let _ = writeln!(std::io::stderr(), "{test}: {}", format_args!($($arg)*));
+    }};
+}
+
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -480,7 +490,7 @@ mod postgres {
     impl Scratch {
         async fn new() -> Option<Self> {
             let Some(url) = std::env::var(URL_VAR).ok().filter(|u| !u.is_empty()) else {
-                eprintln!("skipped: {URL_VAR} not set");
+                say_skipped!("skipped: {URL_VAR} not set");
                 return None;
             };
             let schema = unique("rg_pg");
@@ -799,7 +809,7 @@ mod mysql {
     impl Scratch {
         async fn new() -> Option<Self> {
             let Some(url) = std::env::var(URL_VAR).ok().filter(|u| !u.is_empty()) else {
-                eprintln!("skipped: {URL_VAR} not set");
+                say_skipped!("skipped: {URL_VAR} not set");
                 return None;
             };
             let scratch = Self {
@@ -1063,7 +1073,7 @@ mod sqlx_facts {
             .ok()
             .filter(|u| !u.is_empty())
         else {
-            eprintln!("skipped: RISKGATE_TEST_MYSQL_URL not set");
+            say_skipped!("skipped: RISKGATE_TEST_MYSQL_URL not set");
             return;
         };
         let table = unique("rg_fact");
@@ -1104,7 +1114,7 @@ mod sqlx_facts {
             .ok()
             .filter(|u| !u.is_empty())
         else {
-            eprintln!("skipped: RISKGATE_TEST_POSTGRES_URL not set");
+            say_skipped!("skipped: RISKGATE_TEST_POSTGRES_URL not set");
             return;
         };
         let table = unique("rg_fact");

@@ -2,6 +2,16 @@
 //! PostgreSQL when `RISKGATE_TEST_POSTGRES_URL` is set (a fresh schema per test, dropped at
 //! the end); without it the PostgreSQL half says `skipped: ...` and passes.
 
+/// libtest captures the print macros of passing tests, so a skip notice goes to the
+/// process's stderr directly: a plain `cargo test` shows which tests were skipped.
+macro_rules! say_skipped {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let test = std::thread::current().name().unwrap_or("a test").to_owned();
+        let _ = writeln!(std::io::stderr(), "{test}: {}", format_args!($($arg)*));
+    }};
+}
+
 use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, Mutex};
@@ -174,7 +184,7 @@ macro_rules! on_both_backends {
                 async fn $name() {
                     match super::TestDb::postgres().await {
                         Some(db) => super::$name(db).await,
-                        None => println!("skipped: {} not set", super::POSTGRES_ENV),
+                        None => say_skipped!("skipped: {} not set", super::POSTGRES_ENV),
                     }
                 }
             )*
