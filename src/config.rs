@@ -65,6 +65,26 @@ pub struct Settings {
     pub files: FileSettings,
     pub http: HttpSettings,
     pub output: OutputSettings,
+    pub log: LogSettings,
+}
+
+/// Logging (to stderr).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogSettings {
+    /// `text` for people, `json` for log collectors (one object per line).
+    pub format: String,
+    /// A tracing filter such as `info` or `riskgate=debug,warn`; `RISKGATE_LOG` overrides it.
+    pub level: String,
+}
+
+impl Default for LogSettings {
+    fn default() -> Self {
+        Self {
+            format: "text".to_owned(),
+            level: "warn".to_owned(),
+        }
+    }
 }
 
 /// The OpenAI-compatible model endpoint (used by `console` and `run`).
@@ -561,6 +581,13 @@ impl Settings {
                 "tools.workspace",
                 "\"\"",
                 "a directory is required",
+            ));
+        }
+        if !matches!(self.log.format.as_str(), "text" | "json") {
+            return Err(ConfigError::invalid(
+                "log.format",
+                format!("{:?}", self.log.format),
+                "expected text or json",
             ));
         }
         if !crate::core::prompt::PROFILES.contains(&self.agent.default_profile.as_str()) {

@@ -6,7 +6,6 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = riskgate::cli::Cli::parse();
-    riskgate::telemetry::init();
     match riskgate::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -93,11 +93,18 @@ impl CliError {
     }
 }
 
+/// Loads the settings and starts logging as they say.
+fn load(path: Option<&std::path::Path>) -> Result<Settings, CliError> {
+    let settings = Settings::load(path)?;
+    crate::telemetry::init(&settings.log);
+    Ok(settings)
+}
+
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Assess { mode } => {
-            let settings = Settings::load(cli.config.as_deref())?;
+            let settings = load(cli.config.as_deref())?;
             let mode = mode.unwrap_or_else(|| settings.risk.mode());
             let gate = crate::tools::builtin_gate(&settings);
             let stdin = io::stdin().lock();
@@ -114,7 +121,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             user,
             json,
         } => {
-            let settings = Settings::load(cli.config.as_deref())?;
+            let settings = load(cli.config.as_deref())?;
             let user = user
                 .or_else(|| std::env::var("USER").ok())
                 .unwrap_or_else(|| "you".to_owned());
@@ -132,14 +139,14 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Run => {
-            let settings = Settings::load(cli.config.as_deref())?;
+            let settings = load(cli.config.as_deref())?;
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
             runtime.block_on(run_bot(settings))
         }
         Command::CheckConfig => {
-            let settings = Settings::load(cli.config.as_deref())?;
+            let settings = load(cli.config.as_deref())?;
             let mut out = io::stdout().lock();
             writeln!(out, "# riskgate: effective settings (secrets redacted)")?;
             out.write_all(settings.to_redacted_toml().as_bytes())?;
