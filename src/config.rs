@@ -66,6 +66,15 @@ pub struct Settings {
     pub http: HttpSettings,
     pub output: OutputSettings,
     pub log: LogSettings,
+    pub observability: ObservabilitySettings,
+}
+
+/// The operators' HTTP port.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ObservabilitySettings {
+    /// `host:port` for `/healthz` and Prometheus `/metrics` (`riskgate run`); empty: off.
+    pub listen: String,
 }
 
 /// Logging (to stderr).
@@ -581,6 +590,19 @@ impl Settings {
                 "tools.workspace",
                 "\"\"",
                 "a directory is required",
+            ));
+        }
+        if !self.observability.listen.is_empty()
+            && self
+                .observability
+                .listen
+                .parse::<std::net::SocketAddr>()
+                .is_err()
+        {
+            return Err(ConfigError::invalid(
+                "observability.listen",
+                format!("{:?}", self.observability.listen),
+                "expected host:port with an IP address, e.g. 127.0.0.1:9464",
             ));
         }
         if !matches!(self.log.format.as_str(), "text" | "json") {

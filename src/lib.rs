@@ -24,6 +24,7 @@ pub mod console;
 pub mod core;
 pub mod discord;
 pub mod llm;
+pub mod metrics;
 pub mod store;
 pub mod telemetry;
 pub mod tools;

@@ -161,6 +161,11 @@ async fn run_bot(settings: Settings) -> Result<(), CliError> {
     let model = std::sync::Arc::new(crate::app::model_client(&settings)?);
     let bot = crate::discord::Bot::build(&settings, model, store).await?;
     let stop = bot.shutdown_token();
+    if !settings.observability.listen.is_empty() {
+        let listener = tokio::net::TcpListener::bind(&settings.observability.listen).await?;
+        tracing::info!(address = %settings.observability.listen, "serving /healthz and /metrics");
+        tokio::spawn(crate::metrics::serve(listener, bot.metrics(), stop.clone()));
+    }
     tokio::spawn(async move {
         wait_for_signal().await;
         tracing::info!("signal received: shutting down");

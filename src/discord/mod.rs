@@ -81,6 +81,7 @@ struct BotState {
     parents: Mutex<HashMap<ChannelId, Option<ChannelId>>>,
     shutdown: CancellationToken,
     tracker: TaskTracker,
+    metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// Sends the loop's events to the channel's outbox queue.
@@ -147,17 +148,24 @@ impl Bot {
         let http = client.http.clone();
         let outbox = Outbox::new(http.clone());
         let hub = Arc::new(ApprovalHub::default());
+        let metrics = crate::metrics::Metrics::new();
         let agent = crate::app::build_agent(
             settings,
-            model,
+            Arc::new(crate::metrics::MeteredModel {
+                inner: model,
+                metrics: metrics.clone(),
+            }),
             store.clone(),
             Arc::new(DiscordApprovals {
                 outbox: outbox.clone(),
                 hub: hub.clone(),
                 store: store.clone(),
             }),
-            Arc::new(DiscordEvents {
-                outbox: outbox.clone(),
+            Arc::new(crate::metrics::MeteredEvents {
+                inner: Arc::new(DiscordEvents {
+                    outbox: outbox.clone(),
+                }),
+                metrics: metrics.clone(),
             }),
         )?;
         let state = Arc::new(BotState {
@@ -173,9 +181,15 @@ impl Bot {
             parents: Mutex::new(HashMap::new()),
             shutdown: CancellationToken::new(),
             tracker: TaskTracker::new(),
+            metrics,
         });
         let _ = cell.set(state.clone());
         Ok(Self { client, state })
+    }
+
+    /// The bot's counters, for the operators' `/metrics`.
+    pub fn metrics(&self) -> Arc<crate::metrics::Metrics> {
+        self.state.metrics.clone()
     }
 
     /// Cancelling this token stops the bot gracefully.
@@ -379,7 +393,11 @@ impl BotState {
             self.tracker.spawn(worker(state, channel, rx));
             tx
         });
-        sender.try_send(job).is_ok()
+        let queued = sender.try_send(job).is_ok();
+        if queued {
+            self.metrics.queue_changed(1);
+        }
+        queued
     }
 }
 
@@ -393,6 +411,7 @@ async fn worker(state: Arc<BotState>, channel: ChannelId, mut jobs: mpsc::Receiv
                 None => return,
             },
         };
+        state.metrics.queue_changed(-1);
         state.outbox.push(channel, Item::Trigger(Some(job.message)));
         let typing = channel.start_typing(&state.http);
         let run = state.agent.run(&job.inbound);

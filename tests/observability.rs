@@ -1,0 +1,116 @@
+//! `/healthz` and `/metrics`: the counters follow what the agent did.
+
+mod support;
+
+use std::sync::Arc;
+
+use riskgate::config::Settings;
+use riskgate::core::agent::{AgentEvent, Inbound};
+use riskgate::core::ports::{ApprovalOutcome, ApprovalRequest, ApprovalSurface, EventSink};
+use riskgate::core::tools::BoxFuture;
+use riskgate::metrics::{MeteredEvents, MeteredModel, Metrics};
+use riskgate::store::MemoryStore;
+use serde_json::json;
+use support::fake_llm::{self, FakeLlm};
+
+struct Refuse;
+
+impl ApprovalSurface for Refuse {
+    fn request<'a>(&'a self, _r: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
+        Box::pin(async { ApprovalOutcome::Cancelled { by: "ops".into() } })
+    }
+}
+
+struct Quiet;
+
+impl EventSink for Quiet {
+    fn emit(&self, _channel: &str, _event: &AgentEvent) {}
+}
+
+#[tokio::test]
+async fn metrics_count_runs_calls_approvals_and_model_latency() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[
+            (
+                "c1",
+                "file_operations",
+                json!({"operation": "list", "path": "."}),
+            ),
+            (
+                "c2",
+                "file_operations",
+                json!({"operation": "delete", "path": "x.txt"}),
+            ),
+        ]),
+        fake_llm::text("done"),
+    ])
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = Settings::default();
+    settings.llm.base_url = fake.base_url();
+    settings.tools.workspace = dir.path().to_path_buf();
+    let metrics = Metrics::new();
+    let agent = riskgate::app::build_agent(
+        &settings,
+        Arc::new(MeteredModel {
+            inner: Arc::new(riskgate::app::model_client(&settings).expect("client")),
+            metrics: metrics.clone(),
+        }),
+        Arc::new(MemoryStore::new()),
+        Arc::new(Refuse),
+        Arc::new(MeteredEvents {
+            inner: Arc::new(Quiet),
+            metrics: metrics.clone(),
+        }),
+    )
+    .expect("agent");
+    agent
+        .run(&Inbound {
+            channel: "c".into(),
+            author: "u".into(),
+            author_name: "u".into(),
+            text: "tidy up".into(),
+        })
+        .await;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("address");
+    let stop = tokio_util::sync::CancellationToken::new();
+    let server = tokio::spawn(riskgate::metrics::serve(listener, metrics, stop.clone()));
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("client");
+    let health = client
+        .get(format!("http://{address}/healthz"))
+        .send()
+        .await
+        .expect("healthz");
+    assert_eq!(health.status(), 200);
+    let text = client
+        .get(format!("http://{address}/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("body");
+    for line in [
+        "riskgate_runs_total{outcome=\"replied\"} 1",
+        "riskgate_tool_calls_total{decision=\"auto\",source=\"whitelist\"} 1",
+        "riskgate_tool_calls_total{decision=\"confirm\",source=\"default\"} 1",
+        "riskgate_approvals_total{outcome=\"cancelled\"} 1",
+        "riskgate_llm_request_seconds_count 2",
+        "riskgate_llm_request_seconds_bucket{le=\"+Inf\"} 2",
+        "riskgate_queue_depth 0",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in:\n{text}"
+        );
+    }
+    stop.cancel();
+    server.await.expect("server task").expect("server");
+}
