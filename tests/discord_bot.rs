@@ -637,3 +637,23 @@ async fn two_shards_in_one_process_each_serve_their_guilds() {
     h.posted(second_channel, |c| c.starts_with("answer")).await;
     h.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_gateway_drops_the_bot_reconnects_and_keeps_serving() {
+    let h = start(vec![fake_llm::text("still here")], |_| {}).await;
+    assert!(h.discord.drop_gateway().await >= 1);
+    // serenity resumes the session; then messages flow again.
+    for _ in 0..100 {
+        if !h.discord.resumes().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!h.discord.resumes().is_empty(), "the bot reconnected");
+    h.discord.wait_for_connections(1, WAIT).await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "are you there?", &[])
+        .await;
+    h.posted(CHANNEL, |c| c == "still here").await;
+    h.stop().await;
+}
