@@ -10,7 +10,8 @@ use url::Url;
 use crate::config::Settings;
 use crate::core::agent::{Agent, AgentLimits, Protocol};
 use crate::core::ports::{
-    ApprovalSurface, ChannelSettings, ChatModel, EventSink, Store, StoreError, SystemClock,
+    ApprovalRecord, ApprovalSurface, ChannelSettings, ChatModel, EventSink, Store, StoreError,
+    SystemClock,
 };
 use crate::core::prompt::Prompts;
 use crate::core::tools::AssessContext;
@@ -95,23 +96,31 @@ pub fn build_agent(
     })
 }
 
-/// Opens the state store of `store.url` (migrations applied), applies the history
-/// retention, and marks approvals left pending by a stopped process `abandoned`.
+/// Opens the state store of `store.url` (migrations applied) and applies the history
+/// retention.
 pub async fn open_store(settings: &Settings) -> Result<SqlStore, StoreError> {
     let store = SqlStore::connect(&settings.store.url).await?;
     crate::store::apply_retention(&store, &settings.store, SystemTime::now()).await?;
-    let stale = SystemTime::now() - STALE_RUN;
-    let abandoned = store.abandon_orphaned(stale).await?;
+    Ok(store)
+}
+
+/// Marks approvals whose run has stopped (no heartbeat for [`STALE_RUN`]) `abandoned` and
+/// returns them, so a front end can say so where they were shown.
+pub async fn abandon_orphaned(store: &dyn Store) -> Result<Vec<ApprovalRecord>, StoreError> {
+    let abandoned = store
+        .abandon_orphaned(SystemTime::now() - STALE_RUN)
+        .await?;
     if !abandoned.is_empty() {
         tracing::info!(
             count = abandoned.len(),
             "approvals of stopped runs marked abandoned"
         );
     }
-    Ok(store)
+    Ok(abandoned)
 }
 
-/// A run that has not sent a heartbeat for this long is considered gone.
+/// A run that has not sent a heartbeat for this long is considered gone (runs waiting for a
+/// person send one every 30 s).
 pub const STALE_RUN: Duration = Duration::from_secs(90);
 
 /// This process's name in the runs table: host and process id.

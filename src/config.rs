@@ -162,6 +162,8 @@ pub struct DiscordSettings {
     pub shard_total: u64,
     pub shard_first: u64,
     pub shard_last: u64,
+    /// On SIGINT/SIGTERM, how long running steps may take to finish before the bot exits.
+    pub shutdown_grace_secs: u64,
 }
 
 impl Default for DiscordSettings {
@@ -179,6 +181,7 @@ impl Default for DiscordSettings {
             shard_total: 0,
             shard_first: 0,
             shard_last: 0,
+            shutdown_grace_secs: 30,
         }
     }
 }
@@ -192,6 +195,9 @@ pub struct StoreSettings {
     /// Conversation messages older than this many days are deleted at start; 0 keeps them
     /// forever. The audit log and approvals are always kept.
     pub history_retention_days: u64,
+    /// How often the bot marks overdue approvals expired and those of stopped runs
+    /// abandoned, and edits their messages.
+    pub sweep_interval_secs: u64,
 }
 
 impl Default for StoreSettings {
@@ -199,6 +205,7 @@ impl Default for StoreSettings {
         Self {
             url: "sqlite://riskgate.db".to_owned(),
             history_retention_days: 0,
+            sweep_interval_secs: 15,
         }
     }
 }
@@ -621,6 +628,7 @@ impl Settings {
         }
         for (key, value) in [
             ("llm.request_timeout_secs", self.llm.request_timeout_secs),
+            ("store.sweep_interval_secs", self.store.sweep_interval_secs),
             ("agent.run_timeout_secs", self.agent.run_timeout_secs),
             (
                 "agent.approval_timeout_secs",

@@ -657,3 +657,82 @@ async fn after_the_gateway_drops_the_bot_reconnects_and_keeps_serving() {
     h.posted(CHANNEL, |c| c == "still here").await;
     h.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_left_by_a_stopped_run_is_marked_and_its_buttons_answer_as_stale() {
+    use riskgate::core::ports::{ApprovalRecord, ApprovalStatus};
+    let h = start(vec![], |s| s.store.sweep_interval_secs = 1).await;
+    // A message standing for an approval posted before a restart (the channel is not served,
+    // so the bot ignores it as a message).
+    let posted = h
+        .discord
+        .message_create(
+            OTHER_CHANNEL,
+            &alice(),
+            "**Confirm `execute_sql`?**\nExpires <t:1:R>.",
+            &[],
+        )
+        .await;
+    let message = discord::id_of(&posted["id"]);
+    let now = std::time::SystemTime::now();
+    h.store
+        .create_approval(&ApprovalRecord {
+            id: "before-restart".into(),
+            run_id: "a-run-of-the-old-process".into(),
+            channel: OTHER_CHANNEL.to_string(),
+            requester: alice().id.to_string(),
+            tool: "execute_sql".into(),
+            arguments: serde_json::Map::new(),
+            arguments_hash: String::new(),
+            source: "default".into(),
+            reason: "r".into(),
+            status: ApprovalStatus::Pending,
+            decided_by: None,
+            decided_at: None,
+            created_at: now,
+            expires_at: now + Duration::from_secs(3600),
+            message_ref: Some(format!("{OTHER_CHANNEL}/{message}")),
+        })
+        .await
+        .expect("approval");
+    let edit = h
+        .discord
+        .wait_for_request(
+            |r| r.method == "PATCH" && r.path.ends_with(&format!("/messages/{message}")),
+            WAIT,
+        )
+        .await;
+    assert!(
+        edit.at("/content")
+            .as_str()
+            .expect("content")
+            .contains("No longer active")
+    );
+    assert_eq!(edit.at("/components"), &json!([]));
+    let stored = h
+        .store
+        .approval("before-restart")
+        .await
+        .expect("read")
+        .expect("stored");
+    assert_eq!(stored.status, ApprovalStatus::Abandoned);
+
+    h.discord
+        .component_click(message, "riskgate:confirm:before-restart", &alice())
+        .await;
+    let answer = h
+        .discord
+        .wait_for_request(
+            |r| r.path.ends_with("/callback") && r.at("/data/flags") == &json!(64),
+            WAIT,
+        )
+        .await;
+    assert!(
+        answer
+            .at("/data/content")
+            .as_str()
+            .expect("content")
+            .contains("no longer active")
+    );
+    h.stop().await;
+}

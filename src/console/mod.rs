@@ -163,6 +163,8 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
     });
     let lines: Lines = Arc::new(tokio::sync::Mutex::new(rx));
     let store: Arc<dyn Store> = Arc::new(crate::app::open_store(&settings).await?);
+    // Approvals a stopped console left waiting can no longer be answered.
+    crate::app::abandon_orphaned(store.as_ref()).await?;
     let agent = crate::app::build_agent(
         &settings,
         Arc::new(model),

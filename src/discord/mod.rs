@@ -82,6 +82,8 @@ struct BotState {
     shutdown: CancellationToken,
     tracker: TaskTracker,
     metrics: Arc<crate::metrics::Metrics>,
+    sweep_every: Duration,
+    shutdown_grace: Duration,
 }
 
 /// Sends the loop's events to the channel's outbox queue.
@@ -182,6 +184,8 @@ impl Bot {
             shutdown: CancellationToken::new(),
             tracker: TaskTracker::new(),
             metrics,
+            sweep_every: Duration::from_secs(settings.store.sweep_interval_secs),
+            shutdown_grace: Duration::from_secs(settings.discord.shutdown_grace_secs),
         });
         let _ = cell.set(state.clone());
         Ok(Self { client, state })
@@ -200,8 +204,7 @@ impl Bot {
     /// Connects and serves until the shutdown token is cancelled.
     pub async fn run(self) -> Result<(), BotError> {
         let Self { mut client, state } = self;
-        startup_maintenance(&state).await;
-        let sweeper = tokio::spawn(expiry_sweep(state.clone()));
+        let sweeper = tokio::spawn(sweep(state.clone(), state.sweep_every));
         let manager = client.shard_manager.clone();
         let stopper = {
             let state = state.clone();
@@ -223,12 +226,13 @@ impl Bot {
         };
         state.shutdown.cancel();
         state.tracker.close();
-        if tokio::time::timeout(Duration::from_secs(30), state.tracker.wait())
+        if tokio::time::timeout(state.shutdown_grace, state.tracker.wait())
             .await
             .is_err()
         {
             tracing::warn!(
-                "some runs were still working after 30 s; their approvals stay recorded"
+                grace = ?state.shutdown_grace,
+                "some runs were still working at the end of the grace period; their approvals stay recorded"
             );
         }
         sweeper.abort();
@@ -248,65 +252,48 @@ impl Bot {
     }
 }
 
-/// At start: approvals whose run is gone become abandoned, and their messages say so.
-async fn startup_maintenance(state: &BotState) {
-    let stale = SystemTime::now() - Duration::from_secs(90);
-    match state.store.abandon_orphaned(stale).await {
-        Ok(abandoned) => {
-            for approval in abandoned {
-                if let Some((channel, message)) = approval
-                    .message_ref
-                    .as_deref()
-                    .and_then(approvals::message_ref)
-                {
-                    state.outbox.push(
-                        channel,
-                        Item::Settle {
-                            message,
-                            outcome: "abandoned".into(),
-                            by: None,
-                        },
-                    );
-                }
-            }
-        }
-        Err(e) => tracing::error!(error = %e, "pending approvals could not be checked at start"),
-    }
-}
-
-/// Marks overdue approvals expired, tells their runs, and edits their messages.
-async fn expiry_sweep(state: Arc<BotState>) {
-    let mut tick = tokio::time::interval(Duration::from_secs(15));
+/// Marks overdue approvals expired (telling their runs) and those of stopped runs abandoned,
+/// and edits their messages to say so. Runs at start, then every `store.sweep_interval_secs`.
+async fn sweep(state: Arc<BotState>, every: Duration) {
+    let mut tick = tokio::time::interval(every);
     loop {
         tick.tick().await;
         if state.shutdown.is_cancelled() {
             return;
         }
-        match state.store.expire_overdue(SystemTime::now()).await {
-            Ok(expired) => {
-                for approval in expired {
-                    state.hub.resolve(&approval.id, ApprovalOutcome::Expired);
-                    if let Some((channel, message)) = approval
-                        .message_ref
-                        .as_deref()
-                        .and_then(approvals::message_ref)
-                    {
-                        state.outbox.push(
-                            channel,
-                            Item::Settle {
-                                message,
-                                outcome: "expired".into(),
-                                by: None,
-                            },
-                        );
-                    }
-                }
+        let expired = match state.store.expire_overdue(SystemTime::now()).await {
+            Ok(expired) => expired,
+            Err(e) => {
+                tracing::warn!(error = %e, "the expiry sweep failed");
+                Vec::new()
             }
-            Err(e) => tracing::warn!(error = %e, "the expiry sweep failed"),
-        }
-        let stale = SystemTime::now() - Duration::from_secs(90);
-        if let Err(e) = state.store.abandon_orphaned(stale).await {
-            tracing::warn!(error = %e, "the orphan sweep failed");
+        };
+        let abandoned = match crate::app::abandon_orphaned(state.store.as_ref()).await {
+            Ok(abandoned) => abandoned,
+            Err(e) => {
+                tracing::warn!(error = %e, "the orphan sweep failed");
+                Vec::new()
+            }
+        };
+        for approval in expired.iter().chain(&abandoned) {
+            let outcome = approval.status.as_str();
+            if approval.status == crate::core::ports::ApprovalStatus::Expired {
+                state.hub.resolve(&approval.id, ApprovalOutcome::Expired);
+            }
+            if let Some((channel, message)) = approval
+                .message_ref
+                .as_deref()
+                .and_then(approvals::message_ref)
+            {
+                state.outbox.push(
+                    channel,
+                    Item::Settle {
+                        message,
+                        outcome: outcome.to_owned(),
+                        by: None,
+                    },
+                );
+            }
         }
     }
 }

@@ -30,7 +30,7 @@ use crate::core::ports::{
     ChannelSettings, ChatModel, Clock, Decided, EventSink, ModelError, Store, StoreError,
 };
 use crate::core::prompt::Prompts;
-use crate::core::risk::{ChannelMode, Decision};
+use crate::core::risk::Decision;
 use crate::core::tools::{
     Approval, AssessContext, RiskGate, ToolCall, ToolDefinition, canonical_json, check_arguments,
 };
@@ -813,11 +813,6 @@ impl Agent {
 
     fn emit(&self, channel: &str, event: AgentEvent) {
         self.events.emit(channel, &event);
-    }
-
-    /// Whether a mode string names a mode (for front ends' `/mode`).
-    pub fn parse_mode(text: &str) -> Result<ChannelMode, String> {
-        text.parse()
     }
 }
 
