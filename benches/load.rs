@@ -1,12 +1,28 @@
 //! Load generator: N channels, each running multi-step conversations at the same time
 //! through the real core, gate, executors (SQLite demo database, files) and store, against a
-//! fake model with a fixed latency. Reports throughput, the loop's own overhead per step
-//! (wall time of a run minus the model's time, per model call; median and p99) and peak RSS.
+//! fake model with a set latency. Reports throughput, the loop's own overhead per model step
+//! (median and p99), the tools' execution time, and peak RSS.
 //!
-//! Run: `cargo bench --bench load -- --channels 1000 --runs 2 --latency-ms 200 [--store URL]`
-//! (defaults: 100 channels, 2 runs each, 200 ms, a SQLite store in a temp directory).
+//! Run: `cargo bench --bench load -- --channels 1000 --runs 3 [options]`
+//!
+//! Options (defaults in brackets):
+//! - `--channels N` [100] channels, all active at once;
+//! - `--runs N` [2] messages per channel, one after another;
+//! - `--latency-ms N` [200] the model's time per call, `--jitter-pct P` [10] spread around it;
+//! - `--think-ms N` [0] a person's pause between a reply and the channel's next message
+//!   (uniform between half and one and a half times N);
+//! - `--ramp-ms N` [= latency] the first messages arrive spread over this window instead
+//!   of in one instant;
+//! - `--store URL|memory` [a SQLite file in a temp directory] the state store.
+//!
+//! Definitions, per model step (a run of three model calls has three steps):
+//! - *loop overhead* = (the run's wall time - the model's time - the tools' execution time)
+//!   / model calls: the gate, the protocol, the store writes and reads on the run's path,
+//!   events, and every wait for a core or a lock;
+//! - *tool time* = from the gate's decision to the tool's result, per call (the SQL query,
+//!   the directory listing): the work the user asked for, reported on its own.
 
-use std::collections::VecDeque;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,14 +31,38 @@ use riskgate::core::agent::{
     AgentEvent, ChatReply, ChatRequest, Inbound, ReplyToolCall, Role, RunOutcome,
 };
 use riskgate::core::ports::{
-    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChatModel, EventSink, ModelError,
+    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChatModel, EventSink, ModelError, Store,
 };
 use riskgate::core::tools::BoxFuture;
 use serde_json::json;
 
+/// A small deterministic generator (xorshift64*): the same spread on every run.
+struct Spread(u64);
+
+impl Spread {
+    fn new(seed: u64) -> Self {
+        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// Uniform in [0, 1).
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// `base` scaled by a factor uniform in [1 - spread, 1 + spread].
+    fn around(&mut self, base: Duration, spread: f64) -> Duration {
+        base.mul_f64(1.0 - spread + 2.0 * spread * self.next())
+    }
+}
+
 /// Answers like a model that looks at the data, lists files, then replies.
 struct ScriptedModel {
     latency: Duration,
+    jitter: f64,
+    spread: Mutex<Spread>,
 }
 
 impl ChatModel for ScriptedModel {
@@ -31,7 +71,11 @@ impl ChatModel for ScriptedModel {
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
         Box::pin(async move {
-            tokio::time::sleep(self.latency).await;
+            let latency = self
+                .spread
+                .lock()
+                .map_or(self.latency, |mut s| s.around(self.latency, self.jitter));
+            tokio::time::sleep(latency).await;
             let since_user = request
                 .messages
                 .iter()
@@ -68,10 +112,17 @@ impl ChatModel for ScriptedModel {
     }
 }
 
+/// Time spent per run, keyed by the run's message text.
+#[derive(Default, Clone, Copy)]
+struct Spent {
+    model: Duration,
+    model_calls: u32,
+}
+
 /// Records how much of each run was the model's time.
 struct Timed {
     inner: Arc<dyn ChatModel>,
-    spent: Arc<Mutex<std::collections::HashMap<String, (Duration, u32)>>>,
+    spent: Arc<Mutex<HashMap<String, Spent>>>,
 }
 
 impl ChatModel for Timed {
@@ -92,26 +143,68 @@ impl ChatModel for Timed {
                 .unwrap_or_default();
             if let Ok(mut spent) = self.spent.lock() {
                 let entry = spent.entry(key).or_default();
-                entry.0 += started.elapsed();
-                entry.1 += 1;
+                entry.model += started.elapsed();
+                entry.model_calls += 1;
             }
             reply
         })
     }
 }
 
-/// Counts what a chat surface would post.
+/// What a chat surface would post, and how long each tool took: from the gate's decision
+/// (`ToolCall`) to the result (`ToolResult`) in the same channel.
 #[derive(Default)]
-struct Recording(Mutex<u64>);
+struct Recording {
+    posts: Mutex<u64>,
+    started: Mutex<HashMap<String, Instant>>,
+    /// Tool time per channel for the run in progress (a channel runs one run at a time).
+    tool_time: Mutex<HashMap<String, Duration>>,
+    /// Every call's tool time.
+    calls: Mutex<Vec<Duration>>,
+}
+
+impl Recording {
+    fn take_tool_time(&self, channel: &str) -> Duration {
+        self.tool_time
+            .lock()
+            .ok()
+            .and_then(|mut t| t.remove(channel))
+            .unwrap_or_default()
+    }
+}
 
 impl EventSink for Recording {
-    fn emit(&self, _channel: &str, event: &AgentEvent) {
-        if matches!(
-            event,
-            AgentEvent::ToolResult { .. } | AgentEvent::Reply { .. }
-        ) && let Ok(mut n) = self.0.lock()
-        {
-            *n += 1;
+    fn emit(&self, channel: &str, event: &AgentEvent) {
+        match event {
+            AgentEvent::ToolCall { .. } => {
+                if let Ok(mut started) = self.started.lock() {
+                    started.insert(channel.to_owned(), Instant::now());
+                }
+            }
+            AgentEvent::ToolResult { .. } => {
+                let took = self
+                    .started
+                    .lock()
+                    .ok()
+                    .and_then(|mut s| s.remove(channel))
+                    .map(|at| at.elapsed())
+                    .unwrap_or_default();
+                if let Ok(mut t) = self.tool_time.lock() {
+                    *t.entry(channel.to_owned()).or_default() += took;
+                }
+                if let Ok(mut calls) = self.calls.lock() {
+                    calls.push(took);
+                }
+                if let Ok(mut n) = self.posts.lock() {
+                    *n += 1;
+                }
+            }
+            AgentEvent::Reply { .. } => {
+                if let Ok(mut n) = self.posts.lock() {
+                    *n += 1;
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -130,6 +223,14 @@ fn arg(name: &str, default: &str) -> String {
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1).cloned())
         .unwrap_or_else(|| default.to_owned())
+}
+
+fn number<T: std::str::FromStr>(name: &str, default: &str) -> T {
+    let value = arg(name, default);
+    value.parse().unwrap_or_else(|_| {
+        eprintln!("load: {name} needs a number, got {value:?}");
+        std::process::exit(2)
+    })
 }
 
 fn peak_rss_mib() -> f64 {
@@ -153,11 +254,25 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[index.min(sorted.len() - 1)]
 }
 
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// One run's figures.
+struct Sample {
+    /// Loop overhead per model step.
+    overhead: Duration,
+    /// Everything but the model, per model step (overhead plus tools).
+    beside_model: Duration,
+}
+
 fn main() {
-    let channels: usize = arg("--channels", "100").parse().expect("--channels N");
-    let runs: usize = arg("--runs", "2").parse().expect("--runs N");
-    let latency =
-        Duration::from_millis(arg("--latency-ms", "200").parse().expect("--latency-ms N"));
+    let channels: usize = number("--channels", "100");
+    let runs: usize = number("--runs", "2");
+    let latency = Duration::from_millis(number("--latency-ms", "200"));
+    let jitter = number::<f64>("--jitter-pct", "10") / 100.0;
+    let think = Duration::from_millis(number("--think-ms", "0"));
+    let ramp = Duration::from_millis(number("--ramp-ms", &latency.as_millis().to_string()));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -170,24 +285,39 @@ fn main() {
         );
         let mut settings = Settings::default();
         settings.tools.workspace = dir.path().join("workspace");
-        settings.store.url = store_url.clone();
         std::fs::create_dir_all(&settings.tools.workspace).expect("workspace");
         for i in 0..20 {
-            std::fs::write(settings.tools.workspace.join(format!("report-{i}.txt")), "x").expect("file");
+            std::fs::write(settings.tools.workspace.join(format!("report-{i}.txt")), "x")
+                .expect("file");
         }
-        let store = Arc::new(riskgate::app::open_store(&settings).await.expect("store"));
-        let spent = Arc::new(Mutex::new(std::collections::HashMap::new()));
-        let posts = Arc::new(Recording::default());
+        let store: Arc<dyn Store> = if store_url == "memory" {
+            Arc::new(riskgate::store::MemoryStore::new())
+        } else {
+            settings.store.url = store_url.clone();
+            match riskgate::app::open_store(&settings).await {
+                Ok(store) => Arc::new(store),
+                Err(e) => {
+                    eprintln!("load: {e}");
+                    std::process::exit(1)
+                }
+            }
+        };
+        let spent = Arc::new(Mutex::new(HashMap::<String, Spent>::new()));
+        let recording = Arc::new(Recording::default());
         let agent = Arc::new(
             riskgate::app::build_agent(
                 &settings,
                 Arc::new(Timed {
-                    inner: Arc::new(ScriptedModel { latency }),
+                    inner: Arc::new(ScriptedModel {
+                        latency,
+                        jitter,
+                        spread: Mutex::new(Spread::new(7)),
+                    }),
                     spent: spent.clone(),
                 }),
                 store,
                 Arc::new(Nobody),
-                posts.clone(),
+                recording.clone(),
             )
             .expect("agent"),
         );
@@ -200,21 +330,31 @@ fn main() {
                 text: "warmup".into(),
             })
             .await;
+        if let Ok(mut calls) = recording.calls.lock() {
+            calls.clear();
+        }
 
         let started = Instant::now();
-        let samples: Arc<Mutex<VecDeque<Duration>>> = Arc::default();
+        let samples: Arc<Mutex<Vec<Sample>>> = Arc::default();
         let mut tasks = Vec::new();
         for c in 0..channels {
             let agent = agent.clone();
             let spent = spent.clone();
             let samples = samples.clone();
+            let recording = recording.clone();
             tasks.push(tokio::spawn(async move {
+                let mut spread = Spread::new(c as u64 + 1);
+                tokio::time::sleep(ramp.mul_f64(spread.next())).await;
                 for r in 0..runs {
+                    if r > 0 && !think.is_zero() {
+                        tokio::time::sleep(spread.around(think, 0.5)).await;
+                    }
+                    let channel = format!("load-{c}");
                     let text = format!("channel {c} run {r}: how are orders?");
                     let run_started = Instant::now();
                     let outcome = agent
                         .run(&Inbound {
-                            channel: format!("load-{c}"),
+                            channel: channel.clone(),
                             author: "bench".into(),
                             author_name: "bench".into(),
                             text: text.clone(),
@@ -222,14 +362,19 @@ fn main() {
                         .await;
                     let wall = run_started.elapsed();
                     assert!(matches!(outcome, RunOutcome::Replied(_)), "{outcome:?}");
-                    let (model, calls) = spent
+                    let spent = spent
                         .lock()
                         .ok()
                         .and_then(|s| s.get(&text).copied())
                         .unwrap_or_default();
-                    let overhead = wall.saturating_sub(model) / calls.max(1);
+                    let tools = recording.take_tool_time(&channel);
+                    let steps = spent.model_calls.max(1);
+                    let beside_model = wall.saturating_sub(spent.model);
                     if let Ok(mut samples) = samples.lock() {
-                        samples.push_back(overhead);
+                        samples.push(Sample {
+                            overhead: beside_model.saturating_sub(tools) / steps,
+                            beside_model: beside_model / steps,
+                        });
                     }
                 }
             }));
@@ -238,18 +383,50 @@ fn main() {
             task.await.expect("a channel failed");
         }
         let elapsed = started.elapsed();
-        let mut overheads: Vec<Duration> = samples.lock().map(|s| s.iter().copied().collect()).unwrap_or_default();
+        let samples = samples.lock().map(|mut s| std::mem::take(&mut *s)).unwrap_or_default();
+        let mut overheads: Vec<Duration> = samples.iter().map(|s| s.overhead).collect();
+        let mut beside: Vec<Duration> = samples.iter().map(|s| s.beside_model).collect();
+        let mut calls = recording.calls.lock().map(|c| c.clone()).unwrap_or_default();
         overheads.sort();
+        beside.sort();
+        calls.sort();
         let steps = channels * runs * 3;
-        println!("load: {channels} channels x {runs} runs x 3 model steps (2 tools each run), model latency {latency:?}, store {}",
-            riskgate::config::redact_password(&store_url));
-        println!("  wall time           {:.2} s", elapsed.as_secs_f64());
-        println!("  throughput          {:.1} runs/s, {:.1} model steps/s", (channels * runs) as f64 / elapsed.as_secs_f64(), steps as f64 / elapsed.as_secs_f64());
-        println!("  loop overhead/step  median {:.2} ms, p99 {:.2} ms, max {:.2} ms",
-            percentile(&overheads, 0.5).as_secs_f64() * 1e3,
-            percentile(&overheads, 0.99).as_secs_f64() * 1e3,
-            overheads.last().copied().unwrap_or_default().as_secs_f64() * 1e3);
-        println!("  posts recorded      {}", posts.0.lock().map(|n| *n).unwrap_or(0));
-        println!("  peak RSS            {:.1} MiB", peak_rss_mib());
+        let shown_store = if store_url == "memory" {
+            "memory".to_owned()
+        } else {
+            riskgate::config::redact_password(&store_url)
+        };
+        println!(
+            "load: {channels} channels x {runs} runs x 3 model steps (2 tools each run), model {latency:?} +-{:.0}%, think {think:?}, ramp {ramp:?}, store {shown_store}",
+            jitter * 100.0
+        );
+        println!("  wall time              {:.2} s", elapsed.as_secs_f64());
+        println!(
+            "  throughput             {:.1} runs/s, {:.1} model steps/s, {:.1} tool calls/s",
+            (channels * runs) as f64 / elapsed.as_secs_f64(),
+            steps as f64 / elapsed.as_secs_f64(),
+            calls.len() as f64 / elapsed.as_secs_f64()
+        );
+        println!(
+            "  loop overhead/step     median {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+            ms(percentile(&overheads, 0.5)),
+            ms(percentile(&overheads, 0.99)),
+            ms(overheads.last().copied().unwrap_or_default())
+        );
+        println!(
+            "  tool time/call         median {:.2} ms, p99 {:.2} ms",
+            ms(percentile(&calls, 0.5)),
+            ms(percentile(&calls, 0.99))
+        );
+        println!(
+            "  all but model/step     median {:.2} ms, p99 {:.2} ms",
+            ms(percentile(&beside, 0.5)),
+            ms(percentile(&beside, 0.99))
+        );
+        println!(
+            "  posts recorded         {}",
+            recording.posts.lock().map(|n| *n).unwrap_or(0)
+        );
+        println!("  peak RSS               {:.1} MiB", peak_rss_mib());
     });
 }

@@ -45,27 +45,46 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a SQLite writer waits for another to finish before failing: writers queue
 /// instead of failing with "database is locked".
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-/// Connections per pool. The bot writes a few rows per message; SQLite runs one writer at a
-/// time anyway, and PostgreSQL connections are a server-wide budget.
-const SQLITE_MAX_CONNECTIONS: u32 = 4;
+/// Connections per pool. SQLite: readers (the one writer has its own pool); PostgreSQL
+/// connections are a server-wide budget.
+const SQLITE_READERS: u32 = 4;
 const POSTGRES_MAX_CONNECTIONS: u32 = 8;
 /// What to check when a database cannot be opened.
 const SQLITE_HINT: &str = "check store.url and that the file's folder exists and is writable";
 const POSTGRES_HINT: &str = "check store.url (host, port, user, password, database) and that PostgreSQL is running and reachable";
 
-/// The pool of one backend.
+/// The pools of one backend.
 #[derive(Debug, Clone)]
 enum Backend {
-    Sqlite(SqlitePool),
+    /// SQLite runs one writer at a time. Writers that meet a locked database wait in
+    /// SQLite's busy handler, which sleeps 1, 2, 5, 10... ms between attempts: under load
+    /// most of a write's time becomes sleeping while the lock is already free. So every
+    /// write goes through `write`, a pool of exactly one connection, where writers queue in
+    /// order without ever meeting the lock; reads use `read` (WAL readers never wait for
+    /// the writer). An in-memory database has one connection, the same pool twice.
+    Sqlite {
+        read: SqlitePool,
+        write: SqlitePool,
+    },
     Postgres(PgPool),
 }
 
-/// Runs `$body` with `$pool` bound to the store's pool, whichever backend it is: the same
-/// code, type-checked against each driver.
+/// Runs `$body` with `$pool` bound to the store's pool for reads, whichever backend it is:
+/// the same code, type-checked against each driver.
 macro_rules! with_pool {
     ($store:expr, $pool:ident => $body:expr) => {
         match &$store.backend {
-            Backend::Sqlite($pool) => $body,
+            Backend::Sqlite { read: $pool, .. } => $body,
+            Backend::Postgres($pool) => $body,
+        }
+    };
+}
+
+/// Like [`with_pool!`], with the pool for statements that write.
+macro_rules! with_writer {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match &$store.backend {
+            Backend::Sqlite { write: $pool, .. } => $body,
             Backend::Postgres($pool) => $body,
         }
     };
@@ -106,40 +125,59 @@ impl SqlStore {
             })?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            .busy_timeout(SQLITE_BUSY_TIMEOUT);
+            .busy_timeout(SQLITE_BUSY_TIMEOUT)
+            .synchronous(sqlx::sqlite::SqliteSynchronous::Full);
         let rest = url.get("sqlite:".len()..).unwrap_or_default();
         let in_memory =
             rest.trim_start_matches('/').starts_with(":memory:") || rest.contains("mode=memory");
         probe(&options, &shown, SQLITE_HINT).await?;
-        let pool_options = if in_memory {
+        let connect = |pool_options: SqlitePoolOptions, options: SqliteConnectOptions| {
+            let shown = shown.clone();
+            async move {
+                pool_options
+                    .acquire_timeout(CONNECT_TIMEOUT)
+                    .connect_with(options)
+                    .await
+                    .map_err(|cause| SqlStoreError::Connect {
+                        url: shown,
+                        cause,
+                        hint: SQLITE_HINT,
+                    })
+            }
+        };
+        let (read, write) = if in_memory {
             // An in-memory database lives as long as one of its connections: keep exactly one,
             // forever (several would also meet shared-cache table locks, which do not wait).
-            SqlitePoolOptions::new()
-                .max_connections(1)
-                .min_connections(1)
-                .idle_timeout(None)
-                .max_lifetime(None)
+            let only = connect(
+                SqlitePoolOptions::new()
+                    .max_connections(1)
+                    .min_connections(1)
+                    .idle_timeout(None)
+                    .max_lifetime(None),
+                options,
+            )
+            .await?;
+            (only.clone(), only)
         } else {
-            SqlitePoolOptions::new().max_connections(SQLITE_MAX_CONNECTIONS)
+            let write =
+                connect(SqlitePoolOptions::new().max_connections(1), options.clone()).await?;
+            // Readers cannot write even by mistake: a write there would bypass the queue.
+            let read = connect(
+                SqlitePoolOptions::new().max_connections(SQLITE_READERS),
+                options.pragma("query_only", "ON"),
+            )
+            .await?;
+            (read, write)
         };
-        let pool = pool_options
-            .acquire_timeout(CONNECT_TIMEOUT)
-            .connect_with(options)
-            .await
-            .map_err(|cause| SqlStoreError::Connect {
-                url: shown.clone(),
-                cause,
-                hint: SQLITE_HINT,
-            })?;
         migrations::sqlite()
-            .run(&pool)
+            .run(&write)
             .await
             .map_err(|cause| SqlStoreError::Migrate {
                 url: shown.clone(),
                 cause,
             })?;
         Ok(Self {
-            backend: Backend::Sqlite(pool),
+            backend: Backend::Sqlite { read, write },
             url: shown,
         })
     }
@@ -180,7 +218,7 @@ impl SqlStore {
     /// `sqlite` or `postgres`.
     pub fn backend_name(&self) -> &'static str {
         match self.backend {
-            Backend::Sqlite(_) => "sqlite",
+            Backend::Sqlite { .. } => "sqlite",
             Backend::Postgres(_) => "postgres",
         }
     }
@@ -193,7 +231,13 @@ impl SqlStore {
     /// Closes the pool, waiting for connections in use to be returned (for a clean shutdown;
     /// SQLite checkpoints its WAL as the last connection closes).
     pub async fn close(&self) {
-        with_pool!(self, pool => pool.close().await);
+        match &self.backend {
+            Backend::Sqlite { read, write } => {
+                read.close().await;
+                write.close().await;
+            }
+            Backend::Postgres(pool) => pool.close().await,
+        }
     }
 
     #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
@@ -238,7 +282,7 @@ impl SqlStore {
         }
         let now = to_millis(SystemTime::now());
         const SAVE: &str = "save the conversation";
-        with_pool!(self, pool => {
+        with_writer!(self, pool => {
             // One transaction: a turn is saved whole or not at all. Row by row, so ids follow
             // the order of the messages.
             let mut tx = pool.begin().await.map_err(SqlStoreError::query(SAVE))?;
@@ -258,7 +302,7 @@ impl SqlStore {
 
     #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn clear_history(&self, channel: &str) -> Result<(), SqlStoreError> {
-        with_pool!(self, pool => {
+        with_writer!(self, pool => {
             sqlx::query("DELETE FROM messages WHERE channel = $1")
                 .bind(channel)
                 .execute(pool)
@@ -273,7 +317,7 @@ impl SqlStore {
     #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn prune(&self, before: SystemTime) -> Result<u64, SqlStoreError> {
         let before = to_millis(before);
-        let removed = with_pool!(self, pool => {
+        let removed = with_writer!(self, pool => {
             let removed = sqlx::query("DELETE FROM messages WHERE created_at < $1")
                 .bind(before)
                 .execute(pool)
@@ -320,7 +364,7 @@ impl SqlStore {
         changed_by: &str,
     ) -> Result<(), SqlStoreError> {
         let now = to_millis(SystemTime::now());
-        with_pool!(self, pool => {
+        with_writer!(self, pool => {
             sqlx::query(
                 "INSERT INTO channel_settings (channel, mode, profile, changed_by, changed_at) \
                  VALUES ($1, $2, $3, $4, $5) \
@@ -348,7 +392,7 @@ impl SqlStore {
         instance: &str,
     ) -> Result<(), SqlStoreError> {
         let now = to_millis(SystemTime::now());
-        with_pool!(self, pool => {
+        with_writer!(self, pool => {
             // Starting a run again restarts it, as the in-memory store does.
             sqlx::query(
                 "INSERT INTO runs (id, channel, instance, started_at, heartbeat_at) \
@@ -371,7 +415,7 @@ impl SqlStore {
     #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn touch_run(&self, run_id: &str) -> Result<(), SqlStoreError> {
         let now = to_millis(SystemTime::now());
-        with_pool!(self, pool => {
+        with_writer!(self, pool => {
             sqlx::query("UPDATE runs SET heartbeat_at = $2 WHERE id = $1 AND finished_at IS NULL")
                 .bind(run_id)
                 .bind(now)
@@ -385,7 +429,7 @@ impl SqlStore {
     #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn end_run(&self, run_id: &str) -> Result<(), SqlStoreError> {
         let now = to_millis(SystemTime::now());
-        with_pool!(self, pool => {
+        with_writer!(self, pool => {
             sqlx::query(
                 "UPDATE runs SET finished_at = $2, heartbeat_at = $2 \
                  WHERE id = $1 AND finished_at IS NULL",
@@ -402,7 +446,7 @@ impl SqlStore {
     #[tracing::instrument(level = "debug", skip(self, approval), fields(id = %approval.id, tool = %approval.tool), err(level = "debug", Display))]
     async fn insert_approval(&self, approval: &ApprovalRecord) -> Result<(), SqlStoreError> {
         let arguments = arguments_to_json(&approval.arguments)?;
-        with_pool!(self, pool => {
+        with_writer!(self, pool => {
             sqlx::query(concat!(
                 "INSERT INTO approvals (",
                 approval_columns!(),
@@ -445,7 +489,7 @@ impl SqlStore {
             )));
         }
         let now = to_millis(SystemTime::now());
-        let won = with_pool!(self, pool => {
+        let won = with_writer!(self, pool => {
             sqlx::query_as::<_, ApprovalRow>(concat!(
                 "UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3 ",
                 "WHERE id = $4 AND status = 'pending' RETURNING ",
@@ -491,7 +535,7 @@ impl SqlStore {
         id: &str,
         message_ref: &str,
     ) -> Result<(), SqlStoreError> {
-        with_pool!(self, pool => {
+        with_writer!(self, pool => {
             sqlx::query("UPDATE approvals SET message_ref = $2 WHERE id = $1")
                 .bind(id)
                 .bind(message_ref)
@@ -533,7 +577,7 @@ impl SqlStore {
     #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn expire(&self, now: SystemTime) -> Result<Vec<ApprovalRecord>, SqlStoreError> {
         let now = to_millis(now);
-        let rows = with_pool!(self, pool => {
+        let rows = with_writer!(self, pool => {
             sqlx::query_as::<_, ApprovalRow>(concat!(
                 "UPDATE approvals SET status = 'expired', decided_at = $1 ",
                 "WHERE status = 'pending' AND expires_at <= $1 RETURNING ",
@@ -554,7 +598,7 @@ impl SqlStore {
     ) -> Result<Vec<ApprovalRecord>, SqlStoreError> {
         let stale_before = to_millis(stale_before);
         let now = to_millis(SystemTime::now());
-        let rows = with_pool!(self, pool => {
+        let rows = with_writer!(self, pool => {
             // A run is live while it is not finished and its heartbeat is recent; a pending
             // approval of any other run (finished, stale, or gone) is orphaned.
             sqlx::query_as::<_, ApprovalRow>(concat!(
@@ -575,7 +619,7 @@ impl SqlStore {
 
     #[tracing::instrument(level = "debug", skip(self, record), fields(tool = %record.tool, outcome = %record.outcome), err(level = "debug", Display))]
     async fn insert_audit(&self, record: &AuditRecord) -> Result<(), SqlStoreError> {
-        with_pool!(self, pool => {
+        with_writer!(self, pool => {
             sqlx::query(concat!(
                 "INSERT INTO audit (",
                 audit_columns!(),
