@@ -164,6 +164,7 @@ pub async fn handle_click(
         }
     };
     if approval.status != ApprovalStatus::Pending {
+        wake_with_stored(hub, &approval);
         return ephemeral(ctx, click, &already(&approval)).await;
     }
     if let Err(reason) = authorise(policy, &approval, action, &user, &roles) {
@@ -197,12 +198,35 @@ pub async fn handle_click(
             tracing::info!(approval = %record.id, status = status.as_str(), "approval decided");
             hub.resolve(id, outcome);
         }
-        Ok(Decided::Lost(record)) => ephemeral(ctx, click, &already(&record)).await,
+        Ok(Decided::Lost(record)) => {
+            wake_with_stored(hub, &record);
+            ephemeral(ctx, click, &already(&record)).await;
+        }
         Ok(Decided::Missing) => ephemeral(ctx, click, "This request is no longer active.").await,
         Err(e) => {
             tracing::error!(error = %e, "an approval could not be decided");
-            ephemeral(ctx, click, "The decision could not be recorded; try again.").await;
+            // Nothing changed for this click as far as anyone knows: the request stays
+            // pending (a decision that did land is found by the next click).
+            ephemeral(
+                ctx,
+                click,
+                "The decision could not be recorded (the state database is not answering); the request is still pending, try again in a moment.",
+            )
+            .await;
         }
+    }
+}
+
+/// A decided approval whose run may still wait: a decision recorded by an attempt whose
+/// answer was lost (the database restarted) reached nobody, so the run is told now. The run
+/// then settles the approval in the store and acts on what the store holds; if nobody waits,
+/// this does nothing.
+fn wake_with_stored(hub: &ApprovalHub, record: &ApprovalRecord) {
+    let by = record.decided_by.clone().unwrap_or_default();
+    match record.status {
+        ApprovalStatus::Confirmed => hub.resolve(&record.id, ApprovalOutcome::Confirmed { by }),
+        ApprovalStatus::Cancelled => hub.resolve(&record.id, ApprovalOutcome::Cancelled { by }),
+        _ => {}
     }
 }
 
