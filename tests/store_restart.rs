@@ -696,3 +696,150 @@ async fn an_approval_insert_cut_by_a_restart_is_recorded_once_and_still_asked() 
         vec![("file_operations".to_owned(), "ok".to_owned(), Some(id))],
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// End to end: the real bot against the fake Discord; the database restarts as the person
+// clicks Confirm.
+
+mod discord_end_to_end {
+    use super::*;
+    use support::fake_discord::{FakeDiscord, GuildSpec, UserSpec, WAIT, perms};
+
+    const GUILD: u64 = 2_100_000_000_000_000_000;
+    const CHANNEL: u64 = 2_100_000_000_000_000_100;
+    const APPROVER_ROLE: u64 = 2_100_000_000_000_000_900;
+
+    fn alice() -> UserSpec {
+        UserSpec::new(3_100_000_000_000_000_001, "alice")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_click_during_a_restart_is_acknowledged_then_recorded_and_the_call_runs_once() {
+        let db = postgres_or_skip!();
+        let proxy = PgProxy::start(&db.admin_url).await;
+        let discord = FakeDiscord::start(vec![
+            GuildSpec::new(GUILD, "team")
+                .text_channel(CHANNEL, "agent")
+                .role(APPROVER_ROLE, "approvers", perms::DEFAULT),
+        ])
+        .await;
+        let llm = FakeLlm::start(vec![append_line("c1"), fake_llm::text("Appended.")]).await;
+        let workspace = tempfile::tempdir().expect("tempdir");
+        let mut settings = Settings::default();
+        settings.discord.token = Some("fake-token".to_owned().into());
+        settings.discord.api_base_url = Some(discord.base_url());
+        settings.discord.guild_id = Some(GUILD);
+        settings.discord.channels = vec![CHANNEL];
+        settings.discord.approver_roles = vec![APPROVER_ROLE];
+        settings.llm.base_url = llm.base_url();
+        settings.llm.retry_base_delay_ms = 10;
+        settings.tools.workspace = workspace.path().to_path_buf();
+        settings.store.url = db.store_url(&proxy);
+        let store: Arc<dyn Store> = Arc::new(
+            riskgate::app::open_store(&settings)
+                .await
+                .expect("the store opens through the proxy"),
+        );
+        let model = Arc::new(riskgate::app::model_client(&settings).expect("client"));
+        let bot = riskgate::discord::Bot::build(&settings, model, store.clone())
+            .await
+            .expect("bot");
+        let stop = bot.shutdown_token();
+        let running = tokio::spawn(bot.run());
+        discord
+            .wait_for_request(|r| r.method == "PUT" && r.path.contains("/commands"), WAIT)
+            .await;
+
+        discord
+            .message_create(CHANNEL, &alice(), "append a line to log.txt", &[])
+            .await;
+        let path = format!("/api/v10/channels/{CHANNEL}/messages");
+        discord
+            .wait_for_request(
+                |r| r.method == "POST" && r.path == path && r.at("/components").is_array(),
+                WAIT,
+            )
+            .await;
+        let shown = discord
+            .messages_in(CHANNEL)
+            .into_iter()
+            .rev()
+            .find(|m| m["components"].as_array().is_some_and(|c| !c.is_empty()))
+            .expect("the approval message");
+        let message = support::fake_discord::id_of(&shown["id"]);
+        let custom_id = shown["components"][0]["components"][0]["custom_id"]
+            .as_str()
+            .expect("custom id")
+            .to_owned();
+        let approval = custom_id
+            .strip_prefix("riskgate:confirm:")
+            .expect("the confirm button")
+            .to_owned();
+
+        // The database restarts; the click comes while it is down.
+        proxy.restart(Duration::from_secs(4));
+        discord.component_click(message, &custom_id, &alice()).await;
+
+        let acknowledged = discord
+            .wait_for_request(
+                |r| r.path.ends_with("/callback") && r.at("/type") == &json!(6),
+                WAIT,
+            )
+            .await;
+        assert_eq!(
+            acknowledged.status, 204,
+            "the click is acknowledged within Discord's three seconds"
+        );
+        let edited = discord
+            .wait_for_request(
+                |r| {
+                    r.method == "PATCH"
+                        && r.path == format!("{path}/{message}")
+                        && r.at("/content")
+                            .as_str()
+                            .is_some_and(|c| c.contains("Confirmed by"))
+                },
+                Duration::from_secs(30),
+            )
+            .await;
+        assert_eq!(
+            edited.at("/components"),
+            &json!([]),
+            "the buttons are removed"
+        );
+        discord
+            .wait_for_request(
+                |r| {
+                    r.method == "POST"
+                        && r.path == path
+                        && r.at("/content").as_str() == Some("Appended.")
+                },
+                Duration::from_secs(30),
+            )
+            .await;
+
+        assert_eq!(lines_in_log(workspace.path()), 1, "the call ran once");
+        assert_eq!(
+            db.approval_rows(&approval).await,
+            vec![("confirmed".to_owned(), Some(alice().id.to_string()))],
+            "one decision, the person's"
+        );
+        assert_eq!(
+            db.audit_rows("log.txt").await,
+            vec![(
+                "file_operations".to_owned(),
+                "ok".to_owned(),
+                Some(approval.clone())
+            )],
+            "audited once"
+        );
+        let late_callbacks = discord
+            .requests()
+            .iter()
+            .filter(|r| r.path.ends_with("/callback") && r.status >= 400)
+            .count();
+        assert_eq!(late_callbacks, 0, "no interaction answer came too late");
+        stop.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(10), running).await;
+    }
+}
