@@ -421,7 +421,12 @@ impl SqlStore {
     }
 
     #[tracing::instrument(level = "debug", skip(self, approval), fields(id = %approval.id, tool = %approval.tool), err(level = "debug", Display))]
-    async fn insert_approval(&self, approval: &ApprovalRecord) -> Result<(), SqlStoreError> {
+    /// `retried`: an earlier attempt failed after possibly reaching the database.
+    async fn insert_approval(
+        &self,
+        approval: &ApprovalRecord,
+        retried: bool,
+    ) -> Result<(), SqlStoreError> {
         let arguments = arguments_to_json(&approval.arguments)?;
         let inserted = with_pool!(self, pool => {
             sqlx::query(concat!(
@@ -451,19 +456,21 @@ impl SqlStore {
         });
         match inserted {
             Ok(()) => Ok(()),
-            // A retry whose first attempt landed (its answer lost in a restart) meets its own
-            // row: that is success. Ids are unique, so another approval with this id would be
-            // a bug, and stays an error.
-            Err(e) if e.is_unique_violation() => match self.read_approval(&approval.id).await? {
-                Some(stored)
-                    if stored.run_id == approval.run_id
-                        && stored.arguments_hash == approval.arguments_hash =>
-                {
-                    tracing::info!(id = %approval.id, "the approval was already recorded by an earlier attempt");
-                    Ok(())
+            // A retry whose earlier attempt landed (its answer lost in a restart) meets its
+            // own row: that is success. Otherwise an id is recorded once, and a second insert
+            // of it stays an error.
+            Err(e) if retried && e.is_unique_violation() => {
+                match self.read_approval(&approval.id).await? {
+                    Some(stored)
+                        if stored.run_id == approval.run_id
+                            && stored.arguments_hash == approval.arguments_hash =>
+                    {
+                        tracing::info!(id = %approval.id, "the approval was already recorded by an earlier attempt");
+                        Ok(())
+                    }
+                    _ => Err(e),
                 }
-                _ => Err(e),
-            },
+            }
             Err(e) => Err(e),
         }
     }
@@ -853,7 +860,9 @@ impl Store for SqlStore {
         Box::pin(async move {
             Ok(self
                 .retry
-                .run("record the approval", |_| self.insert_approval(approval))
+                .run("record the approval", |attempt| {
+                    self.insert_approval(approval, attempt > 1)
+                })
                 .await?)
         })
     }
