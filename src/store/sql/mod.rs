@@ -153,7 +153,10 @@ impl SqlStore {
         Ok(Self {
             backend: Backend::Sqlite(pool),
             url: shown,
-            retry: Retry::default(),
+            retry: Retry {
+                cut_off_hung: false,
+                ..Retry::default()
+            },
         })
     }
 
@@ -194,7 +197,7 @@ impl SqlStore {
     /// Sets how long operations keep retrying while the database is unreachable or
     /// restarting (`store.retry_window_secs`; the default is 30 s).
     pub fn with_retry_window(mut self, window: Duration) -> Self {
-        self.retry = Retry { window };
+        self.retry.window = window;
         self
     }
 

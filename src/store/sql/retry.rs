@@ -29,12 +29,17 @@ const MIN_ATTEMPT: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retry {
     pub window: Duration,
+    /// Whether an attempt still running when the window ends is cut off: for a server over
+    /// the network, whose connection may hang. Not for SQLite, whose writers legitimately
+    /// wait for each other (`busy_timeout`) and which has no connection to lose.
+    pub cut_off_hung: bool,
 }
 
 impl Default for Retry {
     fn default() -> Self {
         Self {
             window: Duration::from_secs(crate::config::DEFAULT_STORE_RETRY_WINDOW_SECS),
+            cut_off_hung: true,
         }
     }
 }
@@ -42,9 +47,10 @@ impl Default for Retry {
 impl Retry {
     /// Runs `attempt` until it succeeds, fails for good, or the window is used up. Each
     /// attempt is told its number (1, 2, ...): after a failed attempt the effect of that
-    /// attempt is unknown, which an idempotent write may need to know. An attempt is cut off
-    /// when the window ends (a hung connection must not hold a run for ever); a cut-off or
-    /// unanswered write may still have landed, which is why every retried write is idempotent.
+    /// attempt is unknown, which an idempotent write may need to know. With `cut_off_hung`
+    /// (and a window), an attempt is cut off when the window ends (a hung connection must not
+    /// hold a run for ever); a cut-off or unanswered write may still have landed, which is why
+    /// every retried write is idempotent. A zero window makes exactly one attempt, uncut.
     pub async fn run<T, F, Fut>(
         &self,
         operation: &'static str,
@@ -63,12 +69,16 @@ impl Retry {
                 .window
                 .saturating_sub(started.elapsed())
                 .max(MIN_ATTEMPT);
-            let result = match tokio::time::timeout(budget, attempt(number)).await {
-                Ok(result) => result,
-                Err(_) => Err(SqlStoreError::NoAnswer {
-                    operation,
-                    seconds: budget.as_secs(),
-                }),
+            let result = if self.cut_off_hung && !self.window.is_zero() {
+                match tokio::time::timeout(budget, attempt(number)).await {
+                    Ok(result) => result,
+                    Err(_) => Err(SqlStoreError::NoAnswer {
+                        operation,
+                        seconds: budget.as_secs(),
+                    }),
+                }
+            } else {
+                attempt(number).await
             };
             let error = match result {
                 Ok(value) => {
@@ -184,6 +194,7 @@ mod tests {
         let calls = AtomicU32::new(0);
         let retry = Retry {
             window: Duration::from_secs(30),
+            cut_off_hung: true,
         };
         let value = retry
             .run("test", |n| {
@@ -221,6 +232,7 @@ mod tests {
         let started = Instant::now();
         let retry = Retry {
             window: Duration::from_secs(5),
+            cut_off_hung: true,
         };
         let error = retry
             .run("write the audit record", |_| async {
@@ -251,6 +263,7 @@ mod tests {
     async fn a_hung_attempt_is_cut_off() {
         let retry = Retry {
             window: Duration::from_secs(3),
+            cut_off_hung: true,
         };
         let error = retry
             .run("read the approval", |_| {
@@ -259,5 +272,23 @@ mod tests {
             .await
             .expect_err("hangs");
         assert!(error.is_transient());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_zero_window_tries_once() {
+        let calls = AtomicU32::new(0);
+        let retry = Retry {
+            window: Duration::ZERO,
+            cut_off_hung: true,
+        };
+        let error = retry
+            .run("read the approval", |_| {
+                calls.fetch_add(1, Ordering::SeqCst);
+                async { Err::<(), _>(io(std::io::ErrorKind::ConnectionReset)) }
+            })
+            .await
+            .expect_err("fails");
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert!(error.to_string().contains("unreachable"), "{error}");
     }
 }
