@@ -93,13 +93,17 @@ pub fn build_agent(
         assess_context: AssessContext::default(),
         instance: instance_name(),
         prepared: Default::default(),
+        unwritten_audit: Default::default(),
     })
 }
 
-/// Opens the state store of `store.url` (migrations applied) and applies the history
+/// Opens the state store of `store.url` (migrations applied, operations retried for
+/// `store.retry_window_secs` while the database is unreachable) and applies the history
 /// retention.
 pub async fn open_store(settings: &Settings) -> Result<SqlStore, StoreError> {
-    let store = SqlStore::connect(&settings.store.url).await?;
+    let store = SqlStore::connect(&settings.store.url)
+        .await?
+        .with_retry_window(settings.store.retry_window());
     crate::store::apply_retention(&store, &settings.store, SystemTime::now()).await?;
     Ok(store)
 }

@@ -186,6 +186,9 @@ impl Default for DiscordSettings {
     }
 }
 
+/// Default of `store.retry_window_secs`: long enough for a PostgreSQL restart.
+pub const DEFAULT_STORE_RETRY_WINDOW_SECS: u64 = 30;
+
 /// Where the bot keeps its own state.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -198,6 +201,10 @@ pub struct StoreSettings {
     /// How often the bot marks overdue approvals expired and those of stopped runs
     /// abandoned, and edits their messages.
     pub sweep_interval_secs: u64,
+    /// How long a store operation keeps retrying while the database is unreachable or
+    /// restarting (connection refused or reset, PostgreSQL 57P01/57P03, ...) before it fails
+    /// and the affected channel is told. 0 tries once.
+    pub retry_window_secs: u64,
 }
 
 impl Default for StoreSettings {
@@ -206,6 +213,7 @@ impl Default for StoreSettings {
             url: "sqlite://riskgate.db".to_owned(),
             history_retention_days: 0,
             sweep_interval_secs: 15,
+            retry_window_secs: DEFAULT_STORE_RETRY_WINDOW_SECS,
         }
     }
 }
@@ -216,6 +224,11 @@ impl StoreSettings {
         (self.history_retention_days > 0).then(|| {
             std::time::Duration::from_secs(self.history_retention_days.saturating_mul(86_400))
         })
+    }
+
+    /// `store.retry_window_secs` as a duration.
+    pub fn retry_window(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.retry_window_secs)
     }
 }
 

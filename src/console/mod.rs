@@ -207,6 +207,8 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
             })
             .await;
     }
+    // Audit records kept during a store outage: written now, or logged if it persists.
+    agent.flush_audit_or_log().await;
     Ok(())
 }
 

@@ -51,6 +51,7 @@ pub fn event_text(event: &AgentEvent) -> Option<String> {
         } => format!("   {tool} not run ({status}): {reason}"),
         AgentEvent::Reply { text } => format!("riskgate: {text}"),
         AgentEvent::Error { message } => format!("error: {message}"),
+        AgentEvent::Notice { message } => format!("note: {message}"),
     };
     Some(clean(&text))
 }

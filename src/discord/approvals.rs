@@ -3,10 +3,12 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serenity::all::{
     ButtonStyle, ChannelId, ComponentInteraction, Context, CreateActionRow, CreateButton,
-    CreateInteractionResponse, CreateInteractionResponseMessage, MessageId,
+    CreateInteractionResponse, CreateInteractionResponseFollowup, CreateInteractionResponseMessage,
+    EditMessage, MessageId,
 };
 use tokio::sync::oneshot;
 
@@ -135,8 +137,23 @@ pub fn authorise(
     }
 }
 
+/// How long a click may wait for the store before Discord is told "working on it": Discord
+/// drops an interaction not answered within three seconds.
+const ANSWER_WITHIN: Duration = Duration::from_millis(2000);
+
+/// What a click gets back.
+enum Answer {
+    /// The decision counts: the approval message shows it, buttons removed.
+    Settled(String),
+    /// Only the person who clicked sees this.
+    Ephemeral(String),
+}
+
 /// Handles a click on one of our buttons. Answers within Discord's 3 seconds: the store's
 /// conditional update decides, the message is updated at once, and the run is told after.
+/// While the database restarts the store retries; if that takes longer than [`ANSWER_WITHIN`]
+/// the click is acknowledged first and the answer follows (the message edited, or a private
+/// note that the request is still pending).
 pub async fn handle_click(
     ctx: &Context,
     click: &ComponentInteraction,
@@ -147,40 +164,14 @@ pub async fn handle_click(
     let Some((action, id)) = parse_custom_id(&click.data.custom_id) else {
         return;
     };
-    let user = click.user.id.get().to_string();
-    let roles: Vec<u64> = click
-        .member
-        .as_ref()
-        .map(|m| m.roles.iter().map(|r| r.get()).collect())
-        .unwrap_or_default();
-    let approval = match store.approval(id).await {
-        Ok(Some(approval)) => approval,
-        Ok(None) => {
-            return ephemeral(ctx, click, "This request is no longer active.").await;
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "an approval could not be loaded");
-            return ephemeral(ctx, click, "The request could not be loaded; try again.").await;
-        }
+    let work = decide_click(click, action, id, store, hub, policy);
+    tokio::pin!(work);
+    let early = tokio::select! {
+        answer = &mut work => Some(answer),
+        _ = tokio::time::sleep(ANSWER_WITHIN) => None,
     };
-    if approval.status != ApprovalStatus::Pending {
-        return ephemeral(ctx, click, &already(&approval)).await;
-    }
-    if let Err(reason) = authorise(policy, &approval, action, &user, &roles) {
-        return ephemeral(
-            ctx,
-            click,
-            &format!("You cannot answer this request: {reason}."),
-        )
-        .await;
-    }
-    let status = match action {
-        ButtonAction::Confirm => ApprovalStatus::Confirmed,
-        ButtonAction::Cancel => ApprovalStatus::Cancelled,
-    };
-    match store.decide_approval(id, status, Some(&user)).await {
-        Ok(Decided::Won(record)) => {
-            let content = settled_message(&click.message.content, status.as_str(), Some(&user));
+    match early {
+        Some(Answer::Settled(content)) => {
             let update = CreateInteractionResponse::UpdateMessage(
                 CreateInteractionResponseMessage::new()
                     .content(content)
@@ -190,19 +181,116 @@ pub async fn handle_click(
             if let Err(e) = click.create_response(&ctx.http, update).await {
                 tracing::warn!(error = %e, "the approval message could not be updated");
             }
+        }
+        Some(Answer::Ephemeral(text)) => ephemeral(ctx, click, &text).await,
+        None => {
+            // The store is slow (retrying through a restart): acknowledge the click now.
+            if let Err(e) = click
+                .create_response(&ctx.http, CreateInteractionResponse::Acknowledge)
+                .await
+            {
+                tracing::warn!(error = %e, "a slow click could not be acknowledged");
+            }
+            match work.await {
+                Answer::Settled(content) => {
+                    let edit = EditMessage::new()
+                        .content(content)
+                        .components(Vec::new())
+                        .allowed_mentions(no_mentions());
+                    if let Err(e) = click
+                        .channel_id
+                        .edit_message(&ctx.http, click.message.id, edit)
+                        .await
+                    {
+                        tracing::warn!(error = %e, "the approval message could not be updated");
+                    }
+                }
+                Answer::Ephemeral(text) => {
+                    let note = CreateInteractionResponseFollowup::new()
+                        .content(text)
+                        .ephemeral(true)
+                        .allowed_mentions(no_mentions());
+                    if let Err(e) = click.create_followup(&ctx.http, note).await {
+                        tracing::warn!(error = %e, "an ephemeral answer could not be sent");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Loads, authorises and decides a click in the store; tells the waiting run.
+async fn decide_click(
+    click: &ComponentInteraction,
+    action: ButtonAction,
+    id: &str,
+    store: &dyn Store,
+    hub: &ApprovalHub,
+    policy: &ApproverPolicy,
+) -> Answer {
+    let user = click.user.id.get().to_string();
+    let roles: Vec<u64> = click
+        .member
+        .as_ref()
+        .map(|m| m.roles.iter().map(|r| r.get()).collect())
+        .unwrap_or_default();
+    let approval = match store.approval(id).await {
+        Ok(Some(approval)) => approval,
+        Ok(None) => return Answer::Ephemeral("This request is no longer active.".to_owned()),
+        Err(e) => {
+            tracing::error!(error = %e, "an approval could not be loaded");
+            return Answer::Ephemeral(UNRECORDED.to_owned());
+        }
+    };
+    if approval.status != ApprovalStatus::Pending {
+        wake_with_stored(hub, &approval);
+        return Answer::Ephemeral(already(&approval));
+    }
+    if let Err(reason) = authorise(policy, &approval, action, &user, &roles) {
+        return Answer::Ephemeral(format!("You cannot answer this request: {reason}."));
+    }
+    let status = match action {
+        ButtonAction::Confirm => ApprovalStatus::Confirmed,
+        ButtonAction::Cancel => ApprovalStatus::Cancelled,
+    };
+    match store.decide_approval(id, status, Some(&user)).await {
+        Ok(Decided::Won(record)) => {
+            let content = settled_message(&click.message.content, status.as_str(), Some(&user));
             let outcome = match status {
                 ApprovalStatus::Confirmed => ApprovalOutcome::Confirmed { by: user },
                 _ => ApprovalOutcome::Cancelled { by: user },
             };
             tracing::info!(approval = %record.id, status = status.as_str(), "approval decided");
             hub.resolve(id, outcome);
+            Answer::Settled(content)
         }
-        Ok(Decided::Lost(record)) => ephemeral(ctx, click, &already(&record)).await,
-        Ok(Decided::Missing) => ephemeral(ctx, click, "This request is no longer active.").await,
+        Ok(Decided::Lost(record)) => {
+            wake_with_stored(hub, &record);
+            Answer::Ephemeral(already(&record))
+        }
+        Ok(Decided::Missing) => Answer::Ephemeral("This request is no longer active.".to_owned()),
         Err(e) => {
             tracing::error!(error = %e, "an approval could not be decided");
-            ephemeral(ctx, click, "The decision could not be recorded; try again.").await;
+            // Nothing changed for this click as far as anyone knows: the request stays
+            // pending (a decision that did land is found by the next click).
+            Answer::Ephemeral(UNRECORDED.to_owned())
         }
+    }
+}
+
+/// A click the store could not take (within `store.retry_window_secs`).
+const UNRECORDED: &str = "Your answer could not be recorded: the state database is not answering. The request is still pending; try again in a moment.";
+
+/// A decided approval whose run may still wait: a decision recorded by an attempt whose
+/// answer was lost (the database restarted) reached nobody, so the run is told now. The run
+/// then settles the approval in the store and acts on what the store holds; if nobody waits,
+/// this does nothing.
+fn wake_with_stored(hub: &ApprovalHub, record: &ApprovalRecord) {
+    let by = record.decided_by.clone().unwrap_or_default();
+    match record.status {
+        ApprovalStatus::Confirmed => hub.resolve(&record.id, ApprovalOutcome::Confirmed { by }),
+        ApprovalStatus::Cancelled => hub.resolve(&record.id, ApprovalOutcome::Cancelled { by }),
+        _ => {}
     }
 }
 

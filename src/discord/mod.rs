@@ -237,6 +237,8 @@ impl Bot {
         }
         sweeper.abort();
         stopper.abort();
+        // Audit records kept during a store outage: written now, or logged if it persists.
+        state.agent.flush_audit_or_log().await;
         match result {
             Err(serenity::Error::Gateway(
                 serenity::gateway::GatewayError::DisallowedGatewayIntents,
@@ -253,7 +255,8 @@ impl Bot {
 }
 
 /// Marks overdue approvals expired (telling their runs) and those of stopped runs abandoned,
-/// and edits their messages to say so. Runs at start, then every `store.sweep_interval_secs`.
+/// and edits their messages to say so; writes audit records kept during a store outage. Runs
+/// at start, then every `store.sweep_interval_secs`.
 async fn sweep(state: Arc<BotState>, every: Duration) {
     let mut tick = tokio::time::interval(every);
     loop {
@@ -268,6 +271,10 @@ async fn sweep(state: Arc<BotState>, every: Duration) {
                 Vec::new()
             }
         };
+        // Audit records kept while the store was down go in once it answers again.
+        if let Err(e) = state.agent.flush_audit().await {
+            tracing::warn!(error = %e, "unwritten audit records are still waiting for the store");
+        }
         let abandoned = match crate::app::abandon_orphaned(state.store.as_ref()).await {
             Ok(abandoned) => abandoned,
             Err(e) => {

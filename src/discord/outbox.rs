@@ -241,6 +241,9 @@ async fn channel_task(http: Arc<Http>, channel: ChannelId, mut rx: mpsc::Unbound
                 AgentEvent::Error { message } => {
                     send_text(&http, channel, &format!("⚠️ {message}"), trigger, None).await;
                 }
+                AgentEvent::Notice { message } => {
+                    send_text(&http, channel, &format!("⏳ {message}"), None, None).await;
+                }
                 AgentEvent::RunStarted { .. }
                 | AgentEvent::RunFinished { .. }
                 | AgentEvent::ApprovalRequested { .. }

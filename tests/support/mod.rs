@@ -3,3 +3,4 @@
 
 pub mod fake_discord;
 pub mod fake_llm;
+pub mod pg_proxy;

@@ -62,6 +62,9 @@ pub enum AgentEvent {
     Reply { text: String },
     /// Something the user must know: the run stopped early, the model failed, ...
     Error { message: String },
+    /// Something the user should know while the run goes on: the state database is slow to
+    /// answer, an audit record waits to be written, ...
+    Notice { message: String },
     /// The run is over.
     RunFinished { outcome: String, iterations: u32 },
 }

@@ -50,6 +50,9 @@ pub struct AgentLimits {
     pub tool_output_budget_chars: usize,
     /// Malformed replies in a row before the run gives up.
     pub max_malformed_in_a_row: u32,
+    /// A store operation that takes longer than this gets a notice in the channel (the
+    /// store retries while the database restarts; people should know why nothing happens).
+    pub store_notice_after: Duration,
 }
 
 impl Default for AgentLimits {
@@ -61,6 +64,7 @@ impl Default for AgentLimits {
             history_budget_chars: 24_000,
             tool_output_budget_chars: 8_000,
             max_malformed_in_a_row: 3,
+            store_notice_after: Duration::from_secs(3),
         }
     }
 }
@@ -138,7 +142,18 @@ pub struct Agent {
     pub instance: String,
     /// What each profile's runs send every time, built on first use.
     pub prepared: PreparedCache,
+    /// Audit records of calls that ran (or were refused) while the store could not take
+    /// them, oldest first; see [`Agent::flush_audit`].
+    pub unwritten_audit: AuditSpool,
 }
+
+/// Audit records waiting for the store. The lock is held while they are written, so no tool
+/// runs while an earlier record is still unwritten.
+pub type AuditSpool = tokio::sync::Mutex<Vec<AuditRecord>>;
+
+/// What the channel is told while a store operation waits for the database.
+const STORE_SLOW: &str =
+    "the state database is not answering (it may be restarting); still trying…";
 
 /// The per-profile parts of every request.
 #[derive(Debug)]
@@ -212,15 +227,29 @@ impl Agent {
         );
         let mut new_messages = vec![ChatMessage::user(Some(&inbound.author_name), &inbound.text)];
         let run_id = new_id();
-        let (outcome, iterations) =
-            match self.store.start_run(&run_id, channel, &self.instance).await {
-                Ok(()) => self.drive(inbound, &run_id, &mut new_messages).await,
-                Err(e) => (RunOutcome::Stopped(StopReason::Store(e)), 0),
-            };
-        if let Err(e) = self.store.finish_run(&run_id).await {
+        let started = self
+            .patiently(
+                channel,
+                self.store.start_run(&run_id, channel, &self.instance),
+            )
+            .await;
+        let recorded = started.is_ok();
+        let (outcome, iterations) = match started {
+            Ok(()) => self.drive(inbound, &run_id, &mut new_messages).await,
+            Err(e) => (RunOutcome::Stopped(StopReason::Store(e)), 0),
+        };
+        // A run that could not be recorded has nothing to mark finished.
+        if recorded
+            && let Err(e) = self
+                .patiently(channel, self.store.finish_run(&run_id))
+                .await
+        {
             tracing::error!(error = %e, run_id, "could not mark the run finished");
         }
-        if let Err(e) = self.store.append(channel, &new_messages).await {
+        if let Err(e) = self
+            .patiently(channel, self.store.append(channel, &new_messages))
+            .await
+        {
             tracing::error!(error = %e, "could not save the conversation");
             self.emit(
                 channel,
@@ -245,6 +274,13 @@ impl Agent {
             }
             RunOutcome::Replied(_) | RunOutcome::Terminated { .. } => {}
         }
+        // Records kept while the store was down go in as soon as it answers again.
+        let kept = self.unwritten_audit.lock().await.len();
+        if kept > 0
+            && let Err(e) = self.flush_audit().await
+        {
+            tracing::warn!(error = %e, kept, "unwritten audit records are still waiting for the store");
+        }
         self.emit(
             channel,
             AgentEvent::RunFinished {
@@ -262,13 +298,19 @@ impl Agent {
         new_messages: &mut Vec<ChatMessage>,
     ) -> (RunOutcome, u32) {
         let channel = inbound.channel.as_str();
-        let settings = match self.channel_settings(channel).await {
+        let settings = match self
+            .patiently(channel, self.channel_settings(channel))
+            .await
+        {
             Ok(settings) => settings,
             Err(e) => return (RunOutcome::Stopped(StopReason::Store(e)), 0),
         };
         let history = match self
-            .store
-            .load_history(channel, self.limits.history_budget_chars)
+            .patiently(
+                channel,
+                self.store
+                    .load_history(channel, self.limits.history_budget_chars),
+            )
             .await
         {
             Ok(history) => history,
@@ -589,6 +631,20 @@ impl Agent {
             let result = self.not_run(channel, call, "denied", "the tool is gone", json!({}));
             return (result, audit);
         };
+        // No tool runs while an earlier call's audit record is still unwritten: at most the
+        // calls already running when the store went away wait in memory for their record.
+        if let Err(e) = self.patiently(channel, self.flush_audit()).await {
+            let result = self.not_run(
+                channel,
+                call,
+                "not_run",
+                &format!(
+                    "earlier audit records could not be written yet, so nothing runs until the state database answers again: {e}"
+                ),
+                json!({}),
+            );
+            return (result, audit);
+        }
         let executed =
             tokio::time::timeout(timer.remaining(), tool.execute(&arguments, &approval)).await;
         let (ok, summary, chat, attachment, text, bytes) = match executed {
@@ -669,7 +725,10 @@ impl Agent {
             expires_at: now + self.limits.approval_timeout,
             message_ref: None,
         };
-        if let Err(e) = self.store.create_approval(&record).await {
+        if let Err(e) = self
+            .patiently(channel, self.store.create_approval(&record))
+            .await
+        {
             let result = self.not_run(
                 channel,
                 call,
@@ -726,7 +785,10 @@ impl Agent {
             ApprovalOutcome::Cancelled { by } => (ApprovalStatus::Cancelled, Some(by.as_str())),
             ApprovalOutcome::Expired => (ApprovalStatus::Expired, None),
         };
-        match self.store.decide_approval(&record.id, status, by).await {
+        match self
+            .patiently(channel, self.store.decide_approval(&record.id, status, by))
+            .await
+        {
             Ok(Decided::Won(settled) | Decided::Lost(settled)) => record = settled,
             Ok(Decided::Missing) => {
                 let result = self.not_run(
@@ -773,13 +835,96 @@ impl Agent {
         (record, None)
     }
 
+    /// Writes the call's audit record. The store retries while the database restarts; if it
+    /// still cannot take the record, the record is kept in [`Agent::unwritten_audit`] (never
+    /// dropped), the channel is told, and no tool runs until it is written.
     async fn audit(&self, mut record: AuditRecord, result: &CallResult, elapsed: Duration) {
         record.outcome = result.outcome.to_owned();
         record.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
         record.output_bytes = result.output_bytes;
-        if let Err(e) = self.store.record_audit(&record).await {
-            tracing::error!(error = %e, tool = %record.tool, "could not write the audit record");
+        let channel = record.channel.clone();
+        if let Err(e) = self
+            .patiently(&channel, self.store.record_audit(&record))
+            .await
+        {
+            tracing::error!(error = %e, tool = %record.tool, run_id = %record.run_id, "could not write the audit record; kept until the store answers");
+            self.emit(
+                &channel,
+                AgentEvent::Notice {
+                    message: format!(
+                        "the audit record of `{}` could not be written yet ({e}); it is kept and will be written when the state database answers again, and no tool runs until then",
+                        record.tool
+                    ),
+                },
+            );
+            self.unwritten_audit.lock().await.push(record);
         }
+    }
+
+    /// Writes the audit records kept while the store was unreachable, oldest first; stops at
+    /// the first failure and keeps the rest. Returns how many it wrote. Runs before every
+    /// tool execution, after every run, and from the front end's periodic sweep.
+    pub async fn flush_audit(&self) -> Result<usize, StoreError> {
+        let mut spool = self.unwritten_audit.lock().await;
+        let mut written = 0;
+        while let Some(record) = spool.first() {
+            self.store.record_audit(record).await?;
+            spool.remove(0);
+            written += 1;
+        }
+        if written > 0 {
+            tracing::info!(
+                written,
+                "audit records kept during a store outage were written"
+            );
+        }
+        Ok(written)
+    }
+
+    /// At shutdown: writes the kept audit records, or, if the store still does not answer,
+    /// logs each one (without its arguments, which may hold secrets) at error level so an
+    /// operator can restore them.
+    pub async fn flush_audit_or_log(&self) {
+        if let Err(e) = self.flush_audit().await {
+            let spool = self.unwritten_audit.lock().await;
+            for record in spool.iter() {
+                tracing::error!(
+                    error = %e,
+                    at = record.at,
+                    run_id = %record.run_id,
+                    channel = %record.channel,
+                    user = %record.user,
+                    tool = %record.tool,
+                    decision = %record.decision,
+                    source = %record.source,
+                    outcome = %record.outcome,
+                    approval_id = record.approval_id.as_deref().unwrap_or(""),
+                    duration_ms = record.duration_ms,
+                    "an audit record could not be written before exit"
+                );
+            }
+        }
+    }
+
+    /// Awaits a store operation; if it takes longer than `store_notice_after` (the store is
+    /// retrying while the database restarts), tells the channel why nothing happens.
+    async fn patiently<T>(
+        &self,
+        channel: &str,
+        operation: impl std::future::Future<Output = T>,
+    ) -> T {
+        tokio::pin!(operation);
+        tokio::select! {
+            done = &mut operation => return done,
+            _ = tokio::time::sleep(self.limits.store_notice_after) => {}
+        }
+        self.emit(
+            channel,
+            AgentEvent::Notice {
+                message: STORE_SLOW.to_owned(),
+            },
+        );
+        operation.await
     }
 
     fn not_run(

@@ -48,12 +48,43 @@ pub enum SqlStoreError {
     /// The caller asked for something the contract forbids.
     #[error("the state store refused a request: {0}")]
     Invalid(String),
+    /// One attempt got no answer at all (a hung connection).
+    #[error("the state store did not answer within {seconds} s while trying to {operation}")]
+    NoAnswer {
+        operation: &'static str,
+        seconds: u64,
+    },
+    /// The database stayed unreachable for the whole retry window (`store.retry_window_secs`).
+    #[error(
+        "the state database is unreachable: could not {operation} after {attempts} attempts over {seconds} s (store.retry_window_secs); last error: {last}"
+    )]
+    Unreachable {
+        operation: &'static str,
+        attempts: u32,
+        seconds: u64,
+        last: Box<SqlStoreError>,
+    },
 }
 
 impl SqlStoreError {
     /// Wraps a driver error with what the store was doing.
     pub(crate) fn query(operation: &'static str) -> impl FnOnce(sqlx::Error) -> Self {
         move |cause| Self::Query { operation, cause }
+    }
+
+    /// Whether the failure came from the database being unreachable or restarting (not from
+    /// the statement), so the same operation may succeed a moment later.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Query { cause, .. } => super::retry::is_transient(cause),
+            Self::NoAnswer { .. } | Self::Unreachable { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// Whether a statement broke a unique or primary key constraint.
+    pub(crate) fn is_unique_violation(&self) -> bool {
+        matches!(self, Self::Query { cause: sqlx::Error::Database(db), .. } if db.is_unique_violation())
     }
 
     pub(crate) fn corrupt(what: &'static str, problem: impl ToString) -> Self {

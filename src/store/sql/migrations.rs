@@ -8,18 +8,32 @@ use sqlx::SqlStr;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 
 /// (version, description, SQL) of each SQLite migration.
-const SQLITE: &[(i64, &str, &str)] = &[(
-    1,
-    "initial",
-    include_str!("../../../migrations/sqlite/0001_initial.sql"),
-)];
+const SQLITE: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "initial",
+        include_str!("../../../migrations/sqlite/0001_initial.sql"),
+    ),
+    (
+        2,
+        "audit idempotency key",
+        include_str!("../../../migrations/sqlite/0002_audit_idempotency_key.sql"),
+    ),
+];
 
 /// (version, description, SQL) of each PostgreSQL migration.
-const POSTGRES: &[(i64, &str, &str)] = &[(
-    1,
-    "initial",
-    include_str!("../../../migrations/postgres/0001_initial.sql"),
-)];
+const POSTGRES: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "initial",
+        include_str!("../../../migrations/postgres/0001_initial.sql"),
+    ),
+    (
+        2,
+        "audit idempotency key",
+        include_str!("../../../migrations/postgres/0002_audit_idempotency_key.sql"),
+    ),
+];
 
 fn migrator(list: &'static [(i64, &'static str, &'static str)]) -> Migrator {
     Migrator::with_migrations(

@@ -10,14 +10,24 @@
 //! Decisions happen exactly once because every status change is one conditional statement:
 //! `UPDATE approvals ... WHERE id = $4 AND status = 'pending'`. Whichever caller's statement
 //! the database applies first changes the row; every other finds it no longer pending.
+//!
+//! Every operation of the [`Store`] port is retried while the database is unreachable or
+//! restarting, for up to `store.retry_window_secs` ([`retry`]). A write whose answer was lost
+//! may have landed, so each retried write is idempotent: runs and channel settings are
+//! upserts; an approval insert that meets its own row (same id, run and arguments) succeeds;
+//! a decision retried after a lost answer finds its own decision and reports it won; an audit
+//! insert carries a key of its own and `ON CONFLICT DO NOTHING`. (A conversation turn
+//! retried after a lost commit may be saved twice: history, not a record anyone relies on.)
 
 mod codec;
 mod error;
 mod history;
 mod migrations;
+mod retry;
 
 pub use error::SqlStoreError;
 pub use history::HISTORY_ROW_CAP;
+pub use retry::Retry;
 
 use std::str::FromStr;
 use std::time::{Duration, SystemTime};
@@ -96,6 +106,8 @@ pub struct SqlStore {
     backend: Backend,
     /// `store.url` with its password redacted, for messages and logs.
     url: String,
+    /// How long operations keep trying while the database is unreachable.
+    retry: Retry,
 }
 
 impl SqlStore {
@@ -179,6 +191,10 @@ impl SqlStore {
         Ok(Self {
             backend: Backend::Sqlite { read, write },
             url: shown,
+            retry: Retry {
+                cut_off_hung: false,
+                ..Retry::default()
+            },
         })
     }
 
@@ -212,7 +228,15 @@ impl SqlStore {
         Ok(Self {
             backend: Backend::Postgres(pool),
             url: shown,
+            retry: Retry::default(),
         })
+    }
+
+    /// Sets how long operations keep retrying while the database is unreachable or
+    /// restarting (`store.retry_window_secs`; the default is 30 s).
+    pub fn with_retry_window(mut self, window: Duration) -> Self {
+        self.retry.window = window;
+        self
     }
 
     /// `sqlite` or `postgres`.
@@ -444,9 +468,14 @@ impl SqlStore {
     }
 
     #[tracing::instrument(level = "debug", skip(self, approval), fields(id = %approval.id, tool = %approval.tool), err(level = "debug", Display))]
-    async fn insert_approval(&self, approval: &ApprovalRecord) -> Result<(), SqlStoreError> {
+    /// `retried`: an earlier attempt failed after possibly reaching the database.
+    async fn insert_approval(
+        &self,
+        approval: &ApprovalRecord,
+        retried: bool,
+    ) -> Result<(), SqlStoreError> {
         let arguments = arguments_to_json(&approval.arguments)?;
-        with_writer!(self, pool => {
+        let inserted = with_writer!(self, pool => {
             sqlx::query(concat!(
                 "INSERT INTO approvals (",
                 approval_columns!(),
@@ -469,9 +498,28 @@ impl SqlStore {
             .bind(approval.message_ref.as_deref())
             .execute(pool)
             .await
-            .map_err(SqlStoreError::query("record the approval"))?;
+            .map(|_| ())
+            .map_err(SqlStoreError::query("record the approval"))
         });
-        Ok(())
+        match inserted {
+            Ok(()) => Ok(()),
+            // A retry whose earlier attempt landed (its answer lost in a restart) meets its
+            // own row: that is success. Otherwise an id is recorded once, and a second insert
+            // of it stays an error.
+            Err(e) if retried && e.is_unique_violation() => {
+                match self.read_approval(&approval.id).await? {
+                    Some(stored)
+                        if stored.run_id == approval.run_id
+                            && stored.arguments_hash == approval.arguments_hash =>
+                    {
+                        tracing::info!(id = %approval.id, "the approval was already recorded by an earlier attempt");
+                        Ok(())
+                    }
+                    _ => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// One conditional update: of any number of concurrent callers exactly one changes the
@@ -618,12 +666,15 @@ impl SqlStore {
     }
 
     #[tracing::instrument(level = "debug", skip(self, record), fields(tool = %record.tool, outcome = %record.outcome), err(level = "debug", Display))]
-    async fn insert_audit(&self, record: &AuditRecord) -> Result<(), SqlStoreError> {
+    async fn insert_audit(&self, record: &AuditRecord, key: &str) -> Result<(), SqlStoreError> {
         with_writer!(self, pool => {
+            // `key` is the same for every attempt of one `record_audit`: an attempt after one
+            // that landed inserts nothing.
             sqlx::query(concat!(
                 "INSERT INTO audit (",
                 audit_columns!(),
-                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+                ", idempotency_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ",
+                "ON CONFLICT (idempotency_key) DO NOTHING"
             ))
             .bind(to_bigint(record.at))
             .bind(record.run_id.as_str())
@@ -638,6 +689,7 @@ impl SqlStore {
             .bind(record.approval_id.as_deref())
             .bind(to_bigint(record.duration_ms))
             .bind(to_bigint(record.output_bytes))
+            .bind(key)
             .execute(pool)
             .await
             .map_err(SqlStoreError::query("write the audit record"))?;
@@ -707,13 +759,48 @@ fn oldest_first(rows: Vec<ApprovalRow>) -> Result<Vec<ApprovalRecord>, SqlStoreE
     Ok(records)
 }
 
+/// After an attempt whose effect is unknown (it failed, so it may have landed before its
+/// answer was lost), finding the approval decided exactly as asked means the earlier attempt
+/// won: say so, so the person who clicked is told their decision counts.
+fn own_decision(
+    attempt: u32,
+    status: ApprovalStatus,
+    by: Option<&str>,
+    decided: Decided,
+) -> Decided {
+    match decided {
+        Decided::Lost(record)
+            if attempt > 1 && record.status == status && record.decided_by.as_deref() == by =>
+        {
+            Decided::Won(record)
+        }
+        other => other,
+    }
+}
+
+/// A key for one audit record, the same across the attempts to write it and unique across
+/// processes sharing the database.
+fn idempotency_key() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    format!("{}-{:016x}", crate::core::agent::new_id(), hasher.finish())
+}
+
 impl Store for SqlStore {
     fn load_history<'a>(
         &'a self,
         channel: &'a str,
         budget: usize,
     ) -> BoxFuture<'a, Result<Vec<ChatMessage>, StoreError>> {
-        Box::pin(async move { Ok(self.read_history(channel, budget).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("load the conversation", |_| {
+                    self.read_history(channel, budget)
+                })
+                .await?)
+        })
     }
 
     fn append<'a>(
@@ -721,22 +808,46 @@ impl Store for SqlStore {
         channel: &'a str,
         messages: &'a [ChatMessage],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move { Ok(self.append_messages(channel, messages).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("save the conversation", |_| {
+                    self.append_messages(channel, messages)
+                })
+                .await?)
+        })
     }
 
     fn clear<'a>(&'a self, channel: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move { Ok(self.clear_history(channel).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("forget the conversation", |_| self.clear_history(channel))
+                .await?)
+        })
     }
 
     fn prune_history<'a>(&'a self, before: SystemTime) -> BoxFuture<'a, Result<u64, StoreError>> {
-        Box::pin(async move { Ok(self.prune(before).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("prune old conversation history", |_| self.prune(before))
+                .await?)
+        })
     }
 
     fn channel_settings<'a>(
         &'a self,
         channel: &'a str,
     ) -> BoxFuture<'a, Result<Option<ChannelSettings>, StoreError>> {
-        Box::pin(async move { Ok(self.read_channel_settings(channel).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("read the channel settings", |_| {
+                    self.read_channel_settings(channel)
+                })
+                .await?)
+        })
     }
 
     fn set_channel_settings<'a>(
@@ -747,7 +858,10 @@ impl Store for SqlStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             Ok(self
-                .write_channel_settings(channel, settings, changed_by)
+                .retry
+                .run("change the channel settings", |_| {
+                    self.write_channel_settings(channel, settings, changed_by)
+                })
                 .await?)
         })
     }
@@ -758,22 +872,46 @@ impl Store for SqlStore {
         channel: &'a str,
         instance: &'a str,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move { Ok(self.insert_run(run_id, channel, instance).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("record the start of a run", |_| {
+                    self.insert_run(run_id, channel, instance)
+                })
+                .await?)
+        })
     }
 
     fn heartbeat_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move { Ok(self.touch_run(run_id).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("record a run's heartbeat", |_| self.touch_run(run_id))
+                .await?)
+        })
     }
 
     fn finish_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move { Ok(self.end_run(run_id).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("record the end of a run", |_| self.end_run(run_id))
+                .await?)
+        })
     }
 
     fn create_approval<'a>(
         &'a self,
         approval: &'a ApprovalRecord,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move { Ok(self.insert_approval(approval).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("record the approval", |attempt| {
+                    self.insert_approval(approval, attempt > 1)
+                })
+                .await?)
+        })
     }
 
     fn decide_approval<'a>(
@@ -782,14 +920,28 @@ impl Store for SqlStore {
         status: ApprovalStatus,
         by: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Decided, StoreError>> {
-        Box::pin(async move { Ok(self.decide(id, status, by).await?) })
+        Box::pin(async move {
+            let decided = self
+                .retry
+                .run("record the decision", |attempt| async move {
+                    let decided = self.decide(id, status, by).await?;
+                    Ok(own_decision(attempt, status, by, decided))
+                })
+                .await?;
+            Ok(decided)
+        })
     }
 
     fn approval<'a>(
         &'a self,
         id: &'a str,
     ) -> BoxFuture<'a, Result<Option<ApprovalRecord>, StoreError>> {
-        Box::pin(async move { Ok(self.read_approval(id).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("read the approval", |_| self.read_approval(id))
+                .await?)
+        })
     }
 
     fn set_approval_message<'a>(
@@ -797,35 +949,65 @@ impl Store for SqlStore {
         id: &'a str,
         message_ref: &'a str,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move { Ok(self.write_approval_message(id, message_ref).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("record the approval's message", |_| {
+                    self.write_approval_message(id, message_ref)
+                })
+                .await?)
+        })
     }
 
     fn pending_approvals<'a>(
         &'a self,
         channel: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        Box::pin(async move { Ok(self.read_pending(channel).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("list pending approvals", |_| self.read_pending(channel))
+                .await?)
+        })
     }
 
     fn expire_overdue<'a>(
         &'a self,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        Box::pin(async move { Ok(self.expire(now).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("expire overdue approvals", |_| self.expire(now))
+                .await?)
+        })
     }
 
     fn abandon_orphaned<'a>(
         &'a self,
         stale_before: SystemTime,
     ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        Box::pin(async move { Ok(self.abandon(stale_before).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("abandon orphaned approvals", |_| self.abandon(stale_before))
+                .await?)
+        })
     }
 
     fn record_audit<'a>(
         &'a self,
         record: &'a AuditRecord,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move { Ok(self.insert_audit(record).await?) })
+        Box::pin(async move {
+            let key = idempotency_key();
+            Ok(self
+                .retry
+                .run("write the audit record", |_| {
+                    self.insert_audit(record, &key)
+                })
+                .await?)
+        })
     }
 
     fn recent_audit<'a>(
@@ -833,6 +1015,11 @@ impl Store for SqlStore {
         channel: &'a str,
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<AuditRecord>, StoreError>> {
-        Box::pin(async move { Ok(self.read_audit(channel, limit).await?) })
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("read the audit log", |_| self.read_audit(channel, limit))
+                .await?)
+        })
     }
 }
