@@ -204,6 +204,7 @@ on_both_backends!(
     channel_settings_round_trip,
     migrations_apply_twice,
     a_failed_migration_says_why,
+    concurrent_writes_land_exactly_when_they_say_so,
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -335,6 +336,64 @@ async fn a_hundred_racers_decide_an_approval_exactly_once(db: TestDb) {
     assert!(lost.iter().all(|r| r == record), "losers see the winner");
     let stored = store.approval("a1").await.expect("read").expect("exists");
     assert_eq!(&stored, record);
+}
+
+/// Writes that arrive together share a commit on SQLite (group commit); one that fails must
+/// fail alone. 200 concurrent approvals, every fifth id a duplicate of another: each insert
+/// that said Ok is stored, each that said Err is not, and the audit records and turns
+/// written in between all land.
+async fn concurrent_writes_land_exactly_when_they_say_so(db: TestDb) {
+    let store = Arc::new(db.connect().await);
+    store.start_run("run1", "c1", "test").await.expect("run");
+    let start = Arc::new(tokio::sync::Barrier::new(200));
+    let writers: Vec<_> = (0..200u64)
+        .map(|i| {
+            let store = store.clone();
+            let start = start.clone();
+            tokio::spawn(async move {
+                // Ids 0..160, the last 40 writers reusing the ids of the first 40.
+                let id = format!("g{}", if i >= 160 { i - 160 } else { i });
+                let mut record = approval(&id, "run1", "c1", Duration::from_secs(600));
+                record.requester = format!("writer{i}");
+                start.wait().await;
+                let created = store.create_approval(&record).await;
+                store.record_audit(&audit("c1", i)).await.expect("audit");
+                store
+                    .append("c1", &turn(i as usize, 10))
+                    .await
+                    .expect("append");
+                (id, record.requester, created.is_ok())
+            })
+        })
+        .collect();
+    let mut said_ok = std::collections::HashMap::new();
+    let mut refused = 0;
+    for writer in writers {
+        let (id, requester, ok) = writer.await.expect("writer");
+        if ok {
+            assert!(
+                said_ok.insert(id.clone(), requester).is_none(),
+                "two inserts of {id} both said Ok"
+            );
+        } else {
+            refused += 1;
+        }
+    }
+    assert_eq!(said_ok.len(), 160, "one insert of each id succeeds");
+    assert_eq!(refused, 40);
+    for (id, requester) in &said_ok {
+        let stored = store.approval(id).await.expect("read").expect("stored");
+        assert_eq!(
+            &stored.requester, requester,
+            "{id} holds the write that said Ok"
+        );
+    }
+    assert_eq!(
+        store.recent_audit("c1", 1000).await.expect("audit").len(),
+        200
+    );
+    let history = store.load_history("c1", usize::MAX).await.expect("history");
+    assert_eq!(history.len(), 200 * 4, "every turn is kept whole");
 }
 
 async fn after_a_restart_approvals_of_dead_runs_are_abandoned_and_live_ones_kept(db: TestDb) {

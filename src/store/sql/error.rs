@@ -48,6 +48,16 @@ pub enum SqlStoreError {
     /// The caller asked for something the contract forbids.
     #[error("the state store refused a request: {0}")]
     Invalid(String),
+    /// The transaction a write joined could not be committed (SQLite's group commit: every
+    /// write of the batch gets the same cause).
+    #[error("the state store could not {operation}: the commit failed: {cause}")]
+    Commit {
+        operation: &'static str,
+        cause: std::sync::Arc<sqlx::Error>,
+    },
+    /// The store was closed (the process is shutting down).
+    #[error("the state store could not {operation}: it is closed")]
+    Closed { operation: &'static str },
     /// One attempt got no answer at all (a hung connection).
     #[error("the state store did not answer within {seconds} s while trying to {operation}")]
     NoAnswer {
@@ -77,6 +87,7 @@ impl SqlStoreError {
     pub fn is_transient(&self) -> bool {
         match self {
             Self::Query { cause, .. } => super::retry::is_transient(cause),
+            Self::Commit { cause, .. } => super::retry::is_transient(cause),
             Self::NoAnswer { .. } | Self::Unreachable { .. } => true,
             _ => false,
         }

@@ -24,12 +24,14 @@ mod error;
 mod history;
 mod migrations;
 mod retry;
+mod writer;
 
 pub use error::SqlStoreError;
 pub use history::HISTORY_ROW_CAP;
 pub use retry::Retry;
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures_util::TryStreamExt;
@@ -42,6 +44,7 @@ use self::codec::{
     audit_from_row, message_from_json, message_to_json, to_bigint, to_millis,
 };
 use self::history::NewestFirst;
+use self::writer::Writer;
 use crate::config::redact_password;
 use crate::core::agent::ChatMessage;
 use crate::core::ports::{
@@ -63,38 +66,56 @@ const POSTGRES_MAX_CONNECTIONS: u32 = 8;
 const SQLITE_HINT: &str = "check store.url and that the file's folder exists and is writable";
 const POSTGRES_HINT: &str = "check store.url (host, port, user, password, database) and that PostgreSQL is running and reachable";
 
-/// The pools of one backend.
+/// The connections of one backend.
 #[derive(Debug, Clone)]
 enum Backend {
-    /// SQLite runs one writer at a time. Writers that meet a locked database wait in
-    /// SQLite's busy handler, which sleeps 1, 2, 5, 10... ms between attempts: under load
-    /// most of a write's time becomes sleeping while the lock is already free. So every
-    /// write goes through `write`, a pool of exactly one connection, where writers queue in
-    /// order without ever meeting the lock; reads use `read` (WAL readers never wait for
-    /// the writer). An in-memory database has one connection, the same pool twice.
+    /// SQLite runs one writer at a time: every write goes through [`Writer`], one
+    /// connection with group commit. Reads use `read` (WAL readers never wait for the
+    /// writer). An in-memory database has only the writer's connection, which then serves
+    /// reads too.
     Sqlite {
-        read: SqlitePool,
-        write: SqlitePool,
+        read: Option<SqlitePool>,
+        writer: Arc<Writer>,
     },
     Postgres(PgPool),
 }
 
-/// Runs `$body` with `$pool` bound to the store's pool for reads, whichever backend it is:
-/// the same code, type-checked against each driver.
+/// What a write says it was doing when its transaction fails to begin or commit.
+const WRITE: &str = "save its changes";
+
+/// Runs `$body` with `$pool` bound to something to read with, whichever backend it is: the
+/// same code, type-checked against each driver.
 macro_rules! with_pool {
     ($store:expr, $pool:ident => $body:expr) => {
         match &$store.backend {
-            Backend::Sqlite { read: $pool, .. } => $body,
+            Backend::Sqlite {
+                read: Some($pool), ..
+            } => $body,
+            Backend::Sqlite { read: None, writer } => {
+                writer
+                    .run("read", async |$pool: &mut sqlx::SqliteConnection| {
+                        Ok::<_, SqlStoreError>($body)
+                    })
+                    .await?
+            }
             Backend::Postgres($pool) => $body,
         }
     };
 }
 
-/// Like [`with_pool!`], with the pool for statements that write.
+/// Like [`with_pool!`], for one statement that writes. On SQLite `$body` runs in the
+/// writer's queue and returns once committed; it must run exactly one statement (several go
+/// through `Writer::run`, which makes them one atomic unit).
 macro_rules! with_writer {
     ($store:expr, $pool:ident => $body:expr) => {
         match &$store.backend {
-            Backend::Sqlite { write: $pool, .. } => $body,
+            Backend::Sqlite { writer, .. } => {
+                writer
+                    .run_statement(WRITE, async |$pool: &mut sqlx::SqliteConnection| {
+                        Ok::<_, SqlStoreError>($body)
+                    })
+                    .await?
+            }
             Backend::Postgres($pool) => $body,
         }
     };
@@ -143,53 +164,36 @@ impl SqlStore {
         let in_memory =
             rest.trim_start_matches('/').starts_with(":memory:") || rest.contains("mode=memory");
         probe(&options, &shown, SQLITE_HINT).await?;
-        let connect = |pool_options: SqlitePoolOptions, options: SqliteConnectOptions| {
-            let shown = shown.clone();
-            async move {
-                pool_options
-                    .acquire_timeout(CONNECT_TIMEOUT)
-                    .connect_with(options)
-                    .await
-                    .map_err(|cause| SqlStoreError::Connect {
-                        url: shown,
-                        cause,
-                        hint: SQLITE_HINT,
-                    })
-            }
+        let open_failed = |cause| SqlStoreError::Connect {
+            url: shown.clone(),
+            cause,
+            hint: SQLITE_HINT,
         };
-        let (read, write) = if in_memory {
-            // An in-memory database lives as long as one of its connections: keep exactly one,
-            // forever (several would also meet shared-cache table locks, which do not wait).
-            let only = connect(
-                SqlitePoolOptions::new()
-                    .max_connections(1)
-                    .min_connections(1)
-                    .idle_timeout(None)
-                    .max_lifetime(None),
-                options,
-            )
-            .await?;
-            (only.clone(), only)
-        } else {
-            let write =
-                connect(SqlitePoolOptions::new().max_connections(1), options.clone()).await?;
-            // Readers cannot write even by mistake: a write there would bypass the queue.
-            let read = connect(
-                SqlitePoolOptions::new().max_connections(SQLITE_READERS),
-                options.pragma("query_only", "ON"),
-            )
-            .await?;
-            (read, write)
-        };
+        let mut connection = options.connect().await.map_err(open_failed)?;
         migrations::sqlite()
-            .run(&write)
+            .run(&mut connection)
             .await
             .map_err(|cause| SqlStoreError::Migrate {
                 url: shown.clone(),
                 cause,
             })?;
+        let read = if in_memory {
+            // An in-memory database lives as long as its one connection, the writer's: it
+            // serves reads as well (a second connection would see another database).
+            None
+        } else {
+            // Readers cannot write even by mistake: a write there would bypass the queue.
+            let pool = SqlitePoolOptions::new()
+                .max_connections(SQLITE_READERS)
+                .acquire_timeout(CONNECT_TIMEOUT)
+                .connect_with(options.pragma("query_only", "ON"))
+                .await
+                .map_err(open_failed)?;
+            Some(pool)
+        };
+        let writer = Arc::new(Writer::start(connection));
         Ok(Self {
-            backend: Backend::Sqlite { read, write },
+            backend: Backend::Sqlite { read, writer },
             url: shown,
             retry: Retry {
                 cut_off_hung: false,
@@ -256,9 +260,11 @@ impl SqlStore {
     /// SQLite checkpoints its WAL as the last connection closes).
     pub async fn close(&self) {
         match &self.backend {
-            Backend::Sqlite { read, write } => {
-                read.close().await;
-                write.close().await;
+            Backend::Sqlite { read, writer } => {
+                writer.close().await;
+                if let Some(read) = read {
+                    read.close().await;
+                }
             }
             Backend::Postgres(pool) => pool.close().await,
         }
@@ -306,21 +312,41 @@ impl SqlStore {
         }
         let now = to_millis(SystemTime::now());
         const SAVE: &str = "save the conversation";
-        with_writer!(self, pool => {
-            // One transaction: a turn is saved whole or not at all. Row by row, so ids follow
-            // the order of the messages.
-            let mut tx = pool.begin().await.map_err(SqlStoreError::query(SAVE))?;
-            for json in &rows {
-                sqlx::query("INSERT INTO messages (channel, message, created_at) VALUES ($1, $2, $3)")
-                    .bind(channel)
-                    .bind(json.as_str())
-                    .bind(now)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(SqlStoreError::query(SAVE))?;
+        // One transaction (on SQLite, one atomic write): a turn is saved whole or not at
+        // all. Row by row, so ids follow the order of the messages.
+        const INSERT: &str =
+            "INSERT INTO messages (channel, message, created_at) VALUES ($1, $2, $3)";
+        match &self.backend {
+            Backend::Sqlite { writer, .. } => {
+                writer
+                    .run(SAVE, async |connection: &mut sqlx::SqliteConnection| {
+                        for json in &rows {
+                            sqlx::query(INSERT)
+                                .bind(channel)
+                                .bind(json.as_str())
+                                .bind(now)
+                                .execute(&mut *connection)
+                                .await
+                                .map_err(SqlStoreError::query(SAVE))?;
+                        }
+                        Ok(())
+                    })
+                    .await?;
             }
-            tx.commit().await.map_err(SqlStoreError::query(SAVE))?;
-        });
+            Backend::Postgres(pool) => {
+                let mut tx = pool.begin().await.map_err(SqlStoreError::query(SAVE))?;
+                for json in &rows {
+                    sqlx::query(INSERT)
+                        .bind(channel)
+                        .bind(json.as_str())
+                        .bind(now)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(SqlStoreError::query(SAVE))?;
+                }
+                tx.commit().await.map_err(SqlStoreError::query(SAVE))?;
+            }
+        }
         Ok(())
     }
 
@@ -341,19 +367,22 @@ impl SqlStore {
     #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn prune(&self, before: SystemTime) -> Result<u64, SqlStoreError> {
         let before = to_millis(before);
+        // Two statements, each atomic: a failure between them leaves finished runs for the
+        // next pruning.
         let removed = with_writer!(self, pool => {
-            let removed = sqlx::query("DELETE FROM messages WHERE created_at < $1")
+            sqlx::query("DELETE FROM messages WHERE created_at < $1")
                 .bind(before)
                 .execute(pool)
                 .await
                 .map_err(SqlStoreError::query("prune old conversation messages"))?
-                .rows_affected();
+                .rows_affected()
+        });
+        with_writer!(self, pool => {
             sqlx::query("DELETE FROM runs WHERE finished_at IS NOT NULL AND finished_at < $1")
                 .bind(before)
                 .execute(pool)
                 .await
                 .map_err(SqlStoreError::query("prune finished runs"))?;
-            removed
         });
         Ok(removed)
     }
