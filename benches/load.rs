@@ -16,22 +16,26 @@
 //! - `--store URL|memory` [a SQLite file in a temp directory] the state store.
 //!
 //! Definitions, per model step (a run of three model calls has three steps):
-//! - *loop overhead* = (the run's wall time - the model's time - the tools' execution time)
-//!   / model calls: the gate, the protocol, the store writes and reads on the run's path,
-//!   events, and every wait for a core or a lock;
+//! - *loop overhead* = (the time from the message to its reply being posted - the model's
+//!   time - the tools' execution time) / model calls: what the loop adds to a person's wait
+//!   (the gate, the protocol, the store reads and writes on the run's path, events, and every
+//!   wait for a core or a lock). The same up to the run's end is reported too: it adds the
+//!   run's bookkeeping after the reply (its end and its messages written), which delays only
+//!   the channel's next message, reported on its own as *after the reply*;
 //! - *tool time* = from the gate's decision to the tool's result, per call (the SQL query,
 //!   the directory listing): the work the user asked for, reported on its own.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use riskgate::config::Settings;
 use riskgate::core::agent::{
-    AgentEvent, ChatReply, ChatRequest, Inbound, ReplyToolCall, Role, RunOutcome,
+    AgentEvent, ChatMessage, ChatReply, ChatRequest, Inbound, ReplyToolCall, Role, RunOutcome,
 };
 use riskgate::core::ports::{
-    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChatModel, EventSink, ModelError, Store,
+    ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, ApprovalSurface, AuditRecord,
+    ChannelSettings, ChatModel, Decided, EventSink, ModelError, Store, StoreError,
 };
 use riskgate::core::tools::BoxFuture;
 use serde_json::json;
@@ -161,9 +165,15 @@ struct Recording {
     tool_time: Mutex<HashMap<String, Duration>>,
     /// Every call's tool time.
     calls: Mutex<Vec<Duration>>,
+    /// When each channel's run in progress posted its reply.
+    replied: Mutex<HashMap<String, Instant>>,
 }
 
 impl Recording {
+    fn take_reply_time(&self, channel: &str) -> Option<Instant> {
+        self.replied.lock().ok().and_then(|mut t| t.remove(channel))
+    }
+
     fn take_tool_time(&self, channel: &str) -> Duration {
         self.tool_time
             .lock()
@@ -200,12 +210,149 @@ impl EventSink for Recording {
                 }
             }
             AgentEvent::Reply { .. } => {
+                if let Ok(mut replied) = self.replied.lock() {
+                    replied.insert(channel.to_owned(), Instant::now());
+                }
                 if let Ok(mut n) = self.posts.lock() {
                     *n += 1;
                 }
             }
             _ => {}
         }
+    }
+}
+
+/// Times the store operations on a run's path (the rest pass straight through).
+struct TimedStore {
+    inner: Arc<dyn Store>,
+    /// Latencies by operation name.
+    took: Mutex<HashMap<&'static str, Vec<Duration>>>,
+}
+
+impl TimedStore {
+    fn timed<'a, T: Send + 'a>(
+        &'a self,
+        name: &'static str,
+        operation: BoxFuture<'a, T>,
+    ) -> BoxFuture<'a, T> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let result = operation.await;
+            if let Ok(mut took) = self.took.lock() {
+                took.entry(name).or_default().push(started.elapsed());
+            }
+            result
+        })
+    }
+}
+
+impl Store for TimedStore {
+    fn load_history<'a>(
+        &'a self,
+        channel: &'a str,
+        budget: usize,
+    ) -> BoxFuture<'a, Result<Vec<ChatMessage>, StoreError>> {
+        self.timed("load_history", self.inner.load_history(channel, budget))
+    }
+    fn append<'a>(
+        &'a self,
+        channel: &'a str,
+        messages: &'a [ChatMessage],
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.timed("append", self.inner.append(channel, messages))
+    }
+    fn clear<'a>(&'a self, channel: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.inner.clear(channel)
+    }
+    fn prune_history<'a>(&'a self, before: SystemTime) -> BoxFuture<'a, Result<u64, StoreError>> {
+        self.inner.prune_history(before)
+    }
+    fn channel_settings<'a>(
+        &'a self,
+        channel: &'a str,
+    ) -> BoxFuture<'a, Result<Option<ChannelSettings>, StoreError>> {
+        self.timed("channel_settings", self.inner.channel_settings(channel))
+    }
+    fn set_channel_settings<'a>(
+        &'a self,
+        channel: &'a str,
+        settings: &'a ChannelSettings,
+        changed_by: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.inner
+            .set_channel_settings(channel, settings, changed_by)
+    }
+    fn start_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        channel: &'a str,
+        instance: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.timed("start_run", self.inner.start_run(run_id, channel, instance))
+    }
+    fn heartbeat_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.inner.heartbeat_run(run_id)
+    }
+    fn finish_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.timed("finish_run", self.inner.finish_run(run_id))
+    }
+    fn create_approval<'a>(
+        &'a self,
+        approval: &'a ApprovalRecord,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.inner.create_approval(approval)
+    }
+    fn decide_approval<'a>(
+        &'a self,
+        id: &'a str,
+        status: ApprovalStatus,
+        by: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Decided, StoreError>> {
+        self.inner.decide_approval(id, status, by)
+    }
+    fn approval<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<ApprovalRecord>, StoreError>> {
+        self.inner.approval(id)
+    }
+    fn set_approval_message<'a>(
+        &'a self,
+        id: &'a str,
+        message_ref: &'a str,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.inner.set_approval_message(id, message_ref)
+    }
+    fn pending_approvals<'a>(
+        &'a self,
+        channel: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        self.inner.pending_approvals(channel)
+    }
+    fn expire_overdue<'a>(
+        &'a self,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        self.inner.expire_overdue(now)
+    }
+    fn abandon_orphaned<'a>(
+        &'a self,
+        stale_before: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        self.inner.abandon_orphaned(stale_before)
+    }
+    fn record_audit<'a>(
+        &'a self,
+        record: &'a AuditRecord,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.timed("record_audit", self.inner.record_audit(record))
+    }
+    fn recent_audit<'a>(
+        &'a self,
+        channel: &'a str,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<AuditRecord>, StoreError>> {
+        self.inner.recent_audit(channel, limit)
     }
 }
 
@@ -260,8 +407,13 @@ fn ms(d: Duration) -> f64 {
 
 /// One run's figures.
 struct Sample {
-    /// Loop overhead per model step.
+    /// Loop overhead per model step, up to the reply being posted.
     overhead: Duration,
+    /// The same up to the run's end (the run's bookkeeping after the reply included).
+    overhead_to_end: Duration,
+    /// From the reply being posted to the run's end: the end of the run and its messages
+    /// written, before the channel takes its next message.
+    after_reply: Duration,
     /// Everything but the model, per model step (overhead plus tools).
     beside_model: Duration,
 }
@@ -302,6 +454,10 @@ fn main() {
                 }
             }
         };
+        let store = Arc::new(TimedStore {
+            inner: store,
+            took: Mutex::default(),
+        });
         let spent = Arc::new(Mutex::new(HashMap::<String, Spent>::new()));
         let recording = Arc::new(Recording::default());
         let agent = Arc::new(
@@ -315,7 +471,7 @@ fn main() {
                     }),
                     spent: spent.clone(),
                 }),
-                store,
+                store.clone(),
                 Arc::new(Nobody),
                 recording.clone(),
             )
@@ -332,6 +488,9 @@ fn main() {
             .await;
         if let Ok(mut calls) = recording.calls.lock() {
             calls.clear();
+        }
+        if let Ok(mut took) = store.took.lock() {
+            took.clear();
         }
 
         let started = Instant::now();
@@ -360,8 +519,11 @@ fn main() {
                             text: text.clone(),
                         })
                         .await;
-                    let wall = run_started.elapsed();
+                    let ended = Instant::now();
+                    let wall = ended - run_started;
                     assert!(matches!(outcome, RunOutcome::Replied(_)), "{outcome:?}");
+                    let replied = recording.take_reply_time(&channel).unwrap_or(ended);
+                    let to_reply = replied - run_started;
                     let spent = spent
                         .lock()
                         .ok()
@@ -372,7 +534,10 @@ fn main() {
                     let beside_model = wall.saturating_sub(spent.model);
                     if let Ok(mut samples) = samples.lock() {
                         samples.push(Sample {
-                            overhead: beside_model.saturating_sub(tools) / steps,
+                            overhead: to_reply.saturating_sub(spent.model).saturating_sub(tools)
+                                / steps,
+                            overhead_to_end: beside_model.saturating_sub(tools) / steps,
+                            after_reply: ended - replied,
                             beside_model: beside_model / steps,
                         });
                     }
@@ -386,6 +551,10 @@ fn main() {
         let samples = samples.lock().map(|mut s| std::mem::take(&mut *s)).unwrap_or_default();
         let mut overheads: Vec<Duration> = samples.iter().map(|s| s.overhead).collect();
         let mut beside: Vec<Duration> = samples.iter().map(|s| s.beside_model).collect();
+        let mut to_end: Vec<Duration> = samples.iter().map(|s| s.overhead_to_end).collect();
+        let mut after_reply: Vec<Duration> = samples.iter().map(|s| s.after_reply).collect();
+        to_end.sort();
+        after_reply.sort();
         let mut calls = recording.calls.lock().map(|c| c.clone()).unwrap_or_default();
         overheads.sort();
         beside.sort();
@@ -414,6 +583,16 @@ fn main() {
             ms(overheads.last().copied().unwrap_or_default())
         );
         println!(
+            "  same, to the run's end median {:.2} ms, p99 {:.2} ms",
+            ms(percentile(&to_end, 0.5)),
+            ms(percentile(&to_end, 0.99))
+        );
+        println!(
+            "  after the reply/run    median {:.2} ms, p99 {:.2} ms",
+            ms(percentile(&after_reply, 0.5)),
+            ms(percentile(&after_reply, 0.99))
+        );
+        println!(
             "  tool time/call         median {:.2} ms, p99 {:.2} ms",
             ms(percentile(&calls, 0.5)),
             ms(percentile(&calls, 0.99))
@@ -428,5 +607,21 @@ fn main() {
             recording.posts.lock().map(|n| *n).unwrap_or(0)
         );
         println!("  peak RSS               {:.1} MiB", peak_rss_mib());
+        let mut took: Vec<(&'static str, Vec<Duration>)> = store
+            .took
+            .lock()
+            .map(|t| t.iter().map(|(k, v)| (*k, v.clone())).collect())
+            .unwrap_or_default();
+        took.sort_by_key(|(name, _)| *name);
+        println!("  store operations (latency as the loop sees it; start_run and record_audit overlap the model's time):");
+        for (name, mut latencies) in took {
+            latencies.sort();
+            println!(
+                "    {name:<18} {:>6} calls, median {:.2} ms, p99 {:.2} ms",
+                latencies.len(),
+                ms(percentile(&latencies, 0.5)),
+                ms(percentile(&latencies, 0.99))
+            );
+        }
     });
 }

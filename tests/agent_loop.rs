@@ -1041,3 +1041,165 @@ async fn stored_arguments_that_do_not_match_their_hash_never_run() {
         |e| matches!(e, AgentEvent::CallNotRun { reason, .. } if reason.contains("do not match"))
     ));
 }
+
+/// A safe tool that notes, each time it runs, how many audit records the store holds.
+struct Witness {
+    store: Arc<MemoryStore>,
+    audited_before_run: Mutex<Vec<usize>>,
+}
+
+impl RiskAssessor for Witness {
+    fn assess(&self, _arguments: &Map<String, Value>, _ctx: &AssessContext) -> Assessment {
+        Assessment::Safe("a witness".into())
+    }
+}
+
+impl Tool for Witness {
+    fn name(&self) -> &'static str {
+        "witness"
+    }
+    fn description(&self) -> &'static str {
+        "Counts audit records."
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {}, "additionalProperties": false})
+    }
+    fn execute<'a>(
+        &'a self,
+        _arguments: &'a Map<String, Value>,
+        _approval: &'a Approval,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            use riskgate::core::ports::Store;
+            let audited = self
+                .store
+                .recent_audit("c1", 100)
+                .await
+                .expect("audit")
+                .len();
+            self.audited_before_run
+                .lock()
+                .expect("witness")
+                .push(audited);
+            Ok(ToolOutput {
+                summary: "witnessed".into(),
+                text: format!("{audited} audit records"),
+                chat: "witnessed".into(),
+                attachment: None,
+            })
+        })
+    }
+}
+
+fn witness_call(id: &str) -> ChatReply {
+    ChatReply {
+        content: None,
+        tool_calls: vec![ReplyToolCall {
+            id: Some(id.into()),
+            name: "witness".into(),
+            arguments: json!({}),
+        }],
+        finish_reason: Some("tool_calls".into()),
+    }
+}
+
+/// An agent over a store whose operations can be slowed or broken, with the witness tool.
+fn hooked_agent(
+    model: Arc<dyn ChatModel>,
+) -> (
+    Agent,
+    Arc<support::hooked_store::HookedStore>,
+    Arc<Witness>,
+    tempfile::TempDir,
+) {
+    let workspace = tempfile::tempdir().expect("tempdir");
+    let mut settings = Settings::default();
+    settings.tools.workspace = workspace.path().to_path_buf();
+    let memory = Arc::new(MemoryStore::new());
+    let store = support::hooked_store::HookedStore::new(memory.clone());
+    let witness = Arc::new(Witness {
+        store: memory,
+        audited_before_run: Mutex::default(),
+    });
+    let mut agent = riskgate::app::build_agent(
+        &settings,
+        model,
+        store.clone(),
+        Approvals::answering(vec![]),
+        Arc::new(Events::default()),
+    )
+    .expect("agent");
+    let mut registry = riskgate::tools::builtin_registry(&settings);
+    registry.register(witness.clone());
+    agent.gate = RiskGate::new(registry, settings.risk.gate_policy());
+    (agent, store, witness, workspace)
+}
+
+#[tokio::test(start_paused = true)]
+async fn store_writes_overlap_the_model_and_every_tool_waits_for_earlier_audit_records() {
+    use support::hooked_store::Hook;
+    // Each model call takes 10 s; each audit record takes 15 s to write and the run's start
+    // 5 s. Written in turn the run would take 5 + 10 + 15 + 10 + 15 + 10 = 65 s; overlapped
+    // with the model it takes 10 + 15 + 15 = 40 s, because the second call must still wait
+    // for the first call's record, and the run's end for the second's.
+    let model = timed(vec![
+        (10, witness_call("a")),
+        (10, witness_call("b")),
+        (10, reply("done")),
+    ]);
+    let (agent, store, witness, _workspace) = hooked_agent(model);
+    store.hook("start_run", Hook::Delay(Duration::from_secs(5)));
+    store.hook("record_audit", Hook::Delay(Duration::from_secs(15)));
+    let started = tokio::time::Instant::now();
+    assert_eq!(
+        agent.run(&inbound("go")).await,
+        RunOutcome::Replied("done".into())
+    );
+    assert_eq!(started.elapsed(), Duration::from_secs(40));
+    // The first call ran with no record before it, the second after the first's was written.
+    assert_eq!(*witness.audited_before_run.lock().expect("witness"), [0, 1]);
+    let completed = store.completed();
+    let position = |name: &str| completed.iter().position(|c| *c == name);
+    assert!(
+        position("start_run") < position("record_audit"),
+        "{completed:?}"
+    );
+    assert_eq!(
+        completed.iter().filter(|c| **c == "record_audit").count(),
+        2,
+        "{completed:?}"
+    );
+    // Both records are in before the run reports its end.
+    assert!(
+        completed.ends_with(&["finish_run", "append"])
+            || completed.ends_with(&["append", "finish_run"]),
+        "{completed:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_run_whose_start_cannot_be_recorded_runs_no_tool() {
+    use support::hooked_store::Hook;
+    let model = timed(vec![(10, witness_call("a")), (10, reply("done"))]);
+    let (agent, store, witness, _workspace) = hooked_agent(model.clone());
+    store.hook("start_run", Hook::Fail("the database is gone".into()));
+    let outcome = agent.run(&inbound("go")).await;
+    assert!(
+        matches!(&outcome, RunOutcome::Stopped(StopReason::Store(e)) if e.0.contains("the database is gone")),
+        "{outcome:?}"
+    );
+    assert!(
+        witness
+            .audited_before_run
+            .lock()
+            .expect("witness")
+            .is_empty()
+    );
+    // The first model call went out alongside the start; nothing after it.
+    assert_eq!(*model.calls.lock().expect("calls"), 1);
+    let completed = store.completed();
+    assert!(!completed.contains(&"record_audit"), "{completed:?}");
+    assert!(!completed.contains(&"finish_run"), "{completed:?}");
+    // The person's message is still kept in the conversation.
+    assert!(completed.contains(&"append"), "{completed:?}");
+}

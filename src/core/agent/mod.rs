@@ -32,7 +32,8 @@ use crate::core::ports::{
 use crate::core::prompt::Prompts;
 use crate::core::risk::Decision;
 use crate::core::tools::{
-    Approval, AssessContext, RiskGate, ToolCall, ToolDefinition, canonical_json, check_arguments,
+    Approval, AssessContext, BoxFuture, RiskGate, ToolCall, ToolDefinition, canonical_json,
+    check_arguments,
 };
 
 /// The limits of one run (`[agent]` in the configuration).
@@ -193,6 +194,66 @@ impl RunTimer {
     }
 }
 
+/// The store writes of a run that no effect has had to wait for yet: the run's start, then
+/// the audit records of the calls that ran. They go on while the model thinks about the next
+/// step (a step's overhead does not include their commit) and are settled, in order, before
+/// the next tool runs or a person is asked, and before the run ends.
+struct Behind<'a> {
+    /// The run's start, until it has been written (or has failed).
+    start: Option<BoxFuture<'a, Result<(), StoreError>>>,
+    /// Whether the run's start was written.
+    recorded: bool,
+    /// Audit records, one after another. Each one keeps itself if the store cannot take it
+    /// ([`Agent::audit`]), so they cannot fail here.
+    audits: Option<BoxFuture<'a, ()>>,
+}
+
+impl<'a> Behind<'a> {
+    fn starting(start: BoxFuture<'a, Result<(), StoreError>>) -> Self {
+        Self {
+            start: Some(start),
+            recorded: false,
+            audits: None,
+        }
+    }
+
+    /// Queues an audit record after the ones already queued.
+    fn push(&mut self, audit: BoxFuture<'a, ()>) {
+        self.audits = Some(match self.audits.take() {
+            None => audit,
+            Some(earlier) => Box::pin(async move {
+                earlier.await;
+                audit.await;
+            }),
+        });
+    }
+
+    /// Waits for everything queued. An error says the run's start could not be written.
+    async fn settle(&mut self) -> Result<(), StoreError> {
+        if let Some(start) = self.start.take() {
+            start.await?;
+            self.recorded = true;
+        }
+        if let Some(audits) = self.audits.take() {
+            audits.await;
+        }
+        Ok(())
+    }
+
+    /// Whether the run's start was written (after [`Behind::settle`]).
+    fn recorded(&self) -> bool {
+        self.recorded
+    }
+}
+
+/// A call's audit record with what became of the call.
+fn completed(mut record: AuditRecord, result: &CallResult, elapsed: Duration) -> AuditRecord {
+    record.outcome = result.outcome.to_owned();
+    record.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+    record.output_bytes = result.output_bytes;
+    record
+}
+
 /// What became of one call, as the model reads it and as the audit log records it.
 struct CallResult {
     text: String,
@@ -227,29 +288,38 @@ impl Agent {
         );
         let mut new_messages = vec![ChatMessage::user(Some(&inbound.author_name), &inbound.text)];
         let run_id = new_id();
-        let started = self
-            .patiently(
-                channel,
-                self.store.start_run(&run_id, channel, &self.instance),
-            )
+        // The run's start is recorded while the model thinks about its first step; no tool
+        // runs and nobody is asked before it is (see `Behind`).
+        let mut behind = Behind::starting(Box::pin(self.patiently(
+            channel,
+            self.store.start_run(&run_id, channel, &self.instance),
+        )));
+        let (outcome, iterations) = self
+            .drive(inbound, &run_id, &mut behind, &mut new_messages)
             .await;
-        let recorded = started.is_ok();
-        let (outcome, iterations) = match started {
-            Ok(()) => self.drive(inbound, &run_id, &mut new_messages).await,
-            Err(e) => (RunOutcome::Stopped(StopReason::Store(e)), 0),
+        let outcome = match behind.settle().await {
+            Ok(()) => outcome,
+            // Only reached when the run stopped before its first model call came back.
+            Err(e) => RunOutcome::Stopped(StopReason::Store(e)),
         };
-        // A run that could not be recorded has nothing to mark finished.
-        if recorded
-            && let Err(e) = self
-                .patiently(channel, self.store.finish_run(&run_id))
-                .await
-        {
+        let recorded = behind.recorded();
+        // The end of the run and its messages, at once: on SQLite they share one commit.
+        let (finished, saved) = tokio::join!(
+            async {
+                // A run that could not be recorded has nothing to mark finished.
+                if recorded {
+                    self.patiently(channel, self.store.finish_run(&run_id))
+                        .await
+                } else {
+                    Ok(())
+                }
+            },
+            self.patiently(channel, self.store.append(channel, &new_messages)),
+        );
+        if let Err(e) = finished {
             tracing::error!(error = %e, run_id, "could not mark the run finished");
         }
-        if let Err(e) = self
-            .patiently(channel, self.store.append(channel, &new_messages))
-            .await
-        {
+        if let Err(e) = saved {
             tracing::error!(error = %e, "could not save the conversation");
             self.emit(
                 channel,
@@ -291,30 +361,26 @@ impl Agent {
         outcome
     }
 
-    async fn drive(
-        &self,
+    async fn drive<'a>(
+        &'a self,
         inbound: &Inbound,
         run_id: &str,
+        behind: &mut Behind<'a>,
         new_messages: &mut Vec<ChatMessage>,
     ) -> (RunOutcome, u32) {
         let channel = inbound.channel.as_str();
-        let settings = match self
-            .patiently(channel, self.channel_settings(channel))
-            .await
-        {
-            Ok(settings) => settings,
-            Err(e) => return (RunOutcome::Stopped(StopReason::Store(e)), 0),
-        };
-        let history = match self
-            .patiently(
+        // Both reads at once: the first model call needs them.
+        let (settings, history) = tokio::join!(
+            self.patiently(channel, self.channel_settings(channel)),
+            self.patiently(
                 channel,
                 self.store
                     .load_history(channel, self.limits.history_budget_chars),
             )
-            .await
-        {
-            Ok(history) => history,
-            Err(e) => return (RunOutcome::Stopped(StopReason::Store(e)), 0),
+        );
+        let (settings, history) = match (settings, history) {
+            (Ok(settings), Ok(history)) => (settings, history),
+            (Err(e), _) | (_, Err(e)) => return (RunOutcome::Stopped(StopReason::Store(e)), 0),
         };
         let prepared = self.prepared(&settings.profile);
         let offered = &prepared.offered;
@@ -341,9 +407,15 @@ impl Agent {
                 messages,
                 tools: prepared.request_tools.clone(),
             };
-            let reply = match tokio::time::timeout(timer.remaining(), self.model.complete(&request))
-                .await
-            {
+            // The writes left behind by the previous step land while the model thinks.
+            let (reply, settled) = tokio::join!(
+                tokio::time::timeout(timer.remaining(), self.model.complete(&request)),
+                behind.settle()
+            );
+            if let Err(e) = settled {
+                return (RunOutcome::Stopped(StopReason::Store(e)), iterations);
+            }
+            let reply = match reply {
                 Err(_) => {
                     return (
                         RunOutcome::Stopped(StopReason::WallClock(timer.limit)),
@@ -403,6 +475,11 @@ impl Agent {
                                     );
                                     continue;
                                 }
+                                // Nothing runs and nobody is asked before the run's
+                                // start and every earlier audit record are written.
+                                if let Err(e) = behind.settle().await {
+                                    return (RunOutcome::Stopped(StopReason::Store(e)), iterations);
+                                }
                                 let started = Instant::now();
                                 let (result, audit) = self
                                     .handle_call(
@@ -414,7 +491,8 @@ impl Agent {
                                         &mut cancelled,
                                     )
                                     .await;
-                                self.audit(audit, &result, started.elapsed()).await;
+                                let record = completed(audit, &result, started.elapsed());
+                                behind.push(Box::pin(self.audit(record)));
                                 new_messages.push(self.protocol.result_message(
                                     &call.id,
                                     &call.tool,
@@ -835,21 +913,18 @@ impl Agent {
         (record, None)
     }
 
-    /// Writes the call's audit record. The store retries while the database restarts; if it
+    /// Writes a call's audit record. The store retries while the database restarts; if it
     /// still cannot take the record, the record is kept in [`Agent::unwritten_audit`] (never
     /// dropped), the channel is told, and no tool runs until it is written.
-    async fn audit(&self, mut record: AuditRecord, result: &CallResult, elapsed: Duration) {
-        record.outcome = result.outcome.to_owned();
-        record.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
-        record.output_bytes = result.output_bytes;
-        let channel = record.channel.clone();
+    async fn audit(&self, record: AuditRecord) {
+        let channel = record.channel.as_str();
         if let Err(e) = self
-            .patiently(&channel, self.store.record_audit(&record))
+            .patiently(channel, self.store.record_audit(&record))
             .await
         {
             tracing::error!(error = %e, tool = %record.tool, run_id = %record.run_id, "could not write the audit record; kept until the store answers");
             self.emit(
-                &channel,
+                channel,
                 AgentEvent::Notice {
                     message: format!(
                         "the audit record of `{}` could not be written yet ({e}); it is kept and will be written when the state database answers again, and no tool runs until then",
