@@ -205,6 +205,7 @@ on_both_backends!(
     migrations_apply_twice,
     a_failed_migration_says_why,
     concurrent_writes_land_exactly_when_they_say_so,
+    a_long_turn_is_saved_whole_and_in_order,
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -394,6 +395,21 @@ async fn concurrent_writes_land_exactly_when_they_say_so(db: TestDb) {
     );
     let history = store.load_history("c1", usize::MAX).await.expect("history");
     assert_eq!(history.len(), 200 * 4, "every turn is kept whole");
+}
+
+/// A turn longer than one multi-row INSERT (SQLite saves it in chunks of 100 rows inside one
+/// atomic write) comes back whole and in order.
+async fn a_long_turn_is_saved_whole_and_in_order(db: TestDb) {
+    let store = db.connect().await;
+    let long: Vec<ChatMessage> = (0..250)
+        .map(|i| ChatMessage::user(Some("alice"), format!("message {i}")))
+        .collect();
+    store.append("c1", &turn(0, 10)).await.expect("short");
+    store.append("c1", &long).await.expect("long");
+    let history = store.load_history("c1", usize::MAX).await.expect("history");
+    assert_eq!(history.len(), 4 + 250);
+    assert_eq!(&history[..4], &turn(0, 10)[..]);
+    assert_eq!(&history[4..], &long[..]);
 }
 
 async fn after_a_restart_approvals_of_dead_runs_are_abandoned_and_live_ones_kept(db: TestDb) {

@@ -83,6 +83,33 @@ enum Backend {
 /// What a write says it was doing when its transaction fails to begin or commit.
 const WRITE: &str = "save its changes";
 
+/// Rows of one multi-row INSERT into `messages` on SQLite (3 parameters each, well under
+/// SQLite's limit of 32,766).
+const SQLITE_ROWS_PER_INSERT: usize = 100;
+
+/// Inserts `rows` (message JSON) into a channel's history with one statement, ids in order.
+async fn insert_messages(
+    connection: &mut sqlx::SqliteConnection,
+    channel: &str,
+    rows: &[String],
+    now: i64,
+) -> Result<(), SqlStoreError> {
+    let mut insert = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+        "INSERT INTO messages (channel, message, created_at) ",
+    );
+    insert.push_values(rows, |mut row, json| {
+        row.push_bind(channel)
+            .push_bind(json.as_str())
+            .push_bind(now);
+    });
+    insert
+        .build()
+        .execute(connection)
+        .await
+        .map_err(SqlStoreError::query("save the conversation"))?;
+    Ok(())
+}
+
 /// Runs `$body` with `$pool` bound to something to read with, whichever backend it is: the
 /// same code, type-checked against each driver.
 macro_rules! with_pool {
@@ -317,17 +344,21 @@ impl SqlStore {
         const INSERT: &str =
             "INSERT INTO messages (channel, message, created_at) VALUES ($1, $2, $3)";
         match &self.backend {
+            // One statement per chunk of rows: SQLite numbers the rows of one INSERT in the
+            // order of its VALUES, and each statement is one round trip to the connection's
+            // thread, which is most of a small write's cost.
+            Backend::Sqlite { writer, .. } if rows.len() <= SQLITE_ROWS_PER_INSERT => {
+                writer
+                    .run_statement(SAVE, async |connection: &mut sqlx::SqliteConnection| {
+                        insert_messages(connection, channel, &rows, now).await
+                    })
+                    .await?;
+            }
             Backend::Sqlite { writer, .. } => {
                 writer
                     .run(SAVE, async |connection: &mut sqlx::SqliteConnection| {
-                        for json in &rows {
-                            sqlx::query(INSERT)
-                                .bind(channel)
-                                .bind(json.as_str())
-                                .bind(now)
-                                .execute(&mut *connection)
-                                .await
-                                .map_err(SqlStoreError::query(SAVE))?;
+                        for chunk in rows.chunks(SQLITE_ROWS_PER_INSERT) {
+                            insert_messages(connection, channel, chunk, now).await?;
                         }
                         Ok(())
                     })
