@@ -61,7 +61,7 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Connections per pool. SQLite: readers (the one writer has its own pool); PostgreSQL
 /// connections are a server-wide budget.
 const SQLITE_READERS: u32 = 4;
-const POSTGRES_MAX_CONNECTIONS: u32 = 8;
+const POSTGRES_MAX_CONNECTIONS: u32 = 16;
 /// What to check when a database cannot be opened.
 const SQLITE_HINT: &str = "check store.url and that the file's folder exists and is writable";
 const POSTGRES_HINT: &str = "check store.url (host, port, user, password, database) and that PostgreSQL is running and reachable";
@@ -339,10 +339,7 @@ impl SqlStore {
         }
         let now = to_millis(SystemTime::now());
         const SAVE: &str = "save the conversation";
-        // One transaction (on SQLite, one atomic write): a turn is saved whole or not at
-        // all. Row by row, so ids follow the order of the messages.
-        const INSERT: &str =
-            "INSERT INTO messages (channel, message, created_at) VALUES ($1, $2, $3)";
+        // A turn is saved whole or not at all, its ids in the order of its messages.
         match &self.backend {
             // One statement per chunk of rows: SQLite numbers the rows of one INSERT in the
             // order of its VALUES, and each statement is one round trip to the connection's
@@ -364,18 +361,20 @@ impl SqlStore {
                     })
                     .await?;
             }
+            // One statement, so one round trip and an atomic write: the rows are inserted in
+            // the order of the array (ORDER BY the ordinality), so ids follow the messages.
             Backend::Postgres(pool) => {
-                let mut tx = pool.begin().await.map_err(SqlStoreError::query(SAVE))?;
-                for json in &rows {
-                    sqlx::query(INSERT)
-                        .bind(channel)
-                        .bind(json.as_str())
-                        .bind(now)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(SqlStoreError::query(SAVE))?;
-                }
-                tx.commit().await.map_err(SqlStoreError::query(SAVE))?;
+                sqlx::query(
+                    "INSERT INTO messages (channel, message, created_at) \
+                     SELECT $1, m.message, $3 FROM unnest($2::text[]) WITH ORDINALITY AS m(message, n) \
+                     ORDER BY m.n",
+                )
+                .bind(channel)
+                .bind(&rows)
+                .bind(now)
+                .execute(pool)
+                .await
+                .map_err(SqlStoreError::query(SAVE))?;
             }
         }
         Ok(())
