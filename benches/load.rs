@@ -477,15 +477,26 @@ fn main() {
             )
             .expect("agent"),
         );
-        // Warm up: the demo database is created by the first SQL call.
-        agent
-            .run(&Inbound {
-                channel: "warmup".into(),
-                author: "bench".into(),
-                author_name: "bench".into(),
-                text: "warmup".into(),
+        // Warm up: the demo database is created by the first SQL call, and the store's and the
+        // demo database's pools open their connections (16 runs at once).
+        let warmups: Vec<_> = (0..16)
+            .map(|i| {
+                let agent = agent.clone();
+                tokio::spawn(async move {
+                    agent
+                        .run(&Inbound {
+                            channel: format!("warmup-{i}"),
+                            author: "bench".into(),
+                            author_name: "bench".into(),
+                            text: format!("warmup {i}"),
+                        })
+                        .await
+                })
             })
-            .await;
+            .collect();
+        for warmup in warmups {
+            warmup.await.expect("warm-up run");
+        }
         if let Ok(mut calls) = recording.calls.lock() {
             calls.clear();
         }
