@@ -1,4 +1,5 @@
-//! Faults: the model server sends garbage, truncated JSON, stalls, or resets the connection.
+//! Faults: the model server sends garbage, truncated JSON, 500s, stalls, or resets the
+//! connection.
 //! The affected run ends with a message that says what happened, nothing half-done is left,
 //! and the next run (another channel) is served normally.
 
@@ -73,7 +74,14 @@ fn error_in(events: &Events, channel: &str) -> String {
 }
 
 async fn fault_then_recovery(fault: Scripted, expected: &str) {
-    let fake = FakeLlm::start(vec![fault, fake_llm::text("all good")]).await;
+    faults_then_recovery(vec![fault], expected).await;
+}
+
+/// `faults` answer the first channel's requests (retries included); the next channel gets a
+/// good answer.
+async fn faults_then_recovery(mut faults: Vec<Scripted>, expected: &str) {
+    faults.push(fake_llm::text("all good"));
+    let fake = FakeLlm::start(faults).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let events = Arc::new(Events::default());
     let agent = agent(&fake.base_url(), events.clone(), dir.path());
@@ -113,6 +121,18 @@ async fn truncated_json_from_the_model_server() {
             retry_after: None,
         },
         "is not JSON",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn server_errors_past_the_retries() {
+    // The default settings retry a 500 three times: four in a row end the run.
+    faults_then_recovery(
+        (0..4)
+            .map(|_| fake_llm::status(500, "upstream exploded", None))
+            .collect(),
+        "kept failing after 4 attempts",
     )
     .await;
 }
