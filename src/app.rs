@@ -101,7 +101,7 @@ pub fn build_agent(
 /// `store.retry_window_secs` while the database is unreachable) and applies the history
 /// retention.
 pub async fn open_store(settings: &Settings) -> Result<SqlStore, StoreError> {
-    let store = SqlStore::connect(&settings.store.url)
+    let store = SqlStore::connect_with(&settings.store.url, settings.store.max_connections)
         .await?
         .with_retry_window(settings.store.retry_window());
     crate::store::apply_retention(&store, &settings.store, SystemTime::now()).await?;

@@ -205,6 +205,9 @@ pub struct StoreSettings {
     /// restarting (connection refused or reset, PostgreSQL 57P01/57P03, ...) before it fails
     /// and the affected channel is told. 0 tries once.
     pub retry_window_secs: u64,
+    /// PostgreSQL: connections the store opens at most (a share of the server's
+    /// `max_connections`). SQLite always uses one writer and four readers.
+    pub max_connections: u32,
 }
 
 impl Default for StoreSettings {
@@ -214,6 +217,7 @@ impl Default for StoreSettings {
             history_retention_days: 0,
             sweep_interval_secs: 15,
             retry_window_secs: DEFAULT_STORE_RETRY_WINDOW_SECS,
+            max_connections: 16,
         }
     }
 }
@@ -642,6 +646,10 @@ impl Settings {
         for (key, value) in [
             ("llm.request_timeout_secs", self.llm.request_timeout_secs),
             ("store.sweep_interval_secs", self.store.sweep_interval_secs),
+            (
+                "store.max_connections",
+                u64::from(self.store.max_connections),
+            ),
             ("agent.run_timeout_secs", self.agent.run_timeout_secs),
             (
                 "agent.approval_timeout_secs",

@@ -58,10 +58,10 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a SQLite writer waits for another to finish before failing: writers queue
 /// instead of failing with "database is locked".
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-/// Connections per pool. SQLite: readers (the one writer has its own pool); PostgreSQL
-/// connections are a server-wide budget.
+/// SQLite reader connections (the one writer has its own).
 const SQLITE_READERS: u32 = 4;
-const POSTGRES_MAX_CONNECTIONS: u32 = 16;
+/// PostgreSQL connections unless `store.max_connections` says otherwise.
+pub const DEFAULT_POSTGRES_CONNECTIONS: u32 = 16;
 /// What to check when a database cannot be opened.
 const SQLITE_HINT: &str = "check store.url and that the file's folder exists and is writable";
 const POSTGRES_HINT: &str = "check store.url (host, port, user, password, database) and that PostgreSQL is running and reachable";
@@ -162,15 +162,23 @@ impl SqlStore {
     /// Opens the store at `url` (`sqlite://FILE`, `sqlite::memory:`, `postgres://...`) and
     /// brings its schema up to date. A SQLite file is created if missing and runs in WAL
     /// mode. Errors name the URL with its password redacted and say what failed.
-    #[tracing::instrument(skip(url), fields(url = %redact_password(url)), err(level = "debug", Display))]
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::connect_with(url, DEFAULT_POSTGRES_CONNECTIONS).await
+    }
+
+    /// Like [`SqlStore::connect`], with at most `max_connections` to PostgreSQL
+    /// (`store.max_connections`; SQLite ignores it).
+    #[tracing::instrument(skip(url), fields(url = %redact_password(url)), err(level = "debug", Display))]
+    pub async fn connect_with(url: &str, max_connections: u32) -> Result<Self, StoreError> {
         let shown = redact_password(url);
         let scheme = url
             .split_once(':')
             .map(|(scheme, _)| scheme.to_ascii_lowercase());
         let store = match scheme.as_deref() {
             Some("sqlite") => Self::open_sqlite(url, shown).await?,
-            Some("postgres" | "postgresql") => Self::open_postgres(url, shown).await?,
+            Some("postgres" | "postgresql") => {
+                Self::open_postgres(url, shown, max_connections.max(1)).await?
+            }
             _ => return Err(SqlStoreError::UnsupportedUrl { url: shown }.into()),
         };
         tracing::info!(url = %store.url, backend = store.backend_name(), "state store ready");
@@ -229,7 +237,11 @@ impl SqlStore {
         })
     }
 
-    async fn open_postgres(url: &str, shown: String) -> Result<Self, SqlStoreError> {
+    async fn open_postgres(
+        url: &str,
+        shown: String,
+        max_connections: u32,
+    ) -> Result<Self, SqlStoreError> {
         let mut options =
             PgConnectOptions::from_str(url).map_err(|cause| SqlStoreError::InvalidUrl {
                 url: shown.clone(),
@@ -240,7 +252,7 @@ impl SqlStore {
         }
         probe(&options, &shown, POSTGRES_HINT).await?;
         let pool = PgPoolOptions::new()
-            .max_connections(POSTGRES_MAX_CONNECTIONS)
+            .max_connections(max_connections)
             .acquire_timeout(CONNECT_TIMEOUT)
             .connect_with(options)
             .await
