@@ -13,7 +13,9 @@
 //!   (uniform between half and one and a half times N);
 //! - `--ramp-ms N` [= latency] the first messages arrive spread over this window instead
 //!   of in one instant;
-//! - `--store URL|memory` [a SQLite file in a temp directory] the state store.
+//! - `--store URL|memory` [a SQLite file in a temp directory] the state store;
+//! - `--history-cache N` [1000, the default of `store.history_cache_channels`] channels
+//!   whose conversation is kept in memory in front of the store (0: read it every run).
 //!
 //! Definitions, per model step (a run of three model calls has three steps):
 //! - *loop overhead* = (the time from the message to its reply being posted - the model's
@@ -447,7 +449,13 @@ fn main() {
         } else {
             settings.store.url = store_url.clone();
             match riskgate::app::open_store(&settings).await {
-                Ok(store) => Arc::new(store),
+                // As `riskgate run` opens it: recent conversations kept in memory
+                // (`store.history_cache_channels`; `--history-cache 0` turns it off).
+                Ok(store) => {
+                    settings.store.history_cache_channels =
+                        number("--history-cache", &settings.store.history_cache_channels.to_string());
+                    riskgate::app::cache_history(Arc::new(store), &settings)
+                }
                 Err(e) => {
                     eprintln!("load: {e}");
                     std::process::exit(1)

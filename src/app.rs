@@ -108,6 +108,15 @@ pub async fn open_store(settings: &Settings) -> Result<SqlStore, StoreError> {
     Ok(store)
 }
 
+/// `store` with the conversation of up to `store.history_cache_channels` channels kept in
+/// memory in front of it (as it is when that is 0).
+pub fn cache_history(store: Arc<dyn Store>, settings: &Settings) -> Arc<dyn Store> {
+    match settings.store.history_cache_channels {
+        0 => store,
+        channels => Arc::new(crate::store::HistoryCache::new(store, channels)),
+    }
+}
+
 /// Marks approvals whose run has stopped (no heartbeat for [`STALE_RUN`]) `abandoned` and
 /// returns them, so a front end can say so where they were shown.
 pub async fn abandon_orphaned(store: &dyn Store) -> Result<Vec<ApprovalRecord>, StoreError> {

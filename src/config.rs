@@ -208,6 +208,10 @@ pub struct StoreSettings {
     /// PostgreSQL: connections the store opens at most (a share of the server's
     /// `max_connections`). SQLite always uses one writer and four readers.
     pub max_connections: u32,
+    /// Channels whose recent conversation is kept in memory, so a run does not wait for
+    /// the database to read it (each holds at most `agent.history_budget_chars`). 0 reads
+    /// the database every time.
+    pub history_cache_channels: usize,
 }
 
 impl Default for StoreSettings {
@@ -218,6 +222,7 @@ impl Default for StoreSettings {
             sweep_interval_secs: 15,
             retry_window_secs: DEFAULT_STORE_RETRY_WINDOW_SECS,
             max_connections: 16,
+            history_cache_channels: 1000,
         }
     }
 }

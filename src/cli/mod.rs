@@ -157,7 +157,10 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
 
 /// `riskgate run`: the store, the model client, the bot; SIGINT or SIGTERM stop it gracefully.
 async fn run_bot(settings: Settings) -> Result<(), CliError> {
-    let store = std::sync::Arc::new(crate::app::open_store(&settings).await?);
+    let store = crate::app::cache_history(
+        std::sync::Arc::new(crate::app::open_store(&settings).await?),
+        &settings,
+    );
     let model = std::sync::Arc::new(crate::app::model_client(&settings)?);
     let bot = crate::discord::Bot::build(&settings, model, store).await?;
     let stop = bot.shutdown_token();

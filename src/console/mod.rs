@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use crate::config::Settings;
 use crate::core::agent::{Agent, AgentEvent, Inbound};
 use crate::core::ports::{
-    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChannelSettings, EventSink, Store,
+    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChannelSettings, EventSink,
 };
 use crate::core::prompt::PROFILES;
 use crate::core::risk::ChannelMode;
@@ -162,7 +162,10 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
         }
     });
     let lines: Lines = Arc::new(tokio::sync::Mutex::new(rx));
-    let store: Arc<dyn Store> = Arc::new(crate::app::open_store(&settings).await?);
+    let store = crate::app::cache_history(
+        Arc::new(crate::app::open_store(&settings).await?),
+        &settings,
+    );
     // Approvals a stopped console left waiting can no longer be answered.
     crate::app::abandon_orphaned(store.as_ref()).await?;
     let agent = crate::app::build_agent(

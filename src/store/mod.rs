@@ -1,11 +1,14 @@
 //! Where the bot keeps its own state: conversations, channel settings, runs, approvals and
 //! the audit log. [`SqlStore`] keeps it in SQLite or PostgreSQL (`store.url`);
 //! [`MemoryStore`] keeps it for the life of the process (tests, benchmarks, the console).
-//! Both implement [`Store`] with the same contract.
+//! Both implement [`Store`] with the same contract. [`HistoryCache`] keeps the recent
+//! conversation of active channels in memory in front of either.
 
+mod cache;
 mod memory;
 mod sql;
 
+pub use cache::HistoryCache;
 pub use memory::MemoryStore;
 pub use sql::{HISTORY_ROW_CAP, SqlStore, SqlStoreError};
 

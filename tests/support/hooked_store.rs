@@ -15,7 +15,10 @@ use riskgate::core::tools::BoxFuture;
 /// What happens to an operation before it reaches the inner store.
 #[derive(Debug, Clone)]
 pub enum Hook {
+    /// Waits, then runs the operation.
     Delay(Duration),
+    /// Runs the operation, then waits before answering (an answer that arrives late).
+    DelayAnswer(Duration),
     Fail(String),
 }
 
@@ -44,19 +47,24 @@ impl HookedStore {
         self.completed.lock().expect("completed").clone()
     }
 
+    /// Applies the hook, then (unless it fails) starts `operation` on the inner store: a
+    /// failed operation never reaches it.
     fn around<'a, T: Send + 'a>(
         &'a self,
         name: &'static str,
-        operation: BoxFuture<'a, Result<T, StoreError>>,
+        operation: impl FnOnce() -> BoxFuture<'a, Result<T, StoreError>> + Send + 'a,
     ) -> BoxFuture<'a, Result<T, StoreError>> {
         let hook = self.hooks.lock().expect("hooks").get(name).cloned();
         Box::pin(async move {
             match hook {
                 Some(Hook::Delay(delay)) => tokio::time::sleep(delay).await,
                 Some(Hook::Fail(message)) => return Err(StoreError(message)),
-                None => {}
+                Some(Hook::DelayAnswer(_)) | None => {}
             }
-            let result = operation.await;
+            let result = operation().await;
+            if let Some(Hook::DelayAnswer(delay)) = hook {
+                tokio::time::sleep(delay).await;
+            }
             self.completed.lock().expect("completed").push(name);
             result
         })
@@ -69,26 +77,30 @@ impl Store for HookedStore {
         channel: &'a str,
         budget: usize,
     ) -> BoxFuture<'a, Result<Vec<ChatMessage>, StoreError>> {
-        self.around("load_history", self.inner.load_history(channel, budget))
+        self.around("load_history", move || {
+            self.inner.load_history(channel, budget)
+        })
     }
     fn append<'a>(
         &'a self,
         channel: &'a str,
         messages: &'a [ChatMessage],
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("append", self.inner.append(channel, messages))
+        self.around("append", move || self.inner.append(channel, messages))
     }
     fn clear<'a>(&'a self, channel: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("clear", self.inner.clear(channel))
+        self.around("clear", move || self.inner.clear(channel))
     }
     fn prune_history<'a>(&'a self, before: SystemTime) -> BoxFuture<'a, Result<u64, StoreError>> {
-        self.around("prune_history", self.inner.prune_history(before))
+        self.around("prune_history", move || self.inner.prune_history(before))
     }
     fn channel_settings<'a>(
         &'a self,
         channel: &'a str,
     ) -> BoxFuture<'a, Result<Option<ChannelSettings>, StoreError>> {
-        self.around("channel_settings", self.inner.channel_settings(channel))
+        self.around("channel_settings", move || {
+            self.inner.channel_settings(channel)
+        })
     }
     fn set_channel_settings<'a>(
         &'a self,
@@ -96,11 +108,10 @@ impl Store for HookedStore {
         settings: &'a ChannelSettings,
         changed_by: &'a str,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around(
-            "set_channel_settings",
+        self.around("set_channel_settings", move || {
             self.inner
-                .set_channel_settings(channel, settings, changed_by),
-        )
+                .set_channel_settings(channel, settings, changed_by)
+        })
     }
     fn start_run<'a>(
         &'a self,
@@ -108,19 +119,23 @@ impl Store for HookedStore {
         channel: &'a str,
         instance: &'a str,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("start_run", self.inner.start_run(run_id, channel, instance))
+        self.around("start_run", move || {
+            self.inner.start_run(run_id, channel, instance)
+        })
     }
     fn heartbeat_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("heartbeat_run", self.inner.heartbeat_run(run_id))
+        self.around("heartbeat_run", move || self.inner.heartbeat_run(run_id))
     }
     fn finish_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("finish_run", self.inner.finish_run(run_id))
+        self.around("finish_run", move || self.inner.finish_run(run_id))
     }
     fn create_approval<'a>(
         &'a self,
         approval: &'a ApprovalRecord,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("create_approval", self.inner.create_approval(approval))
+        self.around("create_approval", move || {
+            self.inner.create_approval(approval)
+        })
     }
     fn decide_approval<'a>(
         &'a self,
@@ -128,59 +143,60 @@ impl Store for HookedStore {
         status: ApprovalStatus,
         by: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Decided, StoreError>> {
-        self.around(
-            "decide_approval",
-            self.inner.decide_approval(id, status, by),
-        )
+        self.around("decide_approval", move || {
+            self.inner.decide_approval(id, status, by)
+        })
     }
     fn approval<'a>(
         &'a self,
         id: &'a str,
     ) -> BoxFuture<'a, Result<Option<ApprovalRecord>, StoreError>> {
-        self.around("approval", self.inner.approval(id))
+        self.around("approval", move || self.inner.approval(id))
     }
     fn set_approval_message<'a>(
         &'a self,
         id: &'a str,
         message_ref: &'a str,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around(
-            "set_approval_message",
-            self.inner.set_approval_message(id, message_ref),
-        )
+        self.around("set_approval_message", move || {
+            self.inner.set_approval_message(id, message_ref)
+        })
     }
     fn pending_approvals<'a>(
         &'a self,
         channel: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        self.around("pending_approvals", self.inner.pending_approvals(channel))
+        self.around("pending_approvals", move || {
+            self.inner.pending_approvals(channel)
+        })
     }
     fn expire_overdue<'a>(
         &'a self,
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        self.around("expire_overdue", self.inner.expire_overdue(now))
+        self.around("expire_overdue", move || self.inner.expire_overdue(now))
     }
     fn abandon_orphaned<'a>(
         &'a self,
         stale_before: SystemTime,
     ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        self.around(
-            "abandon_orphaned",
-            self.inner.abandon_orphaned(stale_before),
-        )
+        self.around("abandon_orphaned", move || {
+            self.inner.abandon_orphaned(stale_before)
+        })
     }
     fn record_audit<'a>(
         &'a self,
         record: &'a AuditRecord,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("record_audit", self.inner.record_audit(record))
+        self.around("record_audit", move || self.inner.record_audit(record))
     }
     fn recent_audit<'a>(
         &'a self,
         channel: &'a str,
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<AuditRecord>, StoreError>> {
-        self.around("recent_audit", self.inner.recent_audit(channel, limit))
+        self.around("recent_audit", move || {
+            self.inner.recent_audit(channel, limit)
+        })
     }
 }
