@@ -7,9 +7,14 @@ mod fuzz_checks;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// How long one input's checks may take here (a debug build): the slowest kept input takes
+/// milliseconds; the fuzzers report an input taking 10 s (optimised) as a hang.
+const SLOW: Duration = Duration::from_secs(10);
 
 /// Runs `check` on every file of `tests/data/fuzz/<target>/`, and fails naming every input
-/// whose check panicked.
+/// whose check panicked or took longer than [`SLOW`].
 fn replay(target: &str, check: fn(&[u8])) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/fuzz")
@@ -29,13 +34,19 @@ fn replay(target: &str, check: fn(&[u8])) {
         .iter()
         .filter(|path| {
             let data = std::fs::read(path).expect("read an input");
-            catch_unwind(AssertUnwindSafe(|| check(&data))).is_err()
+            let started = Instant::now();
+            let panicked = catch_unwind(AssertUnwindSafe(|| check(&data))).is_err();
+            let took = started.elapsed();
+            if took > SLOW {
+                eprintln!("{} took {took:?}", path.display());
+            }
+            panicked || took > SLOW
         })
         .map(|path| path.display().to_string())
         .collect();
     assert!(
         failed.is_empty(),
-        "{target}: the invariants fail on {failed:#?} (the panics above say how)"
+        "{target}: the invariants fail on {failed:#?} (the messages above say how)"
     );
 }
 

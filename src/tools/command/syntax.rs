@@ -121,6 +121,9 @@ pub(super) fn parse_word(raw: &str) -> Result<Vec<WordPieceWithSource>, ParseFai
 
 /// Splits a here-document body into literal text and expansions.
 pub(super) fn parse_heredoc(body: &str) -> Result<Vec<WordPieceWithSource>, ParseFailure> {
+    if let Some(problem) = structure::unclosed_in_heredoc(body) {
+        return Err(ParseFailure::Syntax(problem.to_owned()));
+    }
     guarded(body, |options| {
         brush_parser::word::parse_heredoc(body, options)
     })
