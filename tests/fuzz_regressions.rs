@@ -65,6 +65,27 @@ fn sql_assess_inputs_keep_their_invariants() {
     replay("sql_assess", fuzz_checks::sql_assess);
 }
 
+/// A reply of nothing but `{` (a model stuck repeating itself) is read in linear time: one
+/// scan per `{` took about 10 s for 32 KiB in an optimised fuzz build, and this is 8 times
+/// as long (64 times the work).
+#[test]
+fn json_objects_takes_linear_time_on_open_braces() {
+    let text = "{".repeat(256 * 1024);
+    let started = Instant::now();
+    assert!(riskgate::core::agent::json_objects(&text).is_empty());
+    let mut next_id = 0;
+    let reply = riskgate::core::agent::ChatReply {
+        content: Some(text),
+        ..Default::default()
+    };
+    assert!(matches!(
+        riskgate::core::agent::Protocol::Json.interpret(&reply, &mut next_id),
+        riskgate::core::agent::ReplyKind::Text(_)
+    ));
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
 /// The checks are not vacuous: they reject what they are meant to reject.
 #[test]
 fn the_checks_catch_what_they_guard() {

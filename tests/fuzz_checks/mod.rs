@@ -54,6 +54,7 @@ fn is_safe(assessment: &Assessment) -> bool {
 
 /// `json_protocol`: the JSON protocol's tool-call extractor and reader, on reply text.
 ///
+/// - `json_objects` finds what the plain extractor (one scan per `{`) finds.
 /// - Every object `json_objects` finds serialises and parses back to itself, and extracting
 ///   from that serialisation finds exactly that object again.
 /// - No more objects than `{` in the text.
@@ -71,6 +72,14 @@ pub fn json_protocol(data: &[u8]) {
 
 fn check_json_protocol(text: &str) {
     let objects = json_objects(text);
+    // The extractor against its straightforward form, where that is quick enough.
+    if text.matches('{').count() <= 256 {
+        assert_eq!(
+            objects,
+            json_objects_one_scan_each(text),
+            "json_objects differs from the plain extractor on {text:?}"
+        );
+    }
     for object in &objects {
         let serialised = serde_json::to_string(object).expect("a JSON map serialises");
         let reparsed: Map<String, Value> = serde_json::from_str(&serialised)
@@ -173,6 +182,51 @@ fn check_json_protocol(text: &str) {
             "blank {text:?} -> {kind:?}"
         );
     }
+}
+
+/// What `json_objects` must find, in its plain form: every `{` not inside an object already
+/// found gets its own scan for the balanced `{...}` (strings and escapes respected), which
+/// is kept if it parses as a JSON object. Quadratic in the number of `{`.
+fn json_objects_one_scan_each(text: &str) -> Vec<Map<String, Value>> {
+    fn balanced_len(text: &str) -> Option<usize> {
+        let mut depth = 0usize;
+        let mut in_string = false;
+        let mut escaped = false;
+        for (i, c) in text.char_indices() {
+            if in_string {
+                match c {
+                    _ if escaped => escaped = false,
+                    '\\' => escaped = true,
+                    '"' => in_string = false,
+                    _ => {}
+                }
+            } else if c == '"' {
+                in_string = true;
+            } else if c == '{' {
+                depth += 1;
+            } else if c == '}' {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+        }
+        None
+    }
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        if text.as_bytes()[i] == b'{'
+            && let Some(len) = balanced_len(&text[i..])
+            && let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text[i..i + len])
+        {
+            found.push(map);
+            i += len;
+            continue;
+        }
+        i += 1;
+    }
+    found
 }
 
 /// The command policy the shell target assesses against: a workspace with a few files (so
