@@ -10,17 +10,16 @@
 
 /// Why the script cannot be well formed, or `None` when every construct it opens is closed.
 pub(super) fn unclosed(text: &str) -> Option<&'static str> {
-    let mut scanner = Scanner {
-        chars: text.chars().collect(),
-        at: 0,
-        frames: Vec::new(),
-        heredocs: Vec::new(),
-        word: String::new(),
-        word_started: false,
-        command_position: true,
-        keywords: [0; 4],
-    };
-    scanner.run()
+    Scanner::new(text, Vec::new()).run()
+}
+
+/// The same check for the body of a here-document the shell expands (its delimiter
+/// unquoted): text read as inside double quotes, except that `"` is an ordinary character,
+/// where `$(`, `${` and backquotes open code that must be closed. [`unclosed`] skips the
+/// bodies, and brush-parser backtracks exponentially on them as on scripts (a 3 KiB line
+/// with an unclosed `$(` in a here-document took minutes; found by fuzz/shell_assess).
+pub(super) fn unclosed_in_heredoc(body: &str) -> Option<&'static str> {
+    Scanner::new(body, vec![Frame::HereDocBody]).run()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +29,8 @@ enum Frame {
     Parameter,
     DoubleQuote,
     Backquote,
+    /// The body of an expanding here-document: the bottom frame, never closed.
+    HereDocBody,
 }
 
 /// `case`/`esac`, `if`/`fi`, `do`/`done`, `{`/`}`.
@@ -55,6 +56,19 @@ struct Scanner {
 }
 
 impl Scanner {
+    fn new(text: &str, frames: Vec<Frame>) -> Self {
+        Self {
+            chars: text.chars().collect(),
+            at: 0,
+            frames,
+            heredocs: Vec::new(),
+            word: String::new(),
+            word_started: false,
+            command_position: true,
+            keywords: [0; 4],
+        }
+    }
+
     fn peek(&self, offset: usize) -> Option<char> {
         self.chars.get(self.at + offset).copied()
     }
@@ -70,6 +84,7 @@ impl Scanner {
         while let Some(c) = self.peek(0) {
             match self.frames.last() {
                 Some(Frame::DoubleQuote) => self.in_double_quotes(c),
+                Some(Frame::HereDocBody) => self.in_heredoc_body(c),
                 Some(Frame::Parameter) => self.in_parameter(c),
                 _ => {
                     if let Some(problem) = self.in_code_char(c) {
@@ -88,7 +103,7 @@ impl Scanner {
             Some(Frame::Parameter) => return Some("a `${` is not closed"),
             Some(Frame::DoubleQuote) => return Some("a `\"` is not closed"),
             Some(Frame::Backquote) => return Some("a backquote is not closed"),
-            None => {}
+            Some(Frame::HereDocBody) | None => {}
         }
         if self.keywords[CASE] > 0 {
             return Some("a `case` has no `esac`");
@@ -246,6 +261,13 @@ impl Scanner {
                 self.at += 2;
             }
             _ => self.at += 1,
+        }
+    }
+
+    fn in_heredoc_body(&mut self, c: char) {
+        match c {
+            '"' => self.at += 1,
+            other => self.in_double_quotes(other),
         }
     }
 
@@ -410,7 +432,28 @@ impl Scanner {
 
 #[cfg(test)]
 mod tests {
-    use super::unclosed;
+    use super::{unclosed, unclosed_in_heredoc};
+
+    #[test]
+    fn heredoc_bodies() {
+        for body in [
+            "it's \"quoted\" (text) a ) b }\n",
+            "$(ls) ${x:-\"}\"} `pwd` $((1 + (2)))\n",
+            "\\$( is not code\n",
+            "$(echo \")\")\n",
+        ] {
+            assert_eq!(unclosed_in_heredoc(body), None, "{body:?}");
+        }
+        for body in [
+            "$(ls\n",
+            "${x\n",
+            "`ls\n",
+            "$(echo \"a)\n",
+            "x $(ls !(a b\n",
+        ] {
+            assert!(unclosed_in_heredoc(body).is_some(), "{body:?}");
+        }
+    }
 
     #[test]
     fn well_formed_scripts_pass() {

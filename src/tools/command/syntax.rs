@@ -25,6 +25,11 @@ pub(super) const MAX_SCRIPT_BYTES: usize = 64 * 1024;
 /// 90 nested function bodies in a debug build; 40 leaves room for the walk that follows.
 pub(super) const MAX_NESTING: usize = 40;
 
+/// How deeply `(` alone may nest. brush-parser's backtracking doubles with each `(` around
+/// a syntax error: `(` x 22, `&;`, `)` x 22 (165 bytes as the fuzzer found it) took minutes,
+/// 18 levels 0.1 s, 12 levels 2 ms in an optimised build (found by fuzz/shell_assess).
+pub(super) const MAX_PAREN_NESTING: usize = 12;
+
 /// Why a text was not turned into a syntax tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum ParseFailure {
@@ -43,7 +48,7 @@ impl ParseFailure {
                 MAX_SCRIPT_BYTES / 1024
             ),
             Self::TooDeep => format!(
-                "the command nests more than {MAX_NESTING} levels deep, too deep to check, so it cannot be shown to be harmless"
+                "the command nests more than {MAX_NESTING} levels deep, or more than {MAX_PAREN_NESTING} parentheses, too deep to check, so it cannot be shown to be harmless"
             ),
             Self::Syntax(error) => format!(
                 "the line could not be parsed ({error}), so it cannot be shown to be harmless"
@@ -98,7 +103,7 @@ fn parse_with(text: &str, options: &ParserOptions) -> Result<Program, ParseFailu
     if text.len() > MAX_SCRIPT_BYTES {
         return Err(ParseFailure::TooLong);
     }
-    if nesting(text) > MAX_NESTING {
+    if nesting(text) > MAX_NESTING || paren_nesting(text) > MAX_PAREN_NESTING {
         return Err(ParseFailure::TooDeep);
     }
     if let Some(problem) = structure::unclosed(text) {
@@ -121,6 +126,9 @@ pub(super) fn parse_word(raw: &str) -> Result<Vec<WordPieceWithSource>, ParseFai
 
 /// Splits a here-document body into literal text and expansions.
 pub(super) fn parse_heredoc(body: &str) -> Result<Vec<WordPieceWithSource>, ParseFailure> {
+    if let Some(problem) = structure::unclosed_in_heredoc(body) {
+        return Err(ParseFailure::Syntax(problem.to_owned()));
+    }
     guarded(body, |options| {
         brush_parser::word::parse_heredoc(body, options)
     })
@@ -133,7 +141,7 @@ fn guarded<T, E: std::fmt::Display>(
     if text.len() > MAX_SCRIPT_BYTES {
         return Err(ParseFailure::TooLong);
     }
-    if nesting(text) > MAX_NESTING {
+    if nesting(text) > MAX_NESTING || paren_nesting(text) > MAX_PAREN_NESTING {
         return Err(ParseFailure::TooDeep);
     }
     let options = options();
@@ -142,6 +150,23 @@ fn guarded<T, E: std::fmt::Display>(
         Ok(Err(error)) => Err(ParseFailure::Syntax(error.to_string())),
         Err(_) => Err(ParseFailure::Panicked),
     }
+}
+
+/// The deepest running nesting of `(` alone, counted as [`nesting`] counts.
+pub(super) fn paren_nesting(text: &str) -> usize {
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    for byte in text.bytes() {
+        match byte {
+            b'(' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// The deepest running nesting of the text, counted without regard to quoting (so it can

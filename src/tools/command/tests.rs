@@ -999,6 +999,14 @@ fn pathological_lines_are_quick() {
         ),
         "if x; then ".repeat(40),
         format!("echo {}", "$(".repeat(40)),
+        // Found by fuzz/shell_assess: balanced, around a syntax error.
+        format!("{}&;{}", "(".repeat(22), ")".repeat(22)),
+        format!("{}&;{}", "( ".repeat(40), " )".repeat(40)),
+        format!(
+            "{}&;{}",
+            "(".repeat(super::syntax::MAX_PAREN_NESTING),
+            ")".repeat(super::syntax::MAX_PAREN_NESTING)
+        ),
     ];
     for line in &lines {
         let started = std::time::Instant::now();

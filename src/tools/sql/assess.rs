@@ -21,7 +21,7 @@ mod unparsed;
 mod tests;
 
 use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
-use sqlparser::parser::Parser;
+use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, Tokenizer};
 
 use crate::core::risk::Assessment;
@@ -82,10 +82,20 @@ pub fn assess_sql(sql: &str, dialect: SqlDialect, rules: &SqlRules) -> Assessmen
     if count > MAX_TOKENS {
         return unparsed::assess_too_long(&tokens, count, parser_dialect, rules);
     }
-    match Parser::new(parser_dialect)
-        .with_tokens_with_locations(tokens)
-        .parse_statements()
-    {
+    let mut parser = Parser::new(parser_dialect).with_tokens_with_locations(tokens);
+    let parsed = parser.parse_statements().and_then(|statements| {
+        // `parse_statements` also stops, without an error, at an `END` after a statement
+        // (the end of a `BEGIN ... END` block): `SELECT 1 end; DROP TABLE t` came back as
+        // just `SELECT 1`. Text it did not read is never judged by what it did read.
+        match parser.peek_token_ref() {
+            rest if rest.token == Token::EOF => Ok(statements),
+            rest => Err(ParserError::ParserError(format!(
+                "the parser stopped at {} before the end of the text",
+                rest.token
+            ))),
+        }
+    });
+    match parsed {
         Ok(statements) => parsed::assess_statements(&statements, dialect, rules),
         Err(error) => {
             // The parser consumed the tokens; tokenizing again costs only on this rare path.

@@ -1377,3 +1377,21 @@ fn reasons_name_what_was_found() {
         );
     }
 }
+
+/// sqlparser's `parse_statements` stops without an error at an `END` after a statement, so
+/// what follows was never judged (found by fuzz/sql_assess: `SELECT''end` then a DROP).
+#[test]
+fn text_after_an_end_the_parser_stopped_at_is_never_ignored() {
+    for dialect in [Postgres, Mysql, Sqlite] {
+        check(
+            &[
+                ("SELECT 1 end; DROP TABLE t", dialect, Destructive),
+                ("SELECT''end\n; DROP TABLE t", dialect, Destructive),
+                ("SELECT 1 END DELETE FROM t", dialect, Destructive),
+                ("SELECT 1 end", dialect, Unknown),
+                ("SELECT 1 AS \"end\"", dialect, Safe),
+            ],
+            &no_rules(),
+        );
+    }
+}

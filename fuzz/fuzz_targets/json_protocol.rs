@@ -1,0 +1,9 @@
+//! Fuzz target `json_protocol`: the invariants in tests/fuzz_checks/mod.rs, shared with
+//! tests/fuzz_regressions.rs.
+#![no_main]
+
+#[allow(dead_code)]
+#[path = "../../tests/fuzz_checks/mod.rs"]
+mod fuzz_checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz_checks::json_protocol(data));
