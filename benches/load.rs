@@ -29,18 +29,23 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use riskgate::config::Settings;
 use riskgate::core::agent::{
-    AgentEvent, ChatMessage, ChatReply, ChatRequest, Inbound, ReplyToolCall, Role, RunOutcome,
+    AgentEvent, ChatReply, ChatRequest, Inbound, ReplyToolCall, Role, RunOutcome,
 };
 use riskgate::core::ports::{
-    ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, ApprovalSurface, AuditRecord,
-    ChannelSettings, ChatModel, Decided, EventSink, ModelError, Store, StoreError,
+    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChatModel, EventSink, ModelError, Store,
 };
 use riskgate::core::tools::BoxFuture;
 use serde_json::json;
+
+#[path = "../tests/support/hooked_store.rs"]
+#[allow(dead_code)]
+mod hooked_store;
+
+use hooked_store::HookedStore;
 
 /// A small deterministic generator (xorshift64*): the same spread on every run.
 struct Spread(u64);
@@ -224,140 +229,6 @@ impl EventSink for Recording {
     }
 }
 
-/// Times the store operations on a run's path (the rest pass straight through).
-struct TimedStore {
-    inner: Arc<dyn Store>,
-    /// Latencies by operation name.
-    took: Mutex<HashMap<&'static str, Vec<Duration>>>,
-}
-
-impl TimedStore {
-    fn timed<'a, T: Send + 'a>(
-        &'a self,
-        name: &'static str,
-        operation: BoxFuture<'a, T>,
-    ) -> BoxFuture<'a, T> {
-        Box::pin(async move {
-            let started = Instant::now();
-            let result = operation.await;
-            if let Ok(mut took) = self.took.lock() {
-                took.entry(name).or_default().push(started.elapsed());
-            }
-            result
-        })
-    }
-}
-
-impl Store for TimedStore {
-    fn load_history<'a>(
-        &'a self,
-        channel: &'a str,
-        budget: usize,
-    ) -> BoxFuture<'a, Result<Vec<ChatMessage>, StoreError>> {
-        self.timed("load_history", self.inner.load_history(channel, budget))
-    }
-    fn append<'a>(
-        &'a self,
-        channel: &'a str,
-        messages: &'a [ChatMessage],
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.timed("append", self.inner.append(channel, messages))
-    }
-    fn clear<'a>(&'a self, channel: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.inner.clear(channel)
-    }
-    fn prune_history<'a>(&'a self, before: SystemTime) -> BoxFuture<'a, Result<u64, StoreError>> {
-        self.inner.prune_history(before)
-    }
-    fn channel_settings<'a>(
-        &'a self,
-        channel: &'a str,
-    ) -> BoxFuture<'a, Result<Option<ChannelSettings>, StoreError>> {
-        self.timed("channel_settings", self.inner.channel_settings(channel))
-    }
-    fn set_channel_settings<'a>(
-        &'a self,
-        channel: &'a str,
-        settings: &'a ChannelSettings,
-        changed_by: &'a str,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.inner
-            .set_channel_settings(channel, settings, changed_by)
-    }
-    fn start_run<'a>(
-        &'a self,
-        run_id: &'a str,
-        channel: &'a str,
-        instance: &'a str,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.timed("start_run", self.inner.start_run(run_id, channel, instance))
-    }
-    fn heartbeat_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.inner.heartbeat_run(run_id)
-    }
-    fn finish_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.timed("finish_run", self.inner.finish_run(run_id))
-    }
-    fn create_approval<'a>(
-        &'a self,
-        approval: &'a ApprovalRecord,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.inner.create_approval(approval)
-    }
-    fn decide_approval<'a>(
-        &'a self,
-        id: &'a str,
-        status: ApprovalStatus,
-        by: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Decided, StoreError>> {
-        self.inner.decide_approval(id, status, by)
-    }
-    fn approval<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<ApprovalRecord>, StoreError>> {
-        self.inner.approval(id)
-    }
-    fn set_approval_message<'a>(
-        &'a self,
-        id: &'a str,
-        message_ref: &'a str,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.inner.set_approval_message(id, message_ref)
-    }
-    fn pending_approvals<'a>(
-        &'a self,
-        channel: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        self.inner.pending_approvals(channel)
-    }
-    fn expire_overdue<'a>(
-        &'a self,
-        now: SystemTime,
-    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        self.inner.expire_overdue(now)
-    }
-    fn abandon_orphaned<'a>(
-        &'a self,
-        stale_before: SystemTime,
-    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        self.inner.abandon_orphaned(stale_before)
-    }
-    fn record_audit<'a>(
-        &'a self,
-        record: &'a AuditRecord,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.timed("record_audit", self.inner.record_audit(record))
-    }
-    fn recent_audit<'a>(
-        &'a self,
-        channel: &'a str,
-        limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<AuditRecord>, StoreError>> {
-        self.inner.recent_audit(channel, limit)
-    }
-}
-
 struct Nobody;
 
 impl ApprovalSurface for Nobody {
@@ -462,10 +333,8 @@ fn main() {
                 }
             }
         };
-        let store = Arc::new(TimedStore {
-            inner: store,
-            took: Mutex::default(),
-        });
+        // Times every store operation (no hooks set: nothing is delayed or failed).
+        let store = HookedStore::new(store);
         let spent = Arc::new(Mutex::new(HashMap::<String, Spent>::new()));
         let recording = Arc::new(Recording::default());
         let agent = Arc::new(
@@ -629,7 +498,12 @@ fn main() {
         let mut took: Vec<(&'static str, Vec<Duration>)> = store
             .took
             .lock()
-            .map(|t| t.iter().map(|(k, v)| (*k, v.clone())).collect())
+            .map(|t| {
+                t.iter()
+                    .filter(|(_, v)| !v.is_empty())
+                    .map(|(k, v)| (*k, v.clone()))
+                    .collect()
+            })
             .unwrap_or_default();
         took.sort_by_key(|(name, _)| *name);
         println!("  store operations (latency as the loop sees it; start_run and record_audit overlap the model's time):");

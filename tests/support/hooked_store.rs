@@ -1,6 +1,6 @@
 //! A store that delays or fails chosen operations before passing them to a real one, so a
 //! test can make the state database slow or broken at exact points (under paused tokio time
-//! a delay costs nothing).
+//! a delay costs nothing). It also times every operation (the load bench reads that).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -27,6 +27,8 @@ pub struct HookedStore {
     hooks: Mutex<HashMap<&'static str, Hook>>,
     /// Operations in the order they completed, by name.
     pub completed: Mutex<Vec<&'static str>>,
+    /// How long each operation took, by name.
+    pub took: Mutex<HashMap<&'static str, Vec<Duration>>>,
 }
 
 impl HookedStore {
@@ -35,6 +37,7 @@ impl HookedStore {
             inner,
             hooks: Mutex::default(),
             completed: Mutex::default(),
+            took: Mutex::default(),
         })
     }
 
@@ -56,6 +59,7 @@ impl HookedStore {
     ) -> BoxFuture<'a, Result<T, StoreError>> {
         let hook = self.hooks.lock().expect("hooks").get(name).cloned();
         Box::pin(async move {
+            let started = tokio::time::Instant::now();
             match hook {
                 Some(Hook::Delay(delay)) => tokio::time::sleep(delay).await,
                 Some(Hook::Fail(message)) => return Err(StoreError(message)),
@@ -66,6 +70,12 @@ impl HookedStore {
                 tokio::time::sleep(delay).await;
             }
             self.completed.lock().expect("completed").push(name);
+            self.took
+                .lock()
+                .expect("took")
+                .entry(name)
+                .or_default()
+                .push(started.elapsed());
             result
         })
     }
