@@ -14,6 +14,7 @@
 //! - `--ramp-ms N` [= latency] the first messages arrive spread over this window instead
 //!   of in one instant;
 //! - `--store URL|memory` [a SQLite file in a temp directory] the state store;
+//! - `--max-connections N` [16, the default of `store.max_connections`] PostgreSQL pool size;
 //! - `--history-cache N` [1000, the default of `store.history_cache_channels`] channels
 //!   whose conversation is kept in memory in front of the store (0: read it every run).
 //!
@@ -319,6 +320,10 @@ fn main() {
             Arc::new(riskgate::store::MemoryStore::new())
         } else {
             settings.store.url = store_url.clone();
+            settings.store.max_connections = number(
+                "--max-connections",
+                &settings.store.max_connections.to_string(),
+            );
             match riskgate::app::open_store(&settings).await {
                 // As `riskgate run` opens it: recent conversations kept in memory
                 // (`store.history_cache_channels`; `--history-cache 0` turns it off).
