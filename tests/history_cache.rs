@@ -6,26 +6,11 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use riskgate::core::agent::{CallRecord, ChatMessage};
+use riskgate::core::agent::ChatMessage;
 use riskgate::core::ports::Store;
 use riskgate::store::{HistoryCache, MemoryStore};
 use support::hooked_store::{Hook, HookedStore};
-
-fn turn(n: usize, size: usize) -> Vec<ChatMessage> {
-    vec![
-        ChatMessage::user(Some("alice"), format!("question {n}")),
-        ChatMessage::assistant_calls(
-            None,
-            vec![CallRecord {
-                id: format!("call_{n}"),
-                name: "execute_sql".into(),
-                arguments: r#"{"sql":"SELECT 1"}"#.into(),
-            }],
-        ),
-        ChatMessage::tool_result(format!("call_{n}"), "x".repeat(size)),
-        ChatMessage::assistant(format!("answer {n}")),
-    ]
-}
+use support::turns::turn;
 
 fn reads(store: &HookedStore) -> usize {
     store
@@ -99,18 +84,26 @@ async fn every_answer_matches_the_store_over_a_long_mixed_sequence() {
     }
 }
 
+/// Starts a load of `c1` whose answer (read at once) arrives 5 s later, and returns once the
+/// store has been read.
+async fn delayed_read(
+    hooked: &HookedStore,
+    cache: &Arc<HistoryCache>,
+) -> tokio::task::JoinHandle<Result<Vec<ChatMessage>, riskgate::core::ports::StoreError>> {
+    hooked.hook("load_history", Hook::DelayAnswer(Duration::from_secs(5)));
+    let cache = cache.clone();
+    let reader = tokio::spawn(async move { cache.load_history("c1", 10_000).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    reader
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_load_that_races_a_clear_does_not_keep_what_it_read() {
     let (memory, hooked, cache) = setup(10);
     let cache = Arc::new(cache);
     memory.append("c1", &turn(0, 10)).await.expect("seed");
-    hooked.hook("load_history", Hook::DelayAnswer(Duration::from_secs(5)));
-    let reader = {
-        let cache = cache.clone();
-        tokio::spawn(async move { cache.load_history("c1", 10_000).await })
-    };
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    // The read has happened, its answer is on its way; the conversation is forgotten.
+    let reader = delayed_read(&hooked, &cache).await;
+    // The answer is on its way; the conversation is forgotten meanwhile.
     cache.clear("c1").await.expect("clear");
     let raced = reader.await.expect("reader").expect("load");
     assert_eq!(raced, turn(0, 10), "the racing read saw the old rows");
@@ -130,12 +123,7 @@ async fn a_load_that_races_an_append_does_not_keep_what_it_read() {
     let (memory, hooked, cache) = setup(10);
     let cache = Arc::new(cache);
     memory.append("c1", &turn(0, 10)).await.expect("seed");
-    hooked.hook("load_history", Hook::DelayAnswer(Duration::from_secs(5)));
-    let reader = {
-        let cache = cache.clone();
-        tokio::spawn(async move { cache.load_history("c1", 10_000).await })
-    };
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    let reader = delayed_read(&hooked, &cache).await;
     cache.append("c1", &turn(1, 10)).await.expect("append");
     assert_eq!(
         reader.await.expect("reader").expect("load"),

@@ -12,6 +12,9 @@ macro_rules! say_skipped {
     }};
 }
 
+#[path = "support/turns.rs"]
+mod turns;
+
 use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, Mutex};
@@ -19,8 +22,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use riskgate::config::Settings;
 use riskgate::core::agent::{
-    AgentEvent, CallRecord, ChatMessage, ChatReply, ChatRequest, Inbound, ReplyToolCall,
-    RunOutcome, arguments_hash,
+    AgentEvent, ChatMessage, ChatReply, ChatRequest, Inbound, ReplyToolCall, RunOutcome,
+    arguments_hash,
 };
 use riskgate::core::ports::{
     ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, ApprovalSurface, AuditRecord,
@@ -33,6 +36,7 @@ use riskgate::core::tools::{
 use riskgate::store::SqlStore;
 use serde_json::{Map, Value, json};
 use sqlx::{AssertSqlSafe, ConnectOptions, Connection};
+use turns::turn;
 
 const POSTGRES_ENV: &str = "RISKGATE_TEST_POSTGRES_URL";
 
@@ -245,23 +249,6 @@ fn approval(id: &str, run_id: &str, channel: &str, expires_in: Duration) -> Appr
         expires_at: now + expires_in,
         message_ref: None,
     }
-}
-
-/// One turn: the person's question, a tool call, its result and the answer.
-fn turn(n: usize, size: usize) -> Vec<ChatMessage> {
-    vec![
-        ChatMessage::user(Some("alice"), format!("question {n}")),
-        ChatMessage::assistant_calls(
-            None,
-            vec![CallRecord {
-                id: format!("call_{n}"),
-                name: "execute_sql".into(),
-                arguments: r#"{"query":"SELECT 1"}"#.into(),
-            }],
-        ),
-        ChatMessage::tool_result(format!("call_{n}"), "x".repeat(size)),
-        ChatMessage::assistant(format!("answer {n}")),
-    ]
 }
 
 fn turn_size(n: usize, size: usize) -> usize {

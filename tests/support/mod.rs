@@ -5,3 +5,4 @@ pub mod fake_discord;
 pub mod fake_llm;
 pub mod hooked_store;
 pub mod pg_proxy;
+pub mod turns;

@@ -110,8 +110,9 @@ async fn insert_messages(
     Ok(())
 }
 
-/// Runs `$body` with `$pool` bound to something to read with, whichever backend it is: the
-/// same code, type-checked against each driver.
+/// Runs `$body` (one statement that reads) with `$pool` bound to something to read with,
+/// whichever backend it is: the same code, type-checked against each driver. An in-memory
+/// SQLite database reads through its writer.
 macro_rules! with_pool {
     ($store:expr, $pool:ident => $body:expr) => {
         match &$store.backend {
@@ -120,7 +121,7 @@ macro_rules! with_pool {
             } => $body,
             Backend::Sqlite { read: None, writer } => {
                 writer
-                    .run("read", async |$pool: &mut sqlx::SqliteConnection| {
+                    .run_statement("read", async |$pool: &mut sqlx::SqliteConnection| {
                         Ok::<_, SqlStoreError>($body)
                     })
                     .await?
