@@ -210,6 +210,8 @@ on_both_backends!(
     a_failed_migration_says_why,
     concurrent_writes_land_exactly_when_they_say_so,
     a_long_turn_is_saved_whole_and_in_order,
+    a_refused_write_fails_alone_and_its_batch_lands,
+    concurrent_settings_reads_each_get_their_own_channel,
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -384,19 +386,155 @@ async fn concurrent_writes_land_exactly_when_they_say_so(db: TestDb) {
     assert_eq!(history.len(), 200 * 4, "every turn is kept whole");
 }
 
-/// A turn longer than one multi-row INSERT (SQLite saves it in chunks of 100 rows inside one
-/// atomic write) comes back whole and in order.
+/// A turn longer than one multi-row INSERT (SQLite saves it in chunks of 500 rows inside
+/// one atomic write) comes back whole and in order.
 async fn a_long_turn_is_saved_whole_and_in_order(db: TestDb) {
     let store = db.connect().await;
-    let long: Vec<ChatMessage> = (0..250)
+    let long: Vec<ChatMessage> = (0..900)
         .map(|i| ChatMessage::user(Some("alice"), format!("message {i}")))
         .collect();
     store.append("c1", &turn(0, 10)).await.expect("short");
     store.append("c1", &long).await.expect("long");
     let history = store.load_history("c1", usize::MAX).await.expect("history");
-    assert_eq!(history.len(), 4 + 250);
+    assert_eq!(history.len(), 4 + 900);
     assert_eq!(&history[..4], &turn(0, 10)[..]);
     assert_eq!(&history[4..], &long[..]);
+}
+
+/// The run's writes travel in batches; when the database refuses one write of a batch, that
+/// write fails and every other one lands. A trigger refuses audit records of the tool
+/// `refused`; 120 writers start at once, so their writes share batches.
+async fn a_refused_write_fails_alone_and_its_batch_lands(db: TestDb) {
+    let store = Arc::new(db.connect().await);
+    match &db.backend {
+        Backend::Sqlite { .. } => {
+            db.execute(
+                "CREATE TRIGGER refuse BEFORE INSERT ON audit WHEN NEW.tool = 'refused' \
+                 BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;",
+            )
+            .await;
+        }
+        Backend::Postgres { .. } => {
+            db.execute(
+                "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+                 IF NEW.tool = 'refused' THEN RAISE EXCEPTION 'refused by the test'; END IF; \
+                 RETURN NEW; END $$; \
+                 CREATE TRIGGER refuse BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION refuse();",
+            )
+            .await;
+        }
+    }
+    let start = Arc::new(tokio::sync::Barrier::new(120));
+    let writers: Vec<_> = (0..120u64)
+        .map(|i| {
+            let store = store.clone();
+            let start = start.clone();
+            tokio::spawn(async move {
+                let channel = format!("c{}", i % 7);
+                let run = format!("run{i}");
+                let mut record = audit(&channel, i);
+                record.run_id = run.clone();
+                if i % 10 == 3 {
+                    record.tool = "refused".into();
+                }
+                let messages = turn(i as usize, 10);
+                start.wait().await;
+                let (started, audited, saved) = tokio::join!(
+                    store.start_run(&run, &channel, "test"),
+                    store.record_audit(&record),
+                    store.append(&channel, &messages),
+                );
+                started.expect("the run's start lands");
+                saved.expect("the turn lands");
+                store.finish_run(&run).await.expect("the run's end lands");
+                (record.tool, audited)
+            })
+        })
+        .collect();
+    let mut landed = 0;
+    for writer in writers {
+        let (tool, audited) = writer.await.expect("writer");
+        if tool == "refused" {
+            let error = audited.expect_err("the refused record fails");
+            assert!(
+                error.to_string().contains("refused by the test"),
+                "the write's own error: {error}"
+            );
+        } else {
+            audited.expect("every other record lands");
+            landed += 1;
+        }
+    }
+    assert_eq!(landed, 108);
+    assert_eq!(db.scalar("SELECT COUNT(*) FROM audit").await, 108);
+    assert_eq!(
+        db.scalar("SELECT COUNT(*) FROM audit WHERE tool = 'refused'")
+            .await,
+        0
+    );
+    assert_eq!(
+        db.scalar("SELECT COUNT(*) FROM runs WHERE finished_at IS NOT NULL")
+            .await,
+        120,
+        "every run started and finished"
+    );
+    assert_eq!(db.scalar("SELECT COUNT(*) FROM messages").await, 120 * 4);
+    for c in 0..7 {
+        let channel = format!("c{c}");
+        let history = store
+            .load_history(&channel, usize::MAX)
+            .await
+            .expect("history");
+        // Each turn whole and in order, whatever batches carried them.
+        assert_eq!(history.len(), (0..120).filter(|i| i % 7 == c).count() * 4);
+        for turn_messages in history.chunks(4) {
+            let n: usize = turn_messages[0]
+                .content
+                .as_deref()
+                .and_then(|text| text.strip_prefix("question "))
+                .and_then(|n| n.parse().ok())
+                .expect("a turn starts with its question");
+            assert_eq!(turn_messages, &turn(n, 10)[..]);
+        }
+    }
+}
+
+/// Many runs read their channel's settings at once (on PostgreSQL in one batch): each reads
+/// its own channel's, or none.
+async fn concurrent_settings_reads_each_get_their_own_channel(db: TestDb) {
+    let store = Arc::new(db.connect().await);
+    let settings = |i: usize| ChannelSettings {
+        mode: if i.is_multiple_of(2) {
+            ChannelMode::Strict
+        } else {
+            ChannelMode::Smart
+        },
+        profile: format!("profile{i}"),
+    };
+    for i in 0..40 {
+        store
+            .set_channel_settings(&format!("c{i}"), &settings(i), "alice")
+            .await
+            .expect("set");
+    }
+    let start = Arc::new(tokio::sync::Barrier::new(100));
+    let readers: Vec<_> = (0..100usize)
+        .map(|i| {
+            let store = store.clone();
+            let start = start.clone();
+            tokio::spawn(async move {
+                start.wait().await;
+                // Channels read twice in one batch get the same answer.
+                let read = store.channel_settings(&format!("c{}", i % 60)).await;
+                (i % 60, read.expect("read"))
+            })
+        })
+        .collect();
+    for reader in readers {
+        let (c, read) = reader.await.expect("reader");
+        let expected = (c < 40).then(|| settings(c));
+        assert_eq!(read, expected, "channel c{c}");
+    }
 }
 
 async fn after_a_restart_approvals_of_dead_runs_are_abandoned_and_live_ones_kept(db: TestDb) {

@@ -55,6 +55,13 @@ pub enum SqlStoreError {
         operation: &'static str,
         cause: std::sync::Arc<sqlx::Error>,
     },
+    /// The batch of writes this one was sent in failed as a whole (the database was away):
+    /// every write of the batch gets the same cause.
+    #[error("the state store could not {operation}: {cause}")]
+    Batched {
+        operation: &'static str,
+        cause: std::sync::Arc<SqlStoreError>,
+    },
     /// The store was closed (the process is shutting down).
     #[error("the state store could not {operation}: it is closed")]
     Closed { operation: &'static str },
@@ -88,6 +95,7 @@ impl SqlStoreError {
         match self {
             Self::Query { cause, .. } => super::retry::is_transient(cause),
             Self::Commit { cause, .. } => super::retry::is_transient(cause),
+            Self::Batched { cause, .. } => cause.is_transient(),
             Self::NoAnswer { .. } | Self::Unreachable { .. } => true,
             _ => false,
         }

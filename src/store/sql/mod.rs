@@ -5,7 +5,9 @@
 //! `ON CONFLICT`); each query is written once and expanded for each pool by [`with_pool!`].
 //! Only the schema differs, in `migrations/sqlite` and `migrations/postgres`, applied when
 //! the store connects. (sqlx's `Any` driver would need its `any` feature and maps types
-//! more loosely; two concrete pools keep each backend's own types.)
+//! more loosely; two concrete pools keep each backend's own types.) The exception is the
+//! writes every run makes (start, end, audit, conversation), which [`batch`] sends many at
+//! a time, in SQL of each backend's own.
 //!
 //! Decisions happen exactly once because every status change is one conditional statement:
 //! `UPDATE approvals ... WHERE id = $4 AND status = 'pending'`. Whichever caller's statement
@@ -19,6 +21,7 @@
 //! insert carries a key of its own and `ON CONFLICT DO NOTHING`. (A conversation turn
 //! retried after a lost commit may be saved twice: history, not a record anyone relies on.)
 
+mod batch;
 mod codec;
 mod error;
 mod history;
@@ -39,9 +42,10 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions, Connection};
 
+use self::batch::{Batcher, PgLink, SettingsRead, SqliteSink, Write};
 use self::codec::{
     ApprovalRow, AuditRow, approval_columns, approval_from_row, arguments_to_json, audit_columns,
-    audit_from_row, message_from_json, message_to_json, to_bigint, to_millis,
+    audit_from_row, message_from_json, message_to_json, to_millis,
 };
 use self::history::NewestFirst;
 use self::writer::Writer;
@@ -55,6 +59,13 @@ use crate::core::tools::BoxFuture;
 
 /// How long opening a connection may take before the store gives up and says so.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections of the PostgreSQL store's batchers, each: one for the run's writes and one
+/// for the settings reads could each carry the load; two let a batch be gathered while the
+/// previous one is on the wire.
+const POSTGRES_BATCH_CONNECTIONS: usize = 2;
+/// How long PostgreSQL may take to answer one batch before its connection is given up as
+/// hung (the batch's requests fail, and the retry loop sends them again on a new one).
+const BATCH_ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a SQLite writer waits for another to finish before failing: writers queue
 /// instead of failing with "database is locked".
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -77,38 +88,17 @@ enum Backend {
         read: Option<SqlitePool>,
         writer: Arc<Writer>,
     },
-    Postgres(PgPool),
+    /// PostgreSQL: the settings read at the start of every run go through `settings`, which
+    /// batches them (one round trip for all the reads queued); everything else but the run's
+    /// writes (see [`SqlStore::batcher`]) uses `pool`.
+    Postgres {
+        pool: PgPool,
+        settings: Batcher<SettingsRead>,
+    },
 }
 
 /// What a write says it was doing when its transaction fails to begin or commit.
 const WRITE: &str = "save its changes";
-
-/// Rows of one multi-row INSERT into `messages` on SQLite (3 parameters each, well under
-/// SQLite's limit of 32,766).
-const SQLITE_ROWS_PER_INSERT: usize = 100;
-
-/// Inserts `rows` (message JSON) into a channel's history with one statement, ids in order.
-async fn insert_messages(
-    connection: &mut sqlx::SqliteConnection,
-    channel: &str,
-    rows: &[String],
-    now: i64,
-) -> Result<(), SqlStoreError> {
-    let mut insert = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
-        "INSERT INTO messages (channel, message, created_at) ",
-    );
-    insert.push_values(rows, |mut row, json| {
-        row.push_bind(channel)
-            .push_bind(json.as_str())
-            .push_bind(now);
-    });
-    insert
-        .build()
-        .execute(connection)
-        .await
-        .map_err(SqlStoreError::query("save the conversation"))?;
-    Ok(())
-}
 
 /// Runs `$body` (one statement that reads) with `$pool` bound to something to read with,
 /// whichever backend it is: the same code, type-checked against each driver. An in-memory
@@ -126,7 +116,7 @@ macro_rules! with_pool {
                     })
                     .await?
             }
-            Backend::Postgres($pool) => $body,
+            Backend::Postgres { pool: $pool, .. } => $body,
         }
     };
 }
@@ -144,7 +134,7 @@ macro_rules! with_writer {
                     })
                     .await?
             }
-            Backend::Postgres($pool) => $body,
+            Backend::Postgres { pool: $pool, .. } => $body,
         }
     };
 }
@@ -153,6 +143,9 @@ macro_rules! with_writer {
 #[derive(Debug, Clone)]
 pub struct SqlStore {
     backend: Backend,
+    /// Takes the writes every run makes (its start and end, audit records, its conversation
+    /// turn) and sends them in batches.
+    batcher: Batcher<Write>,
     /// `store.url` with its password redacted, for messages and logs.
     url: String,
     /// How long operations keep trying while the database is unreachable.
@@ -219,8 +212,10 @@ impl SqlStore {
             None
         } else {
             // Readers cannot write even by mistake: a write there would bypass the queue.
+            // A SQLite connection is a file handle, not a socket: nothing to test before use.
             let pool = SqlitePoolOptions::new()
                 .max_connections(SQLITE_READERS)
+                .test_before_acquire(false)
                 .acquire_timeout(CONNECT_TIMEOUT)
                 .connect_with(options.pragma("query_only", "ON"))
                 .await
@@ -228,8 +223,10 @@ impl SqlStore {
             Some(pool)
         };
         let writer = Arc::new(Writer::start(connection));
+        let batcher = Batcher::start(vec![SqliteSink::new(writer.clone())]);
         Ok(Self {
             backend: Backend::Sqlite { read, writer },
+            batcher,
             url: shown,
             retry: Retry {
                 cut_off_hung: false,
@@ -252,10 +249,14 @@ impl SqlStore {
             options = options.application_name("riskgate");
         }
         probe(&options, &shown, POSTGRES_HINT).await?;
+        // No ping before each statement: sqlx also pings a connection as it comes back to
+        // the pool, and a connection the server ended fails its next statement, which the
+        // retry loop repeats on another.
         let pool = PgPoolOptions::new()
             .max_connections(max_connections)
+            .test_before_acquire(false)
             .acquire_timeout(CONNECT_TIMEOUT)
-            .connect_with(options)
+            .connect_with(options.clone())
             .await
             .map_err(|cause| SqlStoreError::Connect {
                 url: shown.clone(),
@@ -269,8 +270,23 @@ impl SqlStore {
                 url: shown.clone(),
                 cause,
             })?;
+        let opened = |cause| SqlStoreError::Connect {
+            url: shown.clone(),
+            cause,
+            hint: POSTGRES_HINT,
+        };
+        let mut writers = Vec::with_capacity(POSTGRES_BATCH_CONNECTIONS);
+        let mut readers = Vec::with_capacity(POSTGRES_BATCH_CONNECTIONS);
+        for _ in 0..POSTGRES_BATCH_CONNECTIONS {
+            let link = PgLink::open(options.clone(), BATCH_ANSWER_TIMEOUT);
+            writers.push(link.await.map_err(opened)?);
+            let link = PgLink::open(options.clone(), BATCH_ANSWER_TIMEOUT);
+            readers.push(link.await.map_err(opened)?);
+        }
+        let settings = Batcher::start(readers);
         Ok(Self {
-            backend: Backend::Postgres(pool),
+            backend: Backend::Postgres { pool, settings },
+            batcher: Batcher::start(writers),
             url: shown,
             retry: Retry::default(),
         })
@@ -287,7 +303,7 @@ impl SqlStore {
     pub fn backend_name(&self) -> &'static str {
         match self.backend {
             Backend::Sqlite { .. } => "sqlite",
-            Backend::Postgres(_) => "postgres",
+            Backend::Postgres { .. } => "postgres",
         }
     }
 
@@ -299,6 +315,8 @@ impl SqlStore {
     /// Closes the pool, waiting for connections in use to be returned (for a clean shutdown;
     /// SQLite checkpoints its WAL as the last connection closes).
     pub async fn close(&self) {
+        // The batcher first: it sends what is queued (through the writer on SQLite).
+        self.batcher.close().await;
         match &self.backend {
             Backend::Sqlite { read, writer } => {
                 writer.close().await;
@@ -306,7 +324,10 @@ impl SqlStore {
                     read.close().await;
                 }
             }
-            Backend::Postgres(pool) => pool.close().await,
+            Backend::Postgres { pool, settings } => {
+                settings.close().await;
+                pool.close().await;
+            }
         }
     }
 
@@ -350,47 +371,14 @@ impl SqlStore {
         if rows.is_empty() {
             return Ok(());
         }
-        let now = to_millis(SystemTime::now());
-        const SAVE: &str = "save the conversation";
         // A turn is saved whole or not at all, its ids in the order of its messages.
-        match &self.backend {
-            // One statement per chunk of rows: SQLite numbers the rows of one INSERT in the
-            // order of its VALUES, and each statement is one round trip to the connection's
-            // thread, which is most of a small write's cost.
-            Backend::Sqlite { writer, .. } if rows.len() <= SQLITE_ROWS_PER_INSERT => {
-                writer
-                    .run_statement(SAVE, async |connection: &mut sqlx::SqliteConnection| {
-                        insert_messages(connection, channel, &rows, now).await
-                    })
-                    .await?;
-            }
-            Backend::Sqlite { writer, .. } => {
-                writer
-                    .run(SAVE, async |connection: &mut sqlx::SqliteConnection| {
-                        for chunk in rows.chunks(SQLITE_ROWS_PER_INSERT) {
-                            insert_messages(connection, channel, chunk, now).await?;
-                        }
-                        Ok(())
-                    })
-                    .await?;
-            }
-            // One statement, so one round trip and an atomic write: the rows are inserted in
-            // the order of the array (ORDER BY the ordinality), so ids follow the messages.
-            Backend::Postgres(pool) => {
-                sqlx::query(
-                    "INSERT INTO messages (channel, message, created_at) \
-                     SELECT $1, m.message, $3 FROM unnest($2::text[]) WITH ORDINALITY AS m(message, n) \
-                     ORDER BY m.n",
-                )
-                .bind(channel)
-                .bind(&rows)
-                .bind(now)
-                .execute(pool)
-                .await
-                .map_err(SqlStoreError::query(SAVE))?;
-            }
-        }
-        Ok(())
+        self.batcher
+            .ask(Write::Messages {
+                channel: channel.to_owned(),
+                rows,
+                at: to_millis(SystemTime::now()),
+            })
+            .await
     }
 
     #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
@@ -435,15 +423,25 @@ impl SqlStore {
         &self,
         channel: &str,
     ) -> Result<Option<ChannelSettings>, SqlStoreError> {
-        let row = with_pool!(self, pool => {
-            sqlx::query_as::<_, (String, String)>(
-                "SELECT mode, profile FROM channel_settings WHERE channel = $1",
-            )
-            .bind(channel)
-            .fetch_optional(pool)
-            .await
-            .map_err(SqlStoreError::query("read the channel's settings"))?
-        });
+        let row = match &self.backend {
+            // Every run reads its channel's settings first: batched, many runs' reads cost
+            // one round trip.
+            Backend::Postgres { settings, .. } => {
+                let read = SettingsRead {
+                    channel: channel.to_owned(),
+                };
+                settings.ask(read).await?
+            }
+            Backend::Sqlite { .. } => with_pool!(self, pool => {
+                sqlx::query_as::<_, (String, String)>(
+                    "SELECT mode, profile FROM channel_settings WHERE channel = $1",
+                )
+                .bind(channel)
+                .fetch_optional(pool)
+                .await
+                .map_err(SqlStoreError::query("read the channel's settings"))?
+            }),
+        };
         row.map(|(mode, profile)| {
             let mode = ChannelMode::from_str(&mode)
                 .map_err(|e| SqlStoreError::corrupt("channel_settings.mode", e))?;
@@ -487,25 +485,15 @@ impl SqlStore {
         channel: &str,
         instance: &str,
     ) -> Result<(), SqlStoreError> {
-        let now = to_millis(SystemTime::now());
-        with_writer!(self, pool => {
-            // Starting a run again restarts it, as the in-memory store does.
-            sqlx::query(
-                "INSERT INTO runs (id, channel, instance, started_at, heartbeat_at) \
-                 VALUES ($1, $2, $3, $4, $4) \
-                 ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, \
-                 instance = excluded.instance, started_at = excluded.started_at, \
-                 heartbeat_at = excluded.heartbeat_at, finished_at = NULL",
-            )
-            .bind(run_id)
-            .bind(channel)
-            .bind(instance)
-            .bind(now)
-            .execute(pool)
+        // Starting a run again restarts it, as the in-memory store does.
+        self.batcher
+            .ask(Write::StartRun {
+                id: run_id.to_owned(),
+                channel: channel.to_owned(),
+                instance: instance.to_owned(),
+                at: to_millis(SystemTime::now()),
+            })
             .await
-            .map_err(SqlStoreError::query("record the start of a run"))?;
-        });
-        Ok(())
     }
 
     #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
@@ -524,19 +512,12 @@ impl SqlStore {
 
     #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn end_run(&self, run_id: &str) -> Result<(), SqlStoreError> {
-        let now = to_millis(SystemTime::now());
-        with_writer!(self, pool => {
-            sqlx::query(
-                "UPDATE runs SET finished_at = $2, heartbeat_at = $2 \
-                 WHERE id = $1 AND finished_at IS NULL",
-            )
-            .bind(run_id)
-            .bind(now)
-            .execute(pool)
+        self.batcher
+            .ask(Write::EndRun {
+                id: run_id.to_owned(),
+                at: to_millis(SystemTime::now()),
+            })
             .await
-            .map_err(SqlStoreError::query("record the end of a run"))?;
-        });
-        Ok(())
     }
 
     #[tracing::instrument(level = "debug", skip(self, approval), fields(id = %approval.id, tool = %approval.tool), err(level = "debug", Display))]
@@ -739,34 +720,14 @@ impl SqlStore {
 
     #[tracing::instrument(level = "debug", skip(self, record), fields(tool = %record.tool, outcome = %record.outcome), err(level = "debug", Display))]
     async fn insert_audit(&self, record: &AuditRecord, key: &str) -> Result<(), SqlStoreError> {
-        with_writer!(self, pool => {
-            // `key` is the same for every attempt of one `record_audit`: an attempt after one
-            // that landed inserts nothing.
-            sqlx::query(concat!(
-                "INSERT INTO audit (",
-                audit_columns!(),
-                ", idempotency_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ",
-                "ON CONFLICT (idempotency_key) DO NOTHING"
-            ))
-            .bind(to_bigint(record.at))
-            .bind(record.run_id.as_str())
-            .bind(record.channel.as_str())
-            .bind(record.user.as_str())
-            .bind(record.tool.as_str())
-            .bind(record.arguments_summary.as_str())
-            .bind(record.decision.as_str())
-            .bind(record.source.as_str())
-            .bind(record.reason.as_str())
-            .bind(record.outcome.as_str())
-            .bind(record.approval_id.as_deref())
-            .bind(to_bigint(record.duration_ms))
-            .bind(to_bigint(record.output_bytes))
-            .bind(key)
-            .execute(pool)
+        // `key` is the same for every attempt of one `record_audit`: an attempt after one
+        // that landed inserts nothing.
+        self.batcher
+            .ask(Write::Audit {
+                record: Box::new(record.clone()),
+                key: key.to_owned(),
+            })
             .await
-            .map_err(SqlStoreError::query("write the audit record"))?;
-        });
-        Ok(())
     }
 
     #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
