@@ -519,19 +519,68 @@ impl Sink<SettingsRead> for PgLink {
                 })
                 .await
                 .map_err(SqlStoreError::query(operation))?;
-            let found: std::collections::HashMap<String, (String, String)> = rows
-                .into_iter()
-                .map(|(channel, mode, profile)| (channel, (mode, profile)))
-                .collect();
-            Ok(channels
-                .iter()
-                .map(|channel| found.get(*channel).cloned())
-                .collect())
+            Ok(settings_answers(reads, rows))
         })
     }
 
     fn close(&mut self) -> BoxFuture<'_, ()> {
         Box::pin(self.shut())
+    }
+}
+
+/// One answer per read (channels read twice get the same one) from the rows found.
+fn settings_answers(
+    reads: &[&SettingsRead],
+    rows: Vec<(String, String, String)>,
+) -> Vec<Option<(String, String)>> {
+    let found: std::collections::HashMap<String, (String, String)> = rows
+        .into_iter()
+        .map(|(channel, mode, profile)| (channel, (mode, profile)))
+        .collect();
+    reads
+        .iter()
+        .map(|read| found.get(&read.channel).cloned())
+        .collect()
+}
+
+/// SQLite: settings reads of many runs in one statement on a `query_only` connection of
+/// the batcher's own (a file database's; an in-memory one reads through its writer).
+pub(super) struct SqliteReader {
+    connection: SqliteConnection,
+}
+
+impl SqliteReader {
+    pub(super) fn new(connection: SqliteConnection) -> Self {
+        Self { connection }
+    }
+}
+
+impl Sink<SettingsRead> for SqliteReader {
+    fn send<'a>(
+        &'a mut self,
+        operation: &'static str,
+        reads: &'a [&'a SettingsRead],
+    ) -> BoxFuture<'a, Result<Vec<Option<(String, String)>>, SqlStoreError>> {
+        Box::pin(async move {
+            let mut select = QueryBuilder::<Sqlite>::new(
+                "SELECT channel, mode, profile FROM channel_settings WHERE channel IN (",
+            );
+            let mut channels = select.separated(", ");
+            for read in reads {
+                channels.push_bind(read.channel.as_str());
+            }
+            select.push(")");
+            let rows = select
+                .build_query_as::<(String, String, String)>()
+                .fetch_all(&mut self.connection)
+                .await
+                .map_err(SqlStoreError::query(operation))?;
+            Ok(settings_answers(reads, rows))
+        })
+    }
+
+    fn close(&mut self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
     }
 }
 

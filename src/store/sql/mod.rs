@@ -42,7 +42,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions, Connection};
 
-use self::batch::{Batcher, PgLink, SettingsRead, SqliteSink, Write};
+use self::batch::{Batcher, PgLink, SettingsRead, SqliteReader, SqliteSink, Write};
 use self::codec::{
     ApprovalRow, AuditRow, approval_columns, approval_from_row, arguments_to_json, audit_columns,
     audit_from_row, message_from_json, message_to_json, to_millis,
@@ -88,13 +88,7 @@ enum Backend {
         read: Option<SqlitePool>,
         writer: Arc<Writer>,
     },
-    /// PostgreSQL: the settings read at the start of every run go through `settings`, which
-    /// batches them (one round trip for all the reads queued); everything else but the run's
-    /// writes (see [`SqlStore::batcher`]) uses `pool`.
-    Postgres {
-        pool: PgPool,
-        settings: Batcher<SettingsRead>,
-    },
+    Postgres(PgPool),
 }
 
 /// What a write says it was doing when its transaction fails to begin or commit.
@@ -116,7 +110,7 @@ macro_rules! with_pool {
                     })
                     .await?
             }
-            Backend::Postgres { pool: $pool, .. } => $body,
+            Backend::Postgres($pool) => $body,
         }
     };
 }
@@ -134,7 +128,7 @@ macro_rules! with_writer {
                     })
                     .await?
             }
-            Backend::Postgres { pool: $pool, .. } => $body,
+            Backend::Postgres($pool) => $body,
         }
     };
 }
@@ -146,6 +140,9 @@ pub struct SqlStore {
     /// Takes the writes every run makes (its start and end, audit records, its conversation
     /// turn) and sends them in batches.
     batcher: Batcher<Write>,
+    /// Reads the channel settings every run starts with, many runs' in one statement (an
+    /// in-memory SQLite database has none: it reads through its writer).
+    settings: Option<Batcher<SettingsRead>>,
     /// `store.url` with its password redacted, for messages and logs.
     url: String,
     /// How long operations keep trying while the database is unreachable.
@@ -206,27 +203,36 @@ impl SqlStore {
                 url: shown.clone(),
                 cause,
             })?;
-        let read = if in_memory {
+        let (read, settings) = if in_memory {
             // An in-memory database lives as long as its one connection, the writer's: it
             // serves reads as well (a second connection would see another database).
-            None
+            (None, None)
         } else {
             // Readers cannot write even by mistake: a write there would bypass the queue.
+            let reading = options.clone().pragma("query_only", "ON");
             // A SQLite connection is a file handle, not a socket: nothing to test before use.
             let pool = SqlitePoolOptions::new()
                 .max_connections(SQLITE_READERS)
                 .test_before_acquire(false)
                 .acquire_timeout(CONNECT_TIMEOUT)
-                .connect_with(options.pragma("query_only", "ON"))
+                .connect_with(reading.clone())
                 .await
                 .map_err(open_failed)?;
-            Some(pool)
+            let reader = reading.connect().await.map_err(open_failed)?;
+            let settings = Batcher::start(vec![SqliteReader::new(reader)]);
+            (Some(pool), Some(settings))
         };
         let writer = Arc::new(Writer::start(connection));
-        let batcher = Batcher::start(vec![SqliteSink::new(writer.clone())]);
+        // Two sinks on the one writer: a batch runs while the previous one waits for its
+        // commit (and joins the transaction after it).
+        let batcher = Batcher::start(vec![
+            SqliteSink::new(writer.clone()),
+            SqliteSink::new(writer.clone()),
+        ]);
         Ok(Self {
             backend: Backend::Sqlite { read, writer },
             batcher,
+            settings,
             url: shown,
             retry: Retry {
                 cut_off_hung: false,
@@ -283,10 +289,10 @@ impl SqlStore {
             let link = PgLink::open(options.clone(), BATCH_ANSWER_TIMEOUT);
             readers.push(link.await.map_err(opened)?);
         }
-        let settings = Batcher::start(readers);
         Ok(Self {
-            backend: Backend::Postgres { pool, settings },
+            backend: Backend::Postgres(pool),
             batcher: Batcher::start(writers),
+            settings: Some(Batcher::start(readers)),
             url: shown,
             retry: Retry::default(),
         })
@@ -303,7 +309,7 @@ impl SqlStore {
     pub fn backend_name(&self) -> &'static str {
         match self.backend {
             Backend::Sqlite { .. } => "sqlite",
-            Backend::Postgres { .. } => "postgres",
+            Backend::Postgres(_) => "postgres",
         }
     }
 
@@ -315,8 +321,11 @@ impl SqlStore {
     /// Closes the pool, waiting for connections in use to be returned (for a clean shutdown;
     /// SQLite checkpoints its WAL as the last connection closes).
     pub async fn close(&self) {
-        // The batcher first: it sends what is queued (through the writer on SQLite).
+        // The batchers first: they send what is queued (through the writer on SQLite).
         self.batcher.close().await;
+        if let Some(settings) = &self.settings {
+            settings.close().await;
+        }
         match &self.backend {
             Backend::Sqlite { read, writer } => {
                 writer.close().await;
@@ -324,10 +333,7 @@ impl SqlStore {
                     read.close().await;
                 }
             }
-            Backend::Postgres { pool, settings } => {
-                settings.close().await;
-                pool.close().await;
-            }
+            Backend::Postgres(pool) => pool.close().await,
         }
     }
 
@@ -423,16 +429,16 @@ impl SqlStore {
         &self,
         channel: &str,
     ) -> Result<Option<ChannelSettings>, SqlStoreError> {
-        let row = match &self.backend {
+        let row = match &self.settings {
             // Every run reads its channel's settings first: batched, many runs' reads cost
             // one round trip.
-            Backend::Postgres { settings, .. } => {
+            Some(settings) => {
                 let read = SettingsRead {
                     channel: channel.to_owned(),
                 };
                 settings.ask(read).await?
             }
-            Backend::Sqlite { .. } => with_pool!(self, pool => {
+            None => with_pool!(self, pool => {
                 sqlx::query_as::<_, (String, String)>(
                     "SELECT mode, profile FROM channel_settings WHERE channel = $1",
                 )
