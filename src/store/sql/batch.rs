@@ -486,7 +486,8 @@ impl Sink<Write> for PgLink {
         writes: &'a [&'a Write],
     ) -> BoxFuture<'a, Result<Vec<()>, SqlStoreError>> {
         Box::pin(async move {
-            let columns = Columns::of(writes.iter().copied());
+            let kinds = Kinds::of(writes.iter().copied());
+            let columns = Columns::of(&kinds);
             self.run(async |connection| columns.query().execute(connection).await)
                 .await
                 .map_err(SqlStoreError::query(operation))?;
@@ -617,10 +618,11 @@ impl Sink<Write> for SqliteSink {
         writes: &'a [&'a Write],
     ) -> BoxFuture<'a, Result<Vec<()>, SqlStoreError>> {
         Box::pin(async move {
+            let kinds = Kinds::of(writes.iter().copied());
             let work = async |connection: &mut SqliteConnection| {
-                sqlite_batch(connection, operation, writes).await
+                sqlite_batch(connection, operation, &kinds).await
             };
-            if sqlite_statements(writes) == 1 {
+            if kinds.sqlite_statements() == 1 {
                 // SQLite undoes a failing statement by itself: no savepoint needed.
                 self.writer.run_statement(operation, work).await?;
             } else {
@@ -636,19 +638,52 @@ impl Sink<Write> for SqliteSink {
     }
 }
 
-/// How many statements [`sqlite_batch`] runs for `writes`.
-fn sqlite_statements(writes: &[&Write]) -> usize {
-    let mut kinds = [false; 3];
-    let mut messages = 0;
-    for write in writes {
-        match write {
-            Write::StartRun { .. } => kinds[0] = true,
-            Write::EndRun { .. } => kinds[1] = true,
-            Write::Audit { .. } => kinds[2] = true,
-            Write::Messages { rows, .. } => messages += rows.len(),
+/// A batch's writes by kind, each kind in the order of the batch.
+#[derive(Default)]
+struct Kinds<'w> {
+    /// (run id, channel, instance, at)
+    starts: Vec<(&'w str, &'w str, &'w str, i64)>,
+    /// (run id, at)
+    ends: Vec<(&'w str, i64)>,
+    /// (record, idempotency key)
+    audits: Vec<(&'w AuditRecord, &'w str)>,
+    /// Every turn's messages, turn after turn: (channel, JSON, at).
+    messages: Vec<(&'w str, &'w str, i64)>,
+}
+
+impl<'w> Kinds<'w> {
+    fn of(writes: impl IntoIterator<Item = &'w Write>) -> Self {
+        let mut kinds = Self::default();
+        for write in writes {
+            match write {
+                Write::StartRun {
+                    id,
+                    channel,
+                    instance,
+                    at,
+                } => kinds.starts.push((id, channel, instance, *at)),
+                Write::EndRun { id, at } => kinds.ends.push((id, *at)),
+                Write::Audit { record, key } => kinds.audits.push((record, key)),
+                Write::Messages { channel, rows, at } => kinds
+                    .messages
+                    .extend(rows.iter().map(|row| (channel.as_str(), row.as_str(), *at))),
+            }
         }
+        kinds
     }
-    kinds.iter().filter(|kind| **kind).count() + messages.div_ceil(SQLITE_MESSAGES_PER_INSERT)
+
+    /// How many statements [`sqlite_batch`] runs for them.
+    fn sqlite_statements(&self) -> usize {
+        [
+            !self.starts.is_empty(),
+            !self.ends.is_empty(),
+            !self.audits.is_empty(),
+        ]
+        .into_iter()
+        .filter(|present| *present)
+        .count()
+            + self.messages.len().div_ceil(SQLITE_MESSAGES_PER_INSERT)
+    }
 }
 
 /// Runs a batch on SQLite: one multi-row statement per kind of write (messages in chunks),
@@ -656,36 +691,23 @@ fn sqlite_statements(writes: &[&Write]) -> usize {
 async fn sqlite_batch(
     connection: &mut SqliteConnection,
     operation: &'static str,
-    writes: &[&Write],
+    kinds: &Kinds<'_>,
 ) -> Result<(), SqlStoreError> {
     let failed = SqlStoreError::query;
-    let mut starts = Vec::new();
-    let mut ends = Vec::new();
-    let mut audits = Vec::new();
-    let mut messages = Vec::new();
-    for write in writes {
-        match write {
-            Write::StartRun {
-                id,
-                channel,
-                instance,
-                at,
-            } => starts.push((id, channel, instance, *at)),
-            Write::EndRun { id, at } => ends.push((id, *at)),
-            Write::Audit { record, key } => audits.push((record, key)),
-            Write::Messages { channel, rows, at } => {
-                messages.extend(rows.iter().map(|row| (channel, row, *at)));
-            }
-        }
-    }
+    let Kinds {
+        starts,
+        ends,
+        audits,
+        messages,
+    } = kinds;
     if !starts.is_empty() {
         let mut insert = QueryBuilder::<Sqlite>::new(
             "INSERT INTO runs (id, channel, instance, started_at, heartbeat_at) ",
         );
-        insert.push_values(&starts, |mut row, (id, channel, instance, at)| {
-            row.push_bind(id.as_str())
-                .push_bind(channel.as_str())
-                .push_bind(instance.as_str())
+        insert.push_values(starts, |mut row, (id, channel, instance, at)| {
+            row.push_bind(*id)
+                .push_bind(*channel)
+                .push_bind(*instance)
                 .push_bind(*at)
                 .push_bind(*at);
         });
@@ -705,8 +727,8 @@ async fn sqlite_batch(
         let mut update = QueryBuilder::<Sqlite>::new(
             "UPDATE runs SET finished_at = e.column2, heartbeat_at = e.column2 FROM (",
         );
-        update.push_values(&ends, |mut row, (id, at)| {
-            row.push_bind(id.as_str()).push_bind(*at);
+        update.push_values(ends, |mut row, (id, at)| {
+            row.push_bind(*id).push_bind(*at);
         });
         update.push(") AS e WHERE runs.id = e.column1 AND runs.finished_at IS NULL");
         update
@@ -721,7 +743,7 @@ async fn sqlite_batch(
             audit_columns!(),
             ", idempotency_key) "
         ));
-        insert.push_values(&audits, |mut row, (record, key)| {
+        insert.push_values(audits, |mut row, (record, key)| {
             row.push_bind(to_bigint(record.at))
                 .push_bind(record.run_id.as_str())
                 .push_bind(record.channel.as_str())
@@ -735,7 +757,7 @@ async fn sqlite_batch(
                 .push_bind(record.approval_id.as_deref())
                 .push_bind(to_bigint(record.duration_ms))
                 .push_bind(to_bigint(record.output_bytes))
-                .push_bind(key.as_str());
+                .push_bind(*key);
         });
         // An attempt after one that landed (same key) inserts nothing.
         insert.push(" ON CONFLICT (idempotency_key) DO NOTHING");
@@ -750,9 +772,7 @@ async fn sqlite_batch(
         let mut insert =
             QueryBuilder::<Sqlite>::new("INSERT INTO messages (channel, message, created_at) ");
         insert.push_values(chunk, |mut row, (channel, json, at)| {
-            row.push_bind(channel.as_str())
-                .push_bind(json.as_str())
-                .push_bind(*at);
+            row.push_bind(*channel).push_bind(*json).push_bind(*at);
         });
         insert
             .build()
@@ -764,7 +784,6 @@ async fn sqlite_batch(
 }
 
 /// A batch as the statement's arrays.
-#[derive(Default)]
 struct Columns<'w> {
     start_id: Vec<&'w str>,
     start_channel: Vec<&'w str>,
@@ -792,51 +811,50 @@ struct Columns<'w> {
 }
 
 impl<'w> Columns<'w> {
-    fn of(writes: impl IntoIterator<Item = &'w Write>) -> Self {
-        let mut columns = Self::default();
-        for write in writes {
-            match write {
-                Write::StartRun {
-                    id,
-                    channel,
-                    instance,
-                    at,
-                } => {
-                    columns.start_id.push(id);
-                    columns.start_channel.push(channel);
-                    columns.start_instance.push(instance);
-                    columns.start_at.push(*at);
-                }
-                Write::EndRun { id, at } => {
-                    columns.end_id.push(id);
-                    columns.end_at.push(*at);
-                }
-                Write::Audit { record, key } => {
-                    columns.audit_at.push(to_bigint(record.at));
-                    columns.audit_run_id.push(&record.run_id);
-                    columns.audit_channel.push(&record.channel);
-                    columns.audit_user.push(&record.user);
-                    columns.audit_tool.push(&record.tool);
-                    columns.audit_summary.push(&record.arguments_summary);
-                    columns.audit_decision.push(&record.decision);
-                    columns.audit_source.push(&record.source);
-                    columns.audit_reason.push(&record.reason);
-                    columns.audit_outcome.push(&record.outcome);
-                    columns.audit_approval.push(record.approval_id.as_deref());
-                    columns.audit_duration.push(to_bigint(record.duration_ms));
-                    columns.audit_bytes.push(to_bigint(record.output_bytes));
-                    columns.audit_key.push(key);
-                }
-                Write::Messages { channel, rows, at } => {
-                    for row in rows {
-                        columns.message_channel.push(channel);
-                        columns.message_json.push(row);
-                        columns.message_at.push(*at);
-                    }
-                }
-            }
+    fn of(kinds: &Kinds<'w>) -> Self {
+        let Kinds {
+            starts,
+            ends,
+            audits,
+            messages,
+        } = kinds;
+        Self {
+            start_id: starts.iter().map(|start| start.0).collect(),
+            start_channel: starts.iter().map(|start| start.1).collect(),
+            start_instance: starts.iter().map(|start| start.2).collect(),
+            start_at: starts.iter().map(|start| start.3).collect(),
+            end_id: ends.iter().map(|end| end.0).collect(),
+            end_at: ends.iter().map(|end| end.1).collect(),
+            audit_at: audits.iter().map(|(r, _)| to_bigint(r.at)).collect(),
+            audit_run_id: audits.iter().map(|(r, _)| r.run_id.as_str()).collect(),
+            audit_channel: audits.iter().map(|(r, _)| r.channel.as_str()).collect(),
+            audit_user: audits.iter().map(|(r, _)| r.user.as_str()).collect(),
+            audit_tool: audits.iter().map(|(r, _)| r.tool.as_str()).collect(),
+            audit_summary: audits
+                .iter()
+                .map(|(r, _)| r.arguments_summary.as_str())
+                .collect(),
+            audit_decision: audits.iter().map(|(r, _)| r.decision.as_str()).collect(),
+            audit_source: audits.iter().map(|(r, _)| r.source.as_str()).collect(),
+            audit_reason: audits.iter().map(|(r, _)| r.reason.as_str()).collect(),
+            audit_outcome: audits.iter().map(|(r, _)| r.outcome.as_str()).collect(),
+            audit_approval: audits
+                .iter()
+                .map(|(r, _)| r.approval_id.as_deref())
+                .collect(),
+            audit_duration: audits
+                .iter()
+                .map(|(r, _)| to_bigint(r.duration_ms))
+                .collect(),
+            audit_bytes: audits
+                .iter()
+                .map(|(r, _)| to_bigint(r.output_bytes))
+                .collect(),
+            audit_key: audits.iter().map(|(_, key)| *key).collect(),
+            message_channel: messages.iter().map(|message| message.0).collect(),
+            message_json: messages.iter().map(|message| message.1).collect(),
+            message_at: messages.iter().map(|message| message.2).collect(),
         }
-        columns
     }
 
     fn query(&self) -> sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments> {
