@@ -23,6 +23,9 @@
 //! - Two writes to the same run, or with the same audit key, never share a batch: the CTEs of
 //!   one PostgreSQL statement see one snapshot, so they could not see each other.
 //! - A write whose caller gave up (cut off by the retry loop) before it was sent is dropped.
+//!
+//! The channel-settings read that starts every run goes the same way ([`SettingsRead`]): many
+//! runs' reads in one `SELECT`, on connections of their own.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -42,9 +45,6 @@ use crate::core::tools::BoxFuture;
 
 /// The most writes one batch carries.
 const MAX_BATCH: usize = 1024;
-
-/// What a batch of several writes is called in errors.
-const BATCH: &str = "save a batch of writes";
 
 /// What one batch does on PostgreSQL: each CTE takes its rows from arrays (empty when the
 /// batch has none of that kind). Messages are inserted in the order of their array, so each
@@ -108,6 +108,7 @@ pub(super) enum Write {
 
 impl Request for Write {
     type Answer = ();
+    const SEVERAL: &'static str = "save a batch of writes";
 
     fn operation(&self) -> &'static str {
         match self {
@@ -135,6 +136,7 @@ pub(super) struct SettingsRead {
 
 impl Request for SettingsRead {
     type Answer = Option<(String, String)>;
+    const SEVERAL: &'static str = "read the settings of several channels";
 
     fn operation(&self) -> &'static str {
         "read the channel's settings"
@@ -144,6 +146,8 @@ impl Request for SettingsRead {
 /// Something a batcher takes: a write, or a read.
 pub(super) trait Request: Send + Sync + 'static {
     type Answer: Send + 'static;
+    /// What a batch of several such requests does, for errors.
+    const SEVERAL: &'static str;
 
     /// What the request does, for errors.
     fn operation(&self) -> &'static str;
@@ -376,7 +380,10 @@ impl<R: Request> Batch<R> {
         let sent = match requests.as_slice() {
             [] => return,
             [one] => sink.send(one.operation(), &[one]).await,
-            several => sink.send(BATCH, &several.iter().collect::<Vec<_>>()).await,
+            several => {
+                let several: Vec<&R> = several.iter().collect();
+                sink.send(R::SEVERAL, &several).await
+            }
         };
         match sent {
             Ok(answers) => {
