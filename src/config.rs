@@ -206,8 +206,8 @@ pub struct StoreSettings {
     /// and the affected channel is told. 0 tries once.
     pub retry_window_secs: u64,
     /// PostgreSQL: connections of the store's pool at most (a share of the server's
-    /// `max_connections`); the batchers open four more. SQLite always uses one writer and
-    /// four readers.
+    /// `max_connections`); the batchers open four more. SQLite always uses one writer, four
+    /// readers and one connection that batches the settings reads.
     pub max_connections: u32,
     /// Channels whose recent conversation is kept in memory, so a run does not wait for
     /// the database to read it (each holds at most `agent.history_budget_chars`). 0 reads

@@ -478,11 +478,7 @@ impl PgLink {
     }
 
     async fn shut(&mut self) {
-        if let Some(connection) = self.connection.take()
-            && let Err(e) = connection.close().await
-        {
-            tracing::debug!(error = %e, "a state store connection did not close cleanly");
-        }
+        close_quietly(self.connection.take()).await;
     }
 }
 
@@ -554,12 +550,15 @@ fn settings_answers(
 /// SQLite: settings reads of many runs in one statement on a `query_only` connection of
 /// the batcher's own (a file database's; an in-memory one reads through its writer).
 pub(super) struct SqliteReader {
-    connection: SqliteConnection,
+    /// `None` once closed.
+    connection: Option<SqliteConnection>,
 }
 
 impl SqliteReader {
     pub(super) fn new(connection: SqliteConnection) -> Self {
-        Self { connection }
+        Self {
+            connection: Some(connection),
+        }
     }
 }
 
@@ -578,9 +577,13 @@ impl Sink<SettingsRead> for SqliteReader {
                 channels.push_bind(read.channel.as_str());
             }
             select.push(")");
+            let connection = self
+                .connection
+                .as_mut()
+                .ok_or(SqlStoreError::Closed { operation })?;
             let rows = select
                 .build_query_as::<(String, String, String)>()
-                .fetch_all(&mut self.connection)
+                .fetch_all(connection)
                 .await
                 .map_err(SqlStoreError::query(operation))?;
             Ok(settings_answers(reads, rows))
@@ -588,7 +591,17 @@ impl Sink<SettingsRead> for SqliteReader {
     }
 
     fn close(&mut self) -> BoxFuture<'_, ()> {
-        Box::pin(async {})
+        Box::pin(close_quietly(self.connection.take()))
+    }
+}
+
+/// Closes a batcher's connection, if it still has one (a clean close is a courtesy: the
+/// server or SQLite copes with a dropped one).
+async fn close_quietly(connection: Option<impl Connection>) {
+    if let Some(connection) = connection
+        && let Err(e) = connection.close().await
+    {
+        tracing::debug!(error = %e, "a state store connection did not close cleanly");
     }
 }
 
