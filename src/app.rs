@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use url::Url;
 
 use crate::config::Settings;
-use crate::core::agent::{Agent, AgentLimits, Protocol};
+use crate::core::agent::{Agent, AgentLimits, ProfileMemory, Protocol};
 use crate::core::ports::{
     ApprovalRecord, ApprovalSurface, ChannelSettings, ChatModel, EventSink, Store, StoreError,
     SystemClock,
@@ -93,6 +93,7 @@ pub fn build_agent(
         assess_context: AssessContext::default(),
         instance: instance_name(),
         prepared: Default::default(),
+        profiles: ProfileMemory::with_capacity(settings.agent.remembered_profiles),
         unwritten_audit: Default::default(),
     })
 }

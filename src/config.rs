@@ -256,6 +256,11 @@ pub struct AgentSettings {
     pub history_budget_chars: u64,
     /// The prompt profile of a channel nobody has switched: `sql` or `ops`.
     pub default_profile: String,
+    /// Channels whose profile this process remembers from their last run, so their next
+    /// run's first model call goes out while the channel's settings are read (the read
+    /// still confirms the profile, and decides the mode, before the reply is looked at).
+    /// 0: every run waits for its settings read before asking the model.
+    pub remembered_profiles: usize,
 }
 
 impl Default for AgentSettings {
@@ -266,6 +271,7 @@ impl Default for AgentSettings {
             approval_timeout_secs: 600,
             history_budget_chars: 24_000,
             default_profile: "ops".to_owned(),
+            remembered_profiles: crate::core::agent::profiles::DEFAULT_CAPACITY,
         }
     }
 }

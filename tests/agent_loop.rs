@@ -671,14 +671,20 @@ async fn history_carries_over_between_runs() {
 struct TimedModel {
     script: Mutex<VecDeque<(Duration, ChatReply)>>,
     calls: Mutex<u32>,
+    /// The tools each call offered, in order.
+    offered: Mutex<Vec<Vec<String>>>,
 }
 
 impl ChatModel for TimedModel {
     fn complete<'a>(
         &'a self,
-        _request: &'a ChatRequest,
+        request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
         *self.calls.lock().expect("calls") += 1;
+        self.offered
+            .lock()
+            .expect("offered")
+            .push(request.tools.iter().map(|t| t.name.clone()).collect());
         let next = self.script.lock().expect("script").pop_front();
         Box::pin(async move {
             let (delay, reply) =
@@ -698,6 +704,7 @@ fn timed(script: Vec<(u64, ChatReply)>) -> Arc<TimedModel> {
                 .collect(),
         ),
         calls: Mutex::new(0),
+        offered: Mutex::default(),
     })
 }
 
@@ -1202,4 +1209,202 @@ async fn a_run_whose_start_cannot_be_recorded_runs_no_tool() {
     assert!(!completed.contains(&"finish_run"), "{completed:?}");
     // The person's message is still kept in the conversation.
     assert!(completed.contains(&"append"), "{completed:?}");
+}
+
+/// The channel's settings as another process would change them: straight into the store.
+async fn set_elsewhere(store: &support::hooked_store::HookedStore, mode: &str, profile: &str) {
+    let settings = riskgate::core::ports::ChannelSettings {
+        mode: mode.parse().expect("mode"),
+        profile: profile.into(),
+    };
+    store
+        .inner
+        .set_channel_settings("c1", &settings, "someone elsewhere")
+        .await
+        .expect("settings");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_channel_served_before_asks_the_model_while_its_settings_are_read() {
+    use support::hooked_store::Hook;
+    let script = || {
+        vec![
+            (10, reply("first")),
+            (10, reply("second")),
+            (10, reply("third")),
+        ]
+    };
+    for remembered in [true, false] {
+        let (mut agent, store, _witness, _workspace) = hooked_agent(timed(script()));
+        if !remembered {
+            agent.profiles = riskgate::core::agent::ProfileMemory::with_capacity(0);
+        }
+        store.hook("channel_settings", Hook::Delay(Duration::from_secs(5)));
+        // A channel's first run waits for the read before it asks the model: 5 + 10 s.
+        let started = tokio::time::Instant::now();
+        assert_eq!(
+            agent.run(&inbound("one")).await,
+            RunOutcome::Replied("first".into())
+        );
+        assert_eq!(started.elapsed(), Duration::from_secs(15));
+        // The next one asks the model at once when the profile is remembered.
+        let started = tokio::time::Instant::now();
+        assert_eq!(
+            agent.run(&inbound("two")).await,
+            RunOutcome::Replied("second".into())
+        );
+        let expected = if remembered { 10 } else { 15 };
+        assert_eq!(
+            started.elapsed(),
+            Duration::from_secs(expected),
+            "remembered: {remembered}"
+        );
+        // A read slower than the model: the reply waits for it.
+        store.hook("channel_settings", Hook::Delay(Duration::from_secs(25)));
+        let started = tokio::time::Instant::now();
+        assert_eq!(
+            agent.run(&inbound("three")).await,
+            RunOutcome::Replied("third".into())
+        );
+        let expected = if remembered { 25 } else { 35 };
+        assert_eq!(started.elapsed(), Duration::from_secs(expected));
+        assert_eq!(
+            store
+                .completed()
+                .iter()
+                .filter(|c| **c == "channel_settings")
+                .count(),
+            3,
+            "every run reads its settings"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn strict_mode_set_elsewhere_holds_for_a_reply_that_came_before_the_read() {
+    use support::hooked_store::Hook;
+    // The witness is safe: smart mode runs it at once, strict mode asks a person first.
+    let model = timed(vec![
+        (10, witness_call("a")),
+        (10, reply("ran it")),
+        (1, witness_call("b")),
+        (10, reply("asked")),
+    ]);
+    let (agent, store, witness, _workspace) = hooked_agent(model.clone());
+    assert_eq!(
+        agent.run(&inbound("go")).await,
+        RunOutcome::Replied("ran it".into())
+    );
+    assert_eq!(witness.audited_before_run.lock().expect("witness").len(), 1);
+    // Another process switches the channel to strict; this one still remembers its profile,
+    // and the model answers (1 s) long before the settings read does (30 s).
+    set_elsewhere(&store, "strict", "ops").await;
+    store.hook("channel_settings", Hook::Delay(Duration::from_secs(30)));
+    assert_eq!(
+        agent.run(&inbound("again")).await,
+        RunOutcome::Replied("asked".into())
+    );
+    // The call waited for a person (who never came): it did not run.
+    assert_eq!(witness.audited_before_run.lock().expect("witness").len(), 1);
+    let completed = store.completed();
+    assert_eq!(
+        completed
+            .iter()
+            .filter(|c| **c == "create_approval")
+            .count(),
+        1,
+        "{completed:?}"
+    );
+    let audit = store.inner.recent_audit("c1", 10).await.expect("audit");
+    assert!(
+        audit
+            .iter()
+            .any(|r| r.decision == "confirm" && r.outcome == "expired"),
+        "{audit:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_profile_changed_elsewhere_drops_the_reply_sent_on_the_old_one() {
+    use support::hooked_store::Hook;
+    let model = timed(vec![
+        (10, reply("on ops")),
+        // Sent on the remembered `ops` profile; dropped when the read says `sql`.
+        (10, witness_call("a")),
+        (10, reply("on sql")),
+    ]);
+    let (agent, store, witness, _workspace) = hooked_agent(model.clone());
+    assert_eq!(
+        agent.run(&inbound("one")).await,
+        RunOutcome::Replied("on ops".into())
+    );
+    set_elsewhere(&store, "smart", "sql").await;
+    store.hook("channel_settings", Hook::Delay(Duration::from_secs(3)));
+    let started = tokio::time::Instant::now();
+    assert_eq!(
+        agent.run(&inbound("two")).await,
+        RunOutcome::Replied("on sql".into())
+    );
+    // The dropped call cost the 3 s of the read, not its 10 s.
+    assert_eq!(started.elapsed(), Duration::from_secs(13));
+    assert!(
+        witness
+            .audited_before_run
+            .lock()
+            .expect("witness")
+            .is_empty()
+    );
+    let offered = model.offered.lock().expect("offered").clone();
+    assert_eq!(offered.len(), 3);
+    assert!(offered[1].contains(&"witness".to_owned()), "{offered:?}");
+    assert_eq!(
+        offered[2],
+        ["execute_sql"],
+        "asked again on the sql profile"
+    );
+    // The next run goes out on `sql` at once.
+    store.hook("channel_settings", Hook::Delay(Duration::from_secs(0)));
+    assert!(matches!(
+        agent.run(&inbound("three")).await,
+        RunOutcome::Stopped(StopReason::Model(_))
+    ));
+    assert_eq!(
+        model.offered.lock().expect("offered")[3],
+        ["execute_sql"],
+        "remembered as sql"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_settings_read_stops_a_remembered_run_before_anything_runs() {
+    use support::hooked_store::Hook;
+    let model = timed(vec![
+        (10, reply("fine")),
+        (1, witness_call("a")),
+        (10, reply("never")),
+    ]);
+    let (agent, store, witness, _workspace) = hooked_agent(model.clone());
+    assert_eq!(
+        agent.run(&inbound("one")).await,
+        RunOutcome::Replied("fine".into())
+    );
+    store.hook("channel_settings", Hook::Fail("settings are gone".into()));
+    let outcome = agent.run(&inbound("two")).await;
+    assert!(
+        matches!(&outcome, RunOutcome::Stopped(StopReason::Store(e)) if e.0.contains("settings are gone")),
+        "{outcome:?}"
+    );
+    assert!(
+        witness
+            .audited_before_run
+            .lock()
+            .expect("witness")
+            .is_empty()
+    );
+    // The second run's call went out at most once (the read fails at once here, so the call
+    // may not have started) and was dropped: the third reply was never asked for.
+    let calls = *model.calls.lock().expect("calls");
+    assert!(calls <= 2, "{calls} model calls");
+    assert_eq!(model.script.lock().expect("script").len() as u32, 3 - calls);
+    assert!(!store.completed().contains(&"record_audit"));
 }

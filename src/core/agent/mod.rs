@@ -10,11 +10,13 @@
 mod event;
 mod history;
 mod message;
+pub mod profiles;
 mod protocol;
 
 pub use event::AgentEvent;
 pub use history::trim_to_budget;
 pub use message::{CallRecord, ChatMessage, ChatReply, ChatRequest, ReplyToolCall, Role};
+pub use profiles::ProfileMemory;
 pub use protocol::{CallSlot, ParsedCall, Protocol, ReplyKind, json_objects};
 
 use std::collections::HashSet;
@@ -143,6 +145,9 @@ pub struct Agent {
     pub instance: String,
     /// What each profile's runs send every time, built on first use.
     pub prepared: PreparedCache,
+    /// The profile each channel's last run was confirmed on: a run of a known channel asks
+    /// the model while its settings are read (see [`ProfileMemory`]).
+    pub profiles: ProfileMemory,
     /// Audit records of calls that ran (or were refused) while the store could not take
     /// them, oldest first; see [`Agent::flush_audit`].
     pub unwritten_audit: AuditSpool,
@@ -244,6 +249,33 @@ impl<'a> Behind<'a> {
     fn recorded(&self) -> bool {
         self.recorded
     }
+}
+
+/// The first model call of a run sent on a remembered profile (`first`), raced with the
+/// settings read that confirms it (`read`). Returns the stored settings, and the call's
+/// result only if they name the same profile; otherwise the call is dropped (cancelled) as
+/// soon as the read is back. A failed read drops the call too.
+async fn confirmed_first<T>(
+    first: impl Future<Output = T>,
+    read: impl Future<Output = Result<ChannelSettings, StoreError>>,
+    profile: &str,
+) -> Result<(ChannelSettings, Option<T>), StoreError> {
+    tokio::pin!(first, read);
+    let mut early = None;
+    let settings = loop {
+        tokio::select! {
+            settings = &mut read => break settings?,
+            done = &mut first, if early.is_none() => early = Some(done),
+        }
+    };
+    if settings.profile != profile {
+        return Ok((settings, None));
+    }
+    let done = match early {
+        Some(done) => done,
+        None => first.await,
+    };
+    Ok((settings, Some(done)))
 }
 
 /// A call's audit record with what became of the call.
@@ -369,23 +401,63 @@ impl Agent {
         new_messages: &mut Vec<ChatMessage>,
     ) -> (RunOutcome, u32) {
         let channel = inbound.channel.as_str();
-        // Both reads at once: the first model call needs them.
-        let (settings, history) = tokio::join!(
-            self.patiently(channel, self.channel_settings(channel)),
+        let mut timer = RunTimer::new(self.limits.run_timeout);
+        let read_settings = self.patiently(channel, self.channel_settings(channel));
+        let load_history = || {
             self.patiently(
                 channel,
                 self.store
                     .load_history(channel, self.limits.history_budget_chars),
             )
-        );
-        let (settings, history) = match (settings, history) {
-            (Ok(settings), Ok(history)) => (settings, history),
-            (Err(e), _) | (_, Err(e)) => return (RunOutcome::Stopped(StopReason::Store(e)), 0),
         };
+        let mut first_reply = None;
+        let (settings, history) = match self.profiles.last(channel) {
+            // A channel this process served before: the first model call goes out on the
+            // profile its last run had while the read confirms it (see `profiles`). The
+            // reply is looked at only once the read is back and the profile is the same.
+            Some(profile) if self.limits.max_iterations > 0 => {
+                let prepared = self.prepared(&profile);
+                let first = async {
+                    let history = load_history().await?;
+                    let request = self.request(&prepared, &history, new_messages);
+                    let reply =
+                        tokio::time::timeout(timer.remaining(), self.model.complete(&request))
+                            .await;
+                    Ok::<_, StoreError>((history, reply))
+                };
+                let (confirmed, settled) = tokio::join!(
+                    confirmed_first(first, read_settings, &profile),
+                    behind.settle()
+                );
+                let stored = match confirmed {
+                    Ok((settings, Some(Ok((history, reply))))) => {
+                        first_reply = Some(reply);
+                        Ok((settings, history))
+                    }
+                    Ok((_, Some(Err(e)))) | Err(e) => Err(e),
+                    // Another profile: that reply is dropped and the loop asks again.
+                    Ok((settings, None)) => load_history().await.map(|history| (settings, history)),
+                };
+                let iterations = u32::from(first_reply.is_some());
+                match (stored, settled) {
+                    (Ok(stored), Ok(())) => stored,
+                    (Err(e), _) | (_, Err(e)) => {
+                        return (RunOutcome::Stopped(StopReason::Store(e)), iterations);
+                    }
+                }
+            }
+            // Both reads at once: the first model call needs them.
+            _ => match tokio::join!(read_settings, load_history()) {
+                (Ok(settings), Ok(history)) => (settings, history),
+                (Err(e), _) | (_, Err(e)) => {
+                    return (RunOutcome::Stopped(StopReason::Store(e)), 0);
+                }
+            },
+        };
+        self.profiles.confirm(channel, &settings.profile);
         let prepared = self.prepared(&settings.profile);
         let offered = &prepared.offered;
 
-        let mut timer = RunTimer::new(self.limits.run_timeout);
         let mut next_id = 0u64;
         let mut malformed_in_a_row = 0u32;
         let mut cancelled: HashSet<String> = HashSet::new();
@@ -399,22 +471,21 @@ impl Agent {
                 );
             }
             iterations += 1;
-            let mut messages = Vec::with_capacity(history.len() + new_messages.len() + 1);
-            messages.push(ChatMessage::system(prepared.system.clone()));
-            messages.extend(history.iter().cloned());
-            messages.extend(new_messages.iter().cloned());
-            let request = ChatRequest {
-                messages,
-                tools: prepared.request_tools.clone(),
+            let reply = match first_reply.take() {
+                Some(reply) => reply,
+                None => {
+                    let request = self.request(&prepared, &history, new_messages);
+                    // The writes left behind by the previous step land while the model thinks.
+                    let (reply, settled) = tokio::join!(
+                        tokio::time::timeout(timer.remaining(), self.model.complete(&request)),
+                        behind.settle()
+                    );
+                    if let Err(e) = settled {
+                        return (RunOutcome::Stopped(StopReason::Store(e)), iterations);
+                    }
+                    reply
+                }
             };
-            // The writes left behind by the previous step land while the model thinks.
-            let (reply, settled) = tokio::join!(
-                tokio::time::timeout(timer.remaining(), self.model.complete(&request)),
-                behind.settle()
-            );
-            if let Err(e) = settled {
-                return (RunOutcome::Stopped(StopReason::Store(e)), iterations);
-            }
             let reply = match reply {
                 Err(_) => {
                     return (
@@ -538,6 +609,24 @@ impl Agent {
                     }
                 }
             }
+        }
+    }
+
+    /// One model request: the profile's system prompt and tools, the history, this run's
+    /// messages so far.
+    fn request(
+        &self,
+        prepared: &Prepared,
+        history: &[ChatMessage],
+        new_messages: &[ChatMessage],
+    ) -> ChatRequest {
+        let mut messages = Vec::with_capacity(history.len() + new_messages.len() + 1);
+        messages.push(ChatMessage::system(prepared.system.clone()));
+        messages.extend(history.iter().cloned());
+        messages.extend(new_messages.iter().cloned());
+        ChatRequest {
+            messages,
+            tools: prepared.request_tools.clone(),
         }
     }
 
