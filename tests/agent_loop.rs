@@ -1280,21 +1280,41 @@ async fn a_channel_served_before_asks_the_model_while_its_settings_are_read() {
     }
 }
 
+/// A hooked agent (see `hooked_agent`) that has already run one message in channel `c1`,
+/// which ended with the reply `first_reply`: it now remembers the channel's profile.
+async fn served_once(
+    script: Vec<(u64, ChatReply)>,
+    first_reply: &str,
+) -> (
+    Agent,
+    Arc<support::hooked_store::HookedStore>,
+    Arc<Witness>,
+    tempfile::TempDir,
+    Arc<TimedModel>,
+) {
+    let model = timed(script);
+    let (agent, store, witness, workspace) = hooked_agent(model.clone());
+    assert_eq!(
+        agent.run(&inbound("first")).await,
+        RunOutcome::Replied(first_reply.into())
+    );
+    (agent, store, witness, workspace, model)
+}
+
 #[tokio::test(start_paused = true)]
 async fn strict_mode_set_elsewhere_holds_for_a_reply_that_came_before_the_read() {
     use support::hooked_store::Hook;
     // The witness is safe: smart mode runs it at once, strict mode asks a person first.
-    let model = timed(vec![
-        (10, witness_call("a")),
-        (10, reply("ran it")),
-        (1, witness_call("b")),
-        (10, reply("asked")),
-    ]);
-    let (agent, store, witness, _workspace) = hooked_agent(model.clone());
-    assert_eq!(
-        agent.run(&inbound("go")).await,
-        RunOutcome::Replied("ran it".into())
-    );
+    let (agent, store, witness, _workspace, _model) = served_once(
+        vec![
+            (10, witness_call("a")),
+            (10, reply("ran it")),
+            (1, witness_call("b")),
+            (10, reply("asked")),
+        ],
+        "ran it",
+    )
+    .await;
     assert_eq!(witness.audited_before_run.lock().expect("witness").len(), 1);
     // Another process switches the channel to strict; this one still remembers its profile,
     // and the model answers (1 s) long before the settings read does (30 s).
@@ -1327,17 +1347,16 @@ async fn strict_mode_set_elsewhere_holds_for_a_reply_that_came_before_the_read()
 #[tokio::test(start_paused = true)]
 async fn a_profile_changed_elsewhere_drops_the_reply_sent_on_the_old_one() {
     use support::hooked_store::Hook;
-    let model = timed(vec![
-        (10, reply("on ops")),
-        // Sent on the remembered `ops` profile; dropped when the read says `sql`.
-        (10, witness_call("a")),
-        (10, reply("on sql")),
-    ]);
-    let (agent, store, witness, _workspace) = hooked_agent(model.clone());
-    assert_eq!(
-        agent.run(&inbound("one")).await,
-        RunOutcome::Replied("on ops".into())
-    );
+    let (agent, store, witness, _workspace, model) = served_once(
+        vec![
+            (10, reply("on ops")),
+            // Sent on the remembered `ops` profile; dropped when the read says `sql`.
+            (10, witness_call("a")),
+            (10, reply("on sql")),
+        ],
+        "on ops",
+    )
+    .await;
     set_elsewhere(&store, "smart", "sql").await;
     store.hook("channel_settings", Hook::Delay(Duration::from_secs(3)));
     let started = tokio::time::Instant::now();
@@ -1378,16 +1397,15 @@ async fn a_profile_changed_elsewhere_drops_the_reply_sent_on_the_old_one() {
 #[tokio::test(start_paused = true)]
 async fn a_failed_settings_read_stops_a_remembered_run_before_anything_runs() {
     use support::hooked_store::Hook;
-    let model = timed(vec![
-        (10, reply("fine")),
-        (1, witness_call("a")),
-        (10, reply("never")),
-    ]);
-    let (agent, store, witness, _workspace) = hooked_agent(model.clone());
-    assert_eq!(
-        agent.run(&inbound("one")).await,
-        RunOutcome::Replied("fine".into())
-    );
+    let (agent, store, witness, _workspace, model) = served_once(
+        vec![
+            (10, reply("fine")),
+            (1, witness_call("a")),
+            (10, reply("never")),
+        ],
+        "fine",
+    )
+    .await;
     store.hook("channel_settings", Hook::Fail("settings are gone".into()));
     let outcome = agent.run(&inbound("two")).await;
     assert!(
