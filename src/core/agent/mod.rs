@@ -251,6 +251,9 @@ impl<'a> Behind<'a> {
     }
 }
 
+/// A model call's result, or the run's time running out first.
+type Asked = Result<Result<ChatReply, ModelError>, tokio::time::error::Elapsed>;
+
 /// The first model call of a run sent on a remembered profile (`first`), raced with the
 /// settings read that confirms it (`read`). Returns the stored settings, and the call's
 /// result only if they name the same profile; otherwise the call is dropped (cancelled) as
@@ -402,52 +405,27 @@ impl Agent {
     ) -> (RunOutcome, u32) {
         let channel = inbound.channel.as_str();
         let mut timer = RunTimer::new(self.limits.run_timeout);
-        let read_settings = self.patiently(channel, self.channel_settings(channel));
-        let load_history = || {
-            self.patiently(
-                channel,
-                self.store
-                    .load_history(channel, self.limits.history_budget_chars),
-            )
-        };
         let mut first_reply = None;
         let (settings, history) = match self.profiles.last(channel) {
-            // A channel this process served before: the first model call goes out on the
-            // profile its last run had while the read confirms it (see `profiles`). The
-            // reply is looked at only once the read is back and the profile is the same.
             Some(profile) if self.limits.max_iterations > 0 => {
-                let prepared = self.prepared(&profile);
-                let first = async {
-                    let history = load_history().await?;
-                    let request = self.request(&prepared, &history, new_messages);
-                    let reply =
-                        tokio::time::timeout(timer.remaining(), self.model.complete(&request))
-                            .await;
-                    Ok::<_, StoreError>((history, reply))
-                };
-                let (confirmed, settled) = tokio::join!(
-                    confirmed_first(first, read_settings, &profile),
-                    behind.settle()
-                );
-                let stored = match confirmed {
-                    Ok((settings, Some(Ok((history, reply))))) => {
-                        first_reply = Some(reply);
-                        Ok((settings, history))
+                match self
+                    .start_remembered(channel, &profile, &timer, behind, new_messages)
+                    .await
+                {
+                    Ok((settings, history, reply)) => {
+                        first_reply = reply;
+                        (settings, history)
                     }
-                    Ok((_, Some(Err(e)))) | Err(e) => Err(e),
-                    // Another profile: that reply is dropped and the loop asks again.
-                    Ok((settings, None)) => load_history().await.map(|history| (settings, history)),
-                };
-                let iterations = u32::from(first_reply.is_some());
-                match (stored, settled) {
-                    (Ok(stored), Ok(())) => stored,
-                    (Err(e), _) | (_, Err(e)) => {
-                        return (RunOutcome::Stopped(StopReason::Store(e)), iterations);
+                    Err((e, asked)) => {
+                        return (RunOutcome::Stopped(StopReason::Store(e)), asked);
                     }
                 }
             }
             // Both reads at once: the first model call needs them.
-            _ => match tokio::join!(read_settings, load_history()) {
+            _ => match tokio::join!(
+                self.patiently(channel, self.channel_settings(channel)),
+                self.history_of(channel)
+            ) {
                 (Ok(settings), Ok(history)) => (settings, history),
                 (Err(e), _) | (_, Err(e)) => {
                     return (RunOutcome::Stopped(StopReason::Store(e)), 0);
@@ -476,10 +454,8 @@ impl Agent {
                 None => {
                     let request = self.request(&prepared, &history, new_messages);
                     // The writes left behind by the previous step land while the model thinks.
-                    let (reply, settled) = tokio::join!(
-                        tokio::time::timeout(timer.remaining(), self.model.complete(&request)),
-                        behind.settle()
-                    );
+                    let (reply, settled) =
+                        tokio::join!(self.ask(&request, &timer), behind.settle());
                     if let Err(e) = settled {
                         return (RunOutcome::Stopped(StopReason::Store(e)), iterations);
                     }
@@ -610,6 +586,61 @@ impl Agent {
                 }
             }
         }
+    }
+
+    /// The start of a run of a channel this process served before: the first model call goes
+    /// out on the profile the channel's last run had while the settings read confirms it
+    /// (see `profiles`), alongside the writes left behind. Returns the stored settings, the
+    /// history, and the first reply if it was asked on the stored profile (else the loop asks
+    /// again); a store error comes with the number of model calls whose reply was kept.
+    async fn start_remembered<'a>(
+        &'a self,
+        channel: &str,
+        profile: &str,
+        timer: &RunTimer,
+        behind: &mut Behind<'a>,
+        new_messages: &[ChatMessage],
+    ) -> Result<(ChannelSettings, Vec<ChatMessage>, Option<Asked>), (StoreError, u32)> {
+        let prepared = self.prepared(profile);
+        let first = async {
+            let history = self.history_of(channel).await?;
+            let reply = self
+                .ask(&self.request(&prepared, &history, new_messages), timer)
+                .await;
+            Ok::<_, StoreError>((history, reply))
+        };
+        let read = self.patiently(channel, self.channel_settings(channel));
+        let (confirmed, settled) =
+            tokio::join!(confirmed_first(first, read, profile), behind.settle());
+        let started = match confirmed {
+            Ok((settings, Some(Ok((history, reply))))) => Ok((settings, history, Some(reply))),
+            Ok((_, Some(Err(e)))) | Err(e) => Err(e),
+            // Another profile: that reply was dropped.
+            Ok((settings, None)) => self
+                .history_of(channel)
+                .await
+                .map(|history| (settings, history, None)),
+        };
+        match (started, settled) {
+            (Ok(started), Ok(())) => Ok(started),
+            (Ok((_, _, reply)), Err(e)) => Err((e, u32::from(reply.is_some()))),
+            (Err(e), _) => Err((e, 0)),
+        }
+    }
+
+    /// The channel's history, within the budget.
+    async fn history_of(&self, channel: &str) -> Result<Vec<ChatMessage>, StoreError> {
+        self.patiently(
+            channel,
+            self.store
+                .load_history(channel, self.limits.history_budget_chars),
+        )
+        .await
+    }
+
+    /// One model call, within what is left of the run's time.
+    async fn ask(&self, request: &ChatRequest, timer: &RunTimer) -> Asked {
+        tokio::time::timeout(timer.remaining(), self.model.complete(request)).await
     }
 
     /// One model request: the profile's system prompt and tools, the history, this run's
