@@ -393,6 +393,8 @@ pub struct CommandSettings {
     /// Environment variables passed to commands besides PATH, HOME and LANG. The bot's own
     /// secrets are never passed, whatever this says.
     pub env_allow: Vec<String>,
+    /// The operating-system sandbox every line runs in.
+    pub sandbox: SandboxSettings,
 }
 
 impl Default for CommandSettings {
@@ -401,6 +403,53 @@ impl Default for CommandSettings {
             timeout_secs: 30,
             output_limit_bytes: 1024 * 1024,
             env_allow: Vec::new(),
+            sandbox: SandboxSettings::default(),
+        }
+    }
+}
+
+/// The sandbox of `execute_command` (Landlock and seccomp on Linux). A line that runs without
+/// a person's click always runs inside it, read-only and without network; where the kernel
+/// cannot build it, no line runs without a click. Confirmed lines run inside it too, with
+/// what the settings below allow.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SandboxSettings {
+    /// Whether confirmed lines run sandboxed (`true`) or as the bot's user with no walls
+    /// but the scrubbed environment, the timeout and the output caps (`false`).
+    pub confirmed_sandboxed: bool,
+    /// Confirmed lines may write in the workspace.
+    pub confirmed_workspace_write: bool,
+    /// Confirmed lines may use the network.
+    pub confirmed_network: bool,
+    /// Extra paths every line may read (and run programs from), besides the system
+    /// directories, the directories of the programs on PATH and the workspace.
+    pub read_paths: Vec<PathBuf>,
+    /// Heap and other private writable memory per process (RLIMIT_DATA), in bytes.
+    pub memory_bytes: u64,
+    /// CPU seconds per process (RLIMIT_CPU).
+    pub cpu_secs: u64,
+    /// Processes and threads of the bot's user (RLIMIT_NPROC; the kernel counts every
+    /// process of the user, the bot's own threads included).
+    pub processes: u64,
+    /// Largest file a process may write (RLIMIT_FSIZE), in bytes.
+    pub file_size_bytes: u64,
+    /// Open files per process (RLIMIT_NOFILE).
+    pub open_files: u64,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        Self {
+            confirmed_sandboxed: true,
+            confirmed_workspace_write: true,
+            confirmed_network: true,
+            read_paths: Vec::new(),
+            memory_bytes: 1024 * 1024 * 1024,
+            cpu_secs: 60,
+            processes: 1024,
+            file_size_bytes: 256 * 1024 * 1024,
+            open_files: 1024,
         }
     }
 }
@@ -560,7 +609,8 @@ impl Settings {
                 .with_list_parse_key("tools.file_operations.deny")
                 .with_list_parse_key("tools.http_request.allow")
                 .with_list_parse_key("tools.http_request.deny")
-                .with_list_parse_key("command.env_allow"),
+                .with_list_parse_key("command.env_allow")
+                .with_list_parse_key("command.sandbox.read_paths"),
         );
         let settings: Settings = builder.build()?.try_deserialize()?;
         settings.validate()?;

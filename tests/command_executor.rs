@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use riskgate::config::{CommandSettings, OutputSettings, ToolRules};
 use riskgate::core::tools::{Approval, Tool, ToolError, ToolOutput};
 use riskgate::tools::Workspace;
+use riskgate::tools::command::sandbox::git_environment;
 use riskgate::tools::command::{CommandError, CommandTool, Exit, RunError};
 use serde_json::{Map, Value, json};
 
@@ -46,6 +47,7 @@ fn settings(timeout_secs: u64, output_limit_bytes: u64) -> CommandSettings {
         output_limit_bytes,
         // MY_SECRET_TOKEN is allow-listed on purpose: it must still not be passed.
         env_allow: vec![VISIBLE.0.to_owned(), "MY_SECRET_TOKEN".to_owned()],
+        ..CommandSettings::default()
     }
 }
 
@@ -252,15 +254,35 @@ async fn no_secret_reaches_a_command() {
     assert!(env.contains(&format!("HOME={}", t.root.display())), "{env}");
     assert!(env.contains("PATH=/"), "{env}");
     assert!(env.contains("LANG="), "{env}");
-    // Nothing else: PATH, HOME, LANG, the allow-listed variable (and what sh itself adds).
-    let names: Vec<&str> = env
+    // Nothing else: PATH, HOME, LANG, the allow-listed variable, the line's private TMPDIR,
+    // and (in a line run without a click) git's hardening.
+    let mut names: Vec<&str> = env
         .lines()
         .skip_while(|l| *l != "stdout:")
         .skip(1)
         .take_while(|l| !l.starts_with("stderr:"))
         .filter_map(|l| l.split_once('=').map(|(name, _)| name))
         .collect();
-    assert_eq!(names.len(), 4, "{names:?}");
+    let git: Vec<String> = git_environment(&t.root)
+        .into_iter()
+        .map(|(name, _)| name.to_string_lossy().into_owned())
+        .collect();
+    assert!(git.len() > 3, "{git:?}");
+    for name in &git {
+        assert!(names.contains(&name.as_str()), "{name} missing: {names:?}");
+    }
+    names.retain(|name| !git.iter().any(|g| g == name));
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "COMMAND_EXECUTOR_TEST_VISIBLE",
+            "HOME",
+            "LANG",
+            "PATH",
+            "TMPDIR"
+        ],
+    );
 }
 
 #[tokio::test]

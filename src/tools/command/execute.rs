@@ -43,6 +43,8 @@ use tokio::task::JoinHandle;
 
 use super::expand::{ExpansionRefused, expand};
 use super::plan::{Connector, Pipeline, Plan, SimpleCommand};
+use super::reaper::Reaper;
+use super::sandbox::{LineSandbox, Sandbox, SandboxError, Walls, git_environment};
 use crate::config::CommandSettings;
 use crate::core::tools::format_duration;
 use crate::tools::Workspace;
@@ -228,6 +230,8 @@ impl Captured {
 pub struct LineOutcome {
     /// The status of the last pipeline that ran, like sh's `$?`.
     pub exit: Exit,
+    /// The sandbox it ran in.
+    pub walls: Walls,
     pub stdout: Captured,
     pub stderr: Captured,
     pub elapsed: Duration,
@@ -251,6 +255,8 @@ pub enum RunError {
     Expansion(#[from] ExpansionRefused),
     #[error("the line could not be set up: {0}")]
     Setup(#[source] io::Error),
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
     #[error("timed out after {}; the whole process group was killed", format_duration(*after))]
     TimedOut {
         after: Duration,
@@ -277,6 +283,7 @@ pub struct CommandRunner {
     search_path: OsString,
     timeout: Duration,
     output_limit: usize,
+    sandbox: Sandbox,
 }
 
 impl CommandRunner {
@@ -291,13 +298,20 @@ impl CommandRunner {
             .iter()
             .find(|(name, _)| name == "PATH")
             .map_or_else(|| OsString::from(DEFAULT_PATH), |(_, value)| value.clone());
+        let sandbox = Sandbox::new(&settings.sandbox, workspace.root(), &search_path);
         Self {
             workspace,
             env,
             search_path,
             timeout: Duration::from_secs(settings.timeout_secs),
             output_limit: usize::try_from(settings.output_limit_bytes).unwrap_or(usize::MAX),
+            sandbox,
         }
+    }
+
+    /// The sandbox lines run in.
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
     }
 
     pub fn workspace(&self) -> &Workspace {
@@ -308,8 +322,8 @@ impl CommandRunner {
         self.timeout
     }
 
-    /// Runs `line` to its end, or until the timeout kills it.
-    pub async fn run(&self, line: Line<'_>) -> Result<LineOutcome, RunError> {
+    /// Runs `line` inside `walls` to its end, or until the timeout kills it.
+    pub async fn run(&self, line: Line<'_>, walls: Walls) -> Result<LineOutcome, RunError> {
         let started = Instant::now();
         let root = self.workspace.root();
         tokio::fs::create_dir_all(root)
@@ -322,6 +336,7 @@ impl CommandRunner {
             Line::Plan(plan) => self.preflight(plan)?,
             Line::Shell(_) => HashMap::new(),
         };
+        let jail = Jail::new(self, walls)?;
         let (stdout_reader, stdout_writer) = io::pipe().map_err(RunError::Setup)?;
         let (stderr_reader, stderr_writer) = io::pipe().map_err(RunError::Setup)?;
         let mut stdout = OutputReader::start(stdout_reader, self.output_limit)?;
@@ -332,7 +347,7 @@ impl CommandRunner {
         };
         let mut group = ProcessGroup::default();
         let finished = tokio::time::timeout(self.timeout, async {
-            let exit = self.steps(line, &programs, &mut group, sinks).await?;
+            let exit = jail.steps(line, &programs, &mut group, sinks).await?;
             // Output ends when every process holding the pipes is gone, as with `$(...)`.
             stdout.finish().await;
             stderr.finish().await;
@@ -345,6 +360,7 @@ impl CommandRunner {
         match finished {
             Ok(Ok(exit)) => Ok(LineOutcome {
                 exit,
+                walls,
                 stdout: stdout.take(),
                 stderr: stderr.take(),
                 elapsed: started.elapsed(),
@@ -414,6 +430,29 @@ impl CommandRunner {
             path: self.search_path.to_string_lossy().into_owned(),
         })
     }
+}
+
+/// One line's run: the runner, the line's sandbox and the environment of its processes.
+struct Jail<'r> {
+    runner: &'r CommandRunner,
+    sandbox: LineSandbox,
+    env: Vec<(OsString, OsString)>,
+}
+
+impl<'r> Jail<'r> {
+    fn new(runner: &'r CommandRunner, walls: Walls) -> Result<Self, RunError> {
+        let sandbox = runner.sandbox.line(walls)?;
+        let mut env = runner.env.clone();
+        env.push(("TMPDIR".into(), sandbox.tmpdir().as_os_str().to_owned()));
+        if walls == Walls::ReadOnly {
+            env.extend(git_environment(runner.workspace.root()));
+        }
+        Ok(Self {
+            runner,
+            sandbox,
+            env,
+        })
+    }
 
     /// Runs the processes of the line; the line's ends of the output pipes close when this
     /// returns.
@@ -427,7 +466,7 @@ impl CommandRunner {
         match line {
             Line::Plan(plan) => self.run_plan(plan, programs, group, &sinks).await,
             Line::Shell(text) => {
-                let mut command = self.command(Path::new(SHELL), "sh", ["-c", text]);
+                let mut command = self.command(Path::new(SHELL), "sh", ["-c", text])?;
                 command
                     .stdin(Stdio::null())
                     .stdout(sinks.stdout()?)
@@ -485,7 +524,7 @@ impl CommandRunner {
             let name = command.program();
             let program = match programs.get(name) {
                 Some(path) => path.clone(),
-                None => self.resolve_program(name)?,
+                None => self.runner.resolve_program(name)?,
             };
             let (stdout, next_stdin) = if i + 1 == count {
                 (sinks.stdout()?, Stdio::null())
@@ -493,7 +532,7 @@ impl CommandRunner {
                 let (reader, writer) = io::pipe().map_err(RunError::Setup)?;
                 (Stdio::from(writer), Stdio::from(reader))
             };
-            let mut process = self.command(&program, name, args);
+            let mut process = self.command(&program, name, args)?;
             process
                 .stdin(std::mem::replace(&mut stdin, next_stdin))
                 .stdout(stdout)
@@ -515,13 +554,13 @@ impl CommandRunner {
     fn arguments(&self, command: &SimpleCommand) -> Result<Vec<OsString>, ExpansionRefused> {
         let mut arguments = Vec::new();
         for word in command.words.iter().skip(1) {
-            arguments.extend(expand(word, &self.workspace)?);
+            arguments.extend(expand(word, &self.runner.workspace)?);
         }
         Ok(arguments)
     }
 
     /// A process with the walls every child gets, but no stdio and no group yet.
-    fn command<I, S>(&self, program: &Path, arg0: &str, args: I) -> Command
+    fn command<I, S>(&self, program: &Path, arg0: &str, args: I) -> Result<Command, RunError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -530,11 +569,12 @@ impl CommandRunner {
         command
             .arg0(arg0)
             .args(args)
-            .current_dir(self.workspace.root())
+            .current_dir(self.runner.workspace.root())
             .env_clear()
             .envs(self.env.iter().map(|(name, value)| (name, value)))
             .kill_on_drop(true);
-        command
+        self.sandbox.confine(&mut command, program)?;
+        Ok(command)
     }
 }
 
@@ -601,6 +641,9 @@ impl ProcessGroup {
             .id()
             .and_then(|id| libc::pid_t::try_from(id).ok())
             .ok_or_else(|| spawn_error(io::Error::other("the new process has no id")))?;
+        if let Some(reaper) = Reaper::get() {
+            reaper.watch(pgid);
+        }
         self.leader = Some(Leader { child, pgid });
         Ok(Member::Leader(pgid))
     }
@@ -623,6 +666,10 @@ impl ProcessGroup {
     /// Reaps the leader; after this the group id is no longer ours to signal.
     async fn reap(&mut self) {
         if let Some(mut leader) = self.leader.take() {
+            // The group was killed and its number is still ours: the reaper may forget it.
+            if let Some(reaper) = Reaper::get() {
+                reaper.release(leader.pgid);
+            }
             // A process stuck in the kernel may take a while to die; dropping it then leaves
             // it to tokio's orphan reaper.
             let _ = tokio::time::timeout(REAP_GRACE, leader.child.wait()).await;

@@ -20,7 +20,9 @@ mod options;
 mod paths;
 pub mod plan;
 mod readonly;
+pub mod reaper;
 mod render;
+pub mod sandbox;
 mod sed;
 mod structure;
 mod syntax;
@@ -35,11 +37,12 @@ pub use execute::{Captured, CommandRunner, Exit, Line, LineOutcome, RunError};
 pub use expand::ExpansionRefused;
 pub use plan::{NeedsShell, Plan, plan, plan_line};
 pub use render::render;
+pub use sandbox::{Sandbox, Support, Walls};
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::config::{CommandSettings, OutputSettings, ToolRules};
+use crate::config::{CommandSettings, OutputSettings, SandboxSettings, ToolRules};
 use crate::core::risk::Assessment;
 use crate::core::tools::{
     Approval, AssessContext, BoxFuture, RiskAssessor, Tool, ToolError, ToolOutput,
@@ -81,6 +84,7 @@ impl From<CommandError> for ToolError {
             // before it was killed (`stdout`, `stderr`) stops here; `CommandTool::run` still
             // returns it.
             CommandError::Run(RunError::TimedOut { after, .. }) => Self::Timeout(after),
+            CommandError::Run(RunError::Sandbox(_)) => Self::Refused(message),
             CommandError::Run(
                 RunError::Workspace { .. }
                 | RunError::NotFound { .. }
@@ -98,6 +102,7 @@ pub struct CommandTool {
     policy: CommandPolicy,
     runner: CommandRunner,
     budgets: OutputSettings,
+    sandbox: SandboxSettings,
 }
 
 impl CommandTool {
@@ -112,6 +117,21 @@ impl CommandTool {
             policy: CommandPolicy::new(workspace.clone(), &rules.allow, &rules.deny),
             runner: CommandRunner::new(workspace, settings),
             budgets: budgets.clone(),
+            sandbox: settings.sandbox.clone(),
+        }
+    }
+
+    /// Whether lines can run without a click here: the kernel can build the sandbox.
+    pub fn support(&self) -> &Support {
+        self.runner.sandbox().support()
+    }
+
+    /// The walls a line runs in under `approval`.
+    pub fn walls(&self, approval: &Approval) -> Walls {
+        if approval.is_confirmed() {
+            Walls::confirmed(&self.sandbox)
+        } else {
+            Walls::ReadOnly
         }
     }
 
@@ -125,14 +145,15 @@ impl CommandTool {
     pub async fn run(&self, line: &str, approval: &Approval) -> Result<LineOutcome, CommandError> {
         let planned = plan_line(line);
         tracing::Span::current().record("shell", planned.is_err());
+        let walls = self.walls(approval);
         let result = match &planned {
-            Ok(plan) => self.runner.run(Line::Plan(plan)).await,
+            Ok(plan) => self.runner.run(Line::Plan(plan), walls).await,
             Err(NeedsShell::NoCommand) => return Err(CommandError::Empty),
             Err(reason) if !approval.is_confirmed() => {
                 tracing::info!(%reason, "refused: an auto-approved line needs a shell");
                 return Err(CommandError::NeedsConfirmation(reason.clone()));
             }
-            Err(_) => self.runner.run(Line::Shell(line)).await,
+            Err(_) => self.runner.run(Line::Shell(line), walls).await,
         };
         match &result {
             Ok(outcome) => tracing::info!(

@@ -6,11 +6,16 @@
 use std::borrow::Cow;
 
 use super::execute::{Captured, LineOutcome};
+use super::sandbox::Walls;
 use crate::config::OutputSettings;
 use crate::core::tools::{Attachment, ToolOutput, format_bytes, shorten};
 
 /// The attachment's name when the output was cut.
 pub const ATTACHMENT_NAME: &str = "output.txt";
+
+/// What the model reads after a line that failed in the read-only sandbox, so it can tell a
+/// refused write or connection from a bug, and knows how to ask.
+pub const READ_ONLY_NOTE: &str = "note: this line ran without a person's confirmation, so it ran in a read-only sandbox: it could read the workspace and system files, write only under $TMPDIR (removed afterwards), and use no network. If it failed because writing a file or reaching the network was refused (\"Permission denied\", \"Operation not permitted\", \"Read-only file system\") and that is what the task needs, call execute_command again with risk_level \"medium\" so a person can confirm it.";
 
 /// The result of a line that ran, whatever its exit status.
 pub fn render(line: &str, outcome: &LineOutcome, budgets: &OutputSettings) -> ToolOutput {
@@ -59,7 +64,11 @@ fn count(n: u64, noun: &str) -> String {
 
 /// The text for the LLM and whether a stream had to be cut to fit `budget`.
 fn llm_text(line: &str, outcome: &LineOutcome, budget: usize) -> (String, bool) {
-    let header = format!("$ {line}\n{}\n", outcome.exit);
+    let mut header = format!("$ {line}\n{}\n", outcome.exit);
+    if outcome.walls == Walls::ReadOnly && !outcome.exit.success() {
+        header.push_str(READ_ONLY_NOTE);
+        header.push('\n');
+    }
     let stdout = display(&outcome.stdout);
     let stderr = display(&outcome.stderr);
     // Labels and notes take a few dozen characters; keep them out of the streams' share.
@@ -203,6 +212,10 @@ mod tests {
     fn outcome(exit: Exit, stdout: &str, stderr: &str) -> LineOutcome {
         LineOutcome {
             exit,
+            walls: Walls::Confirmed {
+                workspace_write: true,
+                network: true,
+            },
             stdout: captured(stdout),
             stderr: captured(stderr),
             elapsed: Duration::from_millis(3),

@@ -1,0 +1,902 @@
+//! The operating-system sandbox every command line runs in (Linux: Landlock and seccomp).
+//!
+//! The gate decides whether a person is asked; this module decides what a line can do once
+//! it runs. A line that runs without a click ([`Walls::ReadOnly`]) may:
+//! - read (and run programs from) the system directories, the directories of the programs on
+//!   the sandboxed PATH with their install prefixes, a few named files under `/etc` and
+//!   `/dev`, `/proc` (other processes' private files stay closed: Landlock refuses to trace
+//!   or inspect a process outside the sandbox, which `/proc/<pid>/environ` requires), the
+//!   operator's `command.sandbox.read_paths`, and the workspace;
+//! - write nothing but a private temporary directory (`TMPDIR`), removed after the line;
+//! - make no network connection (Landlock's TCP rules, and seccomp refuses `socket` for
+//!   every address family) and reach no other process (Landlock scopes signals and abstract
+//!   UNIX sockets; seccomp refuses ptrace, `process_vm_*`, io_uring, `setsid` and
+//!   `setpgid`, so nothing leaves the line's process group);
+//! - use at most the memory, CPU seconds, processes, file size and open files of the
+//!   settings (`setrlimit`), and holds no capability, even when the bot runs as root.
+//!
+//! A `git` process gets the right to execute only git itself (its binary, its loader and
+//! its exec path), and git's system and global configuration are ignored with the
+//! program-running keys turned off ([`git_environment`]): a repository's
+//! `.git/config`, `.gitattributes` or a tracked `.gitconfig` cannot make a read-only git
+//! command run a program (fsmonitor, hooks, external diff, textconv, filters).
+//!
+//! Confirmed lines run inside the same walls with the workspace writable and the network
+//! open by default (`command.sandbox.confirmed_*`), or without Landlock and seccomp when the
+//! operator turns `confirmed_sandboxed` off.
+//!
+//! Every child, sandboxed or not, gets `PR_SET_PDEATHSIG` (it dies with the bot), and its
+//! process group is watched by the [`reaper`](super::reaper), a small process that kills
+//! the groups of running lines when the bot dies, so a grandchild cannot outlive it either.
+//!
+//! Everything is built in the bot before the fork (the ruleset's descriptor, the seccomp
+//! program); the child only makes system calls, as a forked child of a threaded process
+//! must. Where the kernel lacks Landlock ABI [`MIN_ABI`] (signal scoping), [`Support`] is
+//! `Missing` and the gate lets no command line run without a click.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
+    Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
+};
+use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
+
+use crate::config::SandboxSettings;
+
+/// The Landlock ABI the sandbox needs: 4 brought TCP rules, 6 the scoping of signals and
+/// abstract UNIX sockets.
+pub const MIN_ABI: u32 = 6;
+
+/// Set to `1` in the bot's environment, this makes the sandbox report itself missing, as on
+/// a kernel without Landlock: only ever stricter (no line runs without a click). For
+/// trying that path on a machine that has Landlock.
+pub const SIMULATE_MISSING_ENV: &str = "RISKGATE_SANDBOX_SIMULATE_MISSING";
+
+/// System directories every sandboxed process may read and run programs from.
+pub const SYSTEM_READ_PATHS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc",
+];
+
+/// Files and directories under `/etc` that programs read to start and to behave (the
+/// loader's cache, users and groups for `ls -l`, time zones, locales, alternatives behind
+/// `python3` and friends, `file`'s magic, name resolution and CA certificates for confirmed
+/// lines with network). Nothing else of `/etc` is readable: not `/etc/shadow`, SSH host
+/// keys, or an operator's `/etc/riskgate`.
+pub const ETC_READ_PATHS: &[&str] = &[
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/ld.so.preload",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/alternatives",
+    "/etc/locale.alias",
+    "/etc/locale.conf",
+    "/etc/default/locale",
+    "/etc/magic",
+    "/etc/magic.mime",
+    "/etc/mime.types",
+    "/etc/os-release",
+    "/etc/perl",
+    "/etc/python3",
+    "/etc/terminfo",
+    "/etc/hosts",
+    "/etc/host.conf",
+    "/etc/resolv.conf",
+    "/etc/gai.conf",
+    "/etc/services",
+    "/etc/protocols",
+    "/etc/ssl/certs",
+    "/etc/ca-certificates",
+    "/etc/pki/tls/certs",
+    "/etc/crypto-policies",
+];
+
+/// Devices a sandboxed process may read.
+pub const READ_DEVICES: &[&str] = &["/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
+/// The one device it may also write.
+pub const NULL_DEVICE: &str = "/dev/null";
+
+/// How a line runs; what `riskgate assess` reports as `"sandbox"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walls {
+    /// Without a click: read-only, private TMPDIR, no network.
+    ReadOnly,
+    /// Confirmed, inside the sandbox with what the settings allow.
+    Confirmed {
+        workspace_write: bool,
+        network: bool,
+    },
+    /// Confirmed with the sandbox turned off (`command.sandbox.confirmed_sandboxed = false`).
+    Off,
+}
+
+impl Walls {
+    /// The walls of a confirmed line under `settings`.
+    pub fn confirmed(settings: &SandboxSettings) -> Self {
+        if settings.confirmed_sandboxed {
+            Self::Confirmed {
+                workspace_write: settings.confirmed_workspace_write,
+                network: settings.confirmed_network,
+            }
+        } else {
+            Self::Off
+        }
+    }
+
+    /// A short name: `read-only`, `workspace-write`, `workspace-write+network`,
+    /// `read-only+network`, `off`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::ReadOnly
+            | Self::Confirmed {
+                workspace_write: false,
+                network: false,
+            } => "read-only",
+            Self::Confirmed {
+                workspace_write: true,
+                network: false,
+            } => "workspace-write",
+            Self::Confirmed {
+                workspace_write: true,
+                network: true,
+            } => "workspace-write+network",
+            Self::Confirmed {
+                workspace_write: false,
+                network: true,
+            } => "read-only+network",
+            Self::Off => "off",
+        }
+    }
+
+    fn network(self) -> bool {
+        match self {
+            Self::ReadOnly => false,
+            Self::Confirmed { network, .. } => network,
+            Self::Off => true,
+        }
+    }
+
+    fn workspace_write(self) -> bool {
+        match self {
+            Self::ReadOnly => false,
+            Self::Confirmed {
+                workspace_write, ..
+            } => workspace_write,
+            Self::Off => true,
+        }
+    }
+}
+
+impl fmt::Display for Walls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Whether this kernel can build the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Support {
+    Ready { abi: u32 },
+    Missing { reason: String },
+}
+
+impl Support {
+    pub fn is_ready(&self) -> bool {
+        matches!(self, Self::Ready { .. })
+    }
+}
+
+impl fmt::Display for Support {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Ready { abi } => write!(f, "Landlock ABI {abi} and seccomp"),
+            Self::Missing { reason } => f.write_str(reason),
+        }
+    }
+}
+
+/// What the kernel offers, probed once per process.
+pub fn kernel_support() -> Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    SUPPORT.get_or_init(probe).clone()
+}
+
+fn probe() -> Support {
+    if std::env::var_os(SIMULATE_MISSING_ENV).is_some_and(|v| v == "1") {
+        return Support::Missing {
+            reason: format!("{SIMULATE_MISSING_ENV}=1 makes the sandbox report itself missing"),
+        };
+    }
+    if !cfg!(target_os = "linux") {
+        return Support::Missing {
+            reason: "the sandbox needs Linux (Landlock and seccomp)".to_owned(),
+        };
+    }
+    // SAFETY: LANDLOCK_CREATE_RULESET_VERSION with a null attribute and size 0 only asks for
+    // the ABI version; it reads and writes no memory of ours.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0_usize,
+            1_u32, // LANDLOCK_CREATE_RULESET_VERSION
+        )
+    };
+    if abi < 0 {
+        let error = io::Error::last_os_error();
+        let why = match error.raw_os_error() {
+            Some(libc::ENOSYS) => "the kernel was built without Landlock".to_owned(),
+            Some(libc::EOPNOTSUPP) => {
+                "Landlock is built into the kernel but not enabled (add `landlock` to the `lsm=` boot parameter)"
+                    .to_owned()
+            }
+            _ => format!("asking the kernel for Landlock failed: {error}"),
+        };
+        return Support::Missing {
+            reason: format!("{why}; a container's seccomp profile can also hide it"),
+        };
+    }
+    let abi = u32::try_from(abi).unwrap_or(0);
+    if abi < MIN_ABI {
+        return Support::Missing {
+            reason: format!(
+                "the kernel has Landlock ABI {abi}, and the sandbox needs ABI {MIN_ABI} (Linux 6.12 or later) to keep signals and sockets inside it"
+            ),
+        };
+    }
+    Support::Ready { abi }
+}
+
+/// Why a line's sandbox could not be built; the line does not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error(
+        "no command runs without a person's confirmation here, because the sandbox is unavailable: {0}"
+    )]
+    Unavailable(String),
+    #[error("the sandbox's private temporary directory could not be created: {0}")]
+    TempDir(#[source] io::Error),
+    #[error("the sandbox could not be built: {0}")]
+    Build(String),
+}
+
+/// The sandbox of one runner: what every line shares, built once.
+#[derive(Clone)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    support: Support,
+    settings: SandboxSettings,
+    /// Paths every process may read, opened once (`O_PATH`).
+    reads: Vec<Grant>,
+    /// `/dev/null`, readable and writable.
+    null: Option<Grant>,
+    workspace: PathBuf,
+    offline: Arc<BpfProgram>,
+    online: Arc<BpfProgram>,
+}
+
+/// A path a rule names, kept open so each line's ruleset is built without a path lookup.
+struct Grant {
+    path: PathBuf,
+    fd: PathFd,
+    dir: bool,
+}
+
+impl Grant {
+    fn open(path: &Path) -> Option<Self> {
+        let meta = std::fs::metadata(path).ok()?;
+        let fd = PathFd::new(path).ok()?;
+        Some(Self {
+            path: path.to_path_buf(),
+            fd,
+            dir: meta.is_dir(),
+        })
+    }
+}
+
+impl fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("support", &self.inner.support)
+            .field(
+                "reads",
+                &self
+                    .inner
+                    .reads
+                    .iter()
+                    .map(|g| g.path.display().to_string())
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sandbox {
+    /// The sandbox for lines run in `workspace` with `search_path` as PATH, on this kernel.
+    pub fn new(settings: &SandboxSettings, workspace: &Path, search_path: &OsString) -> Self {
+        Self::with_support(settings, workspace, search_path, kernel_support())
+    }
+
+    /// [`Sandbox::new`] with the kernel's answer given, so tests can take the missing path.
+    pub fn with_support(
+        settings: &SandboxSettings,
+        workspace: &Path,
+        search_path: &OsString,
+        support: Support,
+    ) -> Self {
+        let mut paths: Vec<PathBuf> = SYSTEM_READ_PATHS
+            .iter()
+            .chain(ETC_READ_PATHS)
+            .chain(READ_DEVICES)
+            .map(PathBuf::from)
+            .collect();
+        paths.extend(program_directories(search_path));
+        paths.extend(settings.read_paths.iter().cloned());
+        let reads = paths.iter().filter_map(|p| Grant::open(p)).collect();
+        let (offline, online) = match (seccomp_program(false), seccomp_program(true)) {
+            (Ok(offline), Ok(online)) => (offline, online),
+            (Err(e), _) | (_, Err(e)) => {
+                return Self::unavailable(settings, workspace, e);
+            }
+        };
+        Self {
+            inner: Arc::new(Inner {
+                support,
+                settings: settings.clone(),
+                reads,
+                null: Grant::open(Path::new(NULL_DEVICE)),
+                workspace: workspace.to_path_buf(),
+                offline: Arc::new(offline),
+                online: Arc::new(online),
+            }),
+        }
+    }
+
+    fn unavailable(settings: &SandboxSettings, workspace: &Path, reason: String) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                support: Support::Missing { reason },
+                settings: settings.clone(),
+                reads: Vec::new(),
+                null: None,
+                workspace: workspace.to_path_buf(),
+                offline: Arc::default(),
+                online: Arc::default(),
+            }),
+        }
+    }
+
+    pub fn support(&self) -> &Support {
+        &self.inner.support
+    }
+
+    pub fn settings(&self) -> &SandboxSettings {
+        &self.inner.settings
+    }
+
+    /// The paths every sandboxed process may read, as found on this machine.
+    pub fn read_paths(&self) -> Vec<&Path> {
+        self.inner.reads.iter().map(|g| g.path.as_path()).collect()
+    }
+
+    /// Prepares one line's sandbox: its private TMPDIR, and what each process gets.
+    /// `ReadOnly` and sandboxed confirmed walls fail where the kernel lacks Landlock.
+    pub fn line(&self, walls: Walls) -> Result<LineSandbox, SandboxError> {
+        if walls != Walls::Off
+            && let Support::Missing { reason } = &self.inner.support
+        {
+            return Err(SandboxError::Unavailable(reason.clone()));
+        }
+        let tmp = tempfile::Builder::new()
+            .prefix("riskgate-line-")
+            .tempdir()
+            .map_err(SandboxError::TempDir)?;
+        let tmp_fd = PathFd::new(tmp.path()).map_err(|e| SandboxError::Build(e.to_string()))?;
+        let workspace =
+            PathFd::new(&self.inner.workspace).map_err(|e| SandboxError::Build(e.to_string()))?;
+        Ok(LineSandbox {
+            inner: Arc::clone(&self.inner),
+            walls,
+            tmp,
+            tmp_fd,
+            workspace,
+        })
+    }
+}
+
+/// One line's sandbox: its walls and its private TMPDIR, removed when this is dropped.
+pub struct LineSandbox {
+    inner: Arc<Inner>,
+    walls: Walls,
+    tmp: tempfile::TempDir,
+    tmp_fd: PathFd,
+    workspace: PathFd,
+}
+
+/// What a process's `pre_exec` needs, all of it prepared in the bot.
+struct ChildSetup {
+    ruleset: Option<OwnedFd>,
+    filter: Option<Arc<BpfProgram>>,
+    limits: Vec<(libc::__rlimit_resource_t, libc::rlim_t)>,
+    parent: libc::pid_t,
+}
+
+impl LineSandbox {
+    pub fn walls(&self) -> Walls {
+        self.walls
+    }
+
+    /// The line's private temporary directory.
+    pub fn tmpdir(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Puts `command`, which will run `program`, inside the walls: a `pre_exec` that sets
+    /// the parent-death signal, the limits, drops capabilities, and enforces the Landlock
+    /// ruleset and the seccomp filter, in that order, before `exec`.
+    pub fn confine(
+        &self,
+        command: &mut tokio::process::Command,
+        program: &Path,
+    ) -> Result<(), SandboxError> {
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
+        let setup = if self.walls == Walls::Off {
+            ChildSetup {
+                ruleset: None,
+                filter: None,
+                limits: Vec::new(),
+                parent,
+            }
+        } else {
+            let filter = if self.walls.network() {
+                &self.inner.online
+            } else {
+                &self.inner.offline
+            };
+            ChildSetup {
+                ruleset: Some(self.ruleset(program)?),
+                filter: Some(Arc::clone(filter)),
+                limits: self.limits(),
+                parent,
+            }
+        };
+        // SAFETY: the closure runs in the child between fork and exec, where only
+        // async-signal-safe work is allowed; `enter` makes system calls only, on memory that
+        // was prepared before the fork (it allocates nothing and takes no lock).
+        unsafe {
+            command.pre_exec(move || setup.enter());
+        }
+        Ok(())
+    }
+
+    fn limits(&self) -> Vec<(libc::__rlimit_resource_t, libc::rlim_t)> {
+        let s = &self.inner.settings;
+        vec![
+            (libc::RLIMIT_DATA, s.memory_bytes),
+            (libc::RLIMIT_CPU, s.cpu_secs),
+            (libc::RLIMIT_NPROC, s.processes),
+            (libc::RLIMIT_FSIZE, s.file_size_bytes),
+            (libc::RLIMIT_NOFILE, s.open_files),
+            (libc::RLIMIT_CORE, 0),
+        ]
+    }
+
+    /// The Landlock ruleset of one process of the line.
+    fn ruleset(&self, program: &Path) -> Result<OwnedFd, SandboxError> {
+        self.build_ruleset(program)
+            .map_err(|e| SandboxError::Build(e.to_string()))
+    }
+
+    fn build_ruleset(&self, program: &Path) -> Result<OwnedFd, landlock::RulesetError> {
+        let all = AccessFs::from_all(ABI::V5);
+        let read = AccessFs::from_read(ABI::V5);
+        let git = GitExec::of(program);
+        // A git process reads like the others but may execute only git.
+        let shared_read = if git.is_some() {
+            read & !AccessFs::Execute
+        } else {
+            read
+        };
+        let mut ruleset = Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(all)?
+            .scope(Scope::from_all(ABI::V6))?;
+        if !self.walls.network() {
+            ruleset = ruleset.handle_access(AccessNet::from_all(ABI::V4))?;
+        }
+        let mut created = ruleset.create()?;
+        fn rule(fd: &PathFd, dir: bool, rights: BitFlags<AccessFs>) -> PathBeneath<&PathFd> {
+            let rights = if dir {
+                rights
+            } else {
+                rights & AccessFs::from_file(ABI::V5)
+            };
+            PathBeneath::new(fd, rights)
+        }
+        for grant in &self.inner.reads {
+            created = created.add_rule(rule(&grant.fd, grant.dir, shared_read))?;
+        }
+        if let Some(null) = &self.inner.null {
+            created = created.add_rule(rule(
+                &null.fd,
+                false,
+                AccessFs::ReadFile | AccessFs::WriteFile,
+            ))?;
+        }
+        let workspace = if self.walls.workspace_write() {
+            all
+        } else {
+            shared_read
+        };
+        created = created.add_rule(rule(&self.workspace, true, workspace))?;
+        created = created.add_rule(rule(&self.tmp_fd, true, all & !AccessFs::Execute))?;
+        if let Some(git) = git {
+            for path in git.paths() {
+                if let Some(grant) = Grant::open(&path) {
+                    created = created.add_rule(rule(&grant.fd, grant.dir, read))?;
+                }
+            }
+        }
+        Option::<OwnedFd>::from(created).ok_or(landlock::RulesetError::CreateRuleset(
+            landlock::CreateRulesetError::MissingHandledAccess,
+        ))
+    }
+}
+
+impl ChildSetup {
+    /// Runs in the child after fork: system calls only.
+    fn enter(&self) -> io::Result<()> {
+        // SAFETY (whole block): each call is a plain system call on integers or on memory
+        // prepared before the fork and not mutated since; none allocates or locks.
+        unsafe {
+            check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+            // The bot may have died between the fork and the line above.
+            if libc::getppid() != self.parent {
+                return Err(io::Error::other("the bot exited"));
+            }
+            for &(resource, value) in &self.limits {
+                let limit = libc::rlimit {
+                    rlim_cur: value,
+                    rlim_max: value,
+                };
+                check(libc::setrlimit(resource, &limit))?;
+            }
+            if self.ruleset.is_none() {
+                return Ok(());
+            }
+            check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
+            drop_capabilities()?;
+            if let Some(ruleset) = &self.ruleset {
+                let rc =
+                    libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0_u32);
+                if rc != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            if let Some(filter) = &self.filter {
+                seccompiler::apply_filter(filter).map_err(|_| io::Error::last_os_error())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Empties the permitted, effective and inheritable capability sets (and with them the
+/// ambient set). With `no_new_privs` set, `exec` cannot give them back, not even to root.
+fn drop_capabilities() -> io::Result<()> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    let mut header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let data = [Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: capset reads a header and two data structs of the layout above (version 3),
+    // which live on this stack for the whole call.
+    let rc = unsafe { libc::syscall(libc::SYS_capset, &raw mut header, data.as_ptr()) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// The seccomp program: system calls refused with `EPERM` (`offline` also refuses
+/// `socket`), everything else allowed. The architecture is checked first: a call through
+/// another ABI kills the process.
+fn seccomp_program(network: bool) -> Result<BpfProgram, String> {
+    let mut refused: Vec<libc::c_long> = vec![
+        libc::SYS_ptrace,
+        libc::SYS_process_vm_readv,
+        libc::SYS_process_vm_writev,
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+        libc::SYS_bpf,
+        libc::SYS_perf_event_open,
+        libc::SYS_userfaultfd,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+        libc::SYS_setsid,
+        libc::SYS_setpgid,
+        libc::SYS_unshare,
+        libc::SYS_setns,
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_pivot_root,
+        libc::SYS_open_by_handle_at,
+        libc::SYS_name_to_handle_at,
+        libc::SYS_kexec_load,
+        libc::SYS_init_module,
+        libc::SYS_finit_module,
+        libc::SYS_delete_module,
+        libc::SYS_reboot,
+        libc::SYS_swapon,
+        libc::SYS_swapoff,
+        libc::SYS_acct,
+        libc::SYS_syslog,
+    ];
+    if !network {
+        refused.push(libc::SYS_socket);
+    }
+    let rules = refused
+        .into_iter()
+        .map(|nr| (nr, Vec::<SeccompRule>::new()))
+        .collect();
+    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(|e| e.to_string())?;
+    filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| e.to_string())
+}
+
+/// The directories of the programs on PATH, and the install prefix of each entry named
+/// `bin`, `sbin` or `shims` whose parent has a `lib` or `libexec` directory (a Python under
+/// a version manager needs its `lib/`). Other parents stay closed: `~/.cargo` holds
+/// credentials beside its `bin`.
+pub fn program_directories(search_path: &OsString) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for entry in search_path.as_bytes().split(|&b| b == b':') {
+        if !entry.starts_with(b"/") {
+            continue;
+        }
+        let dir = PathBuf::from(std::ffi::OsStr::from_bytes(entry));
+        let Ok(dir) = dir.canonicalize() else {
+            continue;
+        };
+        let prefix = dir
+            .file_name()
+            .filter(|name| matches!(name.as_bytes(), b"bin" | b"sbin" | b"shims"))
+            .and(dir.parent())
+            .filter(|parent| parent.join("lib").is_dir() || parent.join("libexec").is_dir())
+            .map(Path::to_path_buf);
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+        if let Some(prefix) = prefix
+            && prefix != Path::new("/")
+            && !dirs.contains(&prefix)
+        {
+            dirs.push(prefix);
+        }
+    }
+    dirs
+}
+
+/// What a git process may execute: its own binary, the loader that starts it and its exec
+/// path (`libexec/git-core` or `lib/git-core` beside it).
+struct GitExec {
+    binary: PathBuf,
+}
+
+impl GitExec {
+    fn of(program: &Path) -> Option<Self> {
+        let name = program.file_name()?.as_bytes();
+        if name != b"git" {
+            return None;
+        }
+        Some(Self {
+            binary: program
+                .canonicalize()
+                .unwrap_or_else(|_| program.to_path_buf()),
+        })
+    }
+
+    fn paths(&self) -> Vec<PathBuf> {
+        let mut paths = vec![self.binary.clone()];
+        if let Some(interpreter) = elf_interpreter(&self.binary) {
+            paths.push(interpreter.canonicalize().unwrap_or(interpreter));
+        }
+        if let Some(prefix) = self.binary.parent().and_then(Path::parent) {
+            paths.push(prefix.join("libexec/git-core"));
+            paths.push(prefix.join("lib/git-core"));
+        }
+        paths
+    }
+}
+
+/// The program interpreter (`PT_INTERP`) of a 64-bit little-endian ELF file: the dynamic
+/// loader the kernel opens for execution along with it.
+fn elf_interpreter(path: &Path) -> Option<PathBuf> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut header = [0_u8; 64];
+    file.read_exact(&mut header).ok()?;
+    // ELF magic, 64-bit class, little-endian.
+    if header[..4] != *b"\x7fELF" || header[4] != 2 || header[5] != 1 {
+        return None;
+    }
+    let u16_at = |b: &[u8], at: usize| u16::from_le_bytes([b[at], b[at + 1]]);
+    let u64_at = |b: &[u8], at: usize| {
+        let mut bytes = [0_u8; 8];
+        bytes.copy_from_slice(&b[at..at + 8]);
+        u64::from_le_bytes(bytes)
+    };
+    let table = u64_at(&header, 32);
+    let entry_size = usize::from(u16_at(&header, 54));
+    let count = usize::from(u16_at(&header, 56));
+    if entry_size < 56 || count > 256 {
+        return None;
+    }
+    let mut entries = vec![0_u8; entry_size * count];
+    file.seek(SeekFrom::Start(table)).ok()?;
+    file.read_exact(&mut entries).ok()?;
+    const PT_INTERP: u32 = 3;
+    let entry = entries
+        .chunks(entry_size)
+        .find(|e| u32::from_le_bytes([e[0], e[1], e[2], e[3]]) == PT_INTERP)?;
+    let offset = u64_at(entry, 8);
+    let size = usize::try_from(u64_at(entry, 32)).ok()?;
+    if size == 0 || size > 4096 {
+        return None;
+    }
+    let mut name = vec![0_u8; size];
+    file.seek(SeekFrom::Start(offset)).ok()?;
+    file.read_exact(&mut name).ok()?;
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    name.truncate(end);
+    Some(PathBuf::from(std::ffi::OsString::from_vec(name)))
+}
+
+/// The environment git gets in lines run without a click: no system or global
+/// configuration (HOME is the workspace, so a tracked `.gitconfig` would be global), no
+/// repository above the workspace, and the configuration keys that make read-only commands
+/// run programs turned off at the command-line level, which overrides the repository's own
+/// `.git/config`. What names a program by a driver of `.gitattributes` (textconv,
+/// filters) is stopped by the sandbox instead: a git process may execute only git.
+pub fn git_environment(workspace: &Path) -> Vec<(OsString, OsString)> {
+    let overrides: &[(&str, &str)] = &[
+        ("core.fsmonitor", "false"),
+        ("core.hooksPath", "/dev/null"),
+        ("core.pager", "cat"),
+        ("diff.external", ""),
+        ("log.showSignature", "false"),
+        ("gpg.program", "/dev/null"),
+        ("credential.helper", ""),
+        ("protocol.allow", "never"),
+        ("safe.directory", "*"),
+    ];
+    let mut env: Vec<(OsString, OsString)> = vec![
+        ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
+        ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
+        ("GIT_TERMINAL_PROMPT".into(), "0".into()),
+        ("GIT_OPTIONAL_LOCKS".into(), "0".into()),
+        (
+            "GIT_CONFIG_COUNT".into(),
+            overrides.len().to_string().into(),
+        ),
+    ];
+    if let Some(parent) = workspace.parent() {
+        env.push((
+            "GIT_CEILING_DIRECTORIES".into(),
+            parent.as_os_str().to_owned(),
+        ));
+    }
+    for (i, (key, value)) in overrides.iter().enumerate() {
+        env.push((format!("GIT_CONFIG_KEY_{i}").into(), (*key).into()));
+        env.push((format!("GIT_CONFIG_VALUE_{i}").into(), (*value).into()));
+    }
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walls_have_stable_names() {
+        assert_eq!(Walls::ReadOnly.label(), "read-only");
+        let settings = SandboxSettings::default();
+        assert_eq!(
+            Walls::confirmed(&settings).label(),
+            "workspace-write+network"
+        );
+        let off = SandboxSettings {
+            confirmed_sandboxed: false,
+            ..SandboxSettings::default()
+        };
+        assert_eq!(Walls::confirmed(&off), Walls::Off);
+    }
+
+    #[test]
+    fn the_seccomp_programs_build() {
+        let offline = seccomp_program(false).expect("offline");
+        let online = seccomp_program(true).expect("online");
+        assert!(offline.len() > online.len());
+    }
+
+    #[test]
+    fn the_loader_of_a_dynamic_program_is_found() {
+        let sh = Path::new("/bin/sh").canonicalize().expect("sh");
+        let interpreter = elf_interpreter(&sh).expect("a dynamically linked sh");
+        assert!(interpreter.is_absolute(), "{}", interpreter.display());
+        assert!(interpreter.exists(), "{}", interpreter.display());
+    }
+
+    #[test]
+    fn program_directories_add_install_prefixes_only_where_they_look_like_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let versioned = root.join("versions/3.11/bin");
+        let cargo = root.join("cargo/bin");
+        std::fs::create_dir_all(&versioned).expect("mkdir");
+        std::fs::create_dir_all(root.join("versions/3.11/lib")).expect("mkdir");
+        std::fs::create_dir_all(&cargo).expect("mkdir");
+        std::fs::write(root.join("cargo/credentials.toml"), "token").expect("write");
+        let path = OsString::from(format!(
+            "{}:{}:relative/bin",
+            versioned.display(),
+            cargo.display()
+        ));
+        let dirs = program_directories(&path);
+        assert_eq!(
+            dirs,
+            vec![versioned.clone(), root.join("versions/3.11"), cargo.clone()]
+        );
+    }
+}
