@@ -59,6 +59,23 @@ pub fn agent_limits(settings: &Settings) -> AgentLimits {
     }
 }
 
+/// Says at start whether command lines can run without a click: where the sandbox is
+/// missing, none does, and confirmed lines run without it.
+fn announce_sandbox(gate: &crate::core::tools::RiskGate) {
+    let Some(tool) = gate.registry().get(crate::tools::command::NAME) else {
+        return;
+    };
+    match tool.uncontained() {
+        None => tracing::info!(
+            "command sandbox ready: lines that run without a click are read-only, offline and contained"
+        ),
+        Some(reason) => tracing::warn!(
+            %reason,
+            "command sandbox unavailable: no command line runs without a person's confirmation, and confirmed lines run without the sandbox"
+        ),
+    }
+}
+
 /// Builds an agent from the settings and the front end's adapters.
 pub fn build_agent(
     settings: &Settings,
@@ -76,8 +93,10 @@ pub fn build_agent(
                 key: "llm.protocol",
                 problem,
             })?;
+    let gate = crate::tools::builtin_gate(settings);
+    announce_sandbox(&gate);
     Ok(Agent {
-        gate: crate::tools::builtin_gate(settings),
+        gate,
         model,
         approvals,
         store,

@@ -9,12 +9,16 @@ use serde_json::{Map, Value};
 use crate::core::risk::{ChannelMode, RiskDecision};
 use crate::core::tools::{AssessContext, RiskGate, SqlDialect, ToolCall};
 
-/// One output line for a good input line. Field order is part of the format.
+/// One output line for a good input line. Field order is part of the format; fields after
+/// the first three are additions that only some lines carry.
 #[derive(Debug, Serialize)]
 struct DecisionLine<'a> {
     decision: &'a str,
     source: &'a str,
     reason: &'a str,
+    /// How an `execute_command` line would run: its sandbox (`read-only` for auto).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sandbox: Option<&'a str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -70,21 +74,35 @@ fn optional_str<'a>(object: &'a Map<String, Value>, key: &str) -> Result<Option<
 
 /// Decides one input line; `Err` is the text of an `{"error": ...}` line.
 pub fn assess_line(gate: &RiskGate, mode: ChannelMode, line: &str) -> Result<RiskDecision, String> {
+    assess_with_containment(gate, mode, line).map(|(decision, _)| decision)
+}
+
+/// [`assess_line`] and how the call would run, where its tool names its walls.
+fn assess_with_containment(
+    gate: &RiskGate,
+    mode: ChannelMode,
+    line: &str,
+) -> Result<(RiskDecision, Option<&'static str>), String> {
     let request = parse_line(line)?;
     let ctx = AssessContext {
         dialect: request.dialect,
     };
     let gated = gate.check(&request.call, request.mode.unwrap_or(mode), &ctx);
-    Ok(gated.decision)
+    let containment = gate
+        .registry()
+        .get(&request.call.tool)
+        .and_then(|tool| tool.containment(gated.decision.decision));
+    Ok((gated.decision, containment))
 }
 
 /// Renders the output line (without the newline) for one input line.
 pub fn output_line(gate: &RiskGate, mode: ChannelMode, line: &str) -> String {
-    let rendered = match assess_line(gate, mode, line) {
-        Ok(decision) => serde_json::to_string(&DecisionLine {
+    let rendered = match assess_with_containment(gate, mode, line) {
+        Ok((decision, sandbox)) => serde_json::to_string(&DecisionLine {
             decision: decision.decision.as_str(),
             source: decision.source.as_str(),
             reason: &decision.reason,
+            sandbox,
         }),
         Err(error) => serde_json::to_string(&ErrorLine { error: &error }),
     };

@@ -149,9 +149,32 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             let settings = load(cli.config.as_deref())?;
             let mut out = io::stdout().lock();
             writeln!(out, "# riskgate: effective settings (secrets redacted)")?;
+            writeln!(out, "{}", sandbox_status(&settings))?;
             out.write_all(settings.to_redacted_toml().as_bytes())?;
             Ok(())
         }
+    }
+}
+
+/// The command sandbox on this machine, as TOML comment lines for `check-config`.
+fn sandbox_status(settings: &Settings) -> String {
+    use crate::tools::command::sandbox::{Sandbox, Support, Walls};
+    let path = crate::tools::command::execute::safe_path(std::env::var_os("PATH").as_deref());
+    let sandbox = Sandbox::new(&settings.command.sandbox, &settings.tools.workspace, &path);
+    match sandbox.support() {
+        Support::Ready { abi } => format!(
+            "# command sandbox: ready (Landlock ABI {abi}, seccomp). Lines run without a click: read-only, no network;\n# confirmed lines: {}. Readable besides the workspace: {}",
+            Walls::confirmed(&settings.command.sandbox),
+            sandbox
+                .read_paths()
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Support::Missing { reason } => format!(
+            "# command sandbox: UNAVAILABLE ({reason}).\n# No command line runs without a person's confirmation, and confirmed lines run without the sandbox."
+        ),
     }
 }
 

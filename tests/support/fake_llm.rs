@@ -90,6 +90,11 @@ impl FakeLlm {
     }
 
     /// Scripted answers not used yet.
+    /// Adds steps at the end of the script (for a script that depends on the bot's pid).
+    pub fn push(&self, steps: Vec<Scripted>) {
+        self.script.queue.lock().expect("script lock").extend(steps);
+    }
+
     pub fn remaining(&self) -> usize {
         self.script.queue.lock().expect("script lock").len()
     }

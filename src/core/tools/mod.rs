@@ -20,7 +20,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::core::risk::{Assessment, ChannelMode, GatePolicy, LlmRisk, RiskDecision, decide};
+use crate::core::risk::{
+    Assessment, ChannelMode, Decision, DecisionSource, GatePolicy, LlmRisk, RiskDecision, decide,
+};
 
 /// The name of the optional parameter every tool schema carries for the LLM's own risk rating.
 pub const RISK_LEVEL_PARAM: &str = "risk_level";
@@ -97,6 +99,19 @@ pub trait Tool: RiskAssessor + Send + Sync {
         arguments: &'a Map<String, Value>,
         approval: &'a Approval,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+    /// Why a call of this tool cannot run contained here, if it cannot (for the command
+    /// tool: the kernel lacks the sandbox). The gate then lets none of its calls run
+    /// without a click.
+    fn uncontained(&self) -> Option<&str> {
+        None
+    }
+
+    /// How a call the gate decided would run, where the tool has walls to name (the command
+    /// tool's sandbox: `read-only` for an auto line); shown by `riskgate assess`.
+    fn containment(&self, _decision: Decision) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A tool call as the LLM made it.
@@ -240,7 +255,19 @@ impl RiskGate {
                 self.registry.names().collect::<Vec<_>>().join(", ")
             )),
         };
-        let decision = decide(self.policy, mode, &llm_risk, &assessment);
+        let mut decision = decide(self.policy, mode, &llm_risk, &assessment);
+        if decision.decision == Decision::Auto
+            && let Some(why) = self.registry.get(&call.tool).and_then(|t| t.uncontained())
+        {
+            decision = RiskDecision::new(
+                Decision::Confirm,
+                DecisionSource::Policy,
+                format!(
+                    "{} ({}); but nothing of {} runs without a person's confirmation here: {why}",
+                    decision.reason, decision.source, call.tool
+                ),
+            );
+        }
         GatedCall {
             tool: call.tool.clone(),
             arguments,

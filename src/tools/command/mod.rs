@@ -43,7 +43,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::config::{CommandSettings, OutputSettings, SandboxSettings, ToolRules};
-use crate::core::risk::Assessment;
+use crate::core::risk::{Assessment, Decision};
 use crate::core::tools::{
     Approval, AssessContext, BoxFuture, RiskAssessor, Tool, ToolError, ToolOutput,
 };
@@ -126,12 +126,21 @@ impl CommandTool {
         self.runner.sandbox().support()
     }
 
-    /// The walls a line runs in under `approval`.
+    /// The walls a line runs in under `approval`. A confirmed line runs without the sandbox
+    /// where the kernel cannot build it (a person chose it; nothing auto-runs there).
     pub fn walls(&self, approval: &Approval) -> Walls {
         if approval.is_confirmed() {
-            Walls::confirmed(&self.sandbox)
+            self.confirmed_walls()
         } else {
             Walls::ReadOnly
+        }
+    }
+
+    fn confirmed_walls(&self) -> Walls {
+        if self.support().is_ready() {
+            Walls::confirmed(&self.sandbox)
+        } else {
+            Walls::Off
         }
     }
 
@@ -202,6 +211,21 @@ impl Tool for CommandTool {
             let outcome = self.run(&args.command, approval).await?;
             Ok(render(&args.command, &outcome, &self.budgets))
         })
+    }
+
+    fn uncontained(&self) -> Option<&str> {
+        match self.support() {
+            Support::Ready { .. } => None,
+            Support::Missing { reason } => Some(reason),
+        }
+    }
+
+    fn containment(&self, decision: Decision) -> Option<&'static str> {
+        match decision {
+            Decision::Auto => Some(Walls::ReadOnly.label()),
+            Decision::Confirm => Some(self.confirmed_walls().label()),
+            Decision::Deny => None,
+        }
     }
 
     fn parameters(&self) -> Value {

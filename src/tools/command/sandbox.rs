@@ -346,6 +346,13 @@ impl Sandbox {
             .collect();
         paths.extend(program_directories(search_path));
         paths.extend(settings.read_paths.iter().cloned());
+        let mut seen = Vec::new();
+        paths.retain(|path| {
+            let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
+            let new = !seen.contains(&canonical);
+            seen.push(canonical);
+            new
+        });
         let reads = paths.iter().filter_map(|p| Grant::open(p)).collect();
         let (offline, online) = match (seccomp_program(false), seccomp_program(true)) {
             (Ok(offline), Ok(online)) => (offline, online),
