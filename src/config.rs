@@ -366,6 +366,13 @@ pub struct SqlSettings {
     pub statement_timeout_ms: u64,
     /// Connecting longer than this fails the call.
     pub connect_timeout_ms: u64,
+    /// Bytes one result value may take; a longer value fails the call with a message, read
+    /// no further (SQLite refuses to build it at all).
+    pub max_value_bytes: u64,
+    /// Bytes all the values of one result may take together; reading stops there.
+    pub max_result_bytes: u64,
+    /// Characters of an engine's error text kept; the rest is cut before it goes anywhere.
+    pub max_error_chars: u64,
     /// Named databases; the first is the default. Empty: a demo SQLite database in the
     /// workspace.
     pub databases: Vec<DatabaseSettings>,
@@ -377,6 +384,9 @@ impl Default for SqlSettings {
             row_limit: 200,
             statement_timeout_ms: 10_000,
             connect_timeout_ms: 5_000,
+            max_value_bytes: 1024 * 1024,
+            max_result_bytes: 8 * 1024 * 1024,
+            max_error_chars: 2_000,
             databases: Vec::new(),
         }
     }
@@ -497,11 +507,42 @@ impl Default for OutputSettings {
 #[serde(deny_unknown_fields)]
 pub struct DatabaseSettings {
     pub name: String,
+    /// How confirmed statements connect (a person approved that exact statement).
     #[serde(serialize_with = "redact_secret_url")]
     pub url: SecretString,
+    /// How statements that run without a click connect: a least-privilege, read-only
+    /// account. Left out, `url` is used for both. Either way riskgate checks the account
+    /// auto runs use, and refuses auto runs on a privileged one (see `allow_privileged_auto`).
+    #[serde(
+        default,
+        serialize_with = "redact_option_url",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub readonly_url: Option<SecretString>,
+    /// Lets statements run without a click even when their account is privileged (a
+    /// PostgreSQL superuser or member of pg_read_server_files and kin, a MySQL account with
+    /// SUPER or FILE). Off by default: such an account reads server files and more, whatever
+    /// the read-only transaction says.
+    #[serde(default)]
+    pub allow_privileged_auto: bool,
 }
 
 impl DatabaseSettings {
+    /// A target reached with one URL for every call, and the default checks.
+    pub fn new(name: impl Into<String>, url: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            url: SecretString::from(url.into()),
+            readonly_url: None,
+            allow_privileged_auto: false,
+        }
+    }
+
+    /// The URL statements that run without a click use.
+    pub fn auto_url(&self) -> &SecretString {
+        self.readonly_url.as_ref().unwrap_or(&self.url)
+    }
+
     /// The dialect implied by the URL's scheme.
     pub fn dialect(&self) -> Result<SqlDialect, String> {
         dialect_of_url(self.url.expose_secret())
@@ -724,6 +765,9 @@ impl Settings {
             ("sql.row_limit", self.sql.row_limit),
             ("sql.statement_timeout_ms", self.sql.statement_timeout_ms),
             ("sql.connect_timeout_ms", self.sql.connect_timeout_ms),
+            ("sql.max_value_bytes", self.sql.max_value_bytes),
+            ("sql.max_result_bytes", self.sql.max_result_bytes),
+            ("sql.max_error_chars", self.sql.max_error_chars),
             ("command.timeout_secs", self.command.timeout_secs),
             (
                 "command.output_limit_bytes",
@@ -779,13 +823,27 @@ impl Settings {
                     "two databases have this name",
                 ));
             }
-            db.dialect().map_err(|problem| {
+            let dialect = db.dialect().map_err(|problem| {
                 ConfigError::invalid(
                     format!("{key}.url"),
                     redact_password(db.url.expose_secret()),
                     problem,
                 )
             })?;
+            if let Some(readonly) = &db.readonly_url {
+                let shown = redact_password(readonly.expose_secret());
+                let readonly_dialect =
+                    dialect_of_url(readonly.expose_secret()).map_err(|problem| {
+                        ConfigError::invalid(format!("{key}.readonly_url"), &shown, problem)
+                    })?;
+                if readonly_dialect != dialect {
+                    return Err(ConfigError::invalid(
+                        format!("{key}.readonly_url"),
+                        shown,
+                        format!("it must reach the same engine as url ({dialect})"),
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -834,6 +892,16 @@ fn redact_option<S: Serializer>(
 
 fn redact_secret_url<S: Serializer>(url: &SecretString, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(&redact_password(url.expose_secret()))
+}
+
+fn redact_option_url<S: Serializer>(
+    url: &Option<SecretString>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match url {
+        Some(url) => serializer.serialize_str(&redact_password(url.expose_secret())),
+        None => serializer.serialize_none(),
+    }
 }
 
 fn redact_url_password<S: Serializer>(url: &str, serializer: S) -> Result<S::Ok, S::Error> {

@@ -436,14 +436,8 @@ mod sqlite {
         let path = dir.path().join("inventory.db");
         let mut settings = settings(dir.path());
         settings.sql.databases = vec![
-            DatabaseSettings {
-                name: "inventory".into(),
-                url: SecretString::from(format!("sqlite:{}?mode=rwc", path.display())),
-            },
-            DatabaseSettings {
-                name: "memory".into(),
-                url: SecretString::from("sqlite::memory:"),
-            },
+            DatabaseSettings::new("inventory", format!("sqlite:{}?mode=rwc", path.display())),
+            DatabaseSettings::new("memory", "sqlite::memory:"),
         ];
         let tool = SqlTool::from_settings(&settings);
         // The file does not exist yet: a read-only open cannot create it.
@@ -481,10 +475,20 @@ mod postgres {
 
     const URL_VAR: &str = "RISKGATE_TEST_POSTGRES_URL";
 
-    /// A schema of its own for one test, dropped at the end.
+    /// A schema of its own for one test, dropped at the end, and a least-privilege login
+    /// role (`<schema>_ro`: USAGE on the schema, SELECT on its tables) that auto runs use,
+    /// since the test server's `postgres` login is a superuser and auto SQL is refused on one.
     struct Scratch {
         url: String,
         schema: String,
+    }
+
+    /// `url` with its user replaced.
+    fn as_user(url: &str, user: &str) -> String {
+        let mut parsed = url::Url::parse(url).expect("a URL");
+        parsed.set_username(user).expect("a user");
+        let _ = parsed.set_password(None);
+        parsed.to_string()
     }
 
     impl Scratch {
@@ -501,7 +505,10 @@ mod postgres {
                      CREATE TABLE {s}.items (id int PRIMARY KEY, label text NOT NULL, n int NOT NULL DEFAULT 0);
                      INSERT INTO {s}.items (id, label) SELECT g, 'item ' || g FROM generate_series(1, 5) g;
                      CREATE TYPE {s}.mood AS ENUM ('sad', 'happy');
-                     CREATE FUNCTION {s}.bump() RETURNS int LANGUAGE sql AS $$ UPDATE {s}.items SET n = n + 1 RETURNING n $$;",
+                     CREATE FUNCTION {s}.bump() RETURNS int LANGUAGE sql AS $$ UPDATE {s}.items SET n = n + 1 RETURNING n $$;
+                     CREATE ROLE {s}_ro LOGIN;
+                     GRANT USAGE ON SCHEMA {s} TO {s}_ro;
+                     GRANT SELECT ON ALL TABLES IN SCHEMA {s} TO {s}_ro;",
                     s = scratch.schema
                 ))
                 .await;
@@ -521,16 +528,22 @@ mod postgres {
             let dir = std::env::temp_dir();
             let mut settings = settings(&dir);
             settings.sql.statement_timeout_ms = statement_timeout_ms;
-            settings.sql.databases = vec![DatabaseSettings {
-                name: "pg".into(),
-                url: SecretString::from(self.url.clone()),
-            }];
+            let mut db = DatabaseSettings::new("pg", self.url.clone());
+            db.readonly_url = Some(SecretString::from(self.readonly_url()));
+            settings.sql.databases = vec![db];
             SqlTool::from_settings(&settings)
         }
 
+        fn readonly_url(&self) -> String {
+            as_user(&self.url, &format!("{}_ro", self.schema))
+        }
+
         async fn drop_schema(self) {
-            self.setup(&format!("DROP SCHEMA {} CASCADE", self.schema))
-                .await;
+            self.setup(&format!(
+                "DROP SCHEMA {s} CASCADE; DROP OWNED BY {s}_ro; DROP ROLE {s}_ro",
+                s = self.schema
+            ))
+            .await;
         }
     }
 
@@ -777,10 +790,10 @@ mod postgres {
         let dir = tempfile::tempdir().unwrap();
         let mut settings = settings(dir.path());
         settings.sql.connect_timeout_ms = 1_000;
-        settings.sql.databases = vec![DatabaseSettings {
-            name: "gone".into(),
-            url: SecretString::from("postgres://app:hunter2@127.0.0.1:9/shop"),
-        }];
+        settings.sql.databases = vec![DatabaseSettings::new(
+            "gone",
+            "postgres://app:hunter2@127.0.0.1:9/shop",
+        )];
         let tool = SqlTool::from_settings(&settings);
         let message = assert_failed(
             run(&tool, "SELECT 1", Approval::Auto).await,
@@ -832,6 +845,16 @@ mod mysql {
                     "CREATE FUNCTION {t}_bump() RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO {t} (label) VALUES ('bumped'); RETURN 1; END"
                 ))
                 .await;
+            // The least-privilege account auto runs use (root has SUPER and FILE), for both
+            // ways a local TCP login may be matched.
+            for host in ["%", "localhost", "127.0.0.1"] {
+                scratch
+                    .setup(&format!(
+                        "CREATE USER '{t}_ro'@'{host}' IDENTIFIED BY ''; GRANT SELECT, EXECUTE ON `{db}`.* TO '{t}_ro'@'{host}'",
+                        db = scratch.database()
+                    ))
+                    .await;
+            }
             Some(scratch)
         }
 
@@ -848,14 +871,45 @@ mod mysql {
             let dir = std::env::temp_dir();
             let mut settings = settings(&dir);
             settings.sql.statement_timeout_ms = statement_timeout_ms;
-            settings.sql.databases = vec![DatabaseSettings {
-                name: "maria".into(),
-                url: SecretString::from(self.url.clone()),
-            }];
+            let mut db = DatabaseSettings::new("maria", self.url.clone());
+            db.readonly_url = Some(SecretString::from(self.readonly_url()));
+            settings.sql.databases = vec![db];
             SqlTool::from_settings(&settings)
         }
 
+        /// Auto runs on the owner's (privileged) account, allowed by the operator.
+        fn tool_as_owner(&self, statement_timeout_ms: u64) -> SqlTool {
+            let dir = std::env::temp_dir();
+            let mut settings = settings(&dir);
+            settings.sql.statement_timeout_ms = statement_timeout_ms;
+            let mut db = DatabaseSettings::new("maria", self.url.clone());
+            db.allow_privileged_auto = true;
+            settings.sql.databases = vec![db];
+            SqlTool::from_settings(&settings)
+        }
+
+        fn database(&self) -> String {
+            url::Url::parse(&self.url)
+                .expect("a URL")
+                .path()
+                .trim_start_matches('/')
+                .to_owned()
+        }
+
+        fn readonly_url(&self) -> String {
+            let mut parsed = url::Url::parse(&self.url).expect("a URL");
+            parsed
+                .set_username(&format!("{}_ro", self.table))
+                .expect("a user");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+
         async fn drop_all(self) {
+            for host in ["%", "localhost", "127.0.0.1"] {
+                self.setup(&format!("DROP USER IF EXISTS '{}_ro'@'{host}'", self.table))
+                    .await;
+            }
             self.setup(&format!("DROP FUNCTION IF EXISTS {}_bump", self.table))
                 .await;
             self.setup(&format!("DROP TABLE IF EXISTS {}", self.table))
@@ -928,7 +982,9 @@ mod mysql {
         let Some(db) = Scratch::new().await else {
             return;
         };
-        let tool = db.tool(5_000);
+        // The read-only session alone, on an account that may write (the operator's
+        // override): the second wall holds without the first.
+        let tool = db.tool_as_owner(5_000);
         assert_refused(
             run(
                 &tool,

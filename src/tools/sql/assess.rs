@@ -5,13 +5,17 @@
 //! - [`unparsed`]: text it could not read (or too long to read safely): never safe, and
 //!   destructive when its tokens carry a destructive keyword or function.
 //! - [`pragma`]: SQLite's read-only pragmas, shared by both paths.
-//! - [`functions`]: built-in functions with side effects.
+//! - [`functions`]: which functions are read-only built-ins (an allow-list per engine) and
+//!   which have effects.
+//! - [`escapes`]: PostgreSQL's `U&"..."` identifiers, decoded before parsing so a function
+//!   is judged by the name the server will call.
 //!
 //! The verdicts, as the gate uses them: `Safe` may run without asking, so it is given only
 //! to exactly one statement that only reads; `Destructive` always needs a person, whatever
 //! the LLM says; `Unknown` needs a person unless the LLM vouches for it; `Forbidden` (a name
 //! the operator denies) never runs. SQL_SAFETY.md lists the engine facts behind the rules.
 
+mod escapes;
 mod functions;
 mod parsed;
 mod pragma;
@@ -82,6 +86,20 @@ pub fn assess_sql(sql: &str, dialect: SqlDialect, rules: &SqlRules) -> Assessmen
     if count > MAX_TOKENS {
         return unparsed::assess_too_long(&tokens, count, parser_dialect, rules);
     }
+    let tokens = if dialect == SqlDialect::Postgres {
+        match escapes::decode_unicode_identifiers(tokens) {
+            Ok(tokens) => tokens,
+            Err(problem) => {
+                let tokens = Tokenizer::new(parser_dialect, sql)
+                    .tokenize_with_location()
+                    .unwrap_or_default();
+                let error = ParserError::TokenizerError(problem);
+                return unparsed::assess_unparsed(&tokens, &error, parser_dialect, dialect, rules);
+            }
+        }
+    } else {
+        tokens
+    };
     let mut parser = Parser::new(parser_dialect).with_tokens_with_locations(tokens);
     let parsed = parser.parse_statements().and_then(|statements| {
         // `parse_statements` also stops, without an error, at an `END` after a statement

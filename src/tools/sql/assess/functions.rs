@@ -1,24 +1,119 @@
-//! Built-in functions that are not read-only, by what they do.
+//! Functions: which ones may run without a person, by an allow-list per engine.
 //!
-//! A SELECT can still change the world through the functions it calls. This list names the
-//! engines' built-in ones (PostgreSQL and its common extensions, MySQL/MariaDB and
-//! lib_mysqludf_sys, SQLite and its CLI). Unknown user functions cannot be judged from their
-//! name; the engine's read-only mode is the wall there (see SQL_SAFETY.md).
+//! A SELECT can still change the world, or reach past the engine's walls, through the
+//! functions it calls. So a call is safe only when it is a built-in function of the target
+//! engine known to only compute or read (`builtins/*.txt`), named the way the engine would
+//! find the built-in: after the tokenizer has undone quoting and escapes (`assess.rs`
+//! decodes PostgreSQL's `U&"..."` identifiers before parsing), unqualified or, on
+//! PostgreSQL, qualified by `pg_catalog`. A function in any other schema, a quoted MySQL name
+//! (a stored function) and every name not on the list is user-defined or unknown: the
+//! statement is then not safe, and runs without a click only when the model vouches for it,
+//! behind the read-only account and transaction (SQL_SAFETY.md).
+//!
+//! Before the allow-list, [`side_effect`] names the built-ins (and common extensions') with
+//! effects, matched on the last name part whatever the schema or quoting: those are never
+//! safe, and the ones that escape the walls (server files, shell, other connections, SQL
+//! given as text, other sessions) are destructive, which the model's `low` cannot lift.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use sqlparser::ast::Ident;
+
+use crate::core::tools::SqlDialect;
 
 /// What calling a function does, beyond returning a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum FunctionRisk {
-    /// Not on the list: judged by the engine's read-only mode, not here.
-    Harmless,
-    /// Has a side effect (a lock, a setting, a sleep, a server file read, ...): needs a person.
+    /// A built-in of the engine that only computes or reads.
+    Builtin,
+    /// Not known to be a read-only built-in: user-defined, from an extension, or unknown.
+    Unlisted(&'static str),
+    /// Has a side effect (a lock, a setting, a sleep, a sequence, ...): needs a person
+    /// unless the model vouches for it.
     SideEffect(&'static str),
     /// Destroys something or escapes the read-only wall: always needs a person.
     Destructive(&'static str),
 }
 
-/// Judges a function by its name's last part, already lower-cased.
-pub(super) fn function_risk(name: &str) -> FunctionRisk {
-    use FunctionRisk::{Destructive, Harmless, SideEffect};
+static POSTGRES: LazyLock<HashSet<&'static str>> =
+    LazyLock::new(|| names(include_str!("builtins/postgres.txt")));
+static MYSQL: LazyLock<HashSet<&'static str>> =
+    LazyLock::new(|| names(include_str!("builtins/mysql.txt")));
+static SQLITE: LazyLock<HashSet<&'static str>> =
+    LazyLock::new(|| names(include_str!("builtins/sqlite.txt")));
+
+fn names(list: &'static str) -> HashSet<&'static str> {
+    list.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .collect()
+}
+
+/// Judges a call of the function named by `parts` (quotes already removed) with `args`
+/// arguments (`None` when not a plain list), in `dialect`.
+pub(super) fn judge(parts: &[&Ident], args: Option<usize>, dialect: SqlDialect) -> FunctionRisk {
+    let Some((name, qualifiers)) = parts.split_last() else {
+        return FunctionRisk::Unlisted("has no name this check can read");
+    };
+    let lower = name.value.to_lowercase();
+    match side_effect(&lower, args) {
+        FunctionRisk::Builtin => {}
+        risk => return risk,
+    }
+    let found = match dialect {
+        SqlDialect::Postgres => {
+            let in_pg_catalog = match qualifiers {
+                [] => true,
+                [schema] => folded(schema) == "pg_catalog",
+                _ => false,
+            };
+            if !in_pg_catalog {
+                return FunctionRisk::Unlisted(
+                    "is qualified by a schema other than pg_catalog, so it is not the built-in",
+                );
+            }
+            POSTGRES.contains(folded(name).as_str())
+        }
+        SqlDialect::Mysql => {
+            if !qualifiers.is_empty() || name.quote_style.is_some() {
+                return FunctionRisk::Unlisted(
+                    "is quoted or qualified by a database, which names a stored function",
+                );
+            }
+            MYSQL.contains(lower.as_str()) || lower.starts_with("st_")
+        }
+        SqlDialect::Sqlite => {
+            if !qualifiers.is_empty() {
+                return FunctionRisk::Unlisted("is qualified, so it is not a built-in");
+            }
+            let pragma = lower
+                .strip_prefix("pragma_")
+                .is_some_and(super::pragma::is_read_only_table_function);
+            SQLITE.contains(lower.as_str()) || pragma
+        }
+    };
+    if found {
+        FunctionRisk::Builtin
+    } else {
+        FunctionRisk::Unlisted("is not a built-in function this check knows to only read")
+    }
+}
+
+/// A PostgreSQL name as the server looks it up: unquoted names fold to lower case, quoted
+/// names stay as written.
+fn folded(ident: &Ident) -> String {
+    match ident.quote_style {
+        Some(_) => ident.value.clone(),
+        None => ident.value.to_lowercase(),
+    }
+}
+
+/// The built-in (and common extension) functions with effects, by their name's last part,
+/// already lower-cased; [`FunctionRisk::Builtin`] for every other name, which only means
+/// "not on this list". `args` tells the two `ts_rewrite` forms apart.
+pub(super) fn side_effect(name: &str, args: Option<usize>) -> FunctionRisk {
+    use FunctionRisk::{Builtin as Harmless, Destructive, SideEffect};
     match name {
         "pg_terminate_backend" | "pg_cancel_backend" => {
             Destructive("stops other sessions or their queries")
@@ -43,8 +138,9 @@ pub(super) fn function_risk(name: &str) -> FunctionRisk {
         "pg_stat_statements_reset" => Destructive("erases collected statistics"),
         _ if name.starts_with("pg_stat_reset") => Destructive("erases collected statistics"),
 
-        "sleep" | "benchmark" => SideEffect("keeps the session busy on purpose"),
-        _ if name.starts_with("pg_sleep") => SideEffect("keeps the session busy on purpose"),
+        // Ways out of the walls: server files and directories, SQL given as text (which
+        // this check cannot read), other connections. Read-only transactions do not stop
+        // any of them for a privileged account.
         "pg_read_file"
         | "pg_read_binary_file"
         | "pg_stat_file"
@@ -54,14 +150,31 @@ pub(super) fn function_risk(name: &str) -> FunctionRisk {
         | "load_file"
         | "readfile"
         | "fsdir"
-        | "zipfile" => SideEffect("reads files on the server"),
-        _ if name.starts_with("pg_ls_") => SideEffect("lists directories on the server"),
-        "lo_import" => SideEffect("reads a server file into a large object"),
+        | "zipfile"
+        | "lo_import" => Destructive("reads files on the database server"),
+        _ if name.starts_with("pg_ls_") => Destructive("lists directories on the database server"),
+        "query_to_xml"
+        | "query_to_xml_and_xmlschema"
+        | "query_to_xmlschema"
+        | "cursor_to_xml"
+        | "cursor_to_xmlschema"
+        | "ts_stat"
+        | "sha3_query" => Destructive("runs SQL given as text, which this check cannot read"),
+        // `ts_rewrite(query, 'SELECT ...')` runs its second argument; the three-argument
+        // form only rewrites a tsquery.
+        "ts_rewrite" if args != Some(3) => {
+            Destructive("runs SQL given as text, which this check cannot read")
+        }
+        _ if name.starts_with("dblink") => {
+            Destructive("uses another database connection, outside the read-only transaction")
+        }
+
+        "sleep" | "benchmark" => SideEffect("keeps the session busy on purpose"),
+        _ if name.starts_with("pg_sleep") => SideEffect("keeps the session busy on purpose"),
         "loread" | "lo_creat" | "lo_create" | "lo_open" | "lo_close" | "lo_from_bytea" => {
             SideEffect("works on large objects")
         }
         _ if name.starts_with("lo_") => SideEffect("works on large objects"),
-        _ if name.starts_with("dblink") => SideEffect("uses another database connection"),
         "set_config" => SideEffect("changes a session setting"),
         "nextval" | "setval" => SideEffect("advances or sets a sequence"),
         "get_lock" | "release_lock" | "release_all_locks" => {
@@ -74,12 +187,6 @@ pub(super) fn function_risk(name: &str) -> FunctionRisk {
         "txid_current" | "pg_current_xact_id" => {
             SideEffect("assigns a transaction id, which is a write")
         }
-        "query_to_xml"
-        | "query_to_xml_and_xmlschema"
-        | "query_to_xmlschema"
-        | "cursor_to_xml"
-        | "cursor_to_xmlschema"
-        | "ts_stat" => SideEffect("runs a query given as text, which this check cannot see"),
         "pg_reload_conf"
         | "pg_rotate_logfile"
         | "pg_switch_wal"
@@ -121,7 +228,16 @@ pub(super) fn function_risk(name: &str) -> FunctionRisk {
 
 #[cfg(test)]
 mod tests {
-    use super::{FunctionRisk, function_risk};
+    use super::*;
+
+    fn plain(name: &str) -> Ident {
+        Ident::new(name)
+    }
+
+    fn judge_name(parts: &[Ident], dialect: SqlDialect) -> FunctionRisk {
+        let refs: Vec<&Ident> = parts.iter().collect();
+        judge(&refs, Some(1), dialect)
+    }
 
     #[test]
     fn families_match_by_prefix() {
@@ -130,34 +246,145 @@ mod tests {
             "pg_advisory_xact_lock",
             "pg_try_advisory_lock_shared",
             "lo_lseek64",
-            "dblink_connect_u",
-            "pg_ls_waldir",
             "pg_create_logical_replication_slot",
         ] {
             assert!(
-                matches!(function_risk(name), FunctionRisk::SideEffect(_)),
+                matches!(side_effect(name, None), FunctionRisk::SideEffect(_)),
                 "{name}"
             );
         }
+        for name in ["pg_stat_reset_shared", "pg_ls_waldir", "dblink_connect_u"] {
+            assert!(
+                matches!(side_effect(name, None), FunctionRisk::Destructive(_)),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn ts_rewrite_runs_sql_only_in_its_two_argument_form() {
         assert!(matches!(
-            function_risk("pg_stat_reset_shared"),
+            side_effect("ts_rewrite", Some(2)),
             FunctionRisk::Destructive(_)
+        ));
+        assert_eq!(side_effect("ts_rewrite", Some(3)), FunctionRisk::Builtin);
+    }
+
+    #[test]
+    fn ordinary_built_ins_are_on_every_engine_list() {
+        for (dialect, names) in [
+            (
+                SqlDialect::Postgres,
+                &[
+                    "now",
+                    "lower",
+                    "count",
+                    "coalesce",
+                    "version",
+                    "jsonb_agg",
+                    "row_number",
+                    "md5",
+                    "generate_series",
+                    "random",
+                ][..],
+            ),
+            (
+                SqlDialect::Mysql,
+                &[
+                    "now",
+                    "lower",
+                    "count",
+                    "coalesce",
+                    "version",
+                    "json_extract",
+                    "row_number",
+                    "md5",
+                    "date_format",
+                    "st_distance",
+                ][..],
+            ),
+            (
+                SqlDialect::Sqlite,
+                &[
+                    "lower",
+                    "count",
+                    "coalesce",
+                    "json_extract",
+                    "row_number",
+                    "strftime",
+                    "json_each",
+                    "pragma_table_info",
+                ][..],
+            ),
+        ] {
+            for name in names {
+                assert_eq!(
+                    judge_name(&[plain(name)], dialect),
+                    FunctionRisk::Builtin,
+                    "{dialect} {name}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn names_are_judged_as_the_engine_finds_them() {
+        let quoted = |name: &str| Ident::with_quote('"', name);
+        let pg = SqlDialect::Postgres;
+        let builtin = FunctionRisk::Builtin;
+        assert_eq!(
+            judge_name(&[plain("PG_CATALOG"), plain("LOWER")], pg),
+            builtin
+        );
+        assert_eq!(judge_name(&[quoted("lower")], pg), builtin);
+        // A quoted upper-case name is another function on PostgreSQL.
+        assert!(matches!(
+            judge_name(&[quoted("LOWER")], pg),
+            FunctionRisk::Unlisted(_)
+        ));
+        assert!(matches!(
+            judge_name(&[plain("public"), plain("lower")], pg),
+            FunctionRisk::Unlisted(_)
+        ));
+        assert!(matches!(
+            judge_name(&[plain("my_func")], pg),
+            FunctionRisk::Unlisted(_)
+        ));
+        // The side-effect list looks at the last part whatever the schema or quotes.
+        assert!(matches!(
+            judge_name(&[plain("public"), quoted("pg_read_file")], pg),
+            FunctionRisk::Destructive(_)
+        ));
+        let my = SqlDialect::Mysql;
+        assert_eq!(judge_name(&[plain("LOWER")], my), builtin);
+        assert!(matches!(
+            judge_name(&[Ident::with_quote('`', "lower")], my),
+            FunctionRisk::Unlisted(_)
+        ));
+        assert!(matches!(
+            judge_name(&[plain("shop"), plain("lower")], my),
+            FunctionRisk::Unlisted(_)
+        ));
+        assert!(matches!(
+            judge_name(&[plain("pragma_writable_schema")], SqlDialect::Sqlite),
+            FunctionRisk::Unlisted(_)
         ));
     }
 
     #[test]
-    fn ordinary_functions_are_harmless() {
-        for name in [
-            "now",
-            "lower",
-            "count",
-            "coalesce",
-            "version",
-            "log",
-            "lower_inc",
-            "md5",
+    fn no_list_names_a_function_with_effects() {
+        for (dialect, list) in [
+            (SqlDialect::Postgres, &*POSTGRES),
+            (SqlDialect::Mysql, &*MYSQL),
+            (SqlDialect::Sqlite, &*SQLITE),
         ] {
-            assert_eq!(function_risk(name), FunctionRisk::Harmless, "{name}");
+            for name in list {
+                assert_eq!(
+                    side_effect(name, Some(3)),
+                    FunctionRisk::Builtin,
+                    "{dialect} {name}"
+                );
+            }
         }
     }
 }

@@ -10,8 +10,9 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    BinaryOperator, CopyTarget, Expr, Ident, ObjectName, OnConflict, OnConflictAction, OnInsert,
-    Query, Select, SqliteOnConflict, Statement, TableFactor, UtilityOption, Value, Visit, Visitor,
+    BinaryOperator, CopyTarget, Expr, FunctionArguments, Ident, ObjectName, OnConflict,
+    OnConflictAction, OnInsert, Query, Select, SqliteOnConflict, Statement, TableFactor,
+    UtilityOption, Value, Visit, Visitor,
 };
 
 use sqlparser::keywords::Keyword;
@@ -20,7 +21,7 @@ use sqlparser::tokenizer::Token;
 use crate::core::risk::Assessment;
 use crate::core::tools::SqlDialect;
 
-use super::functions::{FunctionRisk, function_risk};
+use super::functions::{FunctionRisk, judge};
 use super::pragma::{PragmaArgument, assess_pragma};
 use super::{SqlRules, rank, with_reason};
 
@@ -46,9 +47,13 @@ pub(super) fn assess_statements(
             }
             let (index, assessment) = worst;
             match assessment {
-                Assessment::Safe(_) => {
-                    Assessment::Unknown(format!("{count} statements; only one may run at a time"))
-                }
+                Assessment::Safe(_) => Assessment::Destructive(format!(
+                    "{count} statements; only one may run at a time, so a person must look at them"
+                )),
+                Assessment::Unknown(reason) => Assessment::Destructive(format!(
+                    "{count} statements; only one may run at a time, and statement {} is not safe: {reason}",
+                    index + 1
+                )),
                 other => with_reason(other, |reason| {
                     format!(
                         "{count} statements; only one may run at a time, and statement {} is not safe: {reason}",
@@ -93,8 +98,29 @@ fn assess_statement(statement: &Statement, dialect: SqlDialect, rules: &SqlRules
                 .inspect(inner)
             }
         }
-        _ => Inspector::new(dialect, rules, Scope::Full, Assessment::Safe(String::new()))
-            .inspect(statement),
+        _ => {
+            let verdict =
+                Inspector::new(dialect, rules, Scope::Full, Assessment::Safe(String::new()))
+                    .inspect(statement);
+            if is_read_kind(statement) {
+                verdict
+            } else {
+                not_a_read(verdict)
+            }
+        }
+    }
+}
+
+/// The floor for statement kinds that are not reads: whatever else a write, a procedure
+/// call, a session command or an administration statement is, it never runs because the
+/// model called it low risk (an unconfirmed call could only fail on the read-only wall, or
+/// worse, reach past it).
+fn not_a_read(verdict: Assessment) -> Assessment {
+    match verdict {
+        Assessment::Unknown(reason) => Assessment::Destructive(format!(
+            "{reason}; only a recognised read-only statement may run without a person's confirmation"
+        )),
+        other => other,
     }
 }
 
@@ -196,24 +222,34 @@ impl<'a> Inspector<'a> {
         }
     }
 
-    fn check_function(&mut self, name: &ObjectName) -> ControlFlow<()> {
-        let Some(ident) = name.0.last().and_then(|part| part.as_ident()) else {
+    /// Judges a call of `name` with `args` arguments (`None`: not a plain list).
+    fn check_function(&mut self, name: &ObjectName, args: Option<usize>) -> ControlFlow<()> {
+        let parts: Option<Vec<&Ident>> = name.0.iter().map(|part| part.as_ident()).collect();
+        let Some(parts) = parts.filter(|parts| !parts.is_empty()) else {
             return self.note(Assessment::Unknown(format!(
                 "{name} calls a function through a computed name"
             )));
         };
-        self.check_name(&ident.value)?;
-        let lower = ident.value.to_lowercase();
+        let lower = match parts.last() {
+            Some(ident) => {
+                self.check_name(&ident.value)?;
+                ident.value.to_lowercase()
+            }
+            None => String::new(),
+        };
         if self.rules.allows_function(&lower) {
             return ControlFlow::Continue(());
         }
-        match function_risk(&lower) {
-            FunctionRisk::Harmless => ControlFlow::Continue(()),
+        match judge(&parts, args, self.dialect) {
+            FunctionRisk::Builtin => ControlFlow::Continue(()),
+            FunctionRisk::Unlisted(why) => self.note(Assessment::Unknown(format!(
+                "{name}() {why}; a user-defined or unknown function can do whatever its owner wrote"
+            ))),
             FunctionRisk::SideEffect(what) => self.note(Assessment::Unknown(format!(
                 "{lower}() has side effects: it {what}"
             ))),
             FunctionRisk::Destructive(what) => self.note(Assessment::Destructive(format!(
-                "{lower}() is destructive: it {what}"
+                "{lower}() escapes the read-only walls or destroys something: it {what}"
             ))),
         }
     }
@@ -229,6 +265,11 @@ impl Visitor for Inspector<'_> {
                 self.seen_top = true;
                 self.verdict = assessment;
             } else if !matches!(assessment, Assessment::Safe(_)) {
+                let assessment = if is_read_kind(statement) {
+                    assessment
+                } else {
+                    not_a_read(assessment)
+                };
                 self.note(with_reason(assessment, |reason| {
                     format!("it contains a statement that is not read-only: {reason}")
                 }))?;
@@ -237,7 +278,9 @@ impl Visitor for Inspector<'_> {
         match statement {
             Statement::ShowCreate { obj_name, .. } => self.check_object_name(obj_name),
             // `CALL f(...)` holds a `Function`, not an `Expr`, so the expression hook misses it.
-            Statement::Call(function) => self.check_function(&function.name),
+            Statement::Call(function) => {
+                self.check_function(&function.name, argument_count(&function.args))
+            }
             _ => match self.verdict {
                 Assessment::Forbidden(_) => ControlFlow::Break(()),
                 _ => ControlFlow::Continue(()),
@@ -267,7 +310,9 @@ impl Visitor for Inspector<'_> {
 
     fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
         match expr {
-            Expr::Function(function) => self.check_function(&function.name),
+            Expr::Function(function) => {
+                self.check_function(&function.name, argument_count(&function.args))
+            }
             Expr::BinaryOp {
                 op: BinaryOperator::Assignment,
                 ..
@@ -283,10 +328,10 @@ impl Visitor for Inspector<'_> {
             // `FROM dblink(...)`, `FROM generate_series(...)`: a table function.
             TableFactor::Table {
                 name,
-                args: Some(_),
+                args: Some(args),
                 ..
-            }
-            | TableFactor::Function { name, .. } => self.check_function(name),
+            } => self.check_function(name, Some(args.args.len())),
+            TableFactor::Function { name, args, .. } => self.check_function(name, Some(args.len())),
             _ => ControlFlow::Continue(()),
         }
     }
@@ -301,6 +346,15 @@ impl Visitor for Inspector<'_> {
         } else {
             ControlFlow::Continue(())
         }
+    }
+}
+
+/// How many arguments a call passes, when they are a plain list.
+fn argument_count(args: &FunctionArguments) -> Option<usize> {
+    match args {
+        FunctionArguments::None => Some(0),
+        FunctionArguments::List(list) => Some(list.args.len()),
+        FunctionArguments::Subquery(_) => None,
     }
 }
 

@@ -119,3 +119,9 @@ pub(super) fn assess_pragma(
         )),
     }
 }
+
+/// Whether `pragma_<name>(...)`, SQLite's table-valued form of a pragma, only reads: the
+/// same read-only and table-argument pragmas as the statement form.
+pub(super) fn is_read_only_table_function(name: &str) -> bool {
+    READ_ONLY.contains(&name) || TABLE_ARGUMENT.contains(&name)
+}

@@ -98,13 +98,13 @@ const CORPUS: &[CorpusCase] = &[
     // line comment then DML
     ("-- SELECT\nDELETE FROM users", Postgres, None, Smart, Confirm, Destructive),
     // flips a fresh READ ONLY tx to RW before first query (verified)
-    ("SET TRANSACTION READ WRITE; INSERT INTO audit VALUES (1)", Postgres, None, Smart, Confirm, Unknown),
+    ("SET TRANSACTION READ WRITE; INSERT INTO audit VALUES (1)", Postgres, None, Smart, Confirm, Destructive),
     // explicit tx with DML
     ("BEGIN; DELETE FROM users; COMMIT", Postgres, None, Smart, Confirm, Destructive),
     // data-modifying CTE
     ("WITH u AS (UPDATE accounts SET balance = 0 RETURNING id) SELECT count(*) FROM u", Postgres, None, Smart, Confirm, Destructive),
     // data-modifying CTE
-    ("WITH i AS (INSERT INTO audit(msg) VALUES ('x') RETURNING id) SELECT id FROM i", Postgres, None, Smart, Confirm, Unknown),
+    ("WITH i AS (INSERT INTO audit(msg) VALUES ('x') RETURNING id) SELECT id FROM i", Postgres, None, Smart, Confirm, Destructive),
     // EXPLAIN ANALYZE executes the DELETE
     ("EXPLAIN ANALYZE DELETE FROM users", Postgres, None, Smart, Confirm, Destructive),
     // ANALYZE inside the option list, not the bare keyword
@@ -126,9 +126,9 @@ const CORPUS: &[CorpusCase] = &[
     // DoS; only statement_timeout stops it
     ("SELECT pg_sleep(3600)", Postgres, None, Smart, Confirm, Unknown),
     // reads server files (superuser/pg_read_server_files)
-    ("SELECT pg_read_file('/etc/passwd')", Postgres, None, Smart, Confirm, Unknown),
+    ("SELECT pg_read_file('/etc/passwd')", Postgres, None, Smart, Confirm, Destructive),
     // reads server file into a large object; allowed in READ ONLY tx for superuser (verified)
-    ("SELECT lo_import('/etc/passwd')", Postgres, None, Smart, Confirm, Unknown),
+    ("SELECT lo_import('/etc/passwd')", Postgres, None, Smart, Confirm, Destructive),
     // executes on another connection: escapes READ ONLY tx (verified)
     ("SELECT dblink_exec('dbname=prod', 'DROP TABLE users')", Postgres, None, Smart, Confirm, Destructive),
     // dblink() runs arbitrary SQL on a new connection (verified)
@@ -150,11 +150,11 @@ const CORPUS: &[CorpusCase] = &[
     // writes a server file; allowed in READ ONLY for superuser (verified)
     ("COPY users TO '/tmp/users.csv'", Postgres, None, Smart, Confirm, Destructive),
     // read-only in effect, but policy: never auto-run COPY (needs copy_out_raw in sqlx)
-    ("COPY users TO STDOUT", Postgres, None, Smart, Confirm, Unknown),
+    ("COPY users TO STDOUT", Postgres, None, Smart, Confirm, Destructive),
     // session state change
-    ("SET search_path TO evil, public", Postgres, None, Smart, Confirm, Unknown),
+    ("SET search_path TO evil, public", Postgres, None, Smart, Confirm, Destructive),
     // session state change
-    ("RESET ALL", Postgres, None, Smart, Confirm, Unknown),
+    ("RESET ALL", Postgres, None, Smart, Confirm, Destructive),
     // anonymous code block
     ("DO $$ BEGIN DELETE FROM users; END $$", Postgres, None, Smart, Confirm, Destructive),
     // privilege change
@@ -162,45 +162,45 @@ const CORPUS: &[CorpusCase] = &[
     // privilege change
     ("REVOKE SELECT ON users FROM app", Postgres, None, Smart, Confirm, Destructive),
     // maintenance write; cannot run in a tx block
-    ("VACUUM users", Postgres, None, Smart, Confirm, Unknown),
+    ("VACUUM users", Postgres, None, Smart, Confirm, Destructive),
     // writes statistics; allowed in READ ONLY tx in pg15 (verified)
-    ("ANALYZE users", Postgres, None, Smart, Confirm, Unknown),
+    ("ANALYZE users", Postgres, None, Smart, Confirm, Destructive),
     // side effect
-    ("NOTIFY ch, 'x'", Postgres, None, Smart, Confirm, Unknown),
+    ("NOTIFY ch, 'x'", Postgres, None, Smart, Confirm, Destructive),
     // session state
-    ("LISTEN ch", Postgres, None, Smart, Confirm, Unknown),
+    ("LISTEN ch", Postgres, None, Smart, Confirm, Destructive),
     // runs an unknown prepared statement
-    ("EXECUTE p", Postgres, None, Smart, Confirm, Unknown),
+    ("EXECUTE p", Postgres, None, Smart, Confirm, Destructive),
     // cursor outlives tx
-    ("DECLARE c CURSOR WITH HOLD FOR SELECT * FROM users", Postgres, None, Smart, Confirm, Unknown),
+    ("DECLARE c CURSOR WITH HOLD FOR SELECT * FROM users", Postgres, None, Smart, Confirm, Destructive),
     // DDL-ish write
     ("TRUNCATE users", Postgres, None, Smart, Confirm, Destructive),
     // DML with RETURNING looks like a query
-    ("INSERT INTO users(name) VALUES ('x') RETURNING id", Postgres, None, Smart, Confirm, Unknown),
+    ("INSERT INTO users(name) VALUES ('x') RETURNING id", Postgres, None, Smart, Confirm, Destructive),
     // DML
     ("DELETE FROM users", Postgres, None, Smart, Confirm, Destructive),
     // DML (pg15+)
     ("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE", Postgres, None, Smart, Confirm, Destructive),
     // DDL (temp)
-    ("CREATE TEMP TABLE t AS SELECT 1", Postgres, None, Smart, Confirm, Unknown),
+    ("CREATE TEMP TABLE t AS SELECT 1", Postgres, None, Smart, Confirm, Destructive),
     // DDL
     ("ALTER TABLE users ADD COLUMN x int", Postgres, None, Smart, Confirm, Destructive),
     // write
-    ("REFRESH MATERIALIZED VIEW mv", Postgres, None, Smart, Confirm, Unknown),
+    ("REFRESH MATERIALIZED VIEW mv", Postgres, None, Smart, Confirm, Destructive),
     // DDL, enables remote exec
-    ("CREATE EXTENSION dblink", Postgres, None, Smart, Confirm, Unknown),
+    ("CREATE EXTENSION dblink", Postgres, None, Smart, Confirm, Destructive),
     // Cyrillic Ie lookalike: not a keyword; unparseable -> never auto-run
-    ("S\u{415}LECT 1", Postgres, None, Smart, Confirm, Unknown),
+    ("S\u{415}LECT 1", Postgres, None, Smart, Confirm, Destructive),
     // zero-width space prefix defeats naive trimming/prefix logic
     ("\u{200b}DELETE FROM users", Postgres, None, Smart, Confirm, Destructive),
     // no-break space is not SQL whitespace in pg: unparseable -> confirm
-    ("SELECT\u{a0}1", Postgres, None, Smart, Confirm, Unknown),
+    ("SELECT\u{a0}1", Postgres, None, Smart, Confirm, Destructive),
     // empty input: 0 statements -> reject, nothing to auto-run
     ("", Postgres, None, Smart, Confirm, Unknown),
     // 0 statements -> reject
     ("-- only a comment", Postgres, None, Smart, Confirm, Unknown),
     // parse error -> confirm/reject
-    ("SELECT 1 /* unterminated", Postgres, None, Smart, Confirm, Unknown),
+    ("SELECT 1 /* unterminated", Postgres, None, Smart, Confirm, Destructive),
     // backtick identifiers and literals named like keywords
     ("select `select`, `delete` from `update` where `drop` = 'DROP TABLE x'", Mysql, None, Smart, Auto, Safe),
     // metadata
@@ -226,13 +226,13 @@ const CORPUS: &[CorpusCase] = &[
     // MySQL # comment hides nothing after newline
     ("SELECT 1 # hash comment\n; DELETE FROM users", Mysql, None, Smart, Confirm, Destructive),
     // INTO OUTFILE hidden in a versioned comment
-    ("SELECT * FROM users /*!50000 INTO OUTFILE '/tmp/x.csv' */", Mysql, None, Smart, Confirm, Unknown),
+    ("SELECT * FROM users /*!50000 INTO OUTFILE '/tmp/x.csv' */", Mysql, None, Smart, Confirm, Destructive),
     // writes a server file; allowed in READ ONLY tx (verified)
-    ("SELECT * FROM users INTO OUTFILE '/tmp/users.csv'", Mysql, None, Smart, Confirm, Unknown),
+    ("SELECT * FROM users INTO OUTFILE '/tmp/users.csv'", Mysql, None, Smart, Confirm, Destructive),
     // INTO variable: session side effect; simplest rule = any INTO is not read-only
     ("SELECT id INTO @v FROM users LIMIT 1", Mysql, None, Smart, Confirm, Unknown),
     // reads server files (FILE privilege); works in READ ONLY tx (verified)
-    ("SELECT LOAD_FILE('/etc/passwd')", Mysql, None, Smart, Confirm, Unknown),
+    ("SELECT LOAD_FILE('/etc/passwd')", Mysql, None, Smart, Confirm, Destructive),
     // sleep nested in WHERE
     ("SELECT * FROM users WHERE name = 'a' AND SLEEP(5)", Mysql, None, Smart, Confirm, Unknown),
     // CPU DoS
@@ -240,35 +240,35 @@ const CORPUS: &[CorpusCase] = &[
     // row locks
     ("SELECT * FROM users FOR UPDATE", Mysql, None, Smart, Confirm, Unknown),
     // row locks; NOT blocked by START TRANSACTION READ ONLY on MariaDB (verified), unlike FOR UPDATE
-    ("SELECT * FROM users LOCK IN SHARE MODE", Mysql, None, Smart, Confirm, Unknown),
+    ("SELECT * FROM users LOCK IN SHARE MODE", Mysql, None, Smart, Confirm, Destructive),
     // MariaDB sequence advance
     ("SELECT NEXTVAL(s)", Mysql, None, Smart, Confirm, Unknown),
     // server config; allowed in READ ONLY tx (verified)
-    ("SET GLOBAL max_connections = 1", Mysql, None, Smart, Confirm, Unknown),
+    ("SET GLOBAL max_connections = 1", Mysql, None, Smart, Confirm, Destructive),
     // undoes session read-only for later statements
-    ("SET SESSION TRANSACTION READ WRITE", Mysql, None, Smart, Confirm, Unknown),
+    ("SET SESSION TRANSACTION READ WRITE", Mysql, None, Smart, Confirm, Destructive),
     // session state
-    ("SET autocommit = 0", Mysql, None, Smart, Confirm, Unknown),
+    ("SET autocommit = 0", Mysql, None, Smart, Confirm, Destructive),
     // procedure call
-    ("CALL sp_cleanup()", Mysql, None, Smart, Confirm, Unknown),
+    ("CALL sp_cleanup()", Mysql, None, Smart, Confirm, Destructive),
     // MySQL DO evaluates expressions
-    ("DO SLEEP(10)", Mysql, None, Smart, Confirm, Unknown),
+    ("DO SLEEP(10)", Mysql, None, Smart, Confirm, Destructive),
     // global lock
-    ("FLUSH TABLES WITH READ LOCK", Mysql, None, Smart, Confirm, Unknown),
+    ("FLUSH TABLES WITH READ LOCK", Mysql, None, Smart, Confirm, Destructive),
     // kills a session
     ("KILL 123", Mysql, None, Smart, Confirm, Destructive),
     // DML
     ("REPLACE INTO users VALUES (1, 'x')", Mysql, None, Smart, Confirm, Destructive),
     // DML
-    ("INSERT IGNORE INTO users VALUES (1, 'y')", Mysql, None, Smart, Confirm, Unknown),
+    ("INSERT IGNORE INTO users VALUES (1, 'y')", Mysql, None, Smart, Confirm, Destructive),
     // DML
     ("UPDATE users SET name = 'x' WHERE 1 = 1", Mysql, None, Smart, Confirm, Destructive),
     // DML
     ("DELETE FROM users", Mysql, None, Smart, Confirm, Destructive),
     // bulk load
-    ("LOAD DATA INFILE '/etc/passwd' INTO TABLE t", Mysql, None, Smart, Confirm, Unknown),
+    ("LOAD DATA INFILE '/etc/passwd' INTO TABLE t", Mysql, None, Smart, Confirm, Destructive),
     // DDL: implicit commit escapes START TRANSACTION READ ONLY (verified)
-    ("CREATE TABLE t2 (x int)", Mysql, None, Smart, Confirm, Unknown),
+    ("CREATE TABLE t2 (x int)", Mysql, None, Smart, Confirm, Destructive),
     // DDL
     ("RENAME TABLE a TO b", Mysql, None, Smart, Confirm, Destructive),
     // DDL
@@ -278,7 +278,7 @@ const CORPUS: &[CorpusCase] = &[
     // MySQL 8.0.18+ EXPLAIN ANALYZE runs the statement (not verified here; MariaDB 10.11: syntax error)
     ("EXPLAIN ANALYZE DELETE FROM users WHERE id = 1", Mysql, None, Smart, Confirm, Destructive),
     // fullwidth SELECT: unparseable -> confirm
-    ("\u{ff33}\u{ff25}\u{ff2c}\u{ff25}\u{ff23}\u{ff34} 1", Mysql, None, Smart, Confirm, Unknown),
+    ("\u{ff33}\u{ff25}\u{ff2c}\u{ff25}\u{ff23}\u{ff34} 1", Mysql, None, Smart, Confirm, Destructive),
     // empty input -> reject
     ("", Mysql, None, Smart, Confirm, Unknown),
     // quoted identifiers
@@ -310,15 +310,15 @@ const CORPUS: &[CorpusCase] = &[
     // disables integrity checks for the session
     ("PRAGMA foreign_keys = OFF", Sqlite, None, Smart, Confirm, Unknown),
     // creates/opens another file
-    ("ATTACH DATABASE '/tmp/evil.db' AS evil", Sqlite, None, Smart, Confirm, Unknown),
+    ("ATTACH DATABASE '/tmp/evil.db' AS evil", Sqlite, None, Smart, Confirm, Destructive),
     // URI attach can request rwc
-    ("ATTACH 'file:other.db?mode=rwc' AS o", Sqlite, None, Smart, Confirm, Unknown),
+    ("ATTACH 'file:other.db?mode=rwc' AS o", Sqlite, None, Smart, Confirm, Destructive),
     // rewrites the db file
-    ("VACUUM", Sqlite, None, Smart, Confirm, Unknown),
+    ("VACUUM", Sqlite, None, Smart, Confirm, Destructive),
     // writes a full copy of the db to a new file
-    ("VACUUM INTO '/tmp/copy.db'", Sqlite, None, Smart, Confirm, Unknown),
+    ("VACUUM INTO '/tmp/copy.db'", Sqlite, None, Smart, Confirm, Destructive),
     // rebuilds indexes
-    ("REINDEX", Sqlite, None, Smart, Confirm, Unknown),
+    ("REINDEX", Sqlite, None, Smart, Confirm, Destructive),
     // native code execution if enabled
     ("SELECT load_extension('/tmp/evil.so')", Sqlite, None, Smart, Confirm, Destructive),
     // second statement: sqlx-sqlite executes every statement in the string
@@ -332,21 +332,21 @@ const CORPUS: &[CorpusCase] = &[
     // DML
     ("DELETE FROM users", Sqlite, None, Smart, Confirm, Destructive),
     // DML whose text starts with WITH
-    ("WITH x AS (SELECT 1 AS v) INSERT INTO t SELECT v FROM x", Sqlite, None, Smart, Confirm, Unknown),
+    ("WITH x AS (SELECT 1 AS v) INSERT INTO t SELECT v FROM x", Sqlite, None, Smart, Confirm, Destructive),
     // temp DDL
-    ("CREATE TEMP TABLE t (x)", Sqlite, None, Smart, Confirm, Unknown),
+    ("CREATE TEMP TABLE t (x)", Sqlite, None, Smart, Confirm, Destructive),
     // DDL
-    ("CREATE VIRTUAL TABLE f USING fts5(body)", Sqlite, None, Smart, Confirm, Unknown),
+    ("CREATE VIRTUAL TABLE f USING fts5(body)", Sqlite, None, Smart, Confirm, Destructive),
     // takes the write lock
-    ("BEGIN IMMEDIATE", Sqlite, None, Smart, Confirm, Unknown),
+    ("BEGIN IMMEDIATE", Sqlite, None, Smart, Confirm, Destructive),
     // tx control
-    ("SAVEPOINT a", Sqlite, None, Smart, Confirm, Unknown),
+    ("SAVEPOINT a", Sqlite, None, Smart, Confirm, Destructive),
     // llm low on a read
     ("SELECT count(*) FROM users", Postgres, Some("low"), Smart, Auto, Safe),
     // llm high always confirms
     ("SELECT count(*) FROM users", Postgres, Some("high"), Smart, Confirm, Safe),
-    // llm low on a non-destructive write is trusted (seed rule)
-    ("INSERT INTO audit(msg) VALUES ('hello')", Postgres, Some("low"), Smart, Auto, Unknown),
+    // llm low cannot auto-run a write: only recognised read-only statements run without a click
+    ("INSERT INTO audit(msg) VALUES ('hello')", Postgres, Some("low"), Smart, Confirm, Destructive),
     // destructive floor: llm low cannot auto-run DROP
     ("DROP TABLE users", Postgres, Some("low"), Smart, Confirm, Destructive),
     // destructive floor: TRUNCATE
@@ -453,14 +453,18 @@ fn side_effect_functions_anywhere_in_a_query() {
             (
                 "SELECT query_to_xml('delete from t returning 1', true, true, '')",
                 Postgres,
-                Unknown,
+                Destructive,
             ),
-            ("SELECT * FROM pg_ls_dir('.')", Postgres, Unknown),
-            ("SELECT lo_get(lo_import('/etc/passwd'))", Postgres, Unknown),
+            ("SELECT * FROM pg_ls_dir('.')", Postgres, Destructive),
+            (
+                "SELECT lo_get(lo_import('/etc/passwd'))",
+                Postgres,
+                Destructive,
+            ),
             (
                 "SELECT * FROM dblink_connect('dbname=prod')",
                 Postgres,
-                Unknown,
+                Destructive,
             ),
             ("SELECT GET_LOCK('a', 10)", Mysql, Unknown),
             ("SELECT RELEASE_LOCK('a')", Mysql, Unknown),
@@ -476,7 +480,7 @@ fn side_effect_functions_anywhere_in_a_query() {
                 Unknown,
             ),
             ("SELECT SETVAL(s, 10)", Mysql, Unknown),
-            ("SELECT readfile('/etc/passwd')", Sqlite, Unknown),
+            ("SELECT readfile('/etc/passwd')", Sqlite, Destructive),
             // `:=` assigns a MySQL user variable from inside a SELECT.
             ("SELECT @a := 1", Mysql, Unknown),
             // Ordinary built-ins and table functions are fine.
@@ -555,7 +559,7 @@ fn destructive_functions_anywhere_in_a_query() {
             ),
             // CALL holds a function, not an expression.
             ("CALL pg_terminate_backend(1)", Postgres, Destructive),
-            ("CALL sp_cleanup()", Mysql, Unknown),
+            ("CALL sp_cleanup()", Mysql, Destructive),
         ],
         &no_rules(),
     );
@@ -583,7 +587,7 @@ fn data_modifying_statements_nested_at_any_depth() {
             (
                 "WITH a AS (SELECT 1), b AS (INSERT INTO t VALUES (1) RETURNING 1) SELECT * FROM a",
                 Postgres,
-                Unknown,
+                Destructive,
             ),
             ("WITH s AS (SELECT 1) DELETE FROM t", Postgres, Destructive),
             (
@@ -594,7 +598,7 @@ fn data_modifying_statements_nested_at_any_depth() {
             (
                 "WITH s AS (SELECT 1) INSERT INTO t SELECT * FROM s",
                 Postgres,
-                Unknown,
+                Destructive,
             ),
             (
                 "WITH s AS (SELECT 1) REPLACE INTO t SELECT * FROM s",
@@ -624,7 +628,7 @@ fn select_into_and_locks_anywhere() {
             // FIXME: sqlparser 0.63 cannot parse FOR NO KEY UPDATE, so the unparsed-text scan
             // sees the word UPDATE and over-rates a row lock as destructive.
             ("SELECT * FROM t FOR NO KEY UPDATE", Postgres, Destructive),
-            ("SELECT * FROM t FOR KEY SHARE", Postgres, Unknown),
+            ("SELECT * FROM t FOR KEY SHARE", Postgres, Destructive),
             (
                 "SELECT * FROM (SELECT * FROM t FOR UPDATE) s",
                 Postgres,
@@ -684,7 +688,7 @@ fn explain_runs_its_statement_only_with_analyze() {
             (
                 "EXPLAIN (ANALYZE) INSERT INTO t VALUES (1)",
                 Postgres,
-                Unknown,
+                Destructive,
             ),
             ("EXPLAIN ANALYZE SELECT pg_sleep(1)", Postgres, Unknown),
             (
@@ -771,39 +775,39 @@ fn statement_kinds() {
             (
                 "INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING",
                 Postgres,
-                Unknown,
+                Destructive,
             ),
-            ("INSERT OR IGNORE INTO t VALUES (1)", Sqlite, Unknown),
-            ("CREATE INDEX i ON t (x)", Postgres, Unknown),
-            ("CREATE ROLE r", Postgres, Unknown),
-            ("CREATE TABLE IF NOT EXISTS t (x int)", Sqlite, Unknown),
-            ("CREATE VIEW v AS SELECT 1", Mysql, Unknown),
-            ("COPY t FROM STDIN", Postgres, Unknown),
-            ("COPY t FROM '/etc/passwd'", Postgres, Unknown),
+            ("INSERT OR IGNORE INTO t VALUES (1)", Sqlite, Destructive),
+            ("CREATE INDEX i ON t (x)", Postgres, Destructive),
+            ("CREATE ROLE r", Postgres, Destructive),
+            ("CREATE TABLE IF NOT EXISTS t (x int)", Sqlite, Destructive),
+            ("CREATE VIEW v AS SELECT 1", Mysql, Destructive),
+            ("COPY t FROM STDIN", Postgres, Destructive),
+            ("COPY t FROM '/etc/passwd'", Postgres, Destructive),
             (
                 "LOCK TABLE users IN ACCESS EXCLUSIVE MODE",
                 Postgres,
-                Unknown,
+                Destructive,
             ),
-            ("LOCK TABLES users WRITE", Mysql, Unknown),
-            ("UNLOCK TABLES", Mysql, Unknown),
-            ("USE other", Mysql, Unknown),
-            ("DISCARD ALL", Postgres, Unknown),
-            ("START TRANSACTION READ WRITE", Mysql, Unknown),
-            ("COMMIT", Sqlite, Unknown),
-            ("ROLLBACK TO SAVEPOINT a", Postgres, Unknown),
-            ("RELEASE SAVEPOINT a", Sqlite, Unknown),
-            ("SET LOCAL statement_timeout = 0", Postgres, Unknown),
-            ("SET NAMES utf8mb4", Mysql, Unknown),
-            ("ANALYZE", Sqlite, Unknown),
-            ("ANALYZE TABLE t", Mysql, Unknown),
-            ("VACUUM FULL t", Postgres, Unknown),
-            ("UNLISTEN *", Postgres, Unknown),
-            ("FETCH NEXT FROM c", Postgres, Unknown),
-            ("CLOSE c", Postgres, Unknown),
-            ("DEALLOCATE p", Postgres, Unknown),
-            ("COMMENT ON TABLE t IS 'x'", Postgres, Unknown),
-            ("ATTACH DATABASE ':memory:' AS m", Sqlite, Unknown),
+            ("LOCK TABLES users WRITE", Mysql, Destructive),
+            ("UNLOCK TABLES", Mysql, Destructive),
+            ("USE other", Mysql, Destructive),
+            ("DISCARD ALL", Postgres, Destructive),
+            ("START TRANSACTION READ WRITE", Mysql, Destructive),
+            ("COMMIT", Sqlite, Destructive),
+            ("ROLLBACK TO SAVEPOINT a", Postgres, Destructive),
+            ("RELEASE SAVEPOINT a", Sqlite, Destructive),
+            ("SET LOCAL statement_timeout = 0", Postgres, Destructive),
+            ("SET NAMES utf8mb4", Mysql, Destructive),
+            ("ANALYZE", Sqlite, Destructive),
+            ("ANALYZE TABLE t", Mysql, Destructive),
+            ("VACUUM FULL t", Postgres, Destructive),
+            ("UNLISTEN *", Postgres, Destructive),
+            ("FETCH NEXT FROM c", Postgres, Destructive),
+            ("CLOSE c", Postgres, Destructive),
+            ("DEALLOCATE p", Postgres, Destructive),
+            ("COMMENT ON TABLE t IS 'x'", Postgres, Destructive),
+            ("ATTACH DATABASE ':memory:' AS m", Sqlite, Destructive),
             // Safe: reads of data, settings and metadata.
             ("SHOW VARIABLES LIKE 'x%'", Mysql, Safe),
             ("SHOW INDEX FROM users", Mysql, Safe),
@@ -879,8 +883,8 @@ fn sqlite_pragmas() {
                 Sqlite,
                 Destructive,
             ),
-            ("PRAGMA table_info(users); SELECT 1", Sqlite, Unknown),
-            ("PRAGMA table_info(users, other)", Sqlite, Unknown),
+            ("PRAGMA table_info(users); SELECT 1", Sqlite, Destructive),
+            ("PRAGMA table_info(users, other)", Sqlite, Destructive),
             // PRAGMA is SQLite's.
             ("PRAGMA user_version", Postgres, Unknown),
             ("PRAGMA table_info(users)", Mysql, Unknown),
@@ -896,10 +900,10 @@ fn table_statement() {
             ("TABLE public.users", Postgres, Safe),
             ("TABLE \"Users\";", Postgres, Safe),
             ("TABLE shop.orders", Mysql, Safe),
-            ("TABLE users", Sqlite, Unknown),
+            ("TABLE users", Sqlite, Destructive),
             ("TABLE users; DROP TABLE users", Postgres, Destructive),
-            ("TABLE users ORDER BY 1", Postgres, Unknown),
-            ("TABLE", Postgres, Unknown),
+            ("TABLE users ORDER BY 1", Postgres, Destructive),
+            ("TABLE", Postgres, Destructive),
         ],
         &no_rules(),
     );
@@ -909,14 +913,14 @@ fn table_statement() {
 fn several_statements_are_never_safe() {
     check(
         &[
-            ("SELECT 1; SELECT 2", Postgres, Unknown),
-            ("SHOW TABLES; SHOW DATABASES", Mysql, Unknown),
+            ("SELECT 1; SELECT 2", Postgres, Destructive),
+            ("SHOW TABLES; SHOW DATABASES", Mysql, Destructive),
             (
                 "SELECT 1; SELECT pg_terminate_backend(1)",
                 Postgres,
                 Destructive,
             ),
-            ("SELECT 1; INSERT INTO t VALUES (1)", Sqlite, Unknown),
+            ("SELECT 1; INSERT INTO t VALUES (1)", Sqlite, Destructive),
             (
                 "SELECT 1; UPDATE t SET x = 1; SELECT 2",
                 Sqlite,
@@ -1024,7 +1028,11 @@ fn unparseable_text_is_never_safe_and_destructive_when_it_says_so() {
                 Postgres,
                 Destructive,
             ),
-            ("DO $$ BEGIN RAISE NOTICE 'hi'; END $$", Postgres, Unknown),
+            (
+                "DO $$ BEGIN RAISE NOTICE 'hi'; END $$",
+                Postgres,
+                Destructive,
+            ),
             (
                 "CREATE OR REPLACE RULE r AS ON SELECT TO t DO INSTEAD SELECT 1",
                 Postgres,
@@ -1051,29 +1059,29 @@ fn unparseable_text_is_never_safe_and_destructive_when_it_says_so() {
                 Sqlite,
                 Destructive,
             ),
-            ("SELECT 'unterminated", Sqlite, Unknown),
-            ("CHECKPOINT", Postgres, Unknown),
+            ("SELECT 'unterminated", Sqlite, Destructive),
+            ("CHECKPOINT", Postgres, Destructive),
             (
                 "REFRESH MATERIALIZED VIEW CONCURRENTLY mv",
                 Postgres,
-                Unknown,
+                Destructive,
             ),
-            ("SELECT * FROM t INTO DUMPFILE '/tmp/x'", Mysql, Unknown),
-            ("HANDLER t OPEN", Mysql, Unknown),
-            ("DETACH DATABASE o", Sqlite, Unknown),
-            ("REINDEX users", Sqlite, Unknown),
+            ("SELECT * FROM t INTO DUMPFILE '/tmp/x'", Mysql, Destructive),
+            ("HANDLER t OPEN", Mysql, Destructive),
+            ("DETACH DATABASE o", Sqlite, Destructive),
+            ("REINDEX users", Sqlite, Destructive),
             // Invisible and lookalike characters: never safe, destructive when a keyword shows.
-            ("\u{feff}SELECT 1", Postgres, Unknown),
+            ("\u{feff}SELECT 1", Postgres, Destructive),
             ("\u{feff}DELETE FROM users", Postgres, Destructive),
             ("\u{200b}DROP TABLE users", Sqlite, Destructive),
             ("DELETE\u{a0}FROM users", Postgres, Destructive),
-            ("SELECT\u{2060}1", Mysql, Unknown),
+            ("SELECT\u{2060}1", Mysql, Destructive),
             (
                 "\u{ff24}\u{ff25}\u{ff2c}\u{ff25}\u{ff34}\u{ff25} FROM users",
                 Postgres,
-                Unknown,
+                Destructive,
             ),
-            ("SEL\u{0415}CT 1", Sqlite, Unknown),
+            ("SEL\u{0415}CT 1", Sqlite, Destructive),
             ("SELECT 1\0; DELETE FROM users", Sqlite, Destructive),
         ],
         &no_rules(),
@@ -1180,26 +1188,34 @@ fn deep_or_long_input_stays_on_a_small_stack() {
             Postgres,
             Safe,
         ),
-        (long_chain(" OR sleep(1)", MAX_TOKENS / 5), Mysql, Unknown),
+        (
+            long_chain(" OR sleep(1)", MAX_TOKENS / 5),
+            Mysql,
+            Destructive,
+        ),
         // Parsed until the parser's own recursion limit.
         (
             format!("SELECT {}1{}", "(".repeat(1_000), ")".repeat(1_000)),
             Postgres,
-            Unknown,
+            Destructive,
         ),
         (
             format!("SELECT {}1{}", "(SELECT ".repeat(1_000), ")".repeat(1_000)),
             Sqlite,
-            Unknown,
+            Destructive,
         ),
-        (format!("SELECT {}1", "- ".repeat(1_500)), Mysql, Unknown),
+        (
+            format!("SELECT {}1", "- ".repeat(1_500)),
+            Mysql,
+            Destructive,
+        ),
         // Over the token limit: scanned, not parsed.
-        (long_chain(" + 1", 200_000), Postgres, Unknown),
-        (long_chain(" UNION SELECT 1", 50_000), Sqlite, Unknown),
+        (long_chain(" + 1", 200_000), Postgres, Destructive),
+        (long_chain(" UNION SELECT 1", 50_000), Sqlite, Destructive),
         (
             format!("SELECT {}1{}", "(".repeat(100_000), ")".repeat(100_000)),
             Mysql,
-            Unknown,
+            Destructive,
         ),
         (
             format!(
@@ -1293,7 +1309,8 @@ fn deny_names_forbid_any_reference() {
             ("SELECT * FROM secrets_archive", Postgres, Safe),
             ("SELECT secrets FROM t", Postgres, Safe),
             ("SELECT 'secrets' FROM t", Postgres, Safe),
-            ("SELECT secret_fn_v2()", Postgres, Safe),
+            // Not denied, but not a built-in either.
+            ("SELECT secret_fn_v2()", Postgres, Unknown),
         ],
         &rules,
     );
@@ -1388,7 +1405,7 @@ fn text_after_an_end_the_parser_stopped_at_is_never_ignored() {
                 ("SELECT 1 end; DROP TABLE t", dialect, Destructive),
                 ("SELECT''end\n; DROP TABLE t", dialect, Destructive),
                 ("SELECT 1 END DELETE FROM t", dialect, Destructive),
-                ("SELECT 1 end", dialect, Unknown),
+                ("SELECT 1 end", dialect, Destructive),
                 ("SELECT 1 AS \"end\"", dialect, Safe),
             ],
             &no_rules(),

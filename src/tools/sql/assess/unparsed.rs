@@ -1,11 +1,12 @@
 //! Judging SQL that sqlparser could not read, or that is too long to read safely.
 //!
-//! Such text is never safe, with two narrow exceptions recognised on the token stream (never
-//! on the raw text): `TABLE [schema.]name` and SQLite's read-only `PRAGMA` forms, which
-//! sqlparser 0.63 does not parse. Otherwise the question is only whether it is destructive:
-//! the tokens are scanned for destructive keywords and functions outside strings and
+//! Such text is never safe and, since nothing in it can be vouched for, it is held at the
+//! destructive floor: the model's `low` cannot run it, only a person can. There are two
+//! narrow exceptions, recognised on the token stream (never on the raw text): `TABLE
+//! [schema.]name` and SQLite's read-only `PRAGMA` forms, which sqlparser 0.63 does not parse.
+//! The tokens are still scanned for destructive keywords and functions outside strings and
 //! comments, and inside dollar-quoted bodies (PostgreSQL `DO $$ ... $$`), whose strings are
-//! scanned too because PL/pgSQL can `EXECUTE` them.
+//! scanned too because PL/pgSQL can `EXECUTE` them, so the reason names what was found.
 
 use sqlparser::dialect::Dialect;
 use sqlparser::parser::ParserError;
@@ -14,7 +15,7 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, TokenizerError};
 use crate::core::risk::Assessment;
 use crate::core::tools::SqlDialect;
 
-use super::functions::{FunctionRisk, function_risk};
+use super::functions::{FunctionRisk, side_effect};
 use super::pragma::{PragmaArgument, assess_pragma};
 use super::{MAX_TOKENS, SqlRules};
 
@@ -113,7 +114,12 @@ impl Findings {
             Some(what) => Assessment::Destructive(format!(
                 "{context}, and it contains {what}, which is destructive if it runs"
             )),
-            None => Assessment::Unknown(format!("{context}; a person must look at it")),
+            // What the check cannot read, it cannot vouch for, and neither can the model's
+            // `low`: a `DO` block, `SHUTDOWN` or a statement hidden in odd syntax would run
+            // unseen. So it is held at the floor: only a person can let it run.
+            None => Assessment::Destructive(format!(
+                "{context}, and text the check cannot read never runs without a person's confirmation"
+            )),
         }
     }
 
@@ -140,7 +146,7 @@ impl Findings {
             if called {
                 let lower = piece.to_lowercase();
                 if !rules.allows_function(&lower)
-                    && matches!(function_risk(&lower), FunctionRisk::Destructive(_))
+                    && matches!(side_effect(&lower, None), FunctionRisk::Destructive(_))
                 {
                     self.destructive = Some(format!("a call to {lower}()"));
                     return;

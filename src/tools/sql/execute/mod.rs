@@ -85,6 +85,12 @@ pub(crate) struct Limits {
     pub row_limit: usize,
     pub statement_timeout: Duration,
     pub connect_timeout: Duration,
+    /// Bytes one value may take as the engine sends it (`sql.max_value_bytes`).
+    pub max_value_bytes: usize,
+    /// Bytes the kept rows may take together (`sql.max_result_bytes`).
+    pub max_result_bytes: usize,
+    /// Characters of an engine's error text kept (`sql.max_error_chars`).
+    pub max_error_chars: usize,
 }
 
 impl Limits {
@@ -93,6 +99,9 @@ impl Limits {
             row_limit: usize::try_from(settings.sql.row_limit).unwrap_or(usize::MAX),
             statement_timeout: Duration::from_millis(settings.sql.statement_timeout_ms),
             connect_timeout: Duration::from_millis(settings.sql.connect_timeout_ms),
+            max_value_bytes: usize::try_from(settings.sql.max_value_bytes).unwrap_or(usize::MAX),
+            max_result_bytes: usize::try_from(settings.sql.max_result_bytes).unwrap_or(usize::MAX),
+            max_error_chars: usize::try_from(settings.sql.max_error_chars).unwrap_or(usize::MAX),
         }
     }
 }
@@ -111,9 +120,24 @@ struct Target {
     name: String,
     /// The URL with its password replaced, for messages.
     shown_url: String,
-    /// The password as written and as percent-decoded, never to appear in a message.
+    /// The passwords (of both URLs) as written and as percent-decoded, never to appear in a
+    /// message.
     secrets: Vec<SecretString>,
+    /// How confirmed statements connect (`url`).
     engine: Engine,
+    /// How statements that run without a click connect, when `readonly_url` is set.
+    auto: Option<AutoAccount>,
+    /// The operator lets auto runs use a privileged account (`allow_privileged_auto`).
+    allow_privileged_auto: bool,
+    /// What the privilege check found about the auto account (empty: nothing), once it ran.
+    privileges: tokio::sync::OnceCell<Vec<String>>,
+}
+
+/// The least-privilege account of `readonly_url`.
+#[derive(Debug)]
+struct AutoAccount {
+    engine: Engine,
+    shown_url: String,
 }
 
 /// The engine behind a target, with what it takes to connect.
@@ -144,32 +168,32 @@ impl Target {
     fn from_settings(db: &DatabaseSettings) -> Option<Self> {
         let url = db.url.expose_secret();
         let dialect = db.dialect().ok()?;
-        let parsed = match dialect {
-            SqlDialect::Postgres => PgConnectOptions::from_str(url).map(Engine::Postgres),
-            SqlDialect::Mysql => {
-                // sqlx knows only `mysql://`; MariaDB speaks the same protocol.
-                let url = match url.split_once("://") {
-                    Some((scheme, rest)) if scheme.eq_ignore_ascii_case("mariadb") => {
-                        format!("mysql://{rest}")
-                    }
-                    _ => url.to_owned(),
-                };
-                MySqlConnectOptions::from_str(&url).map(Engine::Mysql)
+        let mut secrets = secrets_of(url);
+        let auto = db.readonly_url.as_ref().map(|readonly| {
+            let readonly = readonly.expose_secret();
+            secrets.extend(secrets_of(readonly));
+            AutoAccount {
+                engine: engine_of(readonly, dialect, &secrets),
+                shown_url: redact_password(readonly),
             }
-            SqlDialect::Sqlite => SqliteConnectOptions::from_str(url)
-                .map(|options| Engine::Sqlite(sqlite::SqliteTarget::new(options, None))),
-        };
-        let secrets = secrets_of(url);
-        let engine = parsed.unwrap_or_else(|e| Engine::Unusable {
-            dialect,
-            problem: scrub(&e.to_string(), &secrets),
         });
         Some(Self {
             name: db.name.clone(),
             shown_url: redact_password(url),
+            engine: engine_of(url, dialect, &secrets),
             secrets,
-            engine,
+            auto,
+            allow_privileged_auto: db.allow_privileged_auto,
+            privileges: tokio::sync::OnceCell::new(),
         })
+    }
+
+    /// The engine (and its URL for messages) a call with `access` connects through.
+    fn engine_for(&self, access: Access) -> (&Engine, &str) {
+        match (&self.auto, access) {
+            (Some(auto), Access::ReadOnly) => (&auto.engine, &auto.shown_url),
+            _ => (&self.engine, &self.shown_url),
+        }
     }
 
     fn demo(workspace: PathBuf) -> Self {
@@ -180,8 +204,34 @@ impl Target {
             shown_url: format!("sqlite:{}", path.display()),
             secrets: Vec::new(),
             engine: Engine::Sqlite(sqlite::SqliteTarget::new(options, Some(path))),
+            auto: None,
+            allow_privileged_auto: false,
+            privileges: tokio::sync::OnceCell::new(),
         }
     }
+}
+
+/// Connection options for one URL of a target.
+fn engine_of(url: &str, dialect: SqlDialect, secrets: &[SecretString]) -> Engine {
+    let parsed = match dialect {
+        SqlDialect::Postgres => PgConnectOptions::from_str(url).map(Engine::Postgres),
+        SqlDialect::Mysql => {
+            // sqlx knows only `mysql://`; MariaDB speaks the same protocol.
+            let url = match url.split_once("://") {
+                Some((scheme, rest)) if scheme.eq_ignore_ascii_case("mariadb") => {
+                    format!("mysql://{rest}")
+                }
+                _ => url.to_owned(),
+            };
+            MySqlConnectOptions::from_str(&url).map(Engine::Mysql)
+        }
+        SqlDialect::Sqlite => SqliteConnectOptions::from_str(url)
+            .map(|options| Engine::Sqlite(sqlite::SqliteTarget::new(options, None))),
+    };
+    parsed.unwrap_or_else(|e| Engine::Unusable {
+        dialect,
+        problem: scrub(&e.to_string(), secrets),
+    })
 }
 
 /// The password of a URL, as written and percent-decoded.
@@ -254,6 +304,9 @@ pub(crate) enum SqlError {
     /// Preparing the database itself failed (creating the demo database).
     #[error("{0}")]
     Setup(String),
+    /// A value or the result was larger than the settings allow; reading stopped there.
+    #[error("too large: {0}")]
+    TooLarge(String),
 }
 
 impl SqlError {
@@ -263,6 +316,37 @@ impl SqlError {
             missing_object: false,
         }
     }
+
+    /// The same error with every engine text cut to `max` characters, before it is logged
+    /// or shown anywhere: an engine may echo a huge value in its message.
+    fn capped(self, max: usize) -> Self {
+        let cut = |text: String| cap_chars(text, max);
+        match self {
+            Self::Connect(m) => Self::Connect(cut(m)),
+            Self::ReadOnly(m) => Self::ReadOnly(cut(m)),
+            Self::Lock(m) => Self::Lock(cut(m)),
+            Self::Engine {
+                message,
+                missing_object,
+            } => Self::Engine {
+                message: cut(message),
+                missing_object,
+            },
+            Self::Setup(m) => Self::Setup(cut(m)),
+            Self::TooLarge(m) => Self::TooLarge(cut(m)),
+            other => other,
+        }
+    }
+}
+
+/// `text` cut to `max` characters, with a note of how much was cut.
+fn cap_chars(mut text: String, max: usize) -> String {
+    if let Some((cut, _)) = text.char_indices().nth(max) {
+        let more = text.len() - cut;
+        text.truncate(cut);
+        text.push_str(&format!("… ({more} more bytes of the message cut)"));
+    }
+    text
 }
 
 /// What a call fetched, before rendering.
@@ -276,6 +360,9 @@ pub(crate) struct Fetched {
     pub rows_affected: u64,
     /// The row limit cut the stream: the connection must not be reused.
     pub cut: bool,
+    /// A value or the kept rows went past the byte limits: reading stopped, and the call
+    /// fails with this description.
+    pub too_large: Option<String>,
 }
 
 /// When [`collect`] stops reading.
@@ -288,19 +375,27 @@ pub(crate) enum Fetch {
     ToEnd,
 }
 
+/// The byte sizes of one row's values as the engine sent them: the largest and the sum.
+pub(crate) type RowSizes<R> = fn(&R) -> (usize, usize);
+
 /// Reads a statement's results: rows (decoded while within `row_limit`) and the engine's
-/// counts.
+/// counts. Every row's values are measured as it arrives: a value over
+/// `limits.max_value_bytes`, or kept rows over `limits.max_result_bytes` together, stop the
+/// reading at once (`too_large`), so at most one row more than the cap is ever held.
 pub(crate) async fn collect<Q, R: sqlx::Row>(
     mut stream: BoxStream<'_, Result<Either<Q, R>, sqlx::Error>>,
-    row_limit: usize,
+    limits: &Limits,
     fetch: Fetch,
     decode: impl Fn(&R) -> Vec<Cell>,
+    sizes: RowSizes<R>,
     rows_affected: impl Fn(&Q) -> u64,
 ) -> Result<Fetched, sqlx::Error> {
+    let row_limit = limits.row_limit;
     let mut columns = None;
     let mut rows = Vec::new();
     let mut seen: u64 = 0;
     let mut affected: u64 = 0;
+    let mut kept_bytes: usize = 0;
     while let Some(item) = stream.next().await {
         match item? {
             Either::Left(done) => affected = affected.saturating_add(rows_affected(&done)),
@@ -309,7 +404,34 @@ pub(crate) async fn collect<Q, R: sqlx::Row>(
                 if columns.is_none() {
                     columns = Some(row.columns().iter().map(|c| c.name().to_owned()).collect());
                 }
+                let (largest, total) = sizes(&row);
+                let too_large = if largest > limits.max_value_bytes {
+                    Some(format!(
+                        "row {seen} holds a value of {largest} bytes, more than the {} bytes sql.max_value_bytes allows",
+                        limits.max_value_bytes
+                    ))
+                } else if rows.len() < row_limit
+                    && kept_bytes.saturating_add(total) > limits.max_result_bytes
+                {
+                    Some(format!(
+                        "the rows up to row {seen} take more than the {} bytes sql.max_result_bytes allows",
+                        limits.max_result_bytes
+                    ))
+                } else {
+                    None
+                };
+                if too_large.is_some() {
+                    return Ok(Fetched {
+                        columns,
+                        rows,
+                        count: RowCount::MoreThanKept,
+                        rows_affected: affected,
+                        cut: true,
+                        too_large,
+                    });
+                }
                 if rows.len() < row_limit {
+                    kept_bytes = kept_bytes.saturating_add(total);
                     rows.push(decode(&row));
                 } else if fetch == Fetch::UpToLimit {
                     return Ok(Fetched {
@@ -318,6 +440,7 @@ pub(crate) async fn collect<Q, R: sqlx::Row>(
                         count: RowCount::MoreThanKept,
                         rows_affected: affected,
                         cut: true,
+                        too_large: None,
                     });
                 }
             }
@@ -329,6 +452,7 @@ pub(crate) async fn collect<Q, R: sqlx::Row>(
         count: RowCount::Exact(seen),
         rows_affected: affected,
         cut: false,
+        too_large: None,
     })
 }
 
@@ -431,8 +555,12 @@ impl SqlExecutor {
                 "the sql contains a NUL character, which no engine accepts; remove it".to_owned(),
             ));
         }
+        if access == Access::ReadOnly {
+            self.check_auto_account(target).await?;
+        }
         let backstop = self.limits.statement_timeout + self.limits.connect_timeout + BACKSTOP_GRACE;
-        let result = match &target.engine {
+        let (engine, _) = target.engine_for(access);
+        let result = match engine {
             Engine::Postgres(options) => {
                 within(backstop, postgres::run(options, sql, access, &self.limits)).await
             }
@@ -447,10 +575,58 @@ impl SqlExecutor {
         match result {
             Ok(result) => Ok(render(&result, self.budget)),
             Err(error) => {
+                let error = error.capped(self.limits.max_error_chars);
                 tracing::info!(%error, %access, "statement failed");
                 Err(explain(error, target, access, &self.limits))
             }
         }
+    }
+
+    /// Refuses an auto run when the account it would use is privileged (a PostgreSQL
+    /// superuser or member of the server-file and program roles, a MySQL account with SUPER,
+    /// FILE and the like): such an account reads server files, runs programs or ends other
+    /// sessions whatever the read-only transaction says. Checked once per target, on the
+    /// first auto run; a failed check is not remembered, so the next call tries again.
+    async fn check_auto_account(&self, target: &Target) -> Result<(), ToolError> {
+        if target.allow_privileged_auto {
+            return Ok(());
+        }
+        let (engine, shown_url) = target.engine_for(Access::ReadOnly);
+        let backstop = self.limits.statement_timeout + self.limits.connect_timeout + BACKSTOP_GRACE;
+        let findings = target
+            .privileges
+            .get_or_try_init(|| async {
+                let probed = match engine {
+                    Engine::Postgres(options) => {
+                        within(backstop, postgres::privileges(options, &self.limits)).await
+                    }
+                    Engine::Mysql(options) => {
+                        within(backstop, mysql::privileges(options, &self.limits)).await
+                    }
+                    // SQLite runs in this process: auto runs open the file read-only, with
+                    // query_only and a read-only authorizer; there is no account to check.
+                    Engine::Sqlite(_) | Engine::Unusable { .. } => Ok(Vec::new()),
+                };
+                probed.map_err(|error| {
+                    explain(
+                        error.capped(self.limits.max_error_chars),
+                        target,
+                        Access::ReadOnly,
+                        &self.limits,
+                    )
+                })
+            })
+            .await?;
+        if findings.is_empty() {
+            return Ok(());
+        }
+        let dialect = engine.dialect();
+        tracing::warn!(database = %target.name, findings = %findings.join("; "), "auto SQL refused: the read-only account is privileged");
+        Err(ToolError::Refused(format!(
+            "nothing was run: statements on database {:?} ({dialect}) that nobody confirms use the account of {shown_url}, and that account is privileged ({}), so the read-only transaction would not hold it. Ask with risk_level \"medium\" so a person can confirm the statement; to let reads run without a click, the operator gives this database a least-privilege readonly_url (see deploy/OPERATOR.md)",
+            target.name,
+            findings.join("; ")
+        )))
     }
 }
 
@@ -479,12 +655,12 @@ fn explain(error: SqlError, target: &Target, access: Access, limits: &Limits) ->
     match error {
         SqlError::Connect(message) => ToolError::Failed(format!(
             "could not connect to {on} at {}: {}. The database may be down or its settings wrong; tell the user, since retrying will not help until that is fixed",
-            target.shown_url,
+            target.engine_for(access).1,
             clean(&message)
         )),
         SqlError::ConnectTimeout(limit) => ToolError::Failed(format!(
             "could not connect to {on} at {} within {}; it may be down or unreachable. Tell the user, or try again later",
-            target.shown_url,
+            target.engine_for(access).1,
             crate::core::tools::format_duration(limit)
         )),
         SqlError::SeveralStatements => ToolError::Refused(format!(
@@ -540,6 +716,14 @@ fn explain(error: SqlError, target: &Target, access: Access, limits: &Limits) ->
             "could not prepare {on}: {}. Tell the user",
             clean(&message)
         )),
+        SqlError::TooLarge(what) => ToolError::Failed(format!(
+            "the result from {on} is too large: {}; reading stopped there and {}. Select less: fewer rows (LIMIT), fewer columns, or part of a long value (substr(col, 1, 1000), length(col))",
+            clean(&what),
+            match access {
+                Access::ReadOnly => "nothing was changed",
+                Access::ReadWrite => "the transaction was rolled back, so nothing was changed",
+            }
+        )),
     }
 }
 
@@ -549,10 +733,7 @@ mod tests {
 
     #[test]
     fn passwords_never_reach_a_message() {
-        let db = DatabaseSettings {
-            name: "shop".into(),
-            url: SecretString::from("postgres://app:s3cr%40t@127.0.0.1:1/shop"),
-        };
+        let db = DatabaseSettings::new("shop", "postgres://app:s3cr%40t@127.0.0.1:1/shop");
         let target = Target::from_settings(&db).expect("target");
         assert_eq!(target.shown_url, "postgres://app:redacted@127.0.0.1:1/shop");
         let error = explain(
@@ -571,10 +752,7 @@ mod tests {
 
     #[test]
     fn mariadb_urls_are_mysql_urls() {
-        let db = DatabaseSettings {
-            name: "m".into(),
-            url: SecretString::from("mariadb://root@127.0.0.1:3306/test"),
-        };
+        let db = DatabaseSettings::new("m", "mariadb://root@127.0.0.1:3306/test");
         let target = Target::from_settings(&db).expect("target");
         assert!(
             matches!(target.engine, Engine::Mysql(_)),

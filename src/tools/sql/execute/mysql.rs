@@ -17,8 +17,10 @@
 
 use std::fmt::Write as _;
 
-use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlDatabaseError, MySqlQueryResult};
-use sqlx::{AssertSqlSafe, Column, Connection, Executor, Row, SqlSafeStr, Statement};
+use sqlx::mysql::{
+    MySql, MySqlConnectOptions, MySqlConnection, MySqlDatabaseError, MySqlQueryResult, MySqlRow,
+};
+use sqlx::{AssertSqlSafe, Column, Connection, Decode, Executor, Row, SqlSafeStr, Statement};
 
 use super::{Access, Fetch, Limits, SqlError, collect, connect, result_set};
 use crate::tools::sql::render::ResultSet;
@@ -102,12 +104,16 @@ async fn run_on(
             let columns = column_names(&statement);
             let fetched = collect(
                 (&mut *conn).fetch_many(statement.query()),
-                limits.row_limit,
+                limits,
                 Fetch::UpToLimit,
                 value::mysql_row,
+                row_sizes,
                 MySqlQueryResult::rows_affected,
             )
             .await?;
+            if let Some(what) = fetched.too_large {
+                return Err(sqlx::Error::Protocol(format!("{TOO_LARGE}{what}")));
+            }
             let cut = fetched.cut;
             Ok((result_set(columns, fetched, false), cut))
         }
@@ -117,18 +123,100 @@ async fn run_on(
             let columns = column_names(&statement);
             let fetched = collect(
                 (&mut *tx).fetch_many(statement.query()),
-                limits.row_limit,
+                limits,
                 Fetch::ToEnd,
                 value::mysql_row,
+                row_sizes,
                 MySqlQueryResult::rows_affected,
             )
             .await?;
+            if let Some(what) = fetched.too_large {
+                // Not committed: the connection is shut, which rolls back.
+                return Err(sqlx::Error::Protocol(format!("{TOO_LARGE}{what}")));
+            }
             tx.commit().await?;
             // MySQL reports 0 affected rows for a plain SELECT, so a count means a write.
             let report = columns.is_empty() || fetched.rows_affected > 0;
             Ok((result_set(columns, fetched, report), false))
         }
     }
+}
+
+/// Marks the error `run_on` returns when a value or the result was too large.
+const TOO_LARGE: &str = "riskgate: too large: ";
+
+/// The sizes of a row's values as the server sent them.
+fn row_sizes(row: &MySqlRow) -> (usize, usize) {
+    (0..row.len())
+        .map(|i| {
+            row.try_get_raw(i)
+                .ok()
+                .and_then(|value| <&[u8] as Decode<MySql>>::decode(value).ok())
+                .map_or(0, <[u8]>::len)
+        })
+        .fold((0, 0), |(largest, total), len| {
+            (largest.max(len), total.saturating_add(len))
+        })
+}
+
+/// Global privileges that make an account privileged for auto runs: they read or write
+/// server files, end other sessions, stop the server or step past `read_only`.
+const PRIVILEGED: &[&str] = &[
+    "ALL PRIVILEGES",
+    "SUPER",
+    "FILE",
+    "SHUTDOWN",
+    "CONNECTION ADMIN",
+    "CONNECTION_ADMIN",
+    "READ_ONLY ADMIN",
+    "SYSTEM_VARIABLES_ADMIN",
+    "BINLOG ADMIN",
+];
+
+/// What makes the account of `options` privileged for auto runs, from `SHOW GRANTS`:
+/// the global (`ON *.*`) privileges of [`PRIVILEGED`]. Empty when it has none of them.
+pub(super) async fn privileges(
+    options: &MySqlConnectOptions,
+    limits: &Limits,
+) -> Result<Vec<String>, SqlError> {
+    let mut conn = connect(
+        limits.connect_timeout,
+        MySqlConnection::connect_with(options),
+    )
+    .await?;
+    let probed = sqlx::raw_sql("SHOW GRANTS").fetch_all(&mut conn).await;
+    if let Err(error) = conn.close().await {
+        tracing::debug!(%error, "closing the connection failed");
+    }
+    let rows = probed.map_err(classify)?;
+    let grants: Vec<String> = rows
+        .iter()
+        .filter_map(|row| row.try_get::<String, _>(0).ok())
+        .collect();
+    Ok(privileged_grants(&grants))
+}
+
+/// The privileged global privileges named in `SHOW GRANTS` lines.
+fn privileged_grants(grants: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    for grant in grants {
+        let upper = grant.to_ascii_uppercase();
+        let Some(list) = upper
+            .strip_prefix("GRANT ")
+            .and_then(|rest| rest.split_once(" ON *.* TO "))
+            .map(|(list, _)| list)
+        else {
+            continue;
+        };
+        for privilege in list.split(',').map(str::trim) {
+            if PRIVILEGED.contains(&privilege)
+                && !found.iter().any(|f: &String| f.contains(privilege))
+            {
+                found.push(format!("it has the global {privilege} privilege"));
+            }
+        }
+    }
+    found
 }
 
 fn column_names(statement: &sqlx::mysql::MySqlStatement) -> Vec<String> {
@@ -141,6 +229,11 @@ fn column_names(statement: &sqlx::mysql::MySqlStatement) -> Vec<String> {
 
 /// Sorts MySQL's and MariaDB's errors by error number.
 fn classify(error: sqlx::Error) -> SqlError {
+    if let sqlx::Error::Protocol(message) = &error
+        && let Some(what) = message.strip_prefix(TOO_LARGE)
+    {
+        return SqlError::TooLarge(what.to_owned());
+    }
     let sqlx::Error::Database(db) = &error else {
         return SqlError::engine(error.to_string());
     };
@@ -183,6 +276,9 @@ mod tests {
             row_limit: 1,
             statement_timeout: Duration::from_millis(300),
             connect_timeout: Duration::from_secs(1),
+            max_value_bytes: 1,
+            max_result_bytes: 1,
+            max_error_chars: 1,
         };
         assert_eq!(
             time_limit_statement("10.11.19-MariaDB-0+deb12u1", &limits),
@@ -192,5 +288,22 @@ mod tests {
             time_limit_statement("8.0.36", &limits),
             "SET SESSION max_execution_time = 300"
         );
+    }
+
+    #[test]
+    fn privileged_grants_are_found_in_show_grants() {
+        let lines = |l: &[&str]| l.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let root = privileged_grants(&lines(&[
+            "GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION",
+        ]));
+        assert_eq!(root, ["it has the global ALL PRIVILEGES privilege"]);
+        let file = privileged_grants(&lines(&["GRANT SELECT, FILE ON *.* TO `x`@`%`"]));
+        assert_eq!(file, ["it has the global FILE privilege"]);
+        let reader = privileged_grants(&lines(&[
+            "GRANT USAGE ON *.* TO `ro`@`%`",
+            "GRANT SELECT ON `shop`.* TO `ro`@`%`",
+            "GRANT ALL PRIVILEGES ON `scratch`.* TO `ro`@`%`",
+        ]));
+        assert!(reader.is_empty(), "{reader:?}");
     }
 }

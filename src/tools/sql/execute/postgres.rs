@@ -11,7 +11,7 @@
 //! a stream would leave PostgreSQL sending every remaining row, and a pooled connection would
 //! have to drain them first.
 
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgDatabaseError, PgQueryResult};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgDatabaseError, PgQueryResult, PgRow};
 use sqlx::{AssertSqlSafe, Column, Connection, Executor, Row, SqlSafeStr, Statement};
 
 use super::{Access, Fetch, Limits, SqlError, collect, connect, result_set};
@@ -38,6 +38,68 @@ pub(super) async fn run(
         tracing::debug!(%error, "closing the connection failed");
     }
     outcome.map(|(result, _)| result).map_err(classify)
+}
+
+/// Marks the error `run_on` returns when a value or the result was too large.
+const TOO_LARGE: &str = "riskgate: too large: ";
+
+/// The sizes of a row's values as PostgreSQL sent them.
+fn row_sizes(row: &PgRow) -> (usize, usize) {
+    (0..row.len())
+        .map(|i| {
+            row.try_get_raw(i)
+                .ok()
+                .and_then(|value| value.as_bytes().ok().map(<[u8]>::len))
+                .unwrap_or(0)
+        })
+        .fold((0, 0), |(largest, total), len| {
+            (largest.max(len), total.saturating_add(len))
+        })
+}
+
+/// What makes the account of `options` privileged for auto runs: a superuser, or a member
+/// of a role that reads or writes server files, runs server programs or signals other
+/// sessions. Empty when it is none of these.
+pub(super) async fn privileges(
+    options: &PgConnectOptions,
+    limits: &Limits,
+) -> Result<Vec<String>, SqlError> {
+    let options = session_options(options, Access::ReadOnly, limits);
+    let mut conn = connect(limits.connect_timeout, PgConnection::connect_with(&options)).await?;
+    let probed = sqlx::raw_sql(
+        "SELECT current_user::text, \
+                (SELECT rolsuper FROM pg_roles WHERE rolname = current_user), \
+                pg_has_role(current_user, 'pg_execute_server_program', 'USAGE'), \
+                pg_has_role(current_user, 'pg_read_server_files', 'USAGE'), \
+                pg_has_role(current_user, 'pg_write_server_files', 'USAGE'), \
+                pg_has_role(current_user, 'pg_signal_backend', 'USAGE')",
+    )
+    .fetch_one(&mut conn)
+    .await;
+    if let Err(error) = conn.close().await {
+        tracing::debug!(%error, "closing the connection failed");
+    }
+    let row = probed.map_err(classify)?;
+    let flag = |i: usize| {
+        row.try_get::<Option<bool>, _>(i)
+            .ok()
+            .flatten()
+            .unwrap_or(false)
+    };
+    let user: String = row.try_get(0).unwrap_or_default();
+    if flag(1) {
+        return Ok(vec![format!("role {user} is a superuser")]);
+    }
+    Ok([
+        (2, "pg_execute_server_program (runs programs on the server)"),
+        (3, "pg_read_server_files (reads server files)"),
+        (4, "pg_write_server_files (writes server files)"),
+        (5, "pg_signal_backend (ends other sessions)"),
+    ]
+    .into_iter()
+    .filter(|(i, _)| flag(*i))
+    .map(|(_, role)| format!("role {user} is a member of {role}"))
+    .collect())
 }
 
 /// How a statement's connection is left.
@@ -92,12 +154,17 @@ async fn run_on(
     };
     let fetched = collect(
         (&mut *tx).fetch_many(statement.query()),
-        limits.row_limit,
+        limits,
         fetch,
         value::postgres_row,
+        row_sizes,
         PgQueryResult::rows_affected,
     )
     .await?;
+    if let Some(what) = fetched.too_large {
+        // The connection is shut without reading on, which also rolls back.
+        return Err(sqlx::Error::Protocol(format!("{TOO_LARGE}{what}")));
+    }
     if fetched.cut {
         // Dropping the transaction queues a ROLLBACK that is never sent: the connection is
         // shut, which rolls back on the server.
@@ -127,6 +194,11 @@ async fn transaction_wrote(conn: &mut PgConnection) -> Result<bool, sqlx::Error>
 
 /// Sorts PostgreSQL's errors by SQLSTATE.
 fn classify(error: sqlx::Error) -> SqlError {
+    if let sqlx::Error::Protocol(message) = &error
+        && let Some(what) = message.strip_prefix(TOO_LARGE)
+    {
+        return SqlError::TooLarge(what.to_owned());
+    }
     let sqlx::Error::Database(db) = &error else {
         return SqlError::engine(error.to_string());
     };

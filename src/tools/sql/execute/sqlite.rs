@@ -157,9 +157,10 @@ impl SqliteTarget {
             reader
                 .conn
                 .fetch_many(sqlx::query(AssertSqlSafe(sql.to_owned()))),
-            limits.row_limit,
+            limits,
             Fetch::UpToLimit,
             value::sqlite_row,
+            no_sizes,
             SqliteQueryResult::rows_affected,
         )
         .await
@@ -198,6 +199,8 @@ impl SqliteTarget {
         let mut handle = conn.lock_handle().await.map_err(classify)?;
         let watched = Arc::clone(&deadline);
         handle.set_progress_handler(PROGRESS_OPS, move || !watched.passed());
+        // SAFETY: as below, the locked handle keeps sqlx's worker thread away.
+        unsafe { limit_length(handle.as_raw_handle().as_ptr(), limits) };
         // SAFETY: the locked handle guarantees that sqlx's worker thread makes no call on
         // this connection while we hold it; the callback is a plain function without state
         // (null user data), so nothing it uses can be freed before the connection.
@@ -247,18 +250,20 @@ async fn write_on(
 ) -> Result<ResultSet, SqlError> {
     let columns = statement_shape(conn, sql).await?;
     let deadline = Instant::now() + limits.statement_timeout;
-    conn.lock_handle()
-        .await
-        .map_err(classify)?
-        .set_progress_handler(PROGRESS_OPS, move || Instant::now() < deadline);
+    let mut handle = conn.lock_handle().await.map_err(classify)?;
+    handle.set_progress_handler(PROGRESS_OPS, move || Instant::now() < deadline);
+    // SAFETY: the locked handle keeps sqlx's worker thread away while the limit is set.
+    unsafe { limit_length(handle.as_raw_handle().as_ptr(), limits) };
+    drop(handle);
     // IMMEDIATE takes the write lock up front, so a write never fails halfway on a lock
     // upgrade; busy_timeout bounds the wait for it.
     let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(classify)?;
     let fetched = collect(
         (&mut *tx).fetch_many(sqlx::query(AssertSqlSafe(sql.to_owned()))),
-        limits.row_limit,
+        limits,
         Fetch::ToEnd,
         value::sqlite_row,
+        no_sizes,
         SqliteQueryResult::rows_affected,
     )
     .await
@@ -267,6 +272,24 @@ async fn write_on(
     // `changes()` is 0 on a fresh connection until something writes.
     let report = columns.is_empty() || fetched.rows_affected > 0;
     Ok(result_set(columns, fetched, report))
+}
+
+/// SQLite measures nothing it sends: its values are in this process already, and the
+/// length limit below keeps each one within `sql.max_value_bytes`.
+fn no_sizes(_row: &sqlx::sqlite::SqliteRow) -> (usize, usize) {
+    (0, 0)
+}
+
+/// Caps the length of every string and blob the connection builds or reads at
+/// `limits.max_value_bytes` (`SQLITE_LIMIT_LENGTH`): `zeroblob(500000000)` or a huge
+/// `printf`/`replace` fails with "string or blob too big" instead of being allocated.
+///
+/// # Safety
+/// `db` must be an open connection that no other thread uses during the call.
+unsafe fn limit_length(db: *mut ffi::sqlite3, limits: &Limits) {
+    let cap = c_int::try_from(limits.max_value_bytes).unwrap_or(c_int::MAX);
+    // SAFETY: the caller's promise.
+    unsafe { ffi::sqlite3_limit(db, ffi::SQLITE_LIMIT_LENGTH, cap.max(1)) };
 }
 
 /// What SQLite's parser found in a statement text.
@@ -456,6 +479,9 @@ fn classify_code(code: c_int, message: String) -> SqlError {
             "{message}: a read-only call may only read, so writes, PRAGMA assignments, ATTACH, transactions and temporary objects are refused"
         )),
         ffi::SQLITE_INTERRUPT => SqlError::Timeout,
+        ffi::SQLITE_TOOBIG => SqlError::TooLarge(format!(
+            "{message}: a value would be longer than sql.max_value_bytes allows"
+        )),
         ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED => SqlError::Lock(message),
         _ if ["no such table", "no such column", "no such function"]
             .iter()
