@@ -281,7 +281,11 @@ async fn reads_racing_a_flipping_symlink_never_see_outside() {
             let mut flips = 0u64;
             let tmp = docs.with_extension("tmp");
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let target = if flips % 2 == 0 { &link_in } else { &link_out };
+                let target = if flips.is_multiple_of(2) {
+                    &link_in
+                } else {
+                    &link_out
+                };
                 let _ = std::fs::remove_file(&tmp);
                 std::fs::hard_link(target, &tmp).expect("link the symlink");
                 std::fs::rename(&tmp, &docs).expect("swap");
