@@ -369,3 +369,38 @@ async fn changes_to_git_files_and_existing_files_wait_for_a_person() {
         "original and more"
     );
 }
+
+#[tokio::test]
+async fn a_new_file_is_private_and_a_replaced_one_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let c = case();
+    let confirmed = Approval::Confirmed {
+        by: "tester".into(),
+    };
+    let (ok, text) = c
+        .execute(
+            &json!({"operation": "write", "path": "new.txt", "content": "x"}),
+            &confirmed,
+        )
+        .await;
+    assert!(ok, "{text}");
+    let mode = |p: &str| {
+        std::fs::metadata(c.path(p))
+            .expect("meta")
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode("new.txt"), 0o600, "nobody else can write a new file");
+    std::fs::write(c.path("script.sh"), "old").expect("write");
+    std::fs::set_permissions(c.path("script.sh"), std::fs::Permissions::from_mode(0o750))
+        .expect("chmod");
+    let (ok, text) = c
+        .execute(
+            &json!({"operation": "write", "path": "script.sh", "content": "new"}),
+            &confirmed,
+        )
+        .await;
+    assert!(ok, "{text}");
+    assert_eq!(mode("script.sh"), 0o750);
+}

@@ -277,7 +277,8 @@ pub(super) fn write(
         Err(e) => return Err(io_error(verb, shown, &e)),
     };
     let mut previous = Vec::new();
-    let mut mode = 0o666;
+    // A new file keeps the temp file's 0600 (as before); a replaced one keeps its own mode.
+    let mut mode = None;
     if let Some(st) = existing {
         if st.kind == Kind::Dir {
             return Err(ToolError::Failed(format!("{shown:?} is a directory")));
@@ -303,7 +304,7 @@ pub(super) fn write(
             )));
         }
         check_links(verb, shown, &current)?;
-        mode = current.mode;
+        mode = Some(current.mode);
         if append {
             (&file)
                 .read_to_end(&mut previous)
@@ -312,7 +313,9 @@ pub(super) fn write(
     }
     let (temp_name, mut temp) = temp_file(&dir, verb, shown)?;
     let written = (|| {
-        temp.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        if let Some(mode) = mode {
+            temp.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
         temp.write_all(&previous)?;
         temp.write_all(content.as_bytes())?;
         temp.sync_all()
