@@ -575,7 +575,8 @@ pub struct HttpSettings {
     pub connect_timeout_secs: u64,
     /// Body bytes kept at most; reading stops there.
     pub max_response_bytes: u64,
-    /// Redirects followed at most, each hop checked like the first URL.
+    /// Redirects followed at most, each hop checked like the first URL. Only a GET or HEAD
+    /// follows redirects; any other request returns its redirect as the result.
     pub max_redirects: u64,
 }
 

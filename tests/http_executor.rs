@@ -240,3 +240,253 @@ async fn connection_failures_say_what_happened() {
         "{err}"
     );
 }
+
+async fn confirmed(tool: &Arc<dyn Tool>, args: Value) -> Result<ToolOutput, ToolError> {
+    let Value::Object(args) = args else {
+        panic!("object")
+    };
+    tool.execute(
+        &args,
+        &Approval::Confirmed {
+            by: "tester".into(),
+        },
+    )
+    .await
+}
+
+/// The decision the real gate gives `args` in smart mode.
+fn decide(configure: impl FnOnce(&mut Settings), args: Value) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = Settings::default();
+    settings.tools.workspace = dir.path().to_path_buf();
+    configure(&mut settings);
+    let gate = riskgate::tools::builtin_gate(&settings);
+    let call = riskgate::core::tools::ToolCall {
+        tool: "http_request".into(),
+        arguments: args.as_object().cloned().expect("object"),
+    };
+    gate.check(
+        &call,
+        riskgate::core::risk::ChannelMode::Smart,
+        &riskgate::core::tools::AssessContext::default(),
+    )
+    .decision
+    .decision
+    .as_str()
+    .to_owned()
+}
+
+#[tokio::test]
+async fn a_confirmed_delete_is_never_re_sent_by_a_redirect() {
+    let first = MockServer::start().await;
+    let second = MockServer::start().await;
+    for status in [307, 308, 301, 302, 303] {
+        first.reset().await;
+        Mock::given(path("/items/1"))
+            .respond_with(
+                ResponseTemplate::new(status)
+                    .insert_header("location", format!("{}/items/1", second.uri()).as_str()),
+            )
+            .expect(4)
+            .mount(&first)
+            .await;
+        let (_dir, tool) = http_tool(open);
+        for method in ["DELETE", "PUT", "POST", "PATCH"] {
+            let out = confirmed(
+                &tool,
+                json!({"method": method, "url": format!("{}/items/1", first.uri()),
+                       "body": {"id": 1}}),
+            )
+            .await
+            .expect("the redirect is the result");
+            assert!(
+                out.summary.starts_with(&status.to_string()),
+                "{method} {status}: {}",
+                out.summary
+            );
+            assert!(
+                out.text
+                    .contains(&format!("location: {}/items/1", second.uri())),
+                "the model sees where it was sent: {}",
+                out.text
+            );
+            assert!(out.text.contains("not followed"), "{}", out.text);
+        }
+        first.verify().await;
+    }
+    let reached = second.received_requests().await.expect("recorded");
+    assert!(
+        reached.is_empty(),
+        "the second server got {} requests",
+        reached.len()
+    );
+}
+
+#[tokio::test]
+async fn a_get_that_overrides_its_method_is_not_auto_and_not_redirected() {
+    for args in [
+        json!({"url": "https://example.com/items/1", "headers": {"X-HTTP-Method-Override": "DELETE"}}),
+        json!({"url": "https://example.com/items/1", "headers": {"x-method-override": " delete "}}),
+        json!({"url": "https://example.com/items/1", "headers": {"X-HTTP-Method": "PUT"}}),
+        json!({"url": "https://example.com/items/1?_method=DELETE"}),
+        json!({"url": "https://example.com/items/1", "headers": {"X-HTTP-Method-Override": "DELETE"}, "risk_level": "low"}),
+    ] {
+        assert_eq!(decide(|_| {}, args.clone()), "confirm", "{args}");
+    }
+    // Confirmed, its redirect is not followed either: the override would go along.
+    let first = MockServer::start().await;
+    let second = MockServer::start().await;
+    Mock::given(path("/items/1"))
+        .respond_with(
+            ResponseTemplate::new(307)
+                .insert_header("location", format!("{}/items/1", second.uri()).as_str()),
+        )
+        .expect(1)
+        .mount(&first)
+        .await;
+    let (_dir, tool) = http_tool(open);
+    let out = confirmed(
+        &tool,
+        json!({"url": format!("{}/items/1", first.uri()),
+               "headers": {"X-HTTP-Method-Override": "DELETE"}}),
+    )
+    .await
+    .expect("the redirect is the result");
+    assert!(out.summary.starts_with("307"), "{}", out.summary);
+    // A plain GET redirected to a URL that names DELETE stops there too.
+    Mock::given(path("/plain"))
+        .respond_with(ResponseTemplate::new(302).insert_header(
+            "location",
+            format!("{}/items/1?_method=DELETE", second.uri()).as_str(),
+        ))
+        .mount(&first)
+        .await;
+    let out = call(&tool, json!({"url": format!("{}/plain", first.uri())}))
+        .await
+        .expect("the redirect is the result");
+    assert!(out.summary.starts_with("302"), "{}", out.summary);
+    assert!(
+        second
+            .received_requests()
+            .await
+            .expect("recorded")
+            .is_empty(),
+        "the second server was reached"
+    );
+}
+
+#[tokio::test]
+async fn a_deny_rule_by_name_also_blocks_the_same_host_by_address_and_the_reverse() {
+    let server = MockServer::start().await;
+    Mock::given(path("/x"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("reached"))
+        .mount(&server)
+        .await;
+    let port = server.address().port();
+    let by_name = |s: &mut Settings| {
+        open(s);
+        s.tools.http_request.deny = vec!["localhost".into()];
+    };
+    let by_address = |s: &mut Settings| {
+        open(s);
+        s.tools.http_request.deny = vec!["127.0.0.0/8".into()];
+    };
+    let (_a, name_denied) = http_tool(by_name);
+    let (_b, address_denied) = http_tool(by_address);
+    let cases = [
+        (&name_denied, format!("http://127.0.0.1:{port}/x")),
+        (&name_denied, format!("http://[::ffff:127.0.0.1]:{port}/x")),
+        (&name_denied, format!("http://localhost:{port}/x")),
+        (&address_denied, format!("http://localhost:{port}/x")),
+        (&address_denied, format!("http://127.0.0.1:{port}/x")),
+        (&address_denied, format!("http://2130706433:{port}/x")),
+    ];
+    for (tool, url) in &cases {
+        let err = confirmed(tool, json!({"url": url}))
+            .await
+            .expect_err("refused");
+        assert!(matches!(err, ToolError::Refused(_)), "{url}: {err}");
+        assert!(err.to_string().contains("deny rule"), "{url}: {err}");
+    }
+    assert_eq!(
+        decide(
+            by_address,
+            json!({"url": format!("http://127.0.0.1:{port}/x")})
+        ),
+        "deny"
+    );
+    assert!(
+        server
+            .received_requests()
+            .await
+            .expect("recorded")
+            .is_empty(),
+        "no request reached the denied host"
+    );
+    // The same server under no rule is reached: the refusals above were the rules.
+    let (_c, open_tool) = http_tool(open);
+    let out = call(
+        &open_tool,
+        json!({"url": format!("http://127.0.0.1:{port}/x")}),
+    )
+    .await
+    .expect("reached");
+    assert!(out.text.contains("reached"), "{}", out.text);
+}
+
+#[tokio::test]
+async fn metadata_endpoints_are_denied_by_name_even_with_private_networks_open() {
+    for url in [
+        "http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/token",
+        "http://metadata/computeMetadata/v1/",
+        "http://metadata.google.internal./",
+        "http://instance-data/latest/meta-data/iam/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[fd00:ec2::254]/latest/meta-data/",
+        "http://100.100.100.200/latest/meta-data/",
+    ] {
+        assert_eq!(decide(open, json!({"url": url})), "deny", "{url}");
+        let (_dir, tool) = http_tool(|s| {
+            open(s);
+            s.tools.http_request.allow = vec!["metadata.google.internal".into()];
+        });
+        let err = confirmed(&tool, json!({"url": url}))
+            .await
+            .expect_err("refused");
+        assert!(matches!(err, ToolError::Refused(_)), "{url}: {err}");
+        assert!(err.to_string().contains("metadata"), "{url}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn only_what_the_call_chose_is_sent() {
+    let server = MockServer::start().await;
+    Mock::given(path("/h"))
+        .respond_with(ResponseTemplate::new(200))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let (_dir, tool) = http_tool(open);
+    call(
+        &tool,
+        json!({"url": format!("{}/h", server.uri()), "headers": {"X-Api-Key": "k3y-the-model-chose"}}),
+    )
+    .await
+    .expect("sent");
+    let received = server.received_requests().await.expect("recorded");
+    let names: Vec<String> = received[0]
+        .headers
+        .keys()
+        .map(|k| k.as_str().to_owned())
+        .collect();
+    for name in &names {
+        assert!(
+            ["host", "user-agent", "accept", "x-api-key"].contains(&name.as_str()),
+            "a header the call did not choose was sent: {name} (all: {names:?})"
+        );
+    }
+    assert_eq!(
+        received[0].headers.get("x-api-key").map(|v| v.as_bytes()),
+        Some(&b"k3y-the-model-chose"[..])
+    );
+}

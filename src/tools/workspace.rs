@@ -85,6 +85,13 @@ impl Workspace {
         }
     }
 
+    /// Where a path inside the workspace really is: symlinks resolved in the part of it that
+    /// exists, the rest kept as written. Used to judge what a change would touch (a link
+    /// named `cfg` pointing at `.git` makes `cfg/config` git's configuration).
+    pub fn real_path(&self, resolved: &Path) -> PathBuf {
+        canonicalize_existing_prefix(resolved)
+    }
+
     /// Follows symlinks in the existing part of `resolved` and checks the target stays inside.
     fn check_symlinks(&self, original: &str, resolved: &Path) -> Result<(), PathEscape> {
         // The deepest ancestor (or the path itself) that exists decides where it really is.

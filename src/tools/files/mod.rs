@@ -1,11 +1,13 @@
 //! `file_operations`: read, list, check, write, append, create, delete and move files inside
 //! the workspace.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+mod beneath;
 mod execute;
 
 use crate::config::{FileSettings, OutputSettings, ToolRules};
@@ -77,30 +79,51 @@ impl FileTool {
     }
 
     /// Runs one call on a blocking thread: the file system has no async API worth the name.
-    fn run(&self, args: FileArgs) -> Result<ToolOutput, ToolError> {
-        // Containment is checked again now, symlinks resolved: the workspace may have changed
-        // since the gate looked.
+    fn run(&self, args: FileArgs, confirmed: bool) -> Result<ToolOutput, ToolError> {
+        // Containment is checked again now, symlinks resolved, for a clear refusal; the
+        // descriptor-based opens below are what makes it hold when the workspace changes
+        // between this check and the open.
         let refused = |a: Assessment| ToolError::Refused(a.reason().to_owned());
-        let path = self.contained("path", &args.path).map_err(refused)?;
+        let rel = self.contained("path", &args.path).map_err(refused)?;
         let shown = args.path.as_str();
+        let changes = !matches!(
+            args.operation,
+            FileOperation::Read | FileOperation::List | FileOperation::Exists
+        );
+        if changes
+            && !confirmed
+            && let Some(reason) = git_reason(&rel)
+        {
+            return Err(ToolError::Refused(format!(
+                "refused: {shown:?} {reason}, so changing it needs a person's confirmation. Ask again so it can be confirmed"
+            )));
+        }
+        let root = execute::open_root(self.workspace.root())?;
+        let at = execute::At {
+            root: &root,
+            confirmed,
+        };
         let limits = self.limits;
         match args.operation {
-            FileOperation::Read => execute::read(&path, shown, limits),
-            FileOperation::List => execute::list(&path, shown, limits),
-            FileOperation::Exists => Ok(execute::exists(&path, shown)),
+            FileOperation::Read => execute::read(&at, &rel, shown, limits),
+            FileOperation::List => execute::list(&at, &rel, shown, limits),
+            FileOperation::Exists => execute::exists(&at, &rel, shown),
             FileOperation::Write | FileOperation::Append => {
                 let content = args.content.as_deref().ok_or_else(|| {
                     ToolError::InvalidArguments("write and append need `content`".to_owned())
                 })?;
                 execute::write(
-                    &path,
+                    &at,
+                    &rel,
                     shown,
                     content,
                     args.operation == FileOperation::Append,
                 )
             }
-            FileOperation::Mkdir => execute::mkdir(&path, shown, args.recursive == Some(true)),
-            FileOperation::Delete => execute::delete(&path, shown, args.recursive == Some(true)),
+            FileOperation::Mkdir => execute::mkdir(&at, &rel, shown, args.recursive == Some(true)),
+            FileOperation::Delete => {
+                execute::delete(&at, &rel, shown, args.recursive == Some(true))
+            }
             FileOperation::Move => {
                 let destination = args.destination.as_deref().ok_or_else(|| {
                     ToolError::InvalidArguments("move needs `destination`".to_owned())
@@ -108,12 +131,17 @@ impl FileTool {
                 let to = self
                     .contained("destination", destination)
                     .map_err(refused)?;
-                execute::rename(&path, shown, &to, destination)
+                if !confirmed && let Some(reason) = git_reason(&to) {
+                    return Err(ToolError::Refused(format!(
+                        "refused: the destination {destination:?} {reason}, so a move there needs a person's confirmation. Ask again so it can be confirmed"
+                    )));
+                }
+                execute::rename(&at, &rel, shown, &to, destination)
             }
         }
     }
 
-    /// Resolves a path argument, or says why it is forbidden.
+    /// Resolves a path argument to a workspace-relative path, or says why it is forbidden.
     fn contained(&self, label: &str, path: &str) -> Result<PathBuf, Assessment> {
         let resolved = self
             .workspace
@@ -121,14 +149,42 @@ impl FileTool {
             .map_err(|e| Assessment::Forbidden(format!("the {label} {e}")))?;
         let relative = resolved
             .strip_prefix(self.workspace.root())
-            .unwrap_or(&resolved);
-        if let Some(entry) = self.rules.denied(relative) {
+            .unwrap_or(&resolved)
+            .to_path_buf();
+        if let Some(entry) = self.rules.denied(&relative) {
             return Err(Assessment::Forbidden(format!(
                 "the {label} {path:?} is covered by the operator's deny rule {entry:?}"
             )));
         }
-        Ok(resolved)
+        Ok(relative)
     }
+}
+
+/// Files that make git run programs or fetch from elsewhere: anything in a `.git` directory
+/// (or a `.git` file, which points git at another repository), and the files git reads from
+/// the work tree (`.gitattributes` names filter and diff drivers, `.gitmodules` submodule
+/// URLs, `.gitconfig` and `.lfsconfig` configuration). Names are compared ignoring case, as
+/// case-insensitive file systems (and git on them) do. `Some` says why a change is
+/// destructive.
+fn git_reason(relative: &Path) -> Option<String> {
+    const WORK_TREE_FILES: [&str; 4] =
+        [".gitattributes", ".gitmodules", ".gitconfig", ".lfsconfig"];
+    let mut components = relative.components().peekable();
+    while let Some(component) = components.next() {
+        let name = component.as_os_str().to_string_lossy().to_ascii_lowercase();
+        let name = name.trim_end_matches(['.', ' ']);
+        if name == ".git" {
+            return Some(
+                "is git's own data (hooks and config there make git run programs)".to_owned(),
+            );
+        }
+        if components.peek().is_none() && WORK_TREE_FILES.contains(&name) {
+            return Some(format!(
+                "is {name}, which git reads and which can make it run programs or fetch code"
+            ));
+        }
+    }
+    None
 }
 
 /// Operator path rules from `[tools.file_operations]`. An entry without `/` matches any path
@@ -181,15 +237,33 @@ impl RiskAssessor for FileTool {
             Ok(args) => args,
             Err(assessment) => return assessment,
         };
-        let path = match self.contained("path", &args.path) {
-            Ok(path) => path,
+        let relative = match self.contained("path", &args.path) {
+            Ok(relative) => relative,
             Err(assessment) => return assessment,
         };
-        let relative = path
-            .strip_prefix(self.workspace.root())
-            .unwrap_or(&path)
-            .to_path_buf();
+        let path = self.workspace.root().join(&relative);
         let shown = &args.path;
+        let existing = std::fs::symlink_metadata(&path).is_ok();
+        // A regular file with other names may be one outside the workspace.
+        if matches!(
+            args.operation,
+            FileOperation::Read | FileOperation::Write | FileOperation::Append
+        ) && let Ok(meta) = std::fs::metadata(&path)
+            && meta.is_file()
+            && meta.nlink() > 1
+        {
+            return Assessment::Forbidden(format!(
+                "{shown:?} has {} hard links; a hard-linked file may be a file outside the workspace. Copy the content into a new file if you need it",
+                meta.nlink()
+            ));
+        }
+        // What git reads is judged by where the path really leads as well as by its name.
+        let real = self.workspace.real_path(&path);
+        let git = git_reason(&relative).or_else(|| {
+            real.strip_prefix(self.workspace.root())
+                .ok()
+                .and_then(git_reason)
+        });
         match args.operation {
             FileOperation::Read | FileOperation::List | FileOperation::Exists => {
                 Assessment::Safe(format!(
@@ -197,34 +271,37 @@ impl RiskAssessor for FileTool {
                     operation_word(args.operation)
                 ))
             }
-            FileOperation::Write => {
+            FileOperation::Write | FileOperation::Append => {
                 let size = args.content.as_deref().map_or(0, str::len);
+                let word = operation_word(args.operation);
                 if path.is_dir() {
                     Assessment::Destructive(format!(
                         "{shown:?} is a directory; writing replaces it"
                     ))
-                } else if path.exists() {
-                    Assessment::Destructive(format!(
-                        "writing {shown:?} overwrites an existing file"
-                    ))
+                } else if let Some(reason) = git {
+                    Assessment::Destructive(format!("{word} of {shown:?}: it {reason}"))
+                } else if existing {
+                    Assessment::Destructive(format!("{word} of {shown:?} changes an existing file"))
                 } else if self.rules.allowed(&relative) {
                     Assessment::Safe(format!(
-                        "writing the new file {shown:?} is allowed by the operator's rules"
+                        "{word} of the new file {shown:?} is allowed by the operator's rules"
                     ))
                 } else {
                     Assessment::Unknown(format!(
-                        "writing the new file {shown:?} ({size} bytes) changes the workspace"
+                        "{word} of the new file {shown:?} ({size} bytes) changes the workspace"
                     ))
                 }
             }
-            FileOperation::Append | FileOperation::Mkdir => {
+            FileOperation::Mkdir => {
                 let word = operation_word(args.operation);
-                if self.rules.allowed(&relative) {
+                if let Some(reason) = git {
+                    Assessment::Destructive(format!("{word} {shown:?}: it {reason}"))
+                } else if self.rules.allowed(&relative) {
                     Assessment::Safe(format!(
-                        "{word} of {shown:?} is allowed by the operator's rules"
+                        "{word} {shown:?} is allowed by the operator's rules"
                     ))
                 } else {
-                    Assessment::Unknown(format!("{word} of {shown:?} changes the workspace"))
+                    Assessment::Unknown(format!("{word} {shown:?} changes the workspace"))
                 }
             }
             FileOperation::Delete => {
@@ -257,7 +334,7 @@ fn operation_word(operation: FileOperation) -> &'static str {
         FileOperation::Exists => "an existence check",
         FileOperation::Write => "a write",
         FileOperation::Append => "an append",
-        FileOperation::Mkdir => "creating a directory",
+        FileOperation::Mkdir => "creating the directory",
         FileOperation::Delete => "a delete",
         FileOperation::Move => "a move",
     }
@@ -275,12 +352,13 @@ impl Tool for FileTool {
     fn execute<'a>(
         &'a self,
         arguments: &'a Map<String, Value>,
-        _approval: &'a Approval,
+        approval: &'a Approval,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let args: FileArgs = super::call_arguments(NAME, arguments)?;
             let tool = self.clone();
-            tokio::task::spawn_blocking(move || tool.run(args))
+            let confirmed = approval.is_confirmed();
+            tokio::task::spawn_blocking(move || tool.run(args, confirmed))
                 .await
                 .map_err(|e| ToolError::Failed(format!("the file operation stopped: {e}")))?
         })
@@ -367,6 +445,10 @@ mod tests {
             ),
             (
                 json!({"operation": "append", "path": "old.txt", "content": "x"}),
+                'D',
+            ),
+            (
+                json!({"operation": "append", "path": "new.log", "content": "x"}),
                 'U',
             ),
             (json!({"operation": "mkdir", "path": "d/e"}), 'U'),
@@ -449,5 +531,87 @@ mod tests {
             json!({"operation": "delete", "path": "scratch/out.txt"}),
         );
         assert!(matches!(got, Assessment::Destructive(_)), "{got:?}");
+    }
+
+    #[test]
+    fn changes_to_what_git_reads_are_destructive() {
+        let (dir, t) = tool(&["scratch"], &[]);
+        for path in [
+            ".git/config",
+            ".git/hooks/pre-commit",
+            "sub/.git/config",
+            ".GIT/config",
+            ".Git./hooks/x",
+            ".git",
+            ".gitattributes",
+            "lib/.gitmodules",
+            ".gitconfig",
+            "scratch/.git/config",
+            "scratch/.lfsconfig",
+        ] {
+            for op in ["write", "append"] {
+                let got = assess(&t, json!({"operation": op, "path": path, "content": "x"}));
+                assert!(
+                    matches!(got, Assessment::Destructive(_)),
+                    "{op} {path} -> {got:?}"
+                );
+            }
+        }
+        let got = assess(&t, json!({"operation": "mkdir", "path": ".git/hooks"}));
+        assert!(matches!(got, Assessment::Destructive(_)), "{got:?}");
+        // A link to `.git` under another name leads to the same files.
+        std::fs::create_dir_all(dir.path().join(".git/hooks")).expect("mkdir");
+        std::os::unix::fs::symlink(".git/hooks", dir.path().join("h")).expect("symlink");
+        let got = assess(
+            &t,
+            json!({"operation": "write", "path": "h/pre-commit", "content": "x"}),
+        );
+        assert!(matches!(got, Assessment::Destructive(_)), "{got:?}");
+        // Names that merely look alike are ordinary files.
+        for path in [
+            ".gitignore",
+            "git/config",
+            "my.git.txt",
+            "docs/.github/x.md",
+        ] {
+            let got = assess(
+                &t,
+                json!({"operation": "write", "path": path, "content": "x"}),
+            );
+            assert!(matches!(got, Assessment::Unknown(_)), "{path} -> {got:?}");
+        }
+    }
+
+    #[test]
+    fn hard_linked_files_are_forbidden_to_read_and_write() {
+        let (dir, t) = tool(&[], &[]);
+        let outside = tempfile::tempdir().expect("tempdir");
+        std::fs::write(outside.path().join("secret"), "s3cret").expect("write");
+        std::fs::hard_link(outside.path().join("secret"), dir.path().join("copy")).expect("link");
+        for op in ["read", "write", "append"] {
+            let got = assess(&t, json!({"operation": op, "path": "copy", "content": "x"}));
+            assert!(
+                matches!(&got, Assessment::Forbidden(r) if r.contains("2 hard links")),
+                "{op} -> {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_symlink_to_proc_is_forbidden() {
+        let (dir, t) = tool(&[], &[]);
+        std::os::unix::fs::symlink("/proc", dir.path().join("sysinfo")).expect("symlink");
+        for (op, path) in [
+            ("read", "sysinfo/self/environ"),
+            ("list", "sysinfo"),
+            ("list", "sysinfo/self"),
+            ("exists", "sysinfo/self/environ"),
+        ] {
+            let got = assess(&t, json!({"operation": op, "path": path}));
+            assert!(
+                matches!(got, Assessment::Forbidden(_)),
+                "{op} {path} -> {got:?}"
+            );
+        }
     }
 }

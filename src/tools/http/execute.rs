@@ -1,7 +1,10 @@
 //! Sending the request: names resolved through a guard that refuses private addresses (so
-//! DNS rebinding and names pointing at 127.0.0.1 fail at connect time), redirects followed by
-//! hand with every hop checked like the first URL, the body read up to a cap, and no
-//! credentials or proxies taken from the bot's own environment.
+//! DNS rebinding and names pointing at 127.0.0.1 fail at connect time), cloud metadata
+//! addresses, and the addresses an operator's deny rule names (directly, or as the addresses
+//! of a denied name), also for a URL that is an address; redirects followed by hand with
+//! every hop checked like the first URL, and only for a plain GET or HEAD (any other request
+//! is sent once, to the URL that was checked, and its redirect is the result); the body read
+//! up to a cap; and no credentials, headers or proxies taken from the bot's own environment.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -31,6 +34,67 @@ pub(super) struct GuardedResolver {
 #[error("{0}")]
 struct PrivateAddress(String);
 
+impl GuardedResolver {
+    /// Checks the addresses `host` leads to: metadata addresses always, the operator's deny
+    /// rules (addresses, networks, and the addresses denied names resolve to now), and
+    /// private addresses while they are blocked. `Err` is the refusal.
+    pub(super) async fn check_addresses(
+        &self,
+        host: &str,
+        addrs: &[std::net::IpAddr],
+    ) -> Result<(), String> {
+        for ip in addrs {
+            if let Some(reason) = super::address::metadata_ip_reason(*ip) {
+                return Err(format!(
+                    "{host} leads to {ip}: {reason}; cloud metadata endpoints are never reachable"
+                ));
+            }
+            if let Some(entry) = self.rules.denied_ip(*ip) {
+                return Err(format!(
+                    "{host} leads to {ip}, which the operator's deny rule {entry:?} covers"
+                ));
+            }
+        }
+        for name in self.rules.denied_names() {
+            // A denied name that does not resolve has no address to compare.
+            let Ok(denied) = tokio::net::lookup_host((name, 0)).await else {
+                continue;
+            };
+            let denied: Vec<std::net::IpAddr> =
+                denied.map(|a| super::address::canonical(a.ip())).collect();
+            if let Some(ip) = addrs
+                .iter()
+                .find(|ip| denied.contains(&super::address::canonical(**ip)))
+            {
+                return Err(format!(
+                    "{host} leads to {ip}, an address of {name}, which the operator's deny rule {name:?} covers"
+                ));
+            }
+        }
+        if self.block_private_networks
+            && !self.rules.allows(host)
+            && let Some(bad) = addrs.iter().find(|ip| is_forbidden_ip(**ip))
+        {
+            return Err(format!(
+                "{host} resolves to {bad}, a private address; private networks are blocked (http.block_private_networks)"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The same check for a URL whose host is an address (the resolver never sees those).
+    pub(super) async fn check_literal(&self, url: &Url) -> Result<(), ToolError> {
+        let ip = match url.host() {
+            Some(url::Host::Ipv4(ip)) => std::net::IpAddr::V4(ip),
+            Some(url::Host::Ipv6(ip)) => std::net::IpAddr::V6(ip),
+            _ => return Ok(()),
+        };
+        self.check_addresses(&ip.to_string(), &[ip])
+            .await
+            .map_err(ToolError::Refused)
+    }
+}
+
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let guard = self.clone();
@@ -38,15 +102,11 @@ impl Resolve for GuardedResolver {
             let host = name.as_str().to_owned();
             let addrs: Vec<SocketAddr> =
                 tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            if guard.block_private_networks
-                && !guard.rules.allows(&host)
-                && let Some(bad) = addrs.iter().find(|a| is_forbidden_ip(a.ip()))
-            {
-                let refusal = PrivateAddress(format!(
-                    "{host} resolves to {}, a private address; private networks are blocked (http.block_private_networks)",
-                    bad.ip()
-                ));
-                return Err(Box::new(refusal) as Box<dyn std::error::Error + Send + Sync>);
+            let ips: Vec<std::net::IpAddr> = addrs.iter().map(SocketAddr::ip).collect();
+            if let Err(reason) = guard.check_addresses(&host, &ips).await {
+                return Err(
+                    Box::new(PrivateAddress(reason)) as Box<dyn std::error::Error + Send + Sync>
+                );
             }
             Ok(Box::new(addrs.into_iter()) as Addrs)
         })
@@ -118,9 +178,28 @@ impl Request {
     }
 }
 
-/// Sends the request and follows redirects, checking each hop with `check_url`.
+/// Whether a redirect of `request` to `next` may be followed: only a GET or HEAD that names
+/// no other method (in an override header, or in the next URL's query) is sent again. Any
+/// other request was checked, and confirmed, for the one URL it names.
+fn may_follow(request: &Request, next: &Url) -> bool {
+    if !matches!(request.method, Method::GET | Method::HEAD) {
+        return false;
+    }
+    let headers = request.headers.iter().map(|(name, value)| {
+        (
+            name.as_str().to_owned(),
+            String::from_utf8_lossy(value.as_bytes()).into_owned(),
+        )
+    });
+    super::override_methods(headers, next, None)
+        .iter()
+        .all(|(_, m)| matches!(m.as_str(), "GET" | "HEAD"))
+}
+
+/// Sends the request and follows redirects, checking each hop with `check_url` and `guard`.
 pub(super) async fn send(
     client: &reqwest::Client,
+    guard: &GuardedResolver,
     mut request: Request,
     limits: HttpLimits,
     check_url: impl Fn(&str) -> Result<Url, String>,
@@ -130,6 +209,7 @@ pub(super) async fn send(
     let mut hops = Vec::new();
     let deadline = tokio::time::Instant::now() + limits.timeout;
     loop {
+        guard.check_literal(&request.url).await?;
         let mut builder = client
             .request(request.method.clone(), request.url.clone())
             .headers(request.headers.clone());
@@ -158,6 +238,26 @@ pub(super) async fn send(
                     "the redirect to {location:?} is not a valid URL: {e}"
                 ))
             })?;
+            if !may_follow(&request, &next) {
+                let body = tokio::time::timeout_at(
+                    deadline,
+                    read_capped(response, limits.max_response_bytes),
+                )
+                .await
+                .map_err(|_| ToolError::Timeout(limits.timeout))??;
+                hops.push(format!(
+                    "{status} -> {next} not followed: a {} is only sent to the URL that was checked; call again with that URL if it should go there",
+                    request.method
+                ));
+                return Ok(render(
+                    &request,
+                    status,
+                    &body,
+                    &hops,
+                    started.elapsed(),
+                    limits,
+                ));
+            }
             let next = check_url(next.as_str()).map_err(|reason| {
                 ToolError::Refused(format!("{} redirected to {next}: {reason}", request.url))
             })?;
@@ -166,11 +266,9 @@ pub(super) async fn send(
                 request.headers.remove(reqwest::header::AUTHORIZATION);
                 request.headers.remove(reqwest::header::COOKIE);
             }
-            // As browsers do: 303 always, and 301/302 after POST, continue as GET.
-            if status == StatusCode::SEE_OTHER
-                || (matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND)
-                    && request.method == Method::POST)
-            {
+            // As browsers do: after a 303 the request continues as a GET (only a GET or HEAD
+            // gets here, see `may_follow`).
+            if status == StatusCode::SEE_OTHER {
                 request.method = Method::GET;
                 request.body = None;
                 request.headers.remove(reqwest::header::CONTENT_TYPE);
