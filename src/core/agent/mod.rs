@@ -34,9 +34,13 @@ use crate::core::ports::{
 use crate::core::prompt::Prompts;
 use crate::core::risk::Decision;
 use crate::core::tools::{
-    Approval, AssessContext, BoxFuture, RiskGate, ToolCall, ToolDefinition, canonical_json,
-    check_arguments,
+    Approval, AssessContext, BoxFuture, ERROR_SUMMARY_CHARS, RiskGate, ToolCall, ToolDefinition,
+    canonical_json, check_arguments,
 };
+
+/// Characters of a failed call's error shown in the chat; the model gets up to its own
+/// output budget, framed as data.
+const ERROR_CHAT_CHARS: usize = 1_500;
 
 /// The limits of one run (`[agent]` in the configuration).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -859,10 +863,14 @@ impl Agent {
             ),
             Ok(Err(error)) => (
                 false,
-                error.to_string(),
-                format!("**{}** failed: {error}", call.tool),
+                error.shortened(ERROR_SUMMARY_CHARS),
+                format!(
+                    "**{}** failed: {}",
+                    call.tool,
+                    error.shortened(ERROR_CHAT_CHARS)
+                ),
                 None,
-                error.for_llm(),
+                error.for_llm(self.limits.tool_output_budget_chars),
                 0,
             ),
             Err(_) => {

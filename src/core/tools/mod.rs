@@ -8,8 +8,8 @@
 mod output;
 
 pub use output::{
-    Approval, Attachment, BoxFuture, ToolError, ToolOutput, UNTRUSTED_CLOSE, UNTRUSTED_OPEN,
-    error_chain, format_bytes, format_duration, shorten,
+    Approval, Attachment, BoxFuture, ERROR_SUMMARY_CHARS, ToolError, ToolOutput, UNTRUSTED_CLOSE,
+    UNTRUSTED_OPEN, error_chain, format_bytes, format_duration, shorten,
 };
 
 use std::collections::BTreeMap;

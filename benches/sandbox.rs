@@ -1,0 +1,120 @@
+//! What the command sandbox adds to a line: the same lines run through `CommandTool`
+//! without a click (the read-only sandbox: a Landlock ruleset per process, the seccomp
+//! filter, limits, no capabilities) and confirmed with `confirmed_sandboxed = false` (no
+//! Landlock and no seccomp; the parent-death signal and the reaper stay), interleaved, many
+//! times, with the median and the 99th percentile of each. `bare` is
+//! `tokio::process::Command::output()` of the same program, for scale.
+//!
+//! Run: `cargo bench --bench sandbox -- [--runs N]` (default 2000 per variant).
+
+use std::time::{Duration, Instant};
+
+use riskgate::config::{CommandSettings, OutputSettings, SandboxSettings, ToolRules};
+use riskgate::core::tools::{Approval, Tool};
+use riskgate::tools::Workspace;
+use riskgate::tools::command::CommandTool;
+use serde_json::{Map, Value, json};
+
+fn arguments(line: &str) -> Map<String, Value> {
+    match json!({ "command": line }) {
+        Value::Object(map) => map,
+        _ => unreachable!("an object literal"),
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+fn main() {
+    let mut runs = 2000_usize;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--runs" {
+            runs = args.next().and_then(|n| n.parse().ok()).expect("--runs N");
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let workspace = tempfile::tempdir().expect("tempdir");
+    let settings = CommandSettings {
+        sandbox: SandboxSettings {
+            confirmed_sandboxed: false,
+            ..SandboxSettings::default()
+        },
+        ..CommandSettings::default()
+    };
+    let tool = CommandTool::new(
+        Workspace::new(workspace.path()),
+        &ToolRules::default(),
+        &settings,
+        &OutputSettings::default(),
+    );
+    assert!(
+        tool.support().is_ready(),
+        "the kernel cannot build the sandbox: {}",
+        tool.support()
+    );
+    let unsandboxed = Approval::Confirmed {
+        by: "bench".to_owned(),
+    };
+    println!("runs per variant: {runs}");
+    println!(
+        "{:<22} {:>12} {:>12} {:>12} {:>12}",
+        "line", "variant", "median", "p99", "mean"
+    );
+    for line in ["true", "true | true | true", "git --version"] {
+        let args = arguments(line);
+        // `bare` runs the first command of the line, with its arguments.
+        let words: Vec<String> = line
+            .split('|')
+            .next()
+            .unwrap_or("true")
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        let mut timings: [Vec<Duration>; 3] = Default::default();
+        // Warm up: the reaper starts and the page cache fills.
+        for _ in 0..20 {
+            runtime.block_on(async {
+                tool.execute(&args, &Approval::Auto).await.expect("runs");
+            });
+        }
+        for _ in 0..runs {
+            for (i, timing) in timings.iter_mut().enumerate() {
+                let started = Instant::now();
+                runtime.block_on(async {
+                    match i {
+                        0 => {
+                            tool.execute(&args, &Approval::Auto).await.expect("runs");
+                        }
+                        1 => {
+                            tool.execute(&args, &unsandboxed).await.expect("runs");
+                        }
+                        _ => {
+                            tokio::process::Command::new(&words[0])
+                                .args(&words[1..])
+                                .output()
+                                .await
+                                .expect("runs");
+                        }
+                    }
+                });
+                timing.push(started.elapsed());
+            }
+        }
+        for (timing, variant) in timings.iter_mut().zip(["sandboxed", "unsandboxed", "bare"]) {
+            timing.sort_unstable();
+            let mean = timing.iter().sum::<Duration>() / timing.len() as u32;
+            println!(
+                "{line:<22} {variant:>12} {:>9.0} µs {:>9.0} µs {:>9.0} µs",
+                percentile(timing, 0.5).as_secs_f64() * 1e6,
+                percentile(timing, 0.99).as_secs_f64() * 1e6,
+                mean.as_secs_f64() * 1e6
+            );
+        }
+    }
+}
