@@ -359,3 +359,42 @@ fn the_readme_quick_start_gives_the_decisions_it_shows() {
         ]
     );
 }
+
+#[test]
+fn check_config_says_whether_command_lines_can_run_without_a_click() {
+    let missing = riskgate(
+        &["check-config"],
+        "",
+        &[(riskgate::tools::command::sandbox::SIMULATE_MISSING_ENV, "1")],
+    );
+    assert!(missing.status.success(), "{missing:?}");
+    let text = String::from_utf8_lossy(&missing.stdout);
+    assert!(
+        text.contains("# command sandbox: UNAVAILABLE")
+            && text.contains("No command line runs without a person's confirmation"),
+        "{text}"
+    );
+    let here = riskgate(&["check-config"], "", &[]);
+    let text = String::from_utf8_lossy(&here.stdout);
+    if riskgate::tools::command::sandbox::kernel_support().is_ready() {
+        assert!(text.contains("# command sandbox: ready"), "{text}");
+        assert!(text.contains("/usr"), "{text}");
+        assert!(!text.contains("/etc/shadow"), "{text}");
+    } else {
+        assert!(text.contains("# command sandbox: UNAVAILABLE"), "{text}");
+    }
+}
+
+#[test]
+fn assess_under_a_missing_sandbox_runs_no_command_line_without_a_click() {
+    let line = r#"{"tool": "execute_command", "arguments": {"command": "ls"}}"#;
+    let output = riskgate(
+        &["assess"],
+        line,
+        &[(riskgate::tools::command::sandbox::SIMULATE_MISSING_ENV, "1")],
+    );
+    let answer: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(answer["decision"], "confirm", "{answer}");
+    assert_eq!(answer["source"], "policy", "{answer}");
+    assert_eq!(answer["sandbox"], "off", "{answer}");
+}

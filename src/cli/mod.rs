@@ -150,6 +150,9 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             let mut out = io::stdout().lock();
             writeln!(out, "# riskgate: effective settings (secrets redacted)")?;
             writeln!(out, "{}", sandbox_status(&settings))?;
+            for line in sql_accounts(&settings) {
+                writeln!(out, "{line}")?;
+            }
             out.write_all(settings.to_redacted_toml().as_bytes())?;
             Ok(())
         }
@@ -176,6 +179,31 @@ fn sandbox_status(settings: &Settings) -> String {
             "# command sandbox: UNAVAILABLE ({reason}).\n# No command line runs without a person's confirmation, and confirmed lines run without the sandbox."
         ),
     }
+}
+
+/// Which account each SQL target's auto statements use, as TOML comment lines.
+fn sql_accounts(settings: &Settings) -> Vec<String> {
+    settings
+        .sql
+        .databases
+        .iter()
+        .map(|db| {
+            let account = if db.readonly_url.is_some() {
+                "its readonly_url".to_owned()
+            } else {
+                "its url, the same account as confirmed statements (set readonly_url to a read-only account: deploy/OPERATOR.md, \"Least-privilege database accounts\")".to_owned()
+            };
+            let privileged = if db.allow_privileged_auto {
+                "even if that account is privileged (allow_privileged_auto = true)"
+            } else {
+                "unless that account is privileged (superuser, server files or programs): checked at the first auto statement"
+            };
+            format!(
+                "# sql target {:?}: statements run without a click use {account}, {privileged}.",
+                db.name
+            )
+        })
+        .collect()
 }
 
 /// `riskgate run`: the store, the model client, the bot; SIGINT or SIGTERM stop it gracefully.
