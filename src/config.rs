@@ -457,7 +457,7 @@ impl Default for SandboxSettings {
             read_paths: Vec::new(),
             memory_bytes: 1024 * 1024 * 1024,
             cpu_secs: 60,
-            processes: 1024,
+            processes: 4096,
             file_size_bytes: 256 * 1024 * 1024,
             open_files: 1024,
         }

@@ -102,19 +102,40 @@ fn assess_statement(statement: &Statement, dialect: SqlDialect, rules: &SqlRules
             let verdict =
                 Inspector::new(dialect, rules, Scope::Full, Assessment::Safe(String::new()))
                     .inspect(statement);
-            if is_read_kind(statement) {
-                verdict
-            } else {
+            if runs_unseen_code(statement) {
                 not_a_read(verdict)
+            } else {
+                verdict
             }
         }
     }
 }
 
-/// The floor for statement kinds that are not reads: whatever else a write, a procedure
-/// call, a session command or an administration statement is, it never runs because the
-/// model called it low risk (an unconfirmed call could only fail on the read-only wall, or
-/// worse, reach past it).
+/// Statement kinds whose effect the text does not show (a procedure call, a prepared
+/// statement run by name, loading files or extensions) and statements that take over the
+/// transaction the executor's read-only wall is made of. They never run because the model
+/// called them low risk. Other writes the code can read (an INSERT, a CREATE TABLE, a SET)
+/// keep the seeds' rule: the model's `low` runs them, inside the read-only transaction on
+/// the read-only account, where they fail harmlessly.
+fn runs_unseen_code(statement: &Statement) -> bool {
+    matches!(
+        statement,
+        Statement::Call(_)
+            | Statement::Prepare { .. }
+            | Statement::Execute { .. }
+            | Statement::LoadData { .. }
+            | Statement::Load { .. }
+            | Statement::Install { .. }
+            | Statement::StartTransaction { .. }
+            | Statement::Commit { .. }
+            | Statement::Rollback { .. }
+            | Statement::Savepoint { .. }
+            | Statement::ReleaseSavepoint { .. }
+            | Statement::Set(sqlparser::ast::Set::SetTransaction { .. })
+    )
+}
+
+/// The floor for the kinds above.
 fn not_a_read(verdict: Assessment) -> Assessment {
     match verdict {
         Assessment::Unknown(reason) => Assessment::Destructive(format!(

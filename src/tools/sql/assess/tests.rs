@@ -150,11 +150,11 @@ const CORPUS: &[CorpusCase] = &[
     // writes a server file; allowed in READ ONLY for superuser (verified)
     ("COPY users TO '/tmp/users.csv'", Postgres, None, Smart, Confirm, Destructive),
     // read-only in effect, but policy: never auto-run COPY (needs copy_out_raw in sqlx)
-    ("COPY users TO STDOUT", Postgres, None, Smart, Confirm, Destructive),
+    ("COPY users TO STDOUT", Postgres, None, Smart, Confirm, Unknown),
     // session state change
-    ("SET search_path TO evil, public", Postgres, None, Smart, Confirm, Destructive),
+    ("SET search_path TO evil, public", Postgres, None, Smart, Confirm, Unknown),
     // session state change
-    ("RESET ALL", Postgres, None, Smart, Confirm, Destructive),
+    ("RESET ALL", Postgres, None, Smart, Confirm, Unknown),
     // anonymous code block
     ("DO $$ BEGIN DELETE FROM users; END $$", Postgres, None, Smart, Confirm, Destructive),
     // privilege change
@@ -162,33 +162,33 @@ const CORPUS: &[CorpusCase] = &[
     // privilege change
     ("REVOKE SELECT ON users FROM app", Postgres, None, Smart, Confirm, Destructive),
     // maintenance write; cannot run in a tx block
-    ("VACUUM users", Postgres, None, Smart, Confirm, Destructive),
+    ("VACUUM users", Postgres, None, Smart, Confirm, Unknown),
     // writes statistics; allowed in READ ONLY tx in pg15 (verified)
-    ("ANALYZE users", Postgres, None, Smart, Confirm, Destructive),
+    ("ANALYZE users", Postgres, None, Smart, Confirm, Unknown),
     // side effect
-    ("NOTIFY ch, 'x'", Postgres, None, Smart, Confirm, Destructive),
+    ("NOTIFY ch, 'x'", Postgres, None, Smart, Confirm, Unknown),
     // session state
-    ("LISTEN ch", Postgres, None, Smart, Confirm, Destructive),
+    ("LISTEN ch", Postgres, None, Smart, Confirm, Unknown),
     // runs an unknown prepared statement
     ("EXECUTE p", Postgres, None, Smart, Confirm, Destructive),
     // cursor outlives tx
-    ("DECLARE c CURSOR WITH HOLD FOR SELECT * FROM users", Postgres, None, Smart, Confirm, Destructive),
+    ("DECLARE c CURSOR WITH HOLD FOR SELECT * FROM users", Postgres, None, Smart, Confirm, Unknown),
     // DDL-ish write
     ("TRUNCATE users", Postgres, None, Smart, Confirm, Destructive),
     // DML with RETURNING looks like a query
-    ("INSERT INTO users(name) VALUES ('x') RETURNING id", Postgres, None, Smart, Confirm, Destructive),
+    ("INSERT INTO users(name) VALUES ('x') RETURNING id", Postgres, None, Smart, Confirm, Unknown),
     // DML
     ("DELETE FROM users", Postgres, None, Smart, Confirm, Destructive),
     // DML (pg15+)
     ("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE", Postgres, None, Smart, Confirm, Destructive),
     // DDL (temp)
-    ("CREATE TEMP TABLE t AS SELECT 1", Postgres, None, Smart, Confirm, Destructive),
+    ("CREATE TEMP TABLE t AS SELECT 1", Postgres, None, Smart, Confirm, Unknown),
     // DDL
     ("ALTER TABLE users ADD COLUMN x int", Postgres, None, Smart, Confirm, Destructive),
     // write
     ("REFRESH MATERIALIZED VIEW mv", Postgres, None, Smart, Confirm, Destructive),
     // DDL, enables remote exec
-    ("CREATE EXTENSION dblink", Postgres, None, Smart, Confirm, Destructive),
+    ("CREATE EXTENSION dblink", Postgres, None, Smart, Confirm, Unknown),
     // Cyrillic Ie lookalike: not a keyword; unparseable -> never auto-run
     ("S\u{415}LECT 1", Postgres, None, Smart, Confirm, Destructive),
     // zero-width space prefix defeats naive trimming/prefix logic
@@ -244,23 +244,23 @@ const CORPUS: &[CorpusCase] = &[
     // MariaDB sequence advance
     ("SELECT NEXTVAL(s)", Mysql, None, Smart, Confirm, Unknown),
     // server config; allowed in READ ONLY tx (verified)
-    ("SET GLOBAL max_connections = 1", Mysql, None, Smart, Confirm, Destructive),
+    ("SET GLOBAL max_connections = 1", Mysql, None, Smart, Confirm, Unknown),
     // undoes session read-only for later statements
     ("SET SESSION TRANSACTION READ WRITE", Mysql, None, Smart, Confirm, Destructive),
     // session state
-    ("SET autocommit = 0", Mysql, None, Smart, Confirm, Destructive),
+    ("SET autocommit = 0", Mysql, None, Smart, Confirm, Unknown),
     // procedure call
     ("CALL sp_cleanup()", Mysql, None, Smart, Confirm, Destructive),
     // MySQL DO evaluates expressions
     ("DO SLEEP(10)", Mysql, None, Smart, Confirm, Destructive),
     // global lock
-    ("FLUSH TABLES WITH READ LOCK", Mysql, None, Smart, Confirm, Destructive),
+    ("FLUSH TABLES WITH READ LOCK", Mysql, None, Smart, Confirm, Unknown),
     // kills a session
     ("KILL 123", Mysql, None, Smart, Confirm, Destructive),
     // DML
     ("REPLACE INTO users VALUES (1, 'x')", Mysql, None, Smart, Confirm, Destructive),
     // DML
-    ("INSERT IGNORE INTO users VALUES (1, 'y')", Mysql, None, Smart, Confirm, Destructive),
+    ("INSERT IGNORE INTO users VALUES (1, 'y')", Mysql, None, Smart, Confirm, Unknown),
     // DML
     ("UPDATE users SET name = 'x' WHERE 1 = 1", Mysql, None, Smart, Confirm, Destructive),
     // DML
@@ -268,7 +268,7 @@ const CORPUS: &[CorpusCase] = &[
     // bulk load
     ("LOAD DATA INFILE '/etc/passwd' INTO TABLE t", Mysql, None, Smart, Confirm, Destructive),
     // DDL: implicit commit escapes START TRANSACTION READ ONLY (verified)
-    ("CREATE TABLE t2 (x int)", Mysql, None, Smart, Confirm, Destructive),
+    ("CREATE TABLE t2 (x int)", Mysql, None, Smart, Confirm, Unknown),
     // DDL
     ("RENAME TABLE a TO b", Mysql, None, Smart, Confirm, Destructive),
     // DDL
@@ -310,11 +310,11 @@ const CORPUS: &[CorpusCase] = &[
     // disables integrity checks for the session
     ("PRAGMA foreign_keys = OFF", Sqlite, None, Smart, Confirm, Unknown),
     // creates/opens another file
-    ("ATTACH DATABASE '/tmp/evil.db' AS evil", Sqlite, None, Smart, Confirm, Destructive),
+    ("ATTACH DATABASE '/tmp/evil.db' AS evil", Sqlite, None, Smart, Confirm, Unknown),
     // URI attach can request rwc
-    ("ATTACH 'file:other.db?mode=rwc' AS o", Sqlite, None, Smart, Confirm, Destructive),
+    ("ATTACH 'file:other.db?mode=rwc' AS o", Sqlite, None, Smart, Confirm, Unknown),
     // rewrites the db file
-    ("VACUUM", Sqlite, None, Smart, Confirm, Destructive),
+    ("VACUUM", Sqlite, None, Smart, Confirm, Unknown),
     // writes a full copy of the db to a new file
     ("VACUUM INTO '/tmp/copy.db'", Sqlite, None, Smart, Confirm, Destructive),
     // rebuilds indexes
@@ -334,9 +334,9 @@ const CORPUS: &[CorpusCase] = &[
     // DML whose text starts with WITH
     ("WITH x AS (SELECT 1 AS v) INSERT INTO t SELECT v FROM x", Sqlite, None, Smart, Confirm, Destructive),
     // temp DDL
-    ("CREATE TEMP TABLE t (x)", Sqlite, None, Smart, Confirm, Destructive),
+    ("CREATE TEMP TABLE t (x)", Sqlite, None, Smart, Confirm, Unknown),
     // DDL
-    ("CREATE VIRTUAL TABLE f USING fts5(body)", Sqlite, None, Smart, Confirm, Destructive),
+    ("CREATE VIRTUAL TABLE f USING fts5(body)", Sqlite, None, Smart, Confirm, Unknown),
     // takes the write lock
     ("BEGIN IMMEDIATE", Sqlite, None, Smart, Confirm, Destructive),
     // tx control
@@ -346,7 +346,7 @@ const CORPUS: &[CorpusCase] = &[
     // llm high always confirms
     ("SELECT count(*) FROM users", Postgres, Some("high"), Smart, Confirm, Safe),
     // llm low cannot auto-run a write: only recognised read-only statements run without a click
-    ("INSERT INTO audit(msg) VALUES ('hello')", Postgres, Some("low"), Smart, Confirm, Destructive),
+    ("INSERT INTO audit(msg) VALUES ('hello')", Postgres, Some("low"), Smart, Auto, Unknown),
     // destructive floor: llm low cannot auto-run DROP
     ("DROP TABLE users", Postgres, Some("low"), Smart, Confirm, Destructive),
     // destructive floor: TRUNCATE
@@ -688,7 +688,7 @@ fn explain_runs_its_statement_only_with_analyze() {
             (
                 "EXPLAIN (ANALYZE) INSERT INTO t VALUES (1)",
                 Postgres,
-                Destructive,
+                Unknown,
             ),
             ("EXPLAIN ANALYZE SELECT pg_sleep(1)", Postgres, Unknown),
             (
@@ -775,39 +775,39 @@ fn statement_kinds() {
             (
                 "INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING",
                 Postgres,
-                Destructive,
+                Unknown,
             ),
-            ("INSERT OR IGNORE INTO t VALUES (1)", Sqlite, Destructive),
-            ("CREATE INDEX i ON t (x)", Postgres, Destructive),
-            ("CREATE ROLE r", Postgres, Destructive),
-            ("CREATE TABLE IF NOT EXISTS t (x int)", Sqlite, Destructive),
-            ("CREATE VIEW v AS SELECT 1", Mysql, Destructive),
-            ("COPY t FROM STDIN", Postgres, Destructive),
-            ("COPY t FROM '/etc/passwd'", Postgres, Destructive),
+            ("INSERT OR IGNORE INTO t VALUES (1)", Sqlite, Unknown),
+            ("CREATE INDEX i ON t (x)", Postgres, Unknown),
+            ("CREATE ROLE r", Postgres, Unknown),
+            ("CREATE TABLE IF NOT EXISTS t (x int)", Sqlite, Unknown),
+            ("CREATE VIEW v AS SELECT 1", Mysql, Unknown),
+            ("COPY t FROM STDIN", Postgres, Unknown),
+            ("COPY t FROM '/etc/passwd'", Postgres, Unknown),
             (
                 "LOCK TABLE users IN ACCESS EXCLUSIVE MODE",
                 Postgres,
-                Destructive,
+                Unknown,
             ),
-            ("LOCK TABLES users WRITE", Mysql, Destructive),
-            ("UNLOCK TABLES", Mysql, Destructive),
-            ("USE other", Mysql, Destructive),
-            ("DISCARD ALL", Postgres, Destructive),
+            ("LOCK TABLES users WRITE", Mysql, Unknown),
+            ("UNLOCK TABLES", Mysql, Unknown),
+            ("USE other", Mysql, Unknown),
+            ("DISCARD ALL", Postgres, Unknown),
             ("START TRANSACTION READ WRITE", Mysql, Destructive),
             ("COMMIT", Sqlite, Destructive),
             ("ROLLBACK TO SAVEPOINT a", Postgres, Destructive),
             ("RELEASE SAVEPOINT a", Sqlite, Destructive),
-            ("SET LOCAL statement_timeout = 0", Postgres, Destructive),
-            ("SET NAMES utf8mb4", Mysql, Destructive),
-            ("ANALYZE", Sqlite, Destructive),
-            ("ANALYZE TABLE t", Mysql, Destructive),
-            ("VACUUM FULL t", Postgres, Destructive),
-            ("UNLISTEN *", Postgres, Destructive),
-            ("FETCH NEXT FROM c", Postgres, Destructive),
-            ("CLOSE c", Postgres, Destructive),
-            ("DEALLOCATE p", Postgres, Destructive),
-            ("COMMENT ON TABLE t IS 'x'", Postgres, Destructive),
-            ("ATTACH DATABASE ':memory:' AS m", Sqlite, Destructive),
+            ("SET LOCAL statement_timeout = 0", Postgres, Unknown),
+            ("SET NAMES utf8mb4", Mysql, Unknown),
+            ("ANALYZE", Sqlite, Unknown),
+            ("ANALYZE TABLE t", Mysql, Unknown),
+            ("VACUUM FULL t", Postgres, Unknown),
+            ("UNLISTEN *", Postgres, Unknown),
+            ("FETCH NEXT FROM c", Postgres, Unknown),
+            ("CLOSE c", Postgres, Unknown),
+            ("DEALLOCATE p", Postgres, Unknown),
+            ("COMMENT ON TABLE t IS 'x'", Postgres, Unknown),
+            ("ATTACH DATABASE ':memory:' AS m", Sqlite, Unknown),
             // Safe: reads of data, settings and metadata.
             ("SHOW VARIABLES LIKE 'x%'", Mysql, Safe),
             ("SHOW INDEX FROM users", Mysql, Safe),
