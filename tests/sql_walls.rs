@@ -290,7 +290,7 @@ mod postgres {
         let bytes: u64 = std::env::var("RISKGATE_TEST_HUGE_BYTES")
             .ok()
             .and_then(|n| n.parse().ok())
-            .unwrap_or(50_000_000);
+            .unwrap_or(200_000_000);
         let before = peak_rss_kib();
         let (decision, ran) =
             gate_and_run(&tool, &format!("SELECT repeat('x', {bytes})"), None).await;
@@ -299,6 +299,12 @@ mod postgres {
         let message = failure(ran);
         assert!(message.contains("max_value_bytes"), "{message}");
         say!("peak RSS {before} KiB before, {after} KiB after repeat('x', {bytes})");
+        // The server held the value back: the bot never read it.
+        assert!(
+            after.saturating_sub(before) < 100 * 1024,
+            "peak RSS grew by {} KiB for a value of {bytes} bytes",
+            after.saturating_sub(before)
+        );
         // An engine error that echoes a long value is cut before it goes anywhere.
         let (_, ran) = gate_and_run(&tool, "SELECT repeat('y', 300000)::int", None).await;
         let message = failure(ran);

@@ -10,11 +10,19 @@
 //! When the row limit cuts a read, the connection is shut without reading the rest: dropping
 //! a stream would leave PostgreSQL sending every remaining row, and a pooled connection would
 //! have to drain them first.
+//!
+//! A value is measured on the server, before it is sent: sqlx reads a whole row into memory
+//! before riskgate sees it, so a `SELECT repeat('x', 500000000)` measured here would already
+//! have cost the bot a gigabyte. A query is run wrapped ([`guarded`]): each column whose text
+//! is longer than `sql.max_value_bytes` arrives as NULL, and one extra column carries the
+//! length of the largest such value, which fails the call as too large. A statement that
+//! cannot be wrapped (SHOW, EXPLAIN, a write with RETURNING) runs as written, measured as its
+//! rows arrive.
 
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgDatabaseError, PgQueryResult, PgRow};
 use sqlx::{AssertSqlSafe, Column, Connection, Executor, Row, SqlSafeStr, Statement};
 
-use super::{Access, Fetch, Limits, SqlError, collect, connect, result_set};
+use super::{Access, Fetch, Fetched, Limits, SqlError, collect, connect, result_set};
 use crate::tools::sql::render::ResultSet;
 use crate::tools::sql::value;
 
@@ -55,6 +63,56 @@ fn row_sizes(row: &PgRow) -> (usize, usize) {
         .fold((0, 0), |(largest, total), len| {
             (largest.max(len), total.saturating_add(len))
         })
+}
+
+/// The statement wrapped so that no value longer than `max_value` bytes (as text) leaves
+/// the server: each of the `columns` columns is replaced by NULL when too long, and a last
+/// column holds the length of the longest replaced value (NULL when none was). `None` for a
+/// statement without columns. `OFFSET 0` keeps PostgreSQL from inlining the statement, so
+/// each value is computed once.
+fn guarded(sql: &str, columns: usize, max_value: usize) -> Option<String> {
+    if columns == 0 {
+        return None;
+    }
+    let body = sql.trim_end().trim_end_matches(';').trim_end();
+    let names: Vec<String> = (1..=columns).map(|i| format!("c{i}")).collect();
+    let length = |name: &str| format!("octet_length(q.{name}::text)");
+    let values: Vec<String> = names
+        .iter()
+        .map(|name| {
+            format!(
+                "CASE WHEN {} > {max_value} THEN NULL ELSE q.{name} END",
+                length(name)
+            )
+        })
+        .collect();
+    let oversized: Vec<String> = names
+        .iter()
+        .map(|name| {
+            let length = length(name);
+            format!("CASE WHEN {length} > {max_value} THEN {length} END")
+        })
+        .collect();
+    Some(format!(
+        "SELECT {}, GREATEST({})::bigint AS riskgate_oversized FROM (SELECT * FROM (\n{body}\n) AS riskgate_statement OFFSET 0) AS q({})",
+        values.join(", "),
+        oversized.join(", "),
+        names.join(", ")
+    ))
+}
+
+/// The sizes of a guarded row: its values as sent, and the largest value the server held
+/// back (the last column).
+fn guarded_sizes(row: &PgRow) -> (usize, usize) {
+    let last = row.len().saturating_sub(1);
+    let held_back = row
+        .try_get::<Option<i64>, _>(last)
+        .ok()
+        .flatten()
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(0);
+    let (largest, total) = row_sizes(row);
+    (largest.max(held_back), total)
 }
 
 /// What makes the account of `options` privileged for auto runs: a superuser, or a member
@@ -152,15 +210,62 @@ async fn run_on(
         Access::ReadOnly => Fetch::UpToLimit,
         Access::ReadWrite => Fetch::ToEnd,
     };
-    let fetched = collect(
-        (&mut *tx).fetch_many(statement.query()),
-        limits,
-        fetch,
-        value::postgres_row,
-        row_sizes,
-        PgQueryResult::rows_affected,
-    )
-    .await?;
+    // The guarded form is tried inside a savepoint: if PostgreSQL cannot take it, the
+    // transaction is as it was and the statement runs as written.
+    let wrapped = match guarded(sql, columns.len(), limits.max_value_bytes) {
+        Some(text) => {
+            sqlx::raw_sql("SAVEPOINT riskgate_guard")
+                .execute(&mut *tx)
+                .await?;
+            match (&mut *tx).prepare(AssertSqlSafe(text).into_sql_str()).await {
+                Ok(prepared) => Some(prepared),
+                Err(sqlx::Error::Database(_)) => {
+                    sqlx::raw_sql("ROLLBACK TO SAVEPOINT riskgate_guard")
+                        .execute(&mut *tx)
+                        .await?;
+                    None
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        None => None,
+    };
+    let fetched = match &wrapped {
+        Some(prepared) => {
+            let fetched = collect(
+                (&mut *tx).fetch_many(prepared.query()),
+                limits,
+                fetch,
+                |row| {
+                    let mut cells = value::postgres_row(row);
+                    cells.pop();
+                    cells
+                },
+                guarded_sizes,
+                PgQueryResult::rows_affected,
+            )
+            .await?;
+            Fetched {
+                columns: fetched.columns.map(|mut names| {
+                    names.pop();
+                    names
+                }),
+                ..fetched
+            }
+        }
+        None => {
+            collect(
+                (&mut *tx).fetch_many(statement.query()),
+                limits,
+                fetch,
+                value::postgres_row,
+                row_sizes,
+                PgQueryResult::rows_affected,
+            )
+            .await?
+        }
+    };
+
     if let Some(what) = fetched.too_large {
         // The connection is shut without reading on, which also rolls back.
         return Err(sqlx::Error::Protocol(format!("{TOO_LARGE}{what}")));
