@@ -76,6 +76,28 @@ fn announce_sandbox(gate: &crate::core::tools::RiskGate) {
     }
 }
 
+/// Runs every tool's start-up checks (the SQL accounts of statements run without a click)
+/// without holding up the start, and logs what they find.
+fn preflight_in_background(gate: &crate::core::tools::RiskGate) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    for name in gate.registry().names() {
+        let Some(tool) = gate.registry().get(name).cloned() else {
+            continue;
+        };
+        runtime.spawn(async move {
+            for finding in tool.preflight().await {
+                if finding.warning {
+                    tracing::warn!(tool = tool.name(), "{}", finding.message);
+                } else {
+                    tracing::info!(tool = tool.name(), "{}", finding.message);
+                }
+            }
+        });
+    }
+}
+
 /// Builds an agent from the settings and the front end's adapters.
 pub fn build_agent(
     settings: &Settings,
@@ -95,6 +117,7 @@ pub fn build_agent(
             })?;
     let gate = crate::tools::builtin_gate(settings);
     announce_sandbox(&gate);
+    preflight_in_background(&gate);
     Ok(Agent {
         gate,
         model,

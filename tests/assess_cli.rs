@@ -398,3 +398,42 @@ fn assess_under_a_missing_sandbox_runs_no_command_line_without_a_click() {
     assert_eq!(answer["source"], "policy", "{answer}");
     assert_eq!(answer["sandbox"], "off", "{answer}");
 }
+
+#[test]
+fn check_config_checks_the_account_of_sql_run_without_a_click() {
+    let demo = riskgate(&["check-config"], "", &[]);
+    let text = String::from_utf8_lossy(&demo.stdout);
+    assert!(
+        text.contains(
+            "sql target \"demo\": the account of statements run without a click is not privileged"
+        ),
+        "{text}"
+    );
+    let Some(url) = std::env::var("RISKGATE_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        eprintln!("skipped the PostgreSQL half: RISKGATE_TEST_POSTGRES_URL is not set");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("riskgate.toml");
+    std::fs::write(
+        &config,
+        format!("[[sql.databases]]\nname = \"main\"\nurl = \"{url}\"\n"),
+    )
+    .expect("write");
+    let output = riskgate(
+        &["check-config", "--config", &config.to_string_lossy()],
+        "",
+        &[],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    // The test server's login is a superuser: named at start, before any statement.
+    assert!(
+        text.contains("# WARNING: sql target \"main\": statements run without a click are refused")
+            && text.contains("superuser"),
+        "{text}"
+    );
+}

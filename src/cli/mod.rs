@@ -5,6 +5,7 @@ pub mod assess;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
@@ -153,6 +154,9 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             for line in sql_accounts(&settings) {
                 writeln!(out, "{line}")?;
             }
+            for line in preflight(&settings)? {
+                writeln!(out, "{line}")?;
+            }
             out.write_all(settings.to_redacted_toml().as_bytes())?;
             Ok(())
         }
@@ -179,6 +183,32 @@ fn sandbox_status(settings: &Settings) -> String {
             "# command sandbox: UNAVAILABLE ({reason}).\n# No command line runs without a person's confirmation, and confirmed lines run without the sandbox."
         ),
     }
+}
+
+/// Every tool's start-up checks (they may connect to the SQL targets), as TOML comment
+/// lines; each tool's checks get 20 s.
+fn preflight(settings: &Settings) -> Result<Vec<String>, CliError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let registry = crate::tools::builtin_registry(settings);
+    let mut lines = Vec::new();
+    for name in registry.names() {
+        let Some(tool) = registry.get(name) else {
+            continue;
+        };
+        let findings = runtime.block_on(async {
+            tokio::time::timeout(Duration::from_secs(20), tool.preflight()).await
+        });
+        match findings {
+            Ok(findings) => lines.extend(findings.into_iter().map(|f| {
+                let mark = if f.warning { "WARNING: " } else { "" };
+                format!("# {mark}{}", f.message)
+            })),
+            Err(_) => lines.push(format!("# WARNING: the checks of {name} took over 20 s")),
+        }
+    }
+    Ok(lines)
 }
 
 /// Which account each SQL target's auto statements use, as TOML comment lines.

@@ -112,6 +112,37 @@ pub trait Tool: RiskAssessor + Send + Sync {
     fn containment(&self, _decision: Decision) -> Option<&'static str> {
         None
     }
+
+    /// What the tool checks as riskgate starts, for the operator (the SQL tool: the account
+    /// each database's statements run without a click use). Logged by the bot and the
+    /// console, printed by `check-config`.
+    fn preflight(&self) -> BoxFuture<'_, Vec<Preflight>> {
+        Box::pin(async { Vec::new() })
+    }
+}
+
+/// One finding of [`Tool::preflight`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preflight {
+    /// Whether the operator should act on it.
+    pub warning: bool,
+    pub message: String,
+}
+
+impl Preflight {
+    pub fn fine(message: String) -> Self {
+        Self {
+            warning: false,
+            message,
+        }
+    }
+
+    pub fn warning(message: String) -> Self {
+        Self {
+            warning: true,
+            message,
+        }
+    }
 }
 
 /// A tool call as the LLM made it.

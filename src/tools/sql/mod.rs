@@ -21,7 +21,8 @@ use serde_json::{Map, Value, json};
 use crate::config::Settings;
 use crate::core::risk::Assessment;
 use crate::core::tools::{
-    Approval, AssessContext, BoxFuture, RiskAssessor, SqlDialect, Tool, ToolError, ToolOutput,
+    Approval, AssessContext, BoxFuture, Preflight, RiskAssessor, SqlDialect, Tool, ToolError,
+    ToolOutput,
 };
 use execute::{Access, SqlExecutor};
 
@@ -147,6 +148,10 @@ impl Tool for SqlTool {
                 .run(&args.sql, args.database.as_deref(), Access::from(approval))
                 .await
         })
+    }
+
+    fn preflight(&self) -> BoxFuture<'_, Vec<Preflight>> {
+        Box::pin(self.executor.check_auto_accounts())
     }
 
     fn parameters(&self) -> Value {

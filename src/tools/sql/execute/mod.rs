@@ -45,7 +45,7 @@ use sqlx::{Column, Either};
 use super::render::{Budget, ResultSet, RowCount, render};
 use super::value::Cell;
 use crate::config::{DatabaseSettings, Settings, redact_password};
-use crate::core::tools::{Approval, SqlDialect, ToolError, ToolOutput};
+use crate::core::tools::{Approval, Preflight, SqlDialect, ToolError, ToolOutput};
 
 /// Time a call may take beyond the statement timeout before riskgate itself gives up on it:
 /// the engine's own limit should always fire first; this covers a stalled network.
@@ -591,9 +591,56 @@ impl SqlExecutor {
         if target.allow_privileged_auto {
             return Ok(());
         }
+        let findings = self.auto_account_findings(target).await?;
+        if findings.is_empty() {
+            return Ok(());
+        }
         let (engine, shown_url) = target.engine_for(Access::ReadOnly);
+        let dialect = engine.dialect();
+        tracing::warn!(database = %target.name, findings = %findings.join("; "), "auto SQL refused: the read-only account is privileged");
+        Err(ToolError::Refused(format!(
+            "nothing was run: statements on database {:?} ({dialect}) that nobody confirms use the account of {shown_url}, and that account is privileged ({}), so the read-only transaction would not hold it. Ask with risk_level \"medium\" so a person can confirm the statement; to let reads run without a click, the operator gives this database a least-privilege readonly_url (see deploy/OPERATOR.md)",
+            target.name,
+            findings.join("; ")
+        )))
+    }
+
+    /// Checks every target's auto account now, as riskgate starts: one line per target for
+    /// the operator (the account is fine, privileged and so refused, or could not be
+    /// checked yet). A result is kept like the first auto run's would be.
+    pub async fn check_auto_accounts(&self) -> Vec<Preflight> {
+        let mut lines = Vec::new();
+        for target in &self.targets {
+            let name = &target.name;
+            let line = match self.auto_account_findings(target).await {
+                Ok(findings) if findings.is_empty() => Preflight::fine(format!(
+                    "sql target {name:?}: the account of statements run without a click is not privileged; they run"
+                )),
+                Ok(findings) if target.allow_privileged_auto => Preflight::warning(format!(
+                    "sql target {name:?}: the account of statements run without a click is privileged ({}), and allow_privileged_auto lets them run anyway",
+                    findings.join("; ")
+                )),
+                Ok(findings) => Preflight::warning(format!(
+                    "sql target {name:?}: statements run without a click are refused, because their account is privileged ({}); give the target a least-privilege readonly_url (deploy/OPERATOR.md)",
+                    findings.join("; ")
+                )),
+                Err(error) => Preflight::warning(format!(
+                    "sql target {name:?}: the account of statements run without a click could not be checked yet ({error}); it is checked again at the first such statement"
+                )),
+            };
+            lines.push(line);
+        }
+        lines
+    }
+
+    /// What makes the auto account of `target` privileged (empty: nothing), probed once.
+    async fn auto_account_findings<'t>(
+        &self,
+        target: &'t Target,
+    ) -> Result<&'t Vec<String>, ToolError> {
+        let (engine, _) = target.engine_for(Access::ReadOnly);
         let backstop = self.limits.statement_timeout + self.limits.connect_timeout + BACKSTOP_GRACE;
-        let findings = target
+        target
             .privileges
             .get_or_try_init(|| async {
                 let probed = match engine {
@@ -616,17 +663,7 @@ impl SqlExecutor {
                     )
                 })
             })
-            .await?;
-        if findings.is_empty() {
-            return Ok(());
-        }
-        let dialect = engine.dialect();
-        tracing::warn!(database = %target.name, findings = %findings.join("; "), "auto SQL refused: the read-only account is privileged");
-        Err(ToolError::Refused(format!(
-            "nothing was run: statements on database {:?} ({dialect}) that nobody confirms use the account of {shown_url}, and that account is privileged ({}), so the read-only transaction would not hold it. Ask with risk_level \"medium\" so a person can confirm the statement; to let reads run without a click, the operator gives this database a least-privilege readonly_url (see deploy/OPERATOR.md)",
-            target.name,
-            findings.join("; ")
-        )))
+            .await
     }
 }
 
