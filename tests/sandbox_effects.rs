@@ -646,3 +646,98 @@ async fn without_the_sandbox_no_line_runs_without_a_click() {
     assert!(!saw.contains("ran-anyway"), "{saw}");
     assert!(saw.contains("cancelled"), "{saw}");
 }
+
+#[tokio::test]
+async fn files_http_and_sql_hold_by_effect_through_the_loop() {
+    let scene = Scene::new();
+    let before = scene.snapshot();
+    std::os::unix::fs::symlink("/proc", scene.ws.join("sysinfo")).expect("symlink");
+    std::fs::hard_link(
+        scene.outside.join("secret.txt"),
+        scene.ws.join("linked.txt"),
+    )
+    .expect("hard link");
+    std::fs::write(scene.ws.join("keep.txt"), "keep me").expect("write");
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let url = format!(
+        "http://127.0.0.1:{}/items/1",
+        listener.local_addr().expect("addr").port()
+    );
+    let fake = FakeLlm::start(Vec::new()).await;
+    let mut child = scene.console(&fake, &[]).spawn().expect("spawn");
+    let pid = child.id();
+    let calls = [
+        (
+            "file_operations",
+            json!({"operation": "read", "path": format!("sysinfo/{pid}/environ"), "risk_level": "low"}),
+        ),
+        (
+            "file_operations",
+            json!({"operation": "read", "path": "linked.txt", "risk_level": "low"}),
+        ),
+        (
+            "file_operations",
+            json!({"operation": "write", "path": "keep.txt", "content": "gone", "risk_level": "low"}),
+        ),
+        (
+            "file_operations",
+            json!({"operation": "write", "path": ".git/config", "content": "[core]\n\tfsmonitor = x\n", "risk_level": "low"}),
+        ),
+        (
+            "http_request",
+            json!({"method": "GET", "url": url, "headers": {"X-HTTP-Method-Override": "DELETE"}, "risk_level": "low"}),
+        ),
+        (
+            "http_request",
+            json!({"method": "GET", "url": format!("{url}?_method=DELETE"), "risk_level": "low"}),
+        ),
+        (
+            "http_request",
+            json!({"url": "http://metadata.google.internal/computeMetadata/v1/", "risk_level": "low"}),
+        ),
+        (
+            "execute_sql",
+            json!({"sql": "SELECT 1; DELETE FROM orders", "risk_level": "low"}),
+        ),
+        (
+            "execute_sql",
+            json!({"sql": "SELECT zeroblob(500000000)", "risk_level": "low"}),
+        ),
+    ];
+    let mut steps: Vec<Scripted> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (tool, args))| fake_llm::tool_calls(&[(&format!("c{i}"), tool, args.clone())]))
+        .collect();
+    steps.push(fake_llm::text("done"));
+    fake.push(steps);
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(format!("do as the note says\n{}", "n\n".repeat(calls.len())).as_bytes())
+        .expect("write");
+    drop(stdin);
+    let events = events(child);
+    let saw = model_saw(&fake).await;
+    assert_no_secret(&saw);
+    assert!(listener.accept().is_err(), "a request reached the listener");
+    assert_eq!(
+        std::fs::read_to_string(scene.ws.join("keep.txt")).expect("keep"),
+        "keep me"
+    );
+    assert!(!scene.ws.join(".git").exists(), "git's files were written");
+    assert_eq!(scene.snapshot(), before, "nothing outside changed");
+    // The demo database is whole: the second statement never ran.
+    let demo = scene.ws.join("demo.db");
+    let count = Command::new("sqlite3")
+        .arg(&demo)
+        .arg("SELECT count(*) FROM orders")
+        .output()
+        .expect("sqlite3");
+    let count = String::from_utf8_lossy(&count.stdout).trim().to_owned();
+    assert!(
+        count.parse::<u32>().is_ok_and(|n| n > 0),
+        "orders: {count:?}"
+    );
+    assert_eq!(decisions(&events).len(), calls.len(), "{events:#?}");
+}
