@@ -446,6 +446,10 @@ pub struct SandboxSettings {
     pub file_size_bytes: u64,
     /// Open files per process (RLIMIT_NOFILE).
     pub open_files: u64,
+    /// Entries of the workspace looked through, before a line runs without a click, for a
+    /// file with several hard links (which could be a file outside the workspace); a larger
+    /// workspace gets no such lines.
+    pub hard_link_scan_limit: u64,
 }
 
 impl Default for SandboxSettings {
@@ -460,6 +464,7 @@ impl Default for SandboxSettings {
             processes: 4096,
             file_size_bytes: 256 * 1024 * 1024,
             open_files: 1024,
+            hard_link_scan_limit: 200_000,
         }
     }
 }

@@ -741,3 +741,33 @@ async fn files_http_and_sql_hold_by_effect_through_the_loop() {
     );
     assert_eq!(decisions(&events).len(), calls.len(), "{events:#?}");
 }
+
+#[tokio::test]
+async fn a_hard_link_in_the_workspace_stops_lines_without_a_click() {
+    if !sandbox_ready() {
+        return;
+    }
+    let scene = Scene::new();
+    std::fs::write(scene.ws.join("README"), "workspace readme").expect("write");
+    std::fs::create_dir(scene.ws.join("docs")).expect("mkdir");
+    std::fs::hard_link(
+        scene.outside.join("secret.txt"),
+        scene.ws.join("docs/notes.txt"),
+    )
+    .expect("hard link");
+    let lines = [
+        ("cat docs/notes.txt", None),
+        ("grep -r outside-secret .", None),
+        ("cat README", Some("low")),
+    ];
+    let fake = FakeLlm::start(script(&lines)).await;
+    let events = scene.run(&fake, "read the notes\n", &[]);
+    assert_eq!(decisions(&events), ["auto", "auto", "auto"]);
+    let saw = model_saw(&fake).await;
+    assert_no_secret(&saw);
+    assert!(saw.contains("hard links"), "the model is told why: {saw}");
+    assert!(
+        !saw.contains("workspace readme"),
+        "nothing ran while the link exists: {saw}"
+    );
+}

@@ -44,7 +44,7 @@ use tokio::task::JoinHandle;
 use super::expand::{ExpansionRefused, expand};
 use super::plan::{Connector, Pipeline, Plan, SimpleCommand};
 use super::reaper::Reaper;
-use super::sandbox::{LineSandbox, Sandbox, SandboxError, Walls, git_environment};
+use super::sandbox::{LineSandbox, Sandbox, SandboxError, Walls, find_hard_link, git_environment};
 use crate::config::CommandSettings;
 use crate::core::tools::format_duration;
 use crate::tools::Workspace;
@@ -336,6 +336,13 @@ impl CommandRunner {
             Line::Plan(plan) => self.preflight(plan)?,
             Line::Shell(_) => HashMap::new(),
         };
+        if walls == Walls::ReadOnly {
+            let root = root.to_path_buf();
+            let limit = self.sandbox.settings().hard_link_scan_limit;
+            tokio::task::spawn_blocking(move || find_hard_link(&root, limit))
+                .await
+                .map_err(|join| RunError::Setup(io::Error::other(join)))??;
+        }
         let jail = Jail::new(self, walls)?;
         let (stdout_reader, stdout_writer) = io::pipe().map_err(RunError::Setup)?;
         let (stderr_reader, stderr_writer) = io::pipe().map_err(RunError::Setup)?;

@@ -269,6 +269,52 @@ pub enum SandboxError {
     TempDir(#[source] io::Error),
     #[error("the sandbox could not be built: {0}")]
     Build(String),
+    #[error(
+        "nothing ran: the workspace holds a file with {links} hard links (`{path}`), and a line run without a person's confirmation could read a file outside the workspace through such a link. Ask with risk_level \"medium\" so a person confirms the line, or remove the extra links (copy the file instead)"
+    )]
+    HardLink { path: String, links: u64 },
+    #[error(
+        "nothing ran: the workspace has more than {limit} entries, too many to check for hard links before a line runs without a person's confirmation. Ask with risk_level \"medium\", or raise command.sandbox.hard_link_scan_limit"
+    )]
+    TooLargeToScan { limit: u64 },
+}
+
+/// Looks through the workspace for a regular file with more than one hard link: Landlock
+/// judges paths, and a hard link inside the workspace is a path inside it, whatever file it
+/// names. Stops at the first such file, or after `limit` entries. Symlinks are not followed
+/// (the sandbox refuses what they lead to outside).
+pub fn find_hard_link(root: &Path, limit: u64) -> Result<(), SandboxError> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen: u64 = 0;
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > limit {
+                return Err(SandboxError::TooLargeToScan { limit });
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                pending.push(entry.path());
+            } else if kind.is_file()
+                && let Ok(meta) = entry.metadata()
+                && meta.nlink() > 1
+            {
+                let path = entry.path();
+                let shown = path.strip_prefix(root).unwrap_or(&path);
+                return Err(SandboxError::HardLink {
+                    path: shown.display().to_string(),
+                    links: meta.nlink(),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The sandbox of one runner: what every line shares, built once.
@@ -875,6 +921,28 @@ mod tests {
         let offline = seccomp_program(false).expect("offline");
         let online = seccomp_program(true).expect("online");
         assert!(offline.len() > online.len());
+    }
+
+    #[test]
+    fn a_hard_linked_file_is_found_anywhere_in_the_workspace() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("a/b")).expect("mkdir");
+        std::fs::write(ws.join("a/plain.txt"), "x").expect("write");
+        assert!(find_hard_link(&ws, 100).is_ok());
+        std::fs::write(dir.path().join("outside.txt"), "secret").expect("write");
+        std::fs::hard_link(dir.path().join("outside.txt"), ws.join("a/b/link.txt")).expect("link");
+        match find_hard_link(&ws, 100) {
+            Err(SandboxError::HardLink { path, links }) => {
+                assert_eq!(path, "a/b/link.txt");
+                assert_eq!(links, 2);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            find_hard_link(&ws, 2),
+            Err(SandboxError::TooLargeToScan { limit: 2 })
+        ));
     }
 
     #[test]
