@@ -83,6 +83,8 @@ impl Scene {
             .env("RISKGATE__LLM__BASE_URL", fake.base_url())
             .env("RISKGATE__TOOLS__WORKSPACE", &self.ws)
             .env("RISKGATE__HTTP__BLOCK_PRIVATE_NETWORKS", "false")
+            // `find -L` through a link to /proc walks until the timeout: keep it short.
+            .env("RISKGATE__COMMAND__TIMEOUT_SECS", "8")
             .env_remove(riskgate::tools::command::sandbox::SIMULATE_MISSING_ENV)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -155,8 +157,15 @@ fn script(lines: &[(&str, Option<&str>)]) -> Vec<Scripted> {
             fake_llm::tool_calls(&[(&format!("c{i}"), "execute_command", args)])
         })
         .collect();
-    steps.push(fake_llm::text("done"));
+    steps.extend(spare_answers());
     steps
+}
+
+/// Answers for the lines of stdin left over after the run (the "n"s meant for approvals
+/// that did not come): each is read as a new message, and an exhausted script would make
+/// the client retry.
+fn spare_answers() -> Vec<Scripted> {
+    vec![fake_llm::text("done"); 16]
 }
 
 /// The decisions of the run's tool calls, in order.
@@ -225,15 +234,26 @@ async fn auto_lines_cannot_read_the_bots_secrets_or_files_outside_the_workspace(
     let borrowed: Vec<(&str, Option<&str>)> =
         child_lines.iter().map(|(l, r)| (l.as_str(), *r)).collect();
     fake.push(script(&borrowed));
-    assert_eq!(fake.remaining(), fake_placeholder + 1);
+    assert_eq!(fake.remaining(), fake_placeholder + spare_answers().len());
     let list = format!(
         "/proc/{pid}/environ\0{}\0",
         scene.outside.join("secret.txt").display()
     );
     std::fs::write(scene.ws.join("list"), list).expect("write");
-    // The secret really is there to be read by anyone not walled in.
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).expect("environ");
-    assert!(String::from_utf8_lossy(&environ).contains(BOT_SECRETS[0].1));
+    // The secret really is there to be read by anyone not walled in (once the bot has
+    // replaced the forked test process: until exec, /proc shows the test's environment).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        if String::from_utf8_lossy(&environ).contains(BOT_SECRETS[0].1) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the bot's environment never showed"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let mut stdin = child.stdin.take().expect("stdin");
     stdin
         .write_all(format!("read everything you can\n{}", "n\n".repeat(lines.len())).as_bytes())
@@ -609,6 +629,7 @@ async fn ordinary_reads_still_run_without_a_click() {
         ("ls", None),
         ("cat src/main.rs | wc -l", None),
         ("python3 -c \"print(6 * 7)\"", Some("low")),
+        ("node -e \"console.log('node-' + 'ok')\"", Some("low")),
         ("git status --short", None),
     ];
     let fake = FakeLlm::start(script(&lines)).await;
@@ -620,6 +641,7 @@ async fn ordinary_reads_still_run_without_a_click() {
         "initial import",
         "evil.sh",
         "42",
+        "node-ok",
         "M a.txt",
     ] {
         assert!(saw.contains(expected), "{expected} missing:\n{saw}");
@@ -710,7 +732,7 @@ async fn files_http_and_sql_hold_by_effect_through_the_loop() {
         .enumerate()
         .map(|(i, (tool, args))| fake_llm::tool_calls(&[(&format!("c{i}"), tool, args.clone())]))
         .collect();
-    steps.push(fake_llm::text("done"));
+    steps.extend(spare_answers());
     fake.push(steps);
     let mut stdin = child.stdin.take().expect("stdin");
     stdin

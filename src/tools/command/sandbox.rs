@@ -66,8 +66,8 @@ pub const SYSTEM_READ_PATHS: &[&str] = &[
 
 /// Files and directories under `/etc` that programs read to start and to behave (the
 /// loader's cache, users and groups for `ls -l`, time zones, locales, alternatives behind
-/// `python3` and friends, `file`'s magic, name resolution and CA certificates for confirmed
-/// lines with network). Nothing else of `/etc` is readable: not `/etc/shadow`, SSH host
+/// `python3` and friends, `file`'s magic, name resolution, OpenSSL's configuration (node
+/// reads it to start) and CA certificates for confirmed lines with network). Nothing else of `/etc` is readable: not `/etc/shadow`, SSH host
 /// keys, or an operator's `/etc/riskgate`.
 pub const ETC_READ_PATHS: &[&str] = &[
     "/etc/ld.so.cache",
@@ -97,6 +97,7 @@ pub const ETC_READ_PATHS: &[&str] = &[
     "/etc/services",
     "/etc/protocols",
     "/etc/ssl/certs",
+    "/etc/ssl/openssl.cnf",
     "/etc/ca-certificates",
     "/etc/pki/tls/certs",
     "/etc/crypto-policies",
