@@ -485,6 +485,10 @@ async fn git_in_a_cloned_repository_runs_no_program_of_its_config() {
         ("git show", None),
         ("git diff --stat", Some("low")),
         ("git log", None),
+        // Git under a wrapper may execute only git too.
+        ("timeout 20 git diff", Some("low")),
+        ("env git log -p", Some("low")),
+        ("nice git diff", Some("low")),
     ];
     let fake = FakeLlm::start(script(&lines)).await;
     let events = scene.run(

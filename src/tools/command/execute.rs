@@ -572,15 +572,16 @@ impl<'r> Jail<'r> {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        let args: Vec<OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
         let mut command = Command::new(program);
         command
             .arg0(arg0)
-            .args(args)
+            .args(&args)
             .current_dir(self.runner.workspace.root())
             .env_clear()
             .envs(self.env.iter().map(|(name, value)| (name, value)))
             .kill_on_drop(true);
-        self.sandbox.confine(&mut command, program)?;
+        self.sandbox.confine(&mut command, program, &args)?;
         Ok(command)
     }
 }

@@ -15,9 +15,11 @@
 //! - use at most the memory, CPU seconds, processes, file size and open files of the
 //!   settings (`setrlimit`), and holds no capability, even when the bot runs as root.
 //!
-//! A `git` process gets the right to execute only git itself (its binary, its loader and
-//! its exec path), and git's system and global configuration are ignored with the
-//! program-running keys turned off ([`git_environment`]): a repository's
+//! In a line without a click, a `git` process, or a wrapper that names git among its
+//! arguments (`timeout 5 git diff`, `xargs git log`), gets the right to execute only git
+//! itself (its binary, its loader, its exec path, and the wrapper), and git's system and
+//! global configuration are ignored with the program-running keys turned off
+//! ([`git_environment`]): a repository's
 //! `.git/config`, `.gitattributes` or a tracked `.gitconfig` cannot make a read-only git
 //! command run a program (fsmonitor, hooks, external diff, textconv, filters).
 //!
@@ -332,6 +334,8 @@ struct Inner {
     /// `/dev/null`, readable and writable.
     null: Option<Grant>,
     workspace: PathBuf,
+    /// Where `git` is on the sandboxed PATH.
+    git: Option<PathBuf>,
     offline: Arc<BpfProgram>,
     online: Arc<BpfProgram>,
 }
@@ -414,6 +418,7 @@ impl Sandbox {
                 reads,
                 null: Grant::open(Path::new(NULL_DEVICE)),
                 workspace: workspace.to_path_buf(),
+                git: find_on_path(search_path, "git"),
                 offline: Arc::new(offline),
                 online: Arc::new(online),
             }),
@@ -428,6 +433,7 @@ impl Sandbox {
                 reads: Vec::new(),
                 null: None,
                 workspace: workspace.to_path_buf(),
+                git: None,
                 offline: Arc::default(),
                 online: Arc::default(),
             }),
@@ -468,6 +474,7 @@ impl Sandbox {
             tmp,
             tmp_fd,
             workspace,
+            shared: OnceLock::new(),
         })
     }
 }
@@ -479,11 +486,14 @@ pub struct LineSandbox {
     tmp: tempfile::TempDir,
     tmp_fd: PathFd,
     workspace: PathFd,
+    /// The ruleset of the line's processes other than git, built for the first and
+    /// enforced by each (a ruleset can restrict any number of processes).
+    shared: OnceLock<Arc<OwnedFd>>,
 }
 
 /// What a process's `pre_exec` needs, all of it prepared in the bot.
 struct ChildSetup {
-    ruleset: Option<OwnedFd>,
+    ruleset: Option<Arc<OwnedFd>>,
     filter: Option<Arc<BpfProgram>>,
     limits: Vec<(libc::__rlimit_resource_t, libc::rlim_t)>,
     parent: libc::pid_t,
@@ -506,6 +516,7 @@ impl LineSandbox {
         &self,
         command: &mut tokio::process::Command,
         program: &Path,
+        args: &[std::ffi::OsString],
     ) -> Result<(), SandboxError> {
         // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
@@ -523,7 +534,7 @@ impl LineSandbox {
                 &self.inner.offline
             };
             ChildSetup {
-                ruleset: Some(self.ruleset(program)?),
+                ruleset: Some(self.ruleset(program, args)?),
                 filter: Some(Arc::clone(filter)),
                 limits: self.limits(),
                 parent,
@@ -550,16 +561,36 @@ impl LineSandbox {
         ]
     }
 
-    /// The Landlock ruleset of one process of the line.
-    fn ruleset(&self, program: &Path) -> Result<OwnedFd, SandboxError> {
-        self.build_ruleset(program)
-            .map_err(|e| SandboxError::Build(e.to_string()))
+    /// The Landlock ruleset of one process of the line: its own where it runs git in a line
+    /// without a click, else the line's shared one.
+    fn ruleset(
+        &self,
+        program: &Path,
+        args: &[std::ffi::OsString],
+    ) -> Result<Arc<OwnedFd>, SandboxError> {
+        let git = if self.walls == Walls::ReadOnly {
+            GitExec::of(program, args, self.inner.git.as_deref())
+        } else {
+            None
+        };
+        let build = |git: Option<GitExec>| {
+            self.build_ruleset(git)
+                .map(Arc::new)
+                .map_err(|e| SandboxError::Build(e.to_string()))
+        };
+        if git.is_some() {
+            return build(git);
+        }
+        if let Some(shared) = self.shared.get() {
+            return Ok(Arc::clone(shared));
+        }
+        let built = build(None)?;
+        Ok(Arc::clone(self.shared.get_or_init(|| built)))
     }
 
-    fn build_ruleset(&self, program: &Path) -> Result<OwnedFd, landlock::RulesetError> {
+    fn build_ruleset(&self, git: Option<GitExec>) -> Result<OwnedFd, landlock::RulesetError> {
         let all = AccessFs::from_all(ABI::V5);
         let read = AccessFs::from_read(ABI::V5);
-        let git = GitExec::of(program);
         // A git process reads like the others but may execute only git.
         let shared_read = if git.is_some() {
             read & !AccessFs::Execute
@@ -782,29 +813,42 @@ pub fn program_directories(search_path: &OsString) -> Vec<PathBuf> {
     dirs
 }
 
-/// What a git process may execute: its own binary, the loader that starts it and its exec
-/// path (`libexec/git-core` or `lib/git-core` beside it).
+/// What a process that runs git may execute: git's binary, the loader that starts it and
+/// its exec path (`libexec/git-core` or `lib/git-core` beside it), and, for a wrapper that
+/// names git among its arguments (`timeout 5 git diff`, `xargs git log`), the wrapper
+/// itself. Nothing else: no shell, no textconv, no filter, no hook.
 struct GitExec {
     binary: PathBuf,
+    wrapper: Option<PathBuf>,
 }
 
 impl GitExec {
-    fn of(program: &Path) -> Option<Self> {
-        let name = program.file_name()?.as_bytes();
-        if name != b"git" {
-            return None;
+    /// `None` when the process neither is git nor names it (`git_on_path` is where `git`
+    /// resolves on the sandboxed PATH).
+    fn of(program: &Path, args: &[std::ffi::OsString], git_on_path: Option<&Path>) -> Option<Self> {
+        let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let is_git = |p: &Path| p.file_name().is_some_and(|n| n.as_bytes() == b"git");
+        if is_git(program) {
+            return Some(Self {
+                binary: canonical(program),
+                wrapper: None,
+            });
         }
-        Some(Self {
-            binary: program
-                .canonicalize()
-                .unwrap_or_else(|_| program.to_path_buf()),
+        let names_git = args.iter().any(|arg| is_git(Path::new(arg)));
+        let git = git_on_path?;
+        names_git.then(|| Self {
+            binary: canonical(git),
+            wrapper: Some(canonical(program)),
         })
     }
 
     fn paths(&self) -> Vec<PathBuf> {
-        let mut paths = vec![self.binary.clone()];
-        if let Some(interpreter) = elf_interpreter(&self.binary) {
-            paths.push(interpreter.canonicalize().unwrap_or(interpreter));
+        let mut paths = Vec::new();
+        for binary in std::iter::once(&self.binary).chain(&self.wrapper) {
+            paths.push(binary.clone());
+            if let Some(interpreter) = elf_interpreter(binary) {
+                paths.push(interpreter.canonicalize().unwrap_or(interpreter));
+            }
         }
         if let Some(prefix) = self.binary.parent().and_then(Path::parent) {
             paths.push(prefix.join("libexec/git-core"));
@@ -812,6 +856,20 @@ impl GitExec {
         }
         paths
     }
+}
+
+/// The first executable `name` on `search_path`.
+fn find_on_path(search_path: &OsString, name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    search_path
+        .as_bytes()
+        .split(|&b| b == b':')
+        .filter(|dir| dir.starts_with(b"/"))
+        .map(|dir| Path::new(std::ffi::OsStr::from_bytes(dir)).join(name))
+        .find(|path| {
+            std::fs::metadata(path)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }
 
 /// The program interpreter (`PT_INTERP`) of a 64-bit little-endian ELF file: the dynamic
