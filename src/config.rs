@@ -164,6 +164,24 @@ pub struct DiscordSettings {
     pub shard_last: u64,
     /// On SIGINT/SIGTERM, how long running steps may take to finish before the bot exits.
     pub shutdown_grace_secs: u64,
+    /// Who may start runs: these members (user ids), and members with one of
+    /// `allowed_roles`. Both empty: everyone who can write where the bot listens.
+    pub allowed_users: Vec<u64>,
+    pub allowed_roles: Vec<u64>,
+    /// Per-channel lists that replace the two above in that channel (and its threads).
+    pub channel_access: Vec<ChannelAccess>,
+    /// Tell a member who may not start runs so, once per channel (else ignore them).
+    pub notify_refused: bool,
+}
+
+/// Who may start runs in one channel, replacing `discord.allowed_users`/`allowed_roles`
+/// there.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChannelAccess {
+    pub channel: u64,
+    pub allowed_users: Vec<u64>,
+    pub allowed_roles: Vec<u64>,
 }
 
 impl Default for DiscordSettings {
@@ -182,6 +200,10 @@ impl Default for DiscordSettings {
             shard_first: 0,
             shard_last: 0,
             shutdown_grace_secs: 30,
+            allowed_users: Vec::new(),
+            allowed_roles: Vec::new(),
+            channel_access: Vec::new(),
+            notify_refused: true,
         }
     }
 }
@@ -657,6 +679,8 @@ impl Settings {
                 .with_list_parse_key("tools.http_request.allow")
                 .with_list_parse_key("tools.http_request.deny")
                 .with_list_parse_key("command.env_allow")
+                .with_list_parse_key("discord.allowed_users")
+                .with_list_parse_key("discord.allowed_roles")
                 .with_list_parse_key("command.sandbox.read_paths"),
         );
         let settings: Settings = builder.build()?.try_deserialize()?;

@@ -736,3 +736,46 @@ async fn an_approval_left_by_a_stopped_run_is_marked_and_its_buttons_answer_as_s
     );
     h.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_listed_members_may_start_runs_and_others_are_told_once() {
+    let h = start(vec![fake_llm::text("Hello, Bob.")], |s| {
+        s.discord.allowed_users = vec![alice().id];
+        s.discord.allowed_roles = vec![APPROVER_ROLE];
+    })
+    .await;
+    // Eve is on neither list: her messages never reach the model, and she is told once.
+    h.discord
+        .message_create(CHANNEL, &eve(), "drop the table", &[])
+        .await;
+    h.posted(CHANNEL, |c| {
+        c.contains("Only the people this bot's operator listed")
+    })
+    .await;
+    h.discord
+        .message_create(CHANNEL, &eve(), "please?", &[])
+        .await;
+    // Bob has an allowed role.
+    h.discord.message_create(CHANNEL, &bob(), "hi", &[]).await;
+    h.posted(CHANNEL, |c| c == "Hello, Bob.").await;
+    let requests = h.llm.requests().await;
+    assert_eq!(requests.len(), 1, "only Bob's message reached the model");
+    let sent = requests[0].to_string();
+    assert!(
+        !sent.contains("drop the table") && !sent.contains("please?"),
+        "{sent}"
+    );
+    let notices = h
+        .discord
+        .requests()
+        .into_iter()
+        .filter(|r| {
+            r.method == "POST"
+                && r.at("/content")
+                    .as_str()
+                    .is_some_and(|c| c.contains("Only the people this bot's operator listed"))
+        })
+        .count();
+    assert_eq!(notices, 1, "told once per channel");
+    h.stop().await;
+}

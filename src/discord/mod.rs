@@ -12,6 +12,7 @@
 //! Required gateway intents: GUILDS, GUILD_MESSAGES, DIRECT_MESSAGES and the privileged
 //! MESSAGE_CONTENT (enable it in the developer portal under Bot > Privileged Gateway Intents).
 
+mod access;
 pub mod approvals;
 pub mod commands;
 pub mod outbox;
@@ -84,6 +85,8 @@ struct BotState {
     metrics: Arc<crate::metrics::Metrics>,
     sweep_every: Duration,
     shutdown_grace: Duration,
+    /// Who may start runs.
+    access: access::Access,
 }
 
 /// Sends the loop's events to the channel's outbox queue.
@@ -186,6 +189,7 @@ impl Bot {
             metrics,
             sweep_every: Duration::from_secs(settings.store.sweep_interval_secs),
             shutdown_grace: Duration::from_secs(settings.discord.shutdown_grace_secs),
+            access: access::Access::new(&settings.discord),
         });
         let _ = cell.set(state.clone());
         Ok(Self { client, state })
@@ -328,6 +332,28 @@ impl BotState {
         None
     }
 
+    /// Whether the author may start runs here (`discord.allowed_users`, `allowed_roles`,
+    /// `channel_access`). A thread's parent is known once `is_served` has looked it up.
+    fn may_ask(&self, message: &Message) -> bool {
+        let roles: Vec<u64> = message
+            .member
+            .as_ref()
+            .map(|m| m.roles.iter().map(|r| r.get()).collect())
+            .unwrap_or_default();
+        let parent = self
+            .parents
+            .lock()
+            .ok()
+            .and_then(|p| p.get(&message.channel_id).copied().flatten())
+            .map(ChannelId::get);
+        self.access.allows(
+            message.author.id.get(),
+            &roles,
+            message.channel_id.get(),
+            parent,
+        )
+    }
+
     fn strip_mention(&self, content: &str) -> String {
         match self.bot_user.get() {
             Some(me) => content
@@ -454,6 +480,21 @@ impl EventHandler for Handler {
         let Some(text) = state.relay_text(&message).await else {
             return;
         };
+        if !state.may_ask(&message) {
+            let (user, channel) = (message.author.id.get(), message.channel_id.get());
+            tracing::info!(
+                user,
+                channel,
+                "a message from a member who may not start runs was not passed on"
+            );
+            if state.access.should_tell(user, channel) {
+                state.outbox.push(
+                    message.channel_id,
+                    Item::Notice(access::REFUSED_NOTICE.into(), Some(message.id)),
+                );
+            }
+            return;
+        }
         let name = message
             .member
             .as_ref()
