@@ -153,6 +153,9 @@ pub struct DiscordSettings {
     pub admin_roles: Vec<u64>,
     /// Forbid confirming one's own request (cancelling stays allowed).
     pub require_different_approver: bool,
+    /// Forbid confirming one's own request when the call is destructive (the class the
+    /// destructive floor knows); other requests stay self-approvable.
+    pub destructive_needs_other_approver: bool,
     /// Answer direct messages.
     pub allow_dms: bool,
     /// Messages waiting per channel while a run works; beyond that the bot says it is busy.
@@ -194,6 +197,7 @@ impl Default for DiscordSettings {
             approver_roles: Vec::new(),
             admin_roles: Vec::new(),
             require_different_approver: false,
+            destructive_needs_other_approver: false,
             allow_dms: false,
             queue_limit: 5,
             shard_total: 0,

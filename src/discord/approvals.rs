@@ -108,6 +108,34 @@ impl ApprovalSurface for DiscordApprovals {
 pub struct ApproverPolicy {
     pub approver_roles: Vec<u64>,
     pub require_different_approver: bool,
+    /// A call its tool's assessor knows to be destructive (the floor's class) needs an
+    /// approver other than the requester; judged again with `gate` at the click.
+    pub destructive_needs_other_approver: bool,
+    pub gate: Option<crate::core::tools::RiskGate>,
+}
+
+impl ApproverPolicy {
+    /// Whether the requester may not confirm `approval` themself.
+    fn needs_someone_else(&self, approval: &ApprovalRecord) -> bool {
+        if self.require_different_approver {
+            return true;
+        }
+        if !self.destructive_needs_other_approver {
+            return false;
+        }
+        // Without the gate to ask, assume the worst.
+        self.gate.as_ref().is_none_or(|gate| {
+            gate.registry().get(&approval.tool).is_none_or(|tool| {
+                matches!(
+                    tool.assess(
+                        &approval.arguments,
+                        &crate::core::tools::AssessContext::default()
+                    ),
+                    crate::core::risk::Assessment::Destructive(_)
+                )
+            })
+        })
+    }
 }
 
 /// Whether `user` (with `roles`) may take `action` on `approval`; `Err` says why not.
@@ -120,16 +148,17 @@ pub fn authorise(
 ) -> Result<(), String> {
     let approver = roles.iter().any(|r| policy.approver_roles.contains(r));
     let requester = approval.requester == user;
+    let someone_else =
+        requester && matches!(action, ButtonAction::Confirm) && policy.needs_someone_else(approval);
     match action {
         ButtonAction::Cancel if requester || approver => Ok(()),
-        ButtonAction::Confirm if approver && !(requester && policy.require_different_approver) => {
-            Ok(())
-        }
-        ButtonAction::Confirm if requester && !policy.require_different_approver => Ok(()),
-        ButtonAction::Confirm if requester => Err(
+        ButtonAction::Confirm if someone_else => Err(if policy.require_different_approver {
             "someone else must confirm your own request here (discord.require_different_approver)"
-                .to_owned(),
-        ),
+                .to_owned()
+        } else {
+            "this call is destructive, so someone with an approver role other than you must confirm it (discord.destructive_needs_other_approver)".to_owned()
+        }),
+        ButtonAction::Confirm if approver || requester => Ok(()),
         _ => Err(format!(
             "only <@{}> or a member with an approver role can answer this request",
             approval.requester
@@ -361,7 +390,7 @@ mod tests {
     fn who_may_answer() {
         let open = ApproverPolicy {
             approver_roles: vec![7],
-            require_different_approver: false,
+            ..ApproverPolicy::default()
         };
         let strict = ApproverPolicy {
             require_different_approver: true,
@@ -395,6 +424,55 @@ mod tests {
             "cancelling stays allowed"
         );
         assert!(authorise(&strict, &a, Confirm, "200", &[7]).is_ok());
+    }
+
+    #[test]
+    fn a_destructive_call_can_need_someone_other_than_its_requester() {
+        let workspace = tempfile::tempdir().expect("tempdir");
+        let mut settings = crate::config::Settings::default();
+        settings.tools.workspace = workspace.path().to_path_buf();
+        let policy = ApproverPolicy {
+            approver_roles: vec![7],
+            destructive_needs_other_approver: true,
+            gate: Some(crate::tools::builtin_gate(&settings)),
+            ..ApproverPolicy::default()
+        };
+        let call = |command: &str| {
+            let mut a = approval("100");
+            a.tool = "execute_command".to_owned();
+            a.arguments = serde_json::json!({ "command": command })
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            a
+        };
+        use ButtonAction::{Cancel, Confirm};
+        let rm = call("rm -rf build");
+        let make = call("make test");
+        let refused = authorise(&policy, &rm, Confirm, "100", &[7]);
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|e| e.contains("destructive_needs_other_approver")),
+            "{refused:?}"
+        );
+        assert!(authorise(&policy, &rm, Cancel, "100", &[]).is_ok());
+        assert!(
+            authorise(&policy, &rm, Confirm, "200", &[7]).is_ok(),
+            "another approver"
+        );
+        assert!(
+            authorise(&policy, &make, Confirm, "100", &[]).is_ok(),
+            "not destructive"
+        );
+        let off = ApproverPolicy {
+            destructive_needs_other_approver: false,
+            ..policy.clone()
+        };
+        assert!(
+            authorise(&off, &rm, Confirm, "100", &[]).is_ok(),
+            "off: as before"
+        );
     }
 
     #[test]

@@ -530,6 +530,13 @@ impl EventHandler for Handler {
                 let policy = ApproverPolicy {
                     approver_roles: state.settings.approver_roles.clone(),
                     require_different_approver: state.settings.require_different_approver,
+                    destructive_needs_other_approver: state
+                        .settings
+                        .destructive_needs_other_approver,
+                    gate: state
+                        .settings
+                        .destructive_needs_other_approver
+                        .then(|| state.agent.gate.clone()),
                 };
                 approvals::handle_click(&ctx, &click, state.store.as_ref(), &state.hub, &policy)
                     .await;
