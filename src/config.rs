@@ -874,7 +874,10 @@ fn hide_file_content(error: config::ConfigError, files: &env::FileOrigins) -> Co
         } => match files.get(origin) {
             Some((var, path)) => ConfigError::invalid(
                 key.clone().unwrap_or_default(),
-                format!("the content of {} (named by {var}), not shown", path.display()),
+                format!(
+                    "the content of {} (named by {var}), not shown",
+                    path.display()
+                ),
                 format!("expected {expected}"),
             ),
             None => error.into(),

@@ -156,8 +156,14 @@ fn a_list_key_takes_one_value_a_comma_list_or_json() {
             "RISKGATE__DISCORD__CHANNELS",
             "234567890123456789, 345678901234567890",
         ),
-        ("RISKGATE__TOOLS__EXECUTE_COMMAND__DENY", "kubectl delete,terraform"),
-        ("RISKGATE__TOOLS__FILE_OPERATIONS__DENY", r#"[".env", "a,b"]"#),
+        (
+            "RISKGATE__TOOLS__EXECUTE_COMMAND__DENY",
+            "kubectl delete,terraform",
+        ),
+        (
+            "RISKGATE__TOOLS__FILE_OPERATIONS__DENY",
+            r#"[".env", "a,b"]"#,
+        ),
         ("RISKGATE__DISCORD__APPROVER_ROLES", "[1, 2]"),
     ])
     .expect("lists");
@@ -242,7 +248,10 @@ fn sql_databases_come_from_json_or_numbered_fields() {
 
     let fields = load_env(&[
         ("RISKGATE__SQL__DATABASES__0__NAME", "main"),
-        ("RISKGATE__SQL__DATABASES__0__URL", "postgres://app:pw@db/shop"),
+        (
+            "RISKGATE__SQL__DATABASES__0__URL",
+            "postgres://app:pw@db/shop",
+        ),
         ("RISKGATE__SQL__DATABASES__1__NAME", "other"),
         ("RISKGATE__SQL__DATABASES__1__URL", "mysql://app:pw@db2/x"),
         ("RISKGATE__SQL__DATABASES__1__ALLOW_PRIVILEGED_AUTO", "true"),
@@ -372,7 +381,11 @@ fn a_secret_file_that_cannot_be_used_is_named_but_never_shown() {
     for (vars, needles) in [
         (
             vec![("RISKGATE__LLM__API_KEY_FILE", missing.as_str())],
-            vec!["RISKGATE__LLM__API_KEY_FILE", missing.as_str(), "No such file"],
+            vec![
+                "RISKGATE__LLM__API_KEY_FILE",
+                missing.as_str(),
+                "No such file",
+            ],
         ),
         (
             vec![("DISCORD_TOKEN_FILE", missing.as_str())],
@@ -388,7 +401,10 @@ fn a_secret_file_that_cannot_be_used_is_named_but_never_shown() {
             vec!["discord.queue_limit", wrong.as_str(), "not shown"],
         ),
         (
-            vec![("DISCORD_TOKEN", "x"), ("DISCORD_TOKEN_FILE", token.as_str())],
+            vec![
+                ("DISCORD_TOKEN", "x"),
+                ("DISCORD_TOKEN_FILE", token.as_str()),
+            ],
             vec!["DISCORD_TOKEN", "only one"],
         ),
         (
@@ -416,5 +432,8 @@ fn a_misspelt_key_in_the_environment_is_an_error() {
     let error = load_env(&[("RISKGATE__DISCORD____CHANNELS", "1")])
         .expect_err("empty part")
         .to_string();
-    assert!(error.contains("RISKGATE__DISCORD____CHANNELS"), "{error}");
+    assert!(
+        error.contains("RISKGATE__DISCORD____CHANNELS") && error.contains("empty part"),
+        "{error}"
+    );
 }

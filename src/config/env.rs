@@ -291,7 +291,10 @@ impl Schema {
             );
             let json: serde_json::Value = serde_json::from_str(trimmed)
                 .map_err(|e| env_error(format!("`{key}` is not valid JSON ({e}); {example}")))?;
-            if !json.as_array().is_some_and(|a| a.iter().all(|e| e.is_object())) {
+            if !json
+                .as_array()
+                .is_some_and(|a| a.iter().all(|e| e.is_object()))
+            {
                 return Err(env_error(format!(
                     "`{key}` must be a JSON list of tables; {example}"
                 )));
@@ -327,7 +330,10 @@ impl Schema {
             return Ok(Value::new(Some(&origin), ValueKind::U64(id)));
         }
         // Scalars stay text: the settings' types parse it (numbers, true/false/on/off/yes/no).
-        Ok(Value::new(Some(&origin), ValueKind::String(value.to_owned())))
+        Ok(Value::new(
+            Some(&origin),
+            ValueKind::String(value.to_owned()),
+        ))
     }
 }
 
@@ -377,8 +383,9 @@ fn split_list(value: &str) -> Result<Vec<String>, String> {
 }
 
 fn discord_id(key: &str, item: &str) -> Result<u64, String> {
-    item.parse::<u64>()
-        .map_err(|_| format!("`{key}` takes Discord ids, and {item:?} is not one; {DISCORD_ID_HINT}"))
+    item.parse::<u64>().map_err(|_| {
+        format!("`{key}` takes Discord ids, and {item:?} is not one; {DISCORD_ID_HINT}")
+    })
 }
 
 fn from_json(json: &serde_json::Value, origin: &str) -> Value {
