@@ -1,6 +1,9 @@
 //! Typed settings, layered: built-in defaults -> an optional `riskgate.toml` (path from
 //! `--config` or `RISKGATE_CONFIG`) -> environment variables `RISKGATE__SECTION__KEY`.
 //!
+//! Lists, `sql.databases` and secrets in files (`*_FILE`) have forms of their own in the
+//! environment: see [`env`] and `deploy/riskgate.example.toml`.
+//!
 //! Every key is documented in `deploy/riskgate.example.toml`. Secrets are held as
 //! [`SecretString`] and never printed: `riskgate check-config` shows them as `<redacted>`.
 
@@ -13,6 +16,8 @@ use url::Url;
 
 use crate::core::risk::{ChannelMode, GatePolicy};
 use crate::core::tools::SqlDialect;
+
+pub mod env;
 
 /// The environment variable that names the configuration file when `--config` is not given.
 pub const CONFIG_PATH_ENV: &str = "RISKGATE_CONFIG";
@@ -28,6 +33,16 @@ pub enum ConfigError {
     MissingFile { path: PathBuf },
     #[error("could not load the configuration: {0}")]
     Load(#[from] config::ConfigError),
+    #[error("environment variable {var}: {problem}")]
+    Env { var: String, problem: String },
+    #[error(
+        "cannot read {path}, the file {var} names: {reason}. Put the value alone in that file (one trailing newline is fine) or point {var} at the right file"
+    )]
+    SecretFile {
+        var: String,
+        path: PathBuf,
+        reason: String,
+    },
     #[error("invalid value for `{key}`: {value}: {problem}")]
     Invalid {
         key: String,
@@ -627,27 +642,30 @@ impl Settings {
     /// Loads the layered configuration. `path` is `--config`; without it `RISKGATE_CONFIG`,
     /// then `./riskgate.toml` if present.
     pub fn load(path: Option<&Path>) -> Result<Self, ConfigError> {
-        Self::load_from(path, |name| std::env::var(name).ok())
+        Self::load_env(path, &env::Environment::process()?)
     }
 
-    /// [`Settings::load`] with the environment given as a lookup function, so tests need not
-    /// touch the process environment for the plain variables (`RISKGATE_CONFIG`,
-    /// `DISCORD_TOKEN`, `OPENAI_API_KEY`).
-    pub fn load_from(
+    /// [`Settings::load`] with the environment given as variables, so tests need not touch
+    /// the process environment.
+    pub fn load_from<K: Into<String>, V: Into<String>>(
         path: Option<&Path>,
-        env: impl Fn(&str) -> Option<String>,
+        vars: impl IntoIterator<Item = (K, V)>,
     ) -> Result<Self, ConfigError> {
+        Self::load_env(path, &env::Environment::new(vars))
+    }
+
+    fn load_env(path: Option<&Path>, env: &env::Environment) -> Result<Self, ConfigError> {
         let mut builder = config::Config::builder();
         // Plain variables a user may already have set are the lowest layer above defaults.
-        if let Some(token) = env("DISCORD_TOKEN") {
+        if let Some(token) = env.secret("DISCORD_TOKEN")? {
             builder = builder.set_default("discord.token", token)?;
         }
-        if let Some(key) = env("OPENAI_API_KEY") {
+        if let Some(key) = env.secret("OPENAI_API_KEY")? {
             builder = builder.set_default("llm.api_key", key)?;
         }
         let explicit = path
             .map(Path::to_path_buf)
-            .or_else(|| env(CONFIG_PATH_ENV).map(PathBuf::from));
+            .or_else(|| env.var(CONFIG_PATH_ENV).map(PathBuf::from));
         match explicit {
             Some(path) => {
                 if !path.is_file() {
@@ -665,29 +683,11 @@ impl Settings {
                 );
             }
         }
-        builder = builder.add_source(
-            config::Environment::with_prefix("RISKGATE")
-                .prefix_separator("__")
-                .separator("__")
-                .try_parsing(true)
-                .list_separator(",")
-                .with_list_parse_key("discord.channels")
-                .with_list_parse_key("discord.approver_roles")
-                .with_list_parse_key("discord.admin_roles")
-                .with_list_parse_key("tools.execute_sql.allow")
-                .with_list_parse_key("tools.execute_sql.deny")
-                .with_list_parse_key("tools.execute_command.allow")
-                .with_list_parse_key("tools.execute_command.deny")
-                .with_list_parse_key("tools.file_operations.allow")
-                .with_list_parse_key("tools.file_operations.deny")
-                .with_list_parse_key("tools.http_request.allow")
-                .with_list_parse_key("tools.http_request.deny")
-                .with_list_parse_key("command.env_allow")
-                .with_list_parse_key("discord.allowed_users")
-                .with_list_parse_key("discord.allowed_roles")
-                .with_list_parse_key("command.sandbox.read_paths"),
-        );
-        let settings: Settings = builder.build()?.try_deserialize()?;
+        let mut tree = builder.build()?.cache;
+        let file_origins = env.overlay(&mut tree)?;
+        let settings: Settings = tree
+            .try_deserialize()
+            .map_err(|error| hide_file_content(error, &file_origins))?;
         settings.validate()?;
         Ok(settings)
     }
@@ -885,6 +885,30 @@ impl Settings {
     /// The effective settings as TOML, secrets redacted.
     pub fn to_redacted_toml(&self) -> String {
         toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot render settings: {e}\n"))
+    }
+}
+
+/// A value read from a secret file that the settings' types refuse is reported without the
+/// content (it may be a secret put in the wrong variable).
+fn hide_file_content(error: config::ConfigError, files: &env::FileOrigins) -> ConfigError {
+    match &error {
+        config::ConfigError::Type {
+            origin: Some(origin),
+            expected,
+            key,
+            ..
+        } => match files.get(origin) {
+            Some((var, path)) => ConfigError::invalid(
+                key.clone().unwrap_or_default(),
+                format!(
+                    "the content of {} (named by {var}), not shown",
+                    path.display()
+                ),
+                format!("expected {expected}"),
+            ),
+            None => error.into(),
+        },
+        _ => error.into(),
     }
 }
 

@@ -20,6 +20,8 @@ fn riskgate(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Output {
         .env_remove("RISKGATE_CONFIG")
         .env_remove("DISCORD_TOKEN")
         .env_remove("OPENAI_API_KEY")
+        .env_remove("DISCORD_TOKEN_FILE")
+        .env_remove("OPENAI_API_KEY_FILE")
         .env("RISKGATE__TOOLS__WORKSPACE", &workspace)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -269,6 +271,68 @@ fn check_config_prints_settings_with_secrets_redacted() {
     assert!(stdout.contains("db.internal"), "{stdout}");
     let parsed: toml::Value = toml::from_str(&stdout).expect("check-config prints TOML");
     assert_eq!(parsed["risk"]["default_mode"].as_str(), Some("smart"));
+}
+
+#[test]
+fn check_config_takes_lists_databases_and_secret_files_from_the_environment() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let token = dir.path().join("discord_token");
+    std::fs::write(&token, "discord-file-secret\n").expect("write");
+    let url = dir.path().join("db_url");
+    std::fs::write(&url, "postgres://app:pg-file-secret@127.0.0.1:1/prod\n").expect("write");
+    let output = riskgate(
+        &["check-config"],
+        "",
+        &[
+            ("DISCORD_TOKEN_FILE", token.to_str().expect("utf-8")),
+            ("RISKGATE__DISCORD__CHANNELS", "234567890123456789"),
+            ("RISKGATE__DISCORD__APPROVER_ROLES", "1,2"),
+            ("RISKGATE__SQL__DATABASES__0__NAME", "prod"),
+            (
+                "RISKGATE__SQL__DATABASES__0__URL_FILE",
+                url.to_str().expect("utf-8"),
+            ),
+        ],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for secret in ["discord-file-secret", "pg-file-secret"] {
+        assert!(!stdout.contains(secret), "{secret} leaked:\n{stdout}");
+        assert!(!stderr.contains(secret), "{secret} leaked:\n{stderr}");
+    }
+    let parsed: toml::Value = toml::from_str(&stdout).expect("check-config prints TOML");
+    assert_eq!(parsed["discord"]["token"].as_str(), Some("<redacted>"));
+    assert_eq!(
+        parsed["discord"]["channels"].as_array().map(|a| a
+            .iter()
+            .filter_map(toml::Value::as_integer)
+            .collect::<Vec<_>>()),
+        Some(vec![234_567_890_123_456_789])
+    );
+    assert_eq!(
+        parsed["discord"]["approver_roles"].as_array().map(Vec::len),
+        Some(2)
+    );
+    let db = &parsed["sql"]["databases"][0];
+    assert_eq!(db["name"].as_str(), Some("prod"));
+    assert_eq!(
+        db["url"].as_str(),
+        Some("postgres://app:redacted@127.0.0.1:1/prod")
+    );
+
+    let missing = dir.path().join("missing_token");
+    let output = riskgate(
+        &["check-config"],
+        "",
+        &[("DISCORD_TOKEN_FILE", missing.to_str().expect("utf-8"))],
+    );
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("DISCORD_TOKEN_FILE") && stderr.contains(missing.to_str().expect("utf-8")),
+        "{stderr}"
+    );
 }
 
 #[test]

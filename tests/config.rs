@@ -2,6 +2,9 @@
 
 use riskgate::config::Settings;
 
+/// No environment variables at all.
+const NO_ENV: [(&str, &str); 0] = [];
+
 fn keys(prefix: &str, value: &toml::Value, out: &mut Vec<String>) {
     if let toml::Value::Table(table) = value {
         for (k, v) in table {
@@ -20,7 +23,7 @@ fn keys(prefix: &str, value: &toml::Value, out: &mut Vec<String>) {
 fn the_example_config_loads_and_documents_every_key() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/riskgate.example.toml");
     let example = std::fs::read_to_string(path).expect("example config");
-    let loaded = Settings::load_from(Some(std::path::Path::new(path)), |_| None)
+    let loaded = Settings::load_from(Some(std::path::Path::new(path)), NO_ENV)
         .expect("the example config is valid");
     assert_eq!(
         loaded.to_redacted_toml(),
@@ -63,11 +66,10 @@ fn the_example_config_loads_and_documents_every_key() {
 
 #[test]
 fn plain_environment_variables_fill_secrets_but_config_keys_win() {
-    let env = |name: &str| match name {
-        "DISCORD_TOKEN" => Some("from-plain-env".to_owned()),
-        "OPENAI_API_KEY" => Some("sk-plain".to_owned()),
-        _ => None,
-    };
+    let env = [
+        ("DISCORD_TOKEN", "from-plain-env"),
+        ("OPENAI_API_KEY", "sk-plain"),
+    ];
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("riskgate.toml");
     std::fs::write(&file, "[llm]\napi_key = \"sk-from-file\"\n").expect("write");
@@ -112,7 +114,326 @@ fn database_urls_must_name_a_known_engine_and_unique_names() {
         ),
     ] {
         std::fs::write(&file, body).expect("write");
-        let error = Settings::load_from(Some(&file), |_| None).expect_err(body);
+        let error = Settings::load_from(Some(&file), NO_ENV).expect_err(body);
         assert!(error.to_string().contains(key), "{error}");
     }
+}
+
+/// Loads with no file but the given variables (a directory without `riskgate.toml` is not
+/// guaranteed, so an empty file is named).
+fn load_env(vars: &[(&str, &str)]) -> Result<Settings, riskgate::config::ConfigError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("riskgate.toml");
+    std::fs::write(&file, "").expect("write");
+    Settings::load_from(Some(&file), vars.iter().copied())
+}
+
+#[test]
+fn a_list_key_takes_one_value_a_comma_list_or_json() {
+    let one = load_env(&[
+        ("RISKGATE__DISCORD__CHANNELS", "123"),
+        ("RISKGATE__DISCORD__APPROVER_ROLES", "456"),
+        ("RISKGATE__DISCORD__ADMIN_ROLES", "789"),
+        ("RISKGATE__COMMAND__ENV_ALLOW", "TERM"),
+        ("RISKGATE__COMMAND__SANDBOX__READ_PATHS", "/opt/tools"),
+        ("RISKGATE__TOOLS__EXECUTE_SQL__ALLOW", "nextval"),
+        ("RISKGATE__TOOLS__HTTP_REQUEST__DENY", "10.0.0.0/8"),
+    ])
+    .expect("single values");
+    assert_eq!(one.discord.channels, [123]);
+    assert_eq!(one.discord.approver_roles, [456]);
+    assert_eq!(one.discord.admin_roles, [789]);
+    assert_eq!(one.command.env_allow, ["TERM"]);
+    assert_eq!(
+        one.command.sandbox.read_paths,
+        [std::path::PathBuf::from("/opt/tools")]
+    );
+    assert_eq!(one.tools.execute_sql.allow, ["nextval"]);
+    assert_eq!(one.tools.http_request.deny, ["10.0.0.0/8"]);
+
+    let many = load_env(&[
+        (
+            "RISKGATE__DISCORD__CHANNELS",
+            "234567890123456789, 345678901234567890",
+        ),
+        (
+            "RISKGATE__TOOLS__EXECUTE_COMMAND__DENY",
+            "kubectl delete,terraform",
+        ),
+        (
+            "RISKGATE__TOOLS__FILE_OPERATIONS__DENY",
+            r#"[".env", "a,b"]"#,
+        ),
+        ("RISKGATE__DISCORD__APPROVER_ROLES", "[1, 2]"),
+    ])
+    .expect("lists");
+    assert_eq!(
+        many.discord.channels,
+        [234_567_890_123_456_789, 345_678_901_234_567_890]
+    );
+    assert_eq!(
+        many.tools.execute_command.deny,
+        ["kubectl delete", "terraform"]
+    );
+    assert_eq!(many.tools.file_operations.deny, [".env", "a,b"]);
+    assert_eq!(many.discord.approver_roles, [1, 2]);
+
+    // Empty clears a list the file set.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("riskgate.toml");
+    std::fs::write(&file, "[discord]\nchannels = [1, 2]\n").expect("write");
+    let cleared =
+        Settings::load_from(Some(&file), [("RISKGATE__DISCORD__CHANNELS", "")]).expect("empty");
+    assert!(cleared.discord.channels.is_empty());
+}
+
+#[test]
+fn scalars_of_every_type_come_from_the_environment() {
+    let settings = load_env(&[
+        ("RISKGATE__DISCORD__GUILD_ID", "123456789012345678"),
+        ("RISKGATE__DISCORD__ALLOW_DMS", "true"),
+        ("RISKGATE__LLM__TEMPERATURE", "0.5"),
+        ("RISKGATE__LLM__MODEL", "123"),
+        ("RISKGATE__TOOLS__EXECUTE_SQL__ENABLED", "false"),
+        ("RISKGATE__COMMAND__SANDBOX__CPU_SECS", "7"),
+    ])
+    .expect("scalars");
+    assert_eq!(settings.discord.guild_id, Some(123_456_789_012_345_678));
+    assert!(settings.discord.allow_dms);
+    assert!((settings.llm.temperature - 0.5).abs() < f32::EPSILON);
+    assert_eq!(settings.llm.model, "123");
+    assert!(!settings.tools.execute_sql.enabled);
+    assert_eq!(settings.command.sandbox.cpu_secs, 7);
+}
+
+#[test]
+fn a_discord_id_that_is_not_a_number_says_where_ids_come_from() {
+    for (var, value) in [
+        ("RISKGATE__DISCORD__CHANNELS", "123,general"),
+        ("RISKGATE__DISCORD__ADMIN_ROLES", "@admins"),
+        ("RISKGATE__DISCORD__GUILD_ID", "my-server"),
+    ] {
+        let error = load_env(&[(var, value)]).expect_err(var).to_string();
+        assert!(error.contains(var), "{error}");
+        assert!(error.contains("Copy ID"), "{error}");
+    }
+    let error = load_env(&[("RISKGATE__DISCORD__QUEUE_LIMIT", "many")])
+        .expect_err("not a number")
+        .to_string();
+    assert!(
+        error.contains("discord.queue_limit") && error.contains("RISKGATE__DISCORD__QUEUE_LIMIT"),
+        "{error}"
+    );
+}
+
+#[test]
+fn sql_databases_come_from_json_or_numbered_fields() {
+    use secrecy::ExposeSecret;
+    let json = load_env(&[(
+        "RISKGATE__SQL__DATABASES",
+        r#"[{"name":"main","url":"postgres://app:pw@db/shop","readonly_url":"postgres://ro:pw@db/shop"},
+            {"name":"local","url":"sqlite:local.db","allow_privileged_auto":true}]"#,
+    )])
+    .expect("json");
+    let names: Vec<_> = json.sql.databases.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["main", "local"]);
+    assert_eq!(
+        json.sql.databases[0]
+            .readonly_url
+            .as_ref()
+            .map(|u| u.expose_secret().to_owned()),
+        Some("postgres://ro:pw@db/shop".to_owned())
+    );
+    assert!(json.sql.databases[1].allow_privileged_auto);
+
+    let fields = load_env(&[
+        ("RISKGATE__SQL__DATABASES__0__NAME", "main"),
+        (
+            "RISKGATE__SQL__DATABASES__0__URL",
+            "postgres://app:pw@db/shop",
+        ),
+        ("RISKGATE__SQL__DATABASES__1__NAME", "other"),
+        ("RISKGATE__SQL__DATABASES__1__URL", "mysql://app:pw@db2/x"),
+        ("RISKGATE__SQL__DATABASES__1__ALLOW_PRIVILEGED_AUTO", "true"),
+    ])
+    .expect("numbered fields");
+    assert_eq!(fields.sql.databases.len(), 2);
+    assert_eq!(fields.sql.databases[1].name, "other");
+    assert_eq!(
+        fields.sql.databases[1].url.expose_secret(),
+        "mysql://app:pw@db2/x"
+    );
+    assert!(fields.sql.databases[1].allow_privileged_auto);
+    let rendered = fields.to_redacted_toml();
+    assert!(!rendered.contains(":pw@"), "{rendered}");
+
+    // A numbered field sets that field of the entry the file defines.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("riskgate.toml");
+    std::fs::write(
+        &file,
+        "[[sql.databases]]\nname = \"shop\"\nurl = \"postgres://app@db/shop\"\n",
+    )
+    .expect("write");
+    let patched = Settings::load_from(
+        Some(&file),
+        [(
+            "RISKGATE__SQL__DATABASES__0__URL",
+            "postgres://app:secret@db/shop",
+        )],
+    )
+    .expect("patched");
+    assert_eq!(patched.sql.databases.len(), 1);
+    assert_eq!(patched.sql.databases[0].name, "shop");
+    assert_eq!(
+        patched.sql.databases[0].url.expose_secret(),
+        "postgres://app:secret@db/shop"
+    );
+}
+
+#[test]
+fn bad_sql_databases_variables_say_what_to_write() {
+    for (vars, needle) in [
+        (
+            vec![("RISKGATE__SQL__DATABASES", "postgres://app@db/shop")],
+            "JSON",
+        ),
+        (
+            vec![("RISKGATE__SQL__DATABASES", r#"["main"]"#)],
+            "JSON list of tables",
+        ),
+        (
+            vec![("RISKGATE__SQL__DATABASES__1__NAME", "gap")],
+            "without gaps",
+        ),
+        (
+            vec![("RISKGATE__SQL__DATABASES__MAIN__URL", "sqlite:a.db")],
+            "RISKGATE__SQL__DATABASES__0__URL",
+        ),
+        (
+            vec![("RISKGATE__SQL__DATABASES__0__URL", "sqlite:a.db")],
+            "name",
+        ),
+    ] {
+        let error = load_env(&vars).expect_err(needle).to_string();
+        assert!(error.contains(needle), "{vars:?}: {error}");
+    }
+}
+
+#[test]
+fn secrets_come_from_files_named_by_file_variables() {
+    use secrecy::ExposeSecret;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let write = |name: &str, content: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).expect("write");
+        path.display().to_string()
+    };
+    let token = write("token", "discord-file-token\n");
+    let key = write("key", "sk-file-key\r\n");
+    let url = write("url", "postgres://app:file-pw@db/shop\n\n");
+    let settings = load_env(&[
+        ("DISCORD_TOKEN_FILE", &token),
+        ("RISKGATE__LLM__API_KEY_FILE", &key),
+        ("RISKGATE__SQL__DATABASES__0__NAME", "shop"),
+        ("RISKGATE__SQL__DATABASES__0__URL_FILE", &url),
+    ])
+    .expect("files");
+    assert_eq!(
+        settings.discord.token.as_ref().map(|t| t.expose_secret()),
+        Some("discord-file-token")
+    );
+    assert_eq!(
+        settings.llm.api_key.as_ref().map(|t| t.expose_secret()),
+        Some("sk-file-key")
+    );
+    // Only one trailing newline goes.
+    assert_eq!(
+        settings.sql.databases[0].url.expose_secret(),
+        "postgres://app:file-pw@db/shop\n"
+    );
+    let rendered = settings.to_redacted_toml();
+    for secret in ["discord-file-token", "sk-file-key", "file-pw"] {
+        assert!(!rendered.contains(secret), "{rendered}");
+    }
+
+    let openai = write("openai", "sk-plain-file");
+    let plain = load_env(&[("OPENAI_API_KEY_FILE", &openai)]).expect("plain file");
+    assert_eq!(
+        plain.llm.api_key.as_ref().map(|t| t.expose_secret()),
+        Some("sk-plain-file")
+    );
+}
+
+#[test]
+fn a_secret_file_that_cannot_be_used_is_named_but_never_shown() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("nope").display().to_string();
+    let empty = dir.path().join("empty");
+    std::fs::write(&empty, "\n").expect("write");
+    let empty = empty.display().to_string();
+    let wrong = dir.path().join("wrong");
+    std::fs::write(&wrong, "hunter2-secret\n").expect("write");
+    let wrong = wrong.display().to_string();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "tok").expect("write");
+    let token = token.display().to_string();
+    for (vars, needles) in [
+        (
+            vec![("RISKGATE__LLM__API_KEY_FILE", missing.as_str())],
+            vec![
+                "RISKGATE__LLM__API_KEY_FILE",
+                missing.as_str(),
+                "No such file",
+            ],
+        ),
+        (
+            vec![("DISCORD_TOKEN_FILE", missing.as_str())],
+            vec!["DISCORD_TOKEN_FILE", missing.as_str()],
+        ),
+        (
+            vec![("RISKGATE__DISCORD__TOKEN_FILE", empty.as_str())],
+            vec!["RISKGATE__DISCORD__TOKEN_FILE", "empty"],
+        ),
+        (
+            // A secret put in a numeric key's file: the error names it, not its content.
+            vec![("RISKGATE__DISCORD__QUEUE_LIMIT_FILE", wrong.as_str())],
+            vec!["discord.queue_limit", wrong.as_str(), "not shown"],
+        ),
+        (
+            vec![
+                ("DISCORD_TOKEN", "x"),
+                ("DISCORD_TOKEN_FILE", token.as_str()),
+            ],
+            vec!["DISCORD_TOKEN", "only one"],
+        ),
+        (
+            vec![
+                ("RISKGATE__LLM__API_KEY", "x"),
+                ("RISKGATE__LLM__API_KEY_FILE", token.as_str()),
+            ],
+            vec!["llm.api_key", "only one"],
+        ),
+    ] {
+        let error = load_env(&vars).expect_err(needles[0]).to_string();
+        for needle in &needles {
+            assert!(error.contains(needle), "{vars:?}: {error}");
+        }
+        assert!(!error.contains("hunter2"), "{error}");
+    }
+}
+
+#[test]
+fn a_misspelt_key_in_the_environment_is_an_error() {
+    let error = load_env(&[("RISKGATE__DISCORD__CHANELS", "1")])
+        .expect_err("typo")
+        .to_string();
+    assert!(error.contains("chanels"), "{error}");
+    let error = load_env(&[("RISKGATE__DISCORD____CHANNELS", "1")])
+        .expect_err("empty part")
+        .to_string();
+    assert!(
+        error.contains("RISKGATE__DISCORD____CHANNELS") && error.contains("empty part"),
+        "{error}"
+    );
 }

@@ -1,4 +1,5 @@
-//! The command line: `riskgate assess` and `riskgate check-config`.
+//! The command line: `assess`, `check-config`, `console` and `run` (the Discord bot, which
+//! SIGINT and SIGTERM stop at any moment, connected or not).
 
 pub mod assess;
 
@@ -8,6 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
 
 use crate::config::{ConfigError, Settings};
 use crate::core::risk::ChannelMode;
@@ -144,7 +146,10 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            runtime.block_on(run_bot(settings))
+            let result = runtime.block_on(run_bot(settings));
+            // Tasks still trying to reach Discord or the store must not hold the exit up.
+            runtime.shutdown_timeout(Duration::from_secs(2));
+            result
         }
         Command::CheckConfig => {
             let settings = load(cli.config.as_deref())?;
@@ -236,24 +241,48 @@ fn sql_accounts(settings: &Settings) -> Vec<String> {
         .collect()
 }
 
-/// `riskgate run`: the store, the model client, the bot; SIGINT or SIGTERM stop it gracefully.
+/// `riskgate run`: the store, the model client, the bot; SIGINT or SIGTERM stop it gracefully
+/// at any moment, also while the store or Discord is still being reached (exit status 0).
 async fn run_bot(settings: Settings) -> Result<(), CliError> {
-    let store = crate::app::cache_history(
-        std::sync::Arc::new(crate::app::open_store(&settings).await?),
-        &settings,
-    );
-    let model = std::sync::Arc::new(crate::app::model_client(&settings)?);
-    let bot = crate::discord::Bot::build(&settings, model, store).await?;
-    let stop = bot.shutdown_token();
+    // The signals are caught before anything connects, so a stop asked for while the store
+    // or Discord does not answer ends the process instead of waiting for them.
+    let stop = CancellationToken::new();
+    tokio::spawn({
+        let stop = stop.clone();
+        async move {
+            wait_for_signal().await;
+            tracing::info!("signal received: shutting down");
+            stop.cancel();
+        }
+    });
+    let starting = async {
+        let store = crate::app::cache_history(
+            std::sync::Arc::new(crate::app::open_store(&settings).await?),
+            &settings,
+        );
+        let model = std::sync::Arc::new(crate::app::model_client(&settings)?);
+        Ok::<_, CliError>(crate::discord::Bot::build(&settings, model, store).await?)
+    };
+    let bot = tokio::select! {
+        bot = starting => bot?,
+        () = stop.cancelled() => {
+            tracing::info!("stopped before the bot was connected");
+            return Ok(());
+        }
+    };
+    let bot_stop = bot.shutdown_token();
     if !settings.observability.listen.is_empty() {
         let listener = tokio::net::TcpListener::bind(&settings.observability.listen).await?;
         tracing::info!(address = %settings.observability.listen, "serving /healthz and /metrics");
-        tokio::spawn(crate::metrics::serve(listener, bot.metrics(), stop.clone()));
+        tokio::spawn(crate::metrics::serve(
+            listener,
+            bot.metrics(),
+            bot_stop.clone(),
+        ));
     }
     tokio::spawn(async move {
-        wait_for_signal().await;
-        tracing::info!("signal received: shutting down");
-        stop.cancel();
+        stop.cancelled().await;
+        bot_stop.cancel();
     });
     bot.run().await?;
     Ok(())

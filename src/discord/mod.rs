@@ -109,6 +109,10 @@ struct Handler {
     state: Arc<OnceLock<Arc<BotState>>>,
 }
 
+/// How long a stop waits for serenity to close the Discord connection before going on
+/// without it (it never does while it is retrying an unreachable gateway).
+const SHARD_STOP_WAIT: Duration = Duration::from_secs(2);
+
 /// The bot, built and ready to start.
 pub struct Bot {
     client: Client,
@@ -219,14 +223,32 @@ impl Bot {
             })
         };
         let settings = &state.settings;
-        let result = if settings.shard_total > 0 {
-            let first = u32::try_from(settings.shard_first).unwrap_or(0);
-            let last = u32::try_from(settings.shard_last).unwrap_or(0);
-            let total = u32::try_from(settings.shard_total).unwrap_or(1);
-            // serenity 0.12 treats the end of this range as included (tests/fake_discord.rs).
-            client.start_shard_range(first..last, total).await
-        } else {
-            client.start().await
+        let connection = async {
+            if settings.shard_total > 0 {
+                let first = u32::try_from(settings.shard_first).unwrap_or(0);
+                let last = u32::try_from(settings.shard_last).unwrap_or(0);
+                let total = u32::try_from(settings.shard_total).unwrap_or(1);
+                // serenity 0.12 treats the end of this range as included (tests/fake_discord.rs).
+                client.start_shard_range(first..last, total).await
+            } else {
+                client.start().await
+            }
+        };
+        // While Discord cannot be reached, serenity's shard queuer keeps retrying and does
+        // not notice `shutdown_all`; a stop that was asked for must not wait on it.
+        let abandon = async {
+            state.shutdown.cancelled().await;
+            tokio::time::sleep(SHARD_STOP_WAIT).await;
+        };
+        let result = tokio::select! {
+            result = connection => result,
+            () = abandon => {
+                tracing::warn!(
+                    wait = ?SHARD_STOP_WAIT,
+                    "the Discord connection did not close after the stop was asked for (Discord unreachable?); stopping without it"
+                );
+                Ok(())
+            }
         };
         state.shutdown.cancel();
         state.tracker.close();
