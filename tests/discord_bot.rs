@@ -779,3 +779,83 @@ async fn only_listed_members_may_start_runs_and_others_are_told_once() {
     assert_eq!(notices, 1, "told once per channel");
     h.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_too_long_for_a_message_attaches_the_whole_call() {
+    let line = format!("echo '{}' && rm -f keep.txt", "x".repeat(1_900));
+    let h = start(
+        vec![
+            fake_llm::tool_calls(&[("c1", "execute_command", json!({ "command": line }))]),
+            fake_llm::text("Nothing was removed."),
+        ],
+        |s| s.agent.approval_timeout_secs = 2,
+    )
+    .await;
+    std::fs::write(h.workspace.path().join("keep.txt"), "keep").expect("write");
+    h.discord
+        .message_create(CHANNEL, &alice(), "clean up", &[])
+        .await;
+    let path = format!("/api/v10/channels/{CHANNEL}/messages");
+    let request = h
+        .discord
+        .wait_for_request(
+            |r| r.method == "POST" && r.path == path && r.at("/components").is_array(),
+            WAIT,
+        )
+        .await;
+    let content = request.at("/content").as_str().expect("content");
+    assert!(
+        content.chars().count() <= 2_000,
+        "{}",
+        content.chars().count()
+    );
+    assert!(
+        content.contains("call.txt"),
+        "the message names the file: {content}"
+    );
+    let file = request
+        .files
+        .iter()
+        .find(|f| f.filename == "call.txt")
+        .expect("the whole call is attached");
+    assert!(file.size > line.len(), "{} bytes", file.size);
+    h.posted(CHANNEL, |c| c == "Nothing was removed.").await;
+    assert!(
+        h.workspace.path().join("keep.txt").exists(),
+        "nobody confirmed"
+    );
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_survives_the_deletion_of_the_message_it_answers() {
+    let h = start(
+        vec![Scripted::Slow(
+            Duration::from_millis(800),
+            json!({
+                "id": "chatcmpl-test",
+                "object": "chat.completion",
+                "choices": [{
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "Here is your answer."},
+                    "finish_reason": "stop"
+                }]
+            }),
+        )],
+        |_| {},
+    )
+    .await;
+    let sent = h
+        .discord
+        .message_create(CHANNEL, &alice(), "a question", &[])
+        .await;
+    // The author deletes the message while the model thinks.
+    h.discord.delete_message(discord::id_of(&sent["id"]));
+    let reply = h.posted(CHANNEL, |c| c == "Here is your answer.").await;
+    assert_eq!(reply.status, 200, "the reply was accepted");
+    assert_eq!(
+        reply.at("/message_reference/fail_if_not_exists"),
+        &json!(false)
+    );
+    h.stop().await;
+}

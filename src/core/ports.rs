@@ -56,6 +56,9 @@ pub struct ApprovalRequest {
     pub tool: String,
     /// The exact arguments that will run if confirmed (`risk_level` already taken out).
     pub arguments: Map<String, Value>,
+    /// Where it runs, when the arguments do not say it all (the SQL tool's target database,
+    /// named or the default): `Tool::target`.
+    pub target: Option<String>,
     pub decision: RiskDecision,
     pub expires_at: SystemTime,
 }

@@ -13,9 +13,7 @@ use serenity::all::{
 };
 use tokio::sync::{mpsc, oneshot};
 
-use super::render::{
-    MESSAGE_LIMIT, approval_message, describe_call, settled_message, split_message,
-};
+use super::render::{MESSAGE_LIMIT, approval_view, describe_call, settled_message, split_message};
 use crate::core::agent::AgentEvent;
 use crate::core::ports::ApprovalRequest;
 use crate::core::tools::Attachment;
@@ -100,7 +98,11 @@ pub(super) async fn send_text(
         if i == 0
             && let Some(reply_to) = reply_to
         {
-            message = message.reference_message(MessageReference::from((channel, reply_to)));
+            // A reply to a message its author deleted meanwhile is sent as a plain message
+            // (Discord's default would refuse it, and every later chunk with it).
+            let mut reference = MessageReference::from((channel, reply_to));
+            reference.fail_if_not_exists = Some(false);
+            message = message.reference_message(reference);
         }
         if i + 1 == count
             && let Some(file) = attachment
@@ -138,16 +140,14 @@ async fn channel_task(http: Arc<Http>, channel: ChannelId, mut rx: mpsc::Unbound
                     .expires_at
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs());
-                let content = approval_message(&request, expires);
-                let message = CreateMessage::new()
-                    .content(
-                        split_message(&content, MESSAGE_LIMIT)
-                            .into_iter()
-                            .next()
-                            .unwrap_or_default(),
-                    )
+                let (content, whole) = approval_view(&request, expires);
+                let mut message = CreateMessage::new()
+                    .content(content)
                     .allowed_mentions(no_mentions())
                     .components(super::approvals::buttons(&request.id));
+                if let Some(file) = whole {
+                    message = message.add_file(CreateAttachment::bytes(file.bytes, file.filename));
+                }
                 let sent = match channel.send_message(&http, message).await {
                     Ok(sent) => {
                         approvals.insert(request.id.clone(), (sent.id, sent.content.clone()));

@@ -155,16 +155,152 @@ pub fn describe_call(tool: &str, arguments: &Map<String, Value>) -> String {
     }
 }
 
-/// The approval message: what would run, why it needs a person, who asked, when it expires.
+/// The approval message: what would run (all of it), where, why it needs a person, who
+/// asked, when it expires. What does not fit in one message goes whole into an attached
+/// `call.txt` that the message names: nothing of what a person approves is ever cut.
 pub fn approval_message(request: &ApprovalRequest, expires_unix: u64) -> String {
-    format!(
-        "**Confirm `{tool}`?** requested by <@{requester}>\n{call}\n**Why:** {reason} (`{source}`)\nExpires <t:{expires_unix}:R>.",
+    approval_view(request, expires_unix).0
+}
+
+/// The attachment's name when an approval does not fit in one message.
+pub const CALL_ATTACHMENT: &str = "call.txt";
+
+/// [`approval_message`] and, when the call does not fit, the attachment with all of it.
+pub fn approval_view(
+    request: &ApprovalRequest,
+    expires_unix: u64,
+) -> (String, Option<crate::core::tools::Attachment>) {
+    let head = format!(
+        "**Confirm `{tool}`?** requested by <@{requester}>{target}",
         tool = request.tool,
         requester = request.requester,
-        call = describe_call(&request.tool, &request.arguments),
-        reason = fence_safe(&request.decision.reason),
+        target = request
+            .target
+            .as_deref()
+            .map(|t| format!(" on {}", fence_safe(t)))
+            .unwrap_or_default(),
+    );
+    let whole = whole_call(&request.tool, &request.arguments);
+    let why = format!(
+        "**Why:** {} (`{}`)",
+        fence_safe(&request.decision.reason),
+        request.decision.source
+    );
+    let tail = format!("Expires <t:{expires_unix}:R>.");
+    let full = format!("{head}\n{}\n{why}\n{tail}", code_block("", &whole));
+    if full.chars().count() <= MESSAGE_LIMIT {
+        return (full, None);
+    }
+    let file = format!(
+        "{tool} requested by {requester}\n{target}why it needs a person: {reason} ({source})\nexpires: <t:{expires_unix}> (Unix time)\n\nwhat runs if it is confirmed:\n{whole}\n",
+        tool = request.tool,
+        requester = request.requester,
+        target = request
+            .target
+            .as_deref()
+            .map(|t| format!("where: {t}\n"))
+            .unwrap_or_default(),
+        reason = request.decision.reason,
         source = request.decision.source,
+    );
+    let (reason, cut) = crate::tools::render::cut(&request.decision.reason, 300);
+    let short = format!(
+        "{head}\n**The whole call is in the attached `{CALL_ATTACHMENT}`** ({} characters): read it there before you confirm; nothing of it is left out.\n**Why:** {}{} (`{}`)\n{tail}",
+        whole.chars().count(),
+        fence_safe(&reason),
+        if cut {
+            " … (all of it in the file)"
+        } else {
+            ""
+        },
+        request.decision.source,
+    );
+    (
+        short,
+        Some(crate::core::tools::Attachment {
+            filename: CALL_ATTACHMENT.to_owned(),
+            bytes: file.into_bytes(),
+        }),
     )
+}
+
+/// Header names whose values are masked in what a person is shown (never in what runs).
+fn secret_header(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    matches!(
+        name.as_str(),
+        "authorization" | "proxy-authorization" | "cookie"
+    ) || ["token", "secret", "key", "password", "auth", "session"]
+        .iter()
+        .any(|part| name.contains(part))
+}
+
+/// Everything a call runs, as plain text, nothing cut: the command, the SQL, the request
+/// with its headers (secret-looking values masked) and body, the file operation with its
+/// content.
+pub fn whole_call(tool: &str, arguments: &Map<String, Value>) -> String {
+    match tool {
+        "execute_sql" => {
+            let sql = text_arg(arguments, "sql").unwrap_or_default();
+            match text_arg(arguments, "database") {
+                Some(db) => format!("-- on database {db}\n{sql}"),
+                None => sql.to_owned(),
+            }
+        }
+        "execute_command" => text_arg(arguments, "command")
+            .unwrap_or_default()
+            .to_owned(),
+        "http_request" => {
+            let method = text_arg(arguments, "method")
+                .unwrap_or("GET")
+                .to_ascii_uppercase();
+            let url = text_arg(arguments, "url").unwrap_or_default();
+            let mut text = format!("{method} {url}");
+            if let Some(headers) = arguments.get("headers").and_then(Value::as_object) {
+                for (name, value) in headers {
+                    let value = value
+                        .as_str()
+                        .map_or_else(|| value.to_string(), str::to_owned);
+                    let shown = if secret_header(name) {
+                        format!(
+                            "•••• ({} characters, hidden here; sent as given)",
+                            value.chars().count()
+                        )
+                    } else {
+                        value
+                    };
+                    text.push_str(&format!("\n{name}: {shown}"));
+                }
+            }
+            if let Some(body) = arguments.get("body").filter(|b| !b.is_null()) {
+                let body = match body {
+                    Value::String(s) => s.clone(),
+                    other => serde_json::to_string_pretty(other).unwrap_or_default(),
+                };
+                text.push_str(&format!("\n\n{body}"));
+            }
+            text
+        }
+        "file_operations" => {
+            let operation = text_arg(arguments, "operation").unwrap_or("?");
+            let path = text_arg(arguments, "path").unwrap_or("?");
+            let mut text = format!("{operation} {path}");
+            if let Some(destination) = text_arg(arguments, "destination") {
+                text.push_str(&format!(" -> {destination}"));
+            }
+            if arguments.get("recursive") == Some(&Value::Bool(true)) {
+                text.push_str(" (recursive)");
+            }
+            if let Some(content) = text_arg(arguments, "content") {
+                text.push_str(&format!(
+                    "\ncontent ({} characters):\n{content}",
+                    content.chars().count()
+                ));
+            }
+            text
+        }
+        _ => serde_json::to_string_pretty(&Value::Object(arguments.clone())).unwrap_or_default(),
+    }
 }
 
 /// The approval message once settled: the buttons go, a line says what happened.
@@ -185,6 +321,94 @@ pub fn settled_message(original: &str, outcome: &str, by: Option<&str>) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn request(tool: &str, arguments: Value, target: Option<&str>) -> ApprovalRequest {
+        ApprovalRequest {
+            id: "a1".into(),
+            channel: "1".into(),
+            requester: "42".into(),
+            tool: tool.into(),
+            arguments: arguments.as_object().cloned().unwrap_or_default(),
+            target: target.map(str::to_owned),
+            decision: crate::core::risk::RiskDecision::new(
+                crate::core::risk::Decision::Confirm,
+                crate::core::risk::DecisionSource::Default,
+                "`rm` deletes files",
+            ),
+            expires_at: std::time::SystemTime::UNIX_EPOCH,
+        }
+    }
+
+    #[test]
+    fn an_approval_never_cuts_what_will_run() {
+        let line = format!("echo '{}' && rm -f keep.txt", "x".repeat(1_900));
+        let (message, file) = approval_view(
+            &request(
+                "execute_command",
+                serde_json::json!({"command": line}),
+                None,
+            ),
+            0,
+        );
+        assert!(
+            message.chars().count() <= 2_000,
+            "{}",
+            message.chars().count()
+        );
+        assert!(message.contains(CALL_ATTACHMENT), "{message}");
+        assert!(
+            message.contains("`rm` deletes files"),
+            "the reason is shown: {message}"
+        );
+        let file = file.expect("the whole call is attached");
+        let text = String::from_utf8(file.bytes).expect("utf-8");
+        assert!(text.contains(&line), "the whole line, exactly: {text}");
+        // A call that fits is shown whole in the message itself.
+        let (message, file) = approval_view(
+            &request(
+                "execute_sql",
+                serde_json::json!({"sql": "DELETE FROM t WHERE id = 1"}),
+                Some("database `main` (postgres, the default)"),
+            ),
+            0,
+        );
+        assert!(file.is_none());
+        assert!(message.contains("DELETE FROM t WHERE id = 1"), "{message}");
+        assert!(
+            message.contains("database `main` (postgres, the default)"),
+            "the target is named: {message}"
+        );
+    }
+
+    #[test]
+    fn an_http_approval_shows_headers_with_secrets_masked_and_the_whole_body() {
+        let body = "b".repeat(1_000);
+        let (message, file) = approval_view(
+            &request(
+                "http_request",
+                serde_json::json!({
+                    "method": "delete",
+                    "url": "https://api.example.com/items/1",
+                    "headers": {"Authorization": "Bearer sk-123456", "X-HTTP-Method-Override": "PURGE"},
+                    "body": body,
+                }),
+                None,
+            ),
+            0,
+        );
+        let shown = match file {
+            Some(file) => String::from_utf8(file.bytes).expect("utf-8"),
+            None => message.clone(),
+        };
+        assert!(
+            shown.contains("DELETE https://api.example.com/items/1"),
+            "{shown}"
+        );
+        assert!(shown.contains("X-HTTP-Method-Override: PURGE"), "{shown}");
+        assert!(shown.contains("Authorization: ••••"), "{shown}");
+        assert!(!shown.contains("sk-123456"), "{shown}");
+        assert!(shown.contains(&body), "the whole body");
+    }
 
     fn fences_balanced(chunk: &str) -> bool {
         chunk

@@ -453,6 +453,11 @@ impl FakeDiscord {
         lock(&self.state.messages).get(&message_id).cloned()
     }
 
+    /// Deletes a stored message, as its author would.
+    pub fn delete_message(&self, message_id: u64) {
+        lock(&self.state.messages).remove(&message_id);
+    }
+
     /// Pushes MESSAGE_CREATE for a new message by `author`; a channel outside every guild is a
     /// DM. Returns the message as dispatched once the frame went out (or was filtered by the
     /// connection's intents, as Discord does).
@@ -1082,6 +1087,72 @@ async fn read_body(request: Request) -> (Option<Value>, Vec<RecordedFile>) {
 
 type Answer = (StatusCode, Option<Value>);
 
+/// Discord's documented limits on a message body, answered as Discord does (400, code
+/// 50035, Invalid Form Body): content over 2,000 characters, more than 5 action rows or 5
+/// buttons in a row, a `custom_id` over 100 characters, a label over 80, and a reply to a
+/// message that no longer exists unless `fail_if_not_exists` is false.
+fn refuse_message_body(fake: &Fake, body: &Value) -> Option<Answer> {
+    let invalid = |field: &str, what: &str| {
+        Some((
+            StatusCode::BAD_REQUEST,
+            Some(json!({
+                "code": 50035,
+                "message": "Invalid Form Body",
+                "errors": { field: { "_errors": [{ "code": "BASE_TYPE_BAD_LENGTH", "message": what }] } },
+            })),
+        ))
+    };
+    if let Some(content) = body.get("content").and_then(Value::as_str)
+        && content.chars().count() > 2_000
+    {
+        return invalid("content", "Must be 2000 or fewer in length.");
+    }
+    if let Some(rows) = body.get("components").and_then(Value::as_array) {
+        if rows.len() > 5 {
+            return invalid("components", "Must be 5 or fewer in length.");
+        }
+        for row in rows {
+            let buttons = row["components"].as_array().map_or(&[][..], Vec::as_slice);
+            if buttons.len() > 5 {
+                return invalid("components", "Must be 5 or fewer in length.");
+            }
+            for button in buttons {
+                if button["custom_id"]
+                    .as_str()
+                    .is_some_and(|id| id.chars().count() > 100)
+                {
+                    return invalid("custom_id", "Must be 100 or fewer in length.");
+                }
+                if button["label"]
+                    .as_str()
+                    .is_some_and(|l| l.chars().count() > 80)
+                {
+                    return invalid("label", "Must be 80 or fewer in length.");
+                }
+            }
+        }
+    }
+    if let Some(reference) = body.get("message_reference")
+        && reference["fail_if_not_exists"] != json!(false)
+    {
+        let id = reference["message_id"]
+            .as_str()
+            .and_then(|s| s.parse::<u64>().ok())
+            .or_else(|| reference["message_id"].as_u64());
+        if id.is_some_and(|id| !lock(&fake.messages).contains_key(&id)) {
+            return Some((
+                StatusCode::BAD_REQUEST,
+                Some(json!({
+                    "code": 50035,
+                    "message": "Invalid Form Body",
+                    "errors": { "message_reference": { "_errors": [{ "code": "REPLIES_UNKNOWN_MESSAGE", "message": "Unknown message" }] } },
+                })),
+            ));
+        }
+    }
+    None
+}
+
 fn route(fake: &Fake, method: &Method, path: &str, body: &Value, files: &[RecordedFile]) -> Answer {
     let segments: Vec<&str> = path.trim_start_matches("/api/v10/").split('/').collect();
     let n = |s: &str| s.parse::<u64>().unwrap_or(0);
@@ -1098,6 +1169,9 @@ fn route(fake: &Fake, method: &Method, path: &str, body: &Value, files: &[Record
             None => error(StatusCode::NOT_FOUND, 10003, "Unknown Channel"),
         },
         ("POST", ["channels", c, "messages"]) => {
+            if let Some(refused) = refuse_message_body(fake, body) {
+                return refused;
+            }
             let message = fake.new_message(n(c), &UserSpec::bot_user(), body.clone(), files);
             fake.store(&message);
             ok(message)
@@ -1164,6 +1238,11 @@ fn edit_message(
     body: &Value,
     files: &[RecordedFile],
 ) -> Answer {
+    if method.as_str() == "PATCH"
+        && let Some(refused) = refuse_message_body(fake, body)
+    {
+        return refused;
+    }
     let mut messages = lock(&fake.messages);
     let Some(message) = messages
         .get_mut(&message_id)
@@ -1210,6 +1289,9 @@ fn callback(fake: &Fake, interaction_id: u64, token: &str, body: &Value) -> Answ
         (record.channel_id, record.message_id)
     };
     let data = body.get("data").cloned().unwrap_or_else(|| json!({}));
+    if let Some(refused) = refuse_message_body(fake, &data) {
+        return refused;
+    }
     match body["type"].as_u64() {
         Some(4 | 5) => {
             let mut message = fake.new_message(channel_id, &UserSpec::bot_user(), data, &[]);
@@ -1234,6 +1316,9 @@ fn callback(fake: &Fake, interaction_id: u64, token: &str, body: &Value) -> Answ
 }
 
 fn follow_up(fake: &Fake, token: &str, body: &Value, files: &[RecordedFile]) -> Answer {
+    if let Some(refused) = refuse_message_body(fake, body) {
+        return refused;
+    }
     let channel_id = lock(&fake.interactions)
         .values()
         .find(|r| r.token == token)

@@ -950,6 +950,11 @@ impl Agent {
             requester: inbound.author.clone(),
             tool: call.tool.clone(),
             arguments: arguments.clone(),
+            target: self
+                .gate
+                .registry()
+                .get(&call.tool)
+                .and_then(|tool| tool.target(&arguments)),
             decision: decision.clone(),
             expires_at: record.expires_at,
         };

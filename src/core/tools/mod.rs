@@ -113,6 +113,12 @@ pub trait Tool: RiskAssessor + Send + Sync {
         None
     }
 
+    /// Where a call runs, when its arguments do not say it all (the SQL tool: the database,
+    /// named or the default one, and its engine). Shown to the person who approves.
+    fn target(&self, _arguments: &Map<String, Value>) -> Option<String> {
+        None
+    }
+
     /// What the tool checks as riskgate starts, for the operator (the SQL tool: the account
     /// each database's statements run without a click use). Logged by the bot and the
     /// console, printed by `check-config`.

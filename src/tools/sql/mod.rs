@@ -150,6 +150,16 @@ impl Tool for SqlTool {
         })
     }
 
+    fn target(&self, arguments: &Map<String, Value>) -> Option<String> {
+        let named = arguments.get("database").and_then(Value::as_str);
+        let (name, dialect) = match named {
+            Some(name) => self.databases.iter().find(|(n, _)| n == name)?,
+            None => self.databases.first()?,
+        };
+        let default = if named.is_none() { ", the default" } else { "" };
+        Some(format!("database `{name}` ({dialect}{default})"))
+    }
+
     fn preflight(&self) -> BoxFuture<'_, Vec<Preflight>> {
         Box::pin(self.executor.check_auto_accounts())
     }
