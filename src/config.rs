@@ -295,6 +295,9 @@ pub struct AgentSettings {
     pub approval_timeout_secs: u64,
     /// Characters of conversation history sent with each request (oldest turns dropped).
     pub history_budget_chars: u64,
+    /// Characters of a person's message at most: a longer one is refused with a reply and
+    /// never reaches the model or the history.
+    pub max_message_chars: u64,
     /// The prompt profile of a channel nobody has switched: `sql` or `ops`.
     pub default_profile: String,
     /// Channels whose profile this process remembers from their last run, so their next
@@ -311,6 +314,7 @@ impl Default for AgentSettings {
             run_timeout_secs: 300,
             approval_timeout_secs: 600,
             history_budget_chars: 24_000,
+            max_message_chars: 100_000,
             default_profile: "ops".to_owned(),
             remembered_profiles: crate::core::agent::profiles::DEFAULT_CAPACITY,
         }
@@ -796,6 +800,7 @@ impl Settings {
                 "agent.history_budget_chars",
                 self.agent.history_budget_chars,
             ),
+            ("agent.max_message_chars", self.agent.max_message_chars),
             ("sql.row_limit", self.sql.row_limit),
             ("sql.statement_timeout_ms", self.sql.statement_timeout_ms),
             ("sql.connect_timeout_ms", self.sql.connect_timeout_ms),

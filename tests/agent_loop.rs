@@ -667,6 +667,117 @@ async fn history_carries_over_between_runs() {
     );
 }
 
+/// The text of every user message a request carried.
+fn user_texts(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().expect("text").to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_message_over_the_hard_limit_is_refused_and_never_reaches_the_model() {
+    let fake = FakeLlm::start(vec![fake_llm::text("a small answer")]).await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    let huge = "z".repeat(2_000_000);
+    let outcome = h.agent.run(&inbound(&huge)).await;
+    assert_eq!(
+        outcome,
+        RunOutcome::Stopped(StopReason::MessageTooLong {
+            chars: 2_000_000,
+            limit: 100_000
+        })
+    );
+    assert!(fake.requests().await.is_empty(), "the model was not asked");
+    let error = h
+        .events
+        .all()
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::Error { message } => Some(message.clone()),
+            _ => None,
+        })
+        .expect("the person is told");
+    assert!(
+        error.contains("2000000 characters")
+            && error.contains("agent.max_message_chars")
+            && error.contains("shorter"),
+        "{error}"
+    );
+    assert!(
+        h.events
+            .all()
+            .iter()
+            .all(|e| serde_json::to_string(e).expect("event").len() < 1_000),
+        "no event carries the message whole"
+    );
+
+    assert_eq!(
+        h.agent.run(&inbound("a small question")).await,
+        RunOutcome::Replied("a small answer".into())
+    );
+    let requests = fake.requests().await;
+    assert_eq!(requests.len(), 1);
+    assert_eq!(user_texts(&requests[0]), ["alice: a small question"]);
+    assert!(!requests[0].to_string().contains("zzzz"));
+}
+
+#[tokio::test]
+async fn a_message_longer_than_the_history_allows_is_cut_for_later_turns() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::text("read it"),
+        fake_llm::text("second answer"),
+    ])
+    .await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |s| s.agent.history_budget_chars = 2_000,
+    );
+    // 6,000 characters: over the history budget, under agent.max_message_chars.
+    let long: String = (0..1_000).map(|n| format!("{n:05}|")).collect();
+    h.agent.run(&inbound(&long)).await;
+    h.agent.run(&inbound("and now?")).await;
+    let requests = fake.requests().await;
+    assert_eq!(requests.len(), 2);
+    // The run it started saw it whole.
+    assert_eq!(user_texts(&requests[0]), [format!("alice: {long}")]);
+    // The next run sees its beginning and a note, within the budget.
+    let later = user_texts(&requests[1]);
+    assert_eq!(later.len(), 2, "{later:?}");
+    assert_eq!(later[1], "alice: and now?");
+    let stored = later[0].strip_prefix("alice: ").expect("author");
+    let (kept, note) = stored.rsplit_once('\n').expect("a note");
+    assert!(long.starts_with(kept) && kept.len() > 500, "{kept}");
+    assert_eq!(
+        note,
+        format!(
+            "[... {} characters of this message were cut to fit the history budget]",
+            long.len() - kept.len()
+        )
+    );
+    assert!(stored.len() <= 1_000, "half the budget: {}", stored.len());
+    let contents: Vec<&str> = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(
+        contents.contains(&"read it"),
+        "the turn's reply is kept too"
+    );
+}
+
 /// An in-process model for time-based tests: each reply after a (tokio) delay.
 struct TimedModel {
     script: Mutex<VecDeque<(Duration, ChatReply)>>,

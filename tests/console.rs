@@ -1,19 +1,18 @@
 //! `riskgate console` driven through stdin against the fake LLM, checked on `--json` output.
+//! A prompt takes only a line written after it was shown, so sessions with approvals are
+//! driven like a person would: write, wait for the prompt on stdout, answer.
 
 mod support;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::io::{BufRead, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::fake_llm::{self, FakeLlm};
 
-fn console(
-    base_url: &str,
-    workspace: &std::path::Path,
-    stdin: &str,
-    extra: &[&str],
-) -> std::process::Output {
+fn command(base_url: &str, workspace: &std::path::Path, extra: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_riskgate"));
     command
         .args(["console", "--user", "dana"])
@@ -26,14 +25,110 @@ fn console(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = command.spawn().expect("spawn");
+    command
+}
+
+fn console(
+    base_url: &str,
+    workspace: &std::path::Path,
+    stdin: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    console_bytes(base_url, workspace, stdin.as_bytes(), extra)
+}
+
+fn console_bytes(
+    base_url: &str,
+    workspace: &std::path::Path,
+    stdin: &[u8],
+    extra: &[&str],
+) -> std::process::Output {
+    let mut child = command(base_url, workspace, extra).spawn().expect("spawn");
     child
         .stdin
         .take()
         .expect("stdin")
-        .write_all(stdin.as_bytes())
+        .write_all(stdin)
         .expect("write");
     child.wait_with_output().expect("output")
+}
+
+/// A console driven line by line: stdout is read as it comes, so a test can wait for a
+/// prompt before it answers.
+struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Session {
+    fn start(base_url: &str, workspace: &std::path::Path, extra: &[&str]) -> Self {
+        let mut child = command(base_url, workspace, extra).spawn().expect("spawn");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            seen: Vec::new(),
+        }
+    }
+
+    fn write(&mut self, text: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(text.as_bytes()).expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    /// Reads stdout until a line contains `marker`.
+    fn wait_for(&mut self, marker: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let found = line.contains(marker);
+                    self.seen.push(line);
+                    if found {
+                        return;
+                    }
+                }
+                Err(e) => panic!(
+                    "{marker:?} never showed ({e}); stdout so far: {:#?}",
+                    self.seen
+                ),
+            }
+        }
+    }
+
+    /// Ends the input, waits for the console, and returns its status, every stdout line and
+    /// stderr.
+    fn finish(mut self) -> (std::process::ExitStatus, Vec<String>, String) {
+        drop(self.stdin.take());
+        let output = self.child.wait_with_output().expect("wait");
+        self.seen.extend(self.lines.iter());
+        (
+            output.status,
+            self.seen,
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    }
+}
+
+fn parse(lines: &[String]) -> Vec<Value> {
+    lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
+        .collect()
 }
 
 fn events(output: &std::process::Output) -> Vec<Value> {
@@ -58,15 +153,13 @@ async fn a_scripted_session_with_an_auto_call_an_approval_and_commands() {
     .await;
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("report.txt"), "x").expect("write");
-    let script =
-        "what files are there?\nplease write new.txt\ny\n/mode strict\n/status\n/nonsense\n";
-    let output = console(&fake.base_url(), dir.path(), script, &["--json"]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let events = events(&output);
+    let mut session = Session::start(&fake.base_url(), dir.path(), &["--json"]);
+    session.write("what files are there?\nplease write new.txt\n");
+    session.wait_for("approval_requested");
+    session.write("y\n/mode strict\n/status\n/nonsense\n");
+    let (status, lines, stderr) = session.finish();
+    assert!(status.success(), "{stderr}");
+    let events = parse(&lines);
     let kinds: Vec<&str> = events
         .iter()
         .map(|e| e["event"].as_str().expect("event"))
@@ -133,9 +226,13 @@ async fn anything_but_yes_cancels_and_text_mode_reads_well() {
     .await;
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir(dir.path().join("build")).expect("mkdir");
-    let output = console(&fake.base_url(), dir.path(), "clean the build\nnope\n", &[]);
-    assert!(output.status.success());
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut session = Session::start(&fake.base_url(), dir.path(), &[]);
+    session.write("clean the build\n");
+    session.wait_for("confirm? [y/N]");
+    session.write("nope\n");
+    let (status, lines, stderr) = session.finish();
+    assert!(status.success(), "{stderr}");
+    let stdout = lines.join("\n");
     assert!(
         stdout.contains("dana wants to run execute_command: rm -rf build"),
         "{stdout}"
@@ -227,4 +324,179 @@ async fn history_survives_a_restart_of_the_console() {
             "dana: what was the number?"
         ]
     );
+}
+
+#[tokio::test]
+async fn a_line_typed_ahead_of_a_prompt_is_a_message_not_the_answer() {
+    let fake_llm::Scripted::Reply(write) = fake_llm::tool_calls(&[(
+        "c1",
+        "file_operations",
+        json!({"operation": "write", "path": "new.txt", "content": "hi"}),
+    )]) else {
+        panic!("tool_calls is a reply")
+    };
+    let fake = FakeLlm::start(vec![
+        // Slow, so the line typed ahead is surely read before the prompt opens.
+        fake_llm::Scripted::Slow(Duration::from_millis(300), write),
+        fake_llm::text("Written."),
+        fake_llm::text("You are welcome."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut session = Session::start(&fake.base_url(), dir.path(), &["--json"]);
+    // "y" typed ahead: it must not confirm the write.
+    session.write("please write new.txt\ny\n");
+    session.wait_for("approval_requested");
+    assert!(
+        !dir.path().join("new.txt").exists(),
+        "nothing ran before the answer"
+    );
+    session.write("yes\n");
+    let (status, lines, stderr) = session.finish();
+    assert!(status.success(), "{stderr}");
+    let events = parse(&lines);
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().expect("event"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "run_started",
+            "tool_call",
+            "approval_requested",
+            "approval_resolved",
+            "tool_result",
+            "reply",
+            "run_finished",
+            "run_started",
+            "reply",
+            "run_finished",
+        ],
+        "{events:#?}"
+    );
+    assert_eq!(events[3]["outcome"], "confirmed");
+    assert_eq!(events[3]["by"], "dana");
+    assert_eq!(
+        events[7]["text"], "y",
+        "the typed-ahead line ran as a message"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("new.txt")).expect("written"),
+        "hi"
+    );
+    let requests = fake.requests().await;
+    assert_eq!(requests.len(), 3);
+    let last = requests[2]["messages"]
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("last")
+        .clone();
+    assert_eq!(last["content"], "dana: y");
+}
+
+#[tokio::test]
+async fn a_line_that_is_not_utf8_ends_the_input_with_an_error_naming_it() {
+    let fake = FakeLlm::start(vec![fake_llm::text("one"), fake_llm::text("two")]).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = console_bytes(
+        &fake.base_url(),
+        dir.path(),
+        b"first message\nsecond \xff\xfe message\nthird message\n",
+        &["--json"],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("line 2 of the input is not valid UTF-8") && stderr.contains("iconv"),
+        "{stderr}"
+    );
+    // The line before it ran; nothing after it did.
+    let requests = fake.requests().await;
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0]["messages"]
+            .as_array()
+            .expect("messages")
+            .last()
+            .expect("last")["content"],
+        "dana: first message"
+    );
+    let events = events(&output);
+    assert_eq!(events.last().expect("events")["event"], "run_finished");
+}
+
+#[tokio::test]
+async fn a_failing_model_server_makes_the_exit_status_1() {
+    for (script, expected) in [
+        (
+            vec![fake_llm::status(401, "invalid api key", None)],
+            "llm.api_key",
+        ),
+        (
+            vec![fake_llm::status(
+                404,
+                "The model `gpt-9` does not exist",
+                None,
+            )],
+            "llm.model",
+        ),
+        (
+            (0..4)
+                .map(|_| fake_llm::status(500, "upstream exploded", None))
+                .collect(),
+            "upstream exploded",
+        ),
+    ] {
+        let fake = FakeLlm::start(script).await;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let output = console(&fake.base_url(), dir.path(), "hi\n", &[]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{expected}: {stderr}");
+        assert!(
+            stderr.contains("the model server failed 1 of 1 runs") && stderr.contains(expected),
+            "{stderr}"
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains("error: "), "the run said so too: {stdout}");
+    }
+}
+
+#[tokio::test]
+async fn logs_and_output_into_pipes_have_no_colour_codes() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[("c1", "execute_command", json!({"command": "ls"}))]),
+        fake_llm::text("Listed."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut command = command(&fake.base_url(), dir.path(), &[]);
+    command.env("RISKGATE_LOG", "debug").env_remove("NO_COLOR");
+    let mut child = command.spawn().expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"list the files\n")
+        .expect("write");
+    let output = child.wait_with_output().expect("output");
+    assert!(output.status.success());
+    assert!(
+        output.stderr.len() > 200
+            && output
+                .stderr
+                .windows(4)
+                .any(|w| w == b"INFO" || w == b"DEBU"),
+        "logging is on: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for (name, bytes) in [("stdout", &output.stdout), ("stderr", &output.stderr)] {
+        assert!(
+            !bytes.windows(2).any(|w| w == b"\x1b["),
+            "{name} has colour codes: {}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+    assert!(String::from_utf8_lossy(&output.stdout).contains("riskgate: Listed."));
 }

@@ -11,7 +11,7 @@
 
 mod support;
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::net::{TcpListener, UdpSocket};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
@@ -105,6 +105,35 @@ impl Scene {
             .write_all(stdin.as_bytes())
             .expect("write");
         events(child)
+    }
+
+    /// Runs one message to its end, answering each approval with `answer` once it is shown
+    /// (a line written ahead of a prompt would be a message, not its answer).
+    fn run_answering(&self, fake: &FakeLlm, message: &str, answer: &str) -> Vec<Value> {
+        let mut child = self.console(fake, &[]).spawn().expect("spawn");
+        let mut stdin = child.stdin.take().expect("stdin");
+        writeln!(stdin, "{message}").expect("write");
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut events = Vec::new();
+        for line in stdout.lines() {
+            let event: Value = serde_json::from_str(&line.expect("line")).expect("JSON event");
+            if event["event"] == "approval_requested" {
+                writeln!(stdin, "{answer}").expect("answer");
+            }
+            let done = event["event"] == "run_finished";
+            events.push(event);
+            if done {
+                break;
+            }
+        }
+        drop(stdin);
+        let output = child.wait_with_output().expect("output");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        events
     }
 }
 
@@ -347,7 +376,7 @@ async fn a_confirmed_line_may_write_the_workspace() {
         ),
     ]))
     .await;
-    let events = scene.run(&fake, "make a file\ny\ny\n", &[]);
+    let events = scene.run_answering(&fake, "make a file", "y");
     // Both are confirmed by a person; the sandbox still keeps the second inside the
     // workspace, whatever the gate made of its path.
     assert_eq!(decisions(&events).len(), 2, "{events:#?}");

@@ -1,8 +1,15 @@
 //! `riskgate console`: the agent in a terminal. Messages are read line by line from stdin
-//! (so it can be scripted); an approval shows the call and the reason and reads the next line
-//! (`y`/`yes` confirms, anything else cancels). Commands: `/mode [strict|smart]`,
-//! `/profile [sql|ops]`, `/reset`, `/status`, `/help`, `/quit`. End of input ends the session
-//! after the current run. `--json` prints one JSON object per event instead of text.
+//! (so it can be scripted); an approval shows the call and the reason and takes the next line
+//! read after it was shown (`y`/`yes` confirms, anything else cancels). Commands:
+//! `/mode [strict|smart]`, `/profile [sql|ops]`, `/reset`, `/status`, `/help`, `/quit`.
+//! `--json` prints one JSON object per event instead of text.
+//!
+//! One thread reads stdin and routes each line as it is read (see [`Router`]): to the open
+//! approval prompt if there is one, else to the queue of messages, which run one after
+//! another. A line typed ahead, before a prompt was shown, stays a message: it is never
+//! taken as an answer. End of input cancels an open prompt and ends the session after the
+//! queued messages. A line that is not UTF-8 ends the input with an error naming it, after
+//! the lines before it have run. The session exits with 1 if the model server failed a run.
 
 mod render;
 
@@ -11,10 +18,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::config::Settings;
-use crate::core::agent::{Agent, AgentEvent, Inbound};
+use crate::core::agent::{Agent, AgentEvent, Inbound, RunOutcome, StopReason};
 use crate::core::ports::{
     ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChannelSettings, EventSink,
 };
@@ -44,6 +51,20 @@ pub enum ConsoleError {
     Unreachable { url: String, reason: String },
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
+    #[error(
+        "line {line} of the input is not valid UTF-8, so the input ended there (the lines before it were handled); convert the input to UTF-8, e.g. with iconv"
+    )]
+    InvalidUtf8 { line: usize },
+    #[error("the input could not be read after line {line}: {reason}")]
+    Input { line: usize, reason: String },
+    #[error(
+        "the model server failed {failed} of {runs} runs (the last: {last}); fix that and run the console again"
+    )]
+    ModelFailed {
+        failed: usize,
+        runs: usize,
+        last: String,
+    },
     #[error(transparent)]
     Store(#[from] crate::core::ports::StoreError),
 }
@@ -83,10 +104,15 @@ impl Output {
 
 struct ConsoleEvents {
     output: Output,
+    router: Arc<Router>,
 }
 
 impl EventSink for ConsoleEvents {
     fn emit(&self, _channel: &str, event: &AgentEvent) {
+        // The prompt opens before it is shown: whoever answers after seeing it is heard.
+        if matches!(event, AgentEvent::ApprovalRequested { .. }) {
+            self.router.open_prompt();
+        }
         if self.output.json {
             match serde_json::to_value(event) {
                 Ok(value) => self.output.event(&value),
@@ -98,11 +124,123 @@ impl EventSink for ConsoleEvents {
     }
 }
 
-/// Lines typed by the person, shared by the main loop and the approval prompt.
-type Lines = Arc<tokio::sync::Mutex<mpsc::Receiver<String>>>;
+/// What the reader hands the main loop: a message line, or why the input ended early.
+type Message = Result<String, ConsoleError>;
+
+/// Routes each line of stdin the moment it is read: to the open approval prompt if there is
+/// one, else to the message queue. Lines read before a prompt opened are already queued, so
+/// type-ahead can never answer a prompt.
+struct Router {
+    state: Mutex<RouterState>,
+}
+
+#[derive(Default)]
+struct RouterState {
+    /// Where the answer to the open prompt goes.
+    answer: Option<oneshot::Sender<String>>,
+    /// Where the open prompt waits for it, until the approval surface takes it.
+    waiting: Option<oneshot::Receiver<String>>,
+    /// The input has ended: a prompt opened now is cancelled at once.
+    closed: bool,
+    /// The message queue; dropped when the input ends, which ends the session once the
+    /// queued messages have run.
+    messages: Option<mpsc::UnboundedSender<Message>>,
+}
+
+impl Router {
+    fn state(&self) -> std::sync::MutexGuard<'_, RouterState> {
+        // The state is two options and a flag: whatever a panicking holder left is usable.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Opens a prompt: the next line read answers it.
+    fn open_prompt(&self) {
+        let (answer, waiting) = oneshot::channel();
+        let mut state = self.state();
+        if !state.closed {
+            state.answer = Some(answer);
+        }
+        state.waiting = Some(waiting);
+    }
+
+    /// The answer of the prompt opened last, opening one if none is.
+    fn take_prompt(&self) -> oneshot::Receiver<String> {
+        if let Some(waiting) = self.state().waiting.take() {
+            return waiting;
+        }
+        self.open_prompt();
+        self.state()
+            .waiting
+            .take()
+            .unwrap_or_else(|| oneshot::channel().1)
+    }
+
+    /// A line just read: the open prompt's answer, else a message.
+    fn deliver(&self, line: String) {
+        let mut state = self.state();
+        let line = match state.answer.take() {
+            // A prompt that expired in the meantime no longer listens: the line is a message.
+            Some(answer) => match answer.send(line) {
+                Ok(()) => return,
+                Err(line) => line,
+            },
+            None => line,
+        };
+        if let Some(messages) = &state.messages {
+            let _ = messages.send(Ok(line));
+        }
+    }
+
+    /// The input ended, with an error or without: an open prompt is cancelled, and the
+    /// queue ends after the error, if any.
+    fn close(&self, error: Option<ConsoleError>) {
+        let mut state = self.state();
+        state.closed = true;
+        state.answer = None;
+        if let (Some(messages), Some(error)) = (state.messages.take(), error) {
+            let _ = messages.send(Err(error));
+        }
+    }
+}
+
+/// Reads `input` line by line into `router` until it ends or a line is not UTF-8.
+fn read_input(mut input: impl BufRead, router: &Router) {
+    let mut line = Vec::new();
+    let mut number = 0usize;
+    loop {
+        line.clear();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) => return router.close(None),
+            Ok(_) => {
+                number += 1;
+                if line.last() == Some(&b'\n') {
+                    line.pop();
+                    if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                }
+                match String::from_utf8(std::mem::take(&mut line)) {
+                    Ok(text) => router.deliver(text),
+                    Err(_) => {
+                        return router.close(Some(ConsoleError::InvalidUtf8 { line: number }));
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return router.close(Some(ConsoleError::Input {
+                    line: number,
+                    reason: e.to_string(),
+                }));
+            }
+        }
+    }
+}
 
 struct ConsoleApprovals {
-    lines: Lines,
+    router: Arc<Router>,
     output: Output,
     user: String,
 }
@@ -110,18 +248,18 @@ struct ConsoleApprovals {
 impl ApprovalSurface for ConsoleApprovals {
     fn request<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
         Box::pin(async move {
+            let answer = self.router.take_prompt();
             if !self.output.json {
                 self.output.line(&render::approval_prompt(request));
             }
-            let answer = self.lines.lock().await.recv().await;
-            match answer {
-                Some(line) if is_yes(&line) => ApprovalOutcome::Confirmed {
+            match answer.await {
+                Ok(line) if is_yes(&line) => ApprovalOutcome::Confirmed {
                     by: self.user.clone(),
                 },
-                Some(_) => ApprovalOutcome::Cancelled {
+                Ok(_) => ApprovalOutcome::Cancelled {
                     by: self.user.clone(),
                 },
-                None => ApprovalOutcome::Cancelled {
+                Err(_) => ApprovalOutcome::Cancelled {
                     by: "end of input".to_owned(),
                 },
             }
@@ -142,26 +280,17 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
         out: Arc::new(Mutex::new(Box::new(std::io::stdout()))),
         json: options.json,
     };
-    let (tx, rx) = mpsc::channel::<String>(64);
-    let interactive = std::io::stdin().is_terminal();
-    // Reading stdin blocks; a thread feeds the lines in.
-    std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        for line in stdin.lock().lines() {
-            match line {
-                Ok(line) => {
-                    if tx.blocking_send(line).is_err() {
-                        break;
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "stdin could not be read");
-                    break;
-                }
-            }
-        }
+    let (tx, mut messages) = mpsc::unbounded_channel::<Message>();
+    let router = Arc::new(Router {
+        state: Mutex::new(RouterState {
+            messages: Some(tx),
+            ..RouterState::default()
+        }),
     });
-    let lines: Lines = Arc::new(tokio::sync::Mutex::new(rx));
+    let interactive = std::io::stdin().is_terminal();
+    // Reading stdin blocks; a thread routes the lines as they come.
+    let reader = router.clone();
+    std::thread::spawn(move || read_input(std::io::stdin().lock(), &reader));
     let store = crate::app::cache_history(
         Arc::new(crate::app::open_store(&settings).await?),
         &settings,
@@ -173,12 +302,13 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
         Arc::new(model),
         store.clone(),
         Arc::new(ConsoleApprovals {
-            lines: lines.clone(),
+            router: router.clone(),
             output: output.clone(),
             user: options.user.clone(),
         }),
         Arc::new(ConsoleEvents {
             output: output.clone(),
+            router,
         }),
     )?;
 
@@ -188,9 +318,17 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
             settings.llm.model, settings.llm.base_url
         ));
     }
-    loop {
-        let next = lines.lock().await.recv().await;
-        let Some(line) = next else { break };
+    let mut runs = 0usize;
+    let mut model_failures: Vec<String> = Vec::new();
+    let mut ended = Ok(());
+    while let Some(next) = messages.recv().await {
+        let line = match next {
+            Ok(line) => line,
+            Err(e) => {
+                ended = Err(e);
+                break;
+            }
+        };
         let text = line.trim();
         if text.is_empty() {
             continue;
@@ -201,7 +339,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
             }
             continue;
         }
-        agent
+        let outcome = agent
             .run(&Inbound {
                 channel: options.channel.clone(),
                 author: options.user.clone(),
@@ -209,10 +347,22 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
                 text: text.to_owned(),
             })
             .await;
+        runs += 1;
+        if let RunOutcome::Stopped(StopReason::Model(e)) = outcome {
+            model_failures.push(e.to_string());
+        }
     }
     // Audit records kept during a store outage: written now, or logged if it persists.
     agent.flush_audit_or_log().await;
-    Ok(())
+    ended?;
+    match model_failures.pop() {
+        Some(last) => Err(ConsoleError::ModelFailed {
+            failed: model_failures.len() + 1,
+            runs,
+            last,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Handles a `/command`; `false` ends the session.

@@ -1,5 +1,6 @@
 //! Keeping history within a budget: whole turns are dropped, oldest first, so a tool result
-//! never loses the call it answers.
+//! never loses the call it answers; and a single message too long for the budget is cut
+//! before it is stored, so one huge paste is not re-sent on every later turn.
 
 use super::message::{ChatMessage, Role};
 
@@ -36,6 +37,28 @@ pub fn trim_to_budget(messages: &[ChatMessage], budget: usize) -> Vec<ChatMessag
     messages[keep_from..].to_vec()
 }
 
+/// The note that ends a message cut to fit the history budget.
+pub fn cut_note(cut_chars: usize) -> String {
+    format!("[... {cut_chars} characters of this message were cut to fit the history budget]")
+}
+
+/// `text` as later runs read it: unchanged when it has at most `limit` characters (counted
+/// like [`ChatMessage::size`]), else its beginning and a [`cut_note`], together at most
+/// `limit` (unless `limit` is smaller than the note itself, when only the note is kept).
+pub fn fit_for_history(text: &str, limit: usize) -> Option<String> {
+    if text.len() <= limit {
+        return None;
+    }
+    // The note with the most characters that can be cut, so the real one is never longer.
+    let room = limit.saturating_sub(cut_note(text.chars().count()).len() + 1);
+    let mut end = room.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut_chars = text[end..].chars().count();
+    Some(format!("{}\n{}", &text[..end], cut_note(cut_chars)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,6 +90,21 @@ mod tests {
         // Every tool result still follows its call.
         assert_eq!(kept[1].tool_calls[0].id, "c3");
         assert_eq!(kept[2].tool_call_id.as_deref(), Some("c3"));
+    }
+
+    #[test]
+    fn a_long_message_is_cut_to_the_limit_with_a_note() {
+        assert_eq!(fit_for_history("short", 5), None);
+        let text = "é".repeat(3_000);
+        let cut = fit_for_history(&text, 1_000).expect("cut");
+        assert!(cut.len() <= 1_000, "{}", cut.len());
+        let (kept, note) = cut.split_once('\n').expect("a note on its own line");
+        assert!(text.starts_with(kept) && !kept.is_empty());
+        let cut_chars = 3_000 - kept.chars().count();
+        assert_eq!(note, cut_note(cut_chars));
+        // A limit smaller than the note keeps only the note.
+        let tiny = fit_for_history(&text, 10).expect("cut");
+        assert_eq!(tiny, format!("\n{}", cut_note(3_000)));
     }
 
     #[test]

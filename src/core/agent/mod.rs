@@ -51,8 +51,12 @@ pub struct AgentLimits {
     pub run_timeout: Duration,
     /// How long an approval waits for a person.
     pub approval_timeout: Duration,
-    /// Characters of history sent with each request.
+    /// Characters of history sent with each request. A person's message longer than half of
+    /// it is stored cut (see [`history::fit_for_history`]); the run it starts sees it whole.
     pub history_budget_chars: usize,
+    /// Characters of a person's message at most: a longer one is refused before it reaches
+    /// the model or the history.
+    pub max_message_chars: usize,
     /// Characters of one tool result the model reads.
     pub tool_output_budget_chars: usize,
     /// Malformed replies in a row before the run gives up.
@@ -69,6 +73,7 @@ impl Default for AgentLimits {
             run_timeout: Duration::from_secs(300),
             approval_timeout: Duration::from_secs(600),
             history_budget_chars: 24_000,
+            max_message_chars: 100_000,
             tool_output_budget_chars: 8_000,
             max_malformed_in_a_row: 3,
             store_notice_after: Duration::from_secs(3),
@@ -114,6 +119,10 @@ pub enum StopReason {
     Model(ModelError),
     #[error("{0}")]
     Store(StoreError),
+    #[error(
+        "your message has {chars} characters, more than the {limit} I accept (agent.max_message_chars), so nothing was sent to the model; send a shorter message, or put the text in a file in the workspace and ask me to read it"
+    )]
+    MessageTooLong { chars: usize, limit: usize },
 }
 
 impl RunOutcome {
@@ -126,6 +135,7 @@ impl RunOutcome {
             Self::Stopped(StopReason::Malformed(_)) => "malformed",
             Self::Stopped(StopReason::Model(_)) => "model_error",
             Self::Stopped(StopReason::Store(_)) => "store_error",
+            Self::Stopped(StopReason::MessageTooLong { .. }) => "message_too_long",
         }
     }
 }
@@ -318,6 +328,9 @@ impl Agent {
     #[tracing::instrument(skip_all, fields(channel = %inbound.channel, author = %inbound.author))]
     pub async fn run(&self, inbound: &Inbound) -> RunOutcome {
         let channel = inbound.channel.as_str();
+        if let Some(refused) = self.refuse_too_long(inbound) {
+            return refused;
+        }
         self.emit(
             channel,
             AgentEvent::RunStarted {
@@ -342,6 +355,13 @@ impl Agent {
             Err(e) => RunOutcome::Stopped(StopReason::Store(e)),
         };
         let recorded = behind.recorded();
+        // Later runs read the person's message cut to fit the history; this one saw it whole.
+        if let Some(message) = new_messages.first_mut() {
+            message.content = message.content.as_deref().map(|text| {
+                history::fit_for_history(text, self.limits.history_budget_chars / 2)
+                    .unwrap_or_else(|| text.to_owned())
+            });
+        }
         // The end of the run and its messages, at once: on SQLite they share one commit.
         let (finished, saved) = tokio::join!(
             async {
@@ -398,6 +418,53 @@ impl Agent {
             },
         );
         outcome
+    }
+
+    /// A message over `max_message_chars` ends its run before anything else: no model call,
+    /// no store write, no history. The person is told why and what to do instead.
+    fn refuse_too_long(&self, inbound: &Inbound) -> Option<RunOutcome> {
+        let limit = self.limits.max_message_chars;
+        // Bytes bound characters from above: most messages skip the count.
+        if inbound.text.len() <= limit {
+            return None;
+        }
+        let chars = inbound.text.chars().count();
+        if chars <= limit {
+            return None;
+        }
+        let channel = inbound.channel.as_str();
+        let reason = StopReason::MessageTooLong { chars, limit };
+        tracing::warn!(
+            chars,
+            limit,
+            "a message over agent.max_message_chars was refused"
+        );
+        let preview: String = inbound.text.chars().take(200).collect();
+        self.emit(
+            channel,
+            AgentEvent::RunStarted {
+                author: inbound.author_name.clone(),
+                text: format!(
+                    "{preview} [... {} more characters, refused]",
+                    chars.saturating_sub(200)
+                ),
+            },
+        );
+        self.emit(
+            channel,
+            AgentEvent::Error {
+                message: reason.to_string(),
+            },
+        );
+        let outcome = RunOutcome::Stopped(reason);
+        self.emit(
+            channel,
+            AgentEvent::RunFinished {
+                outcome: outcome.label().to_owned(),
+                iterations: 0,
+            },
+        );
+        Some(outcome)
     }
 
     async fn drive<'a>(
