@@ -1021,7 +1021,7 @@ impl Agent {
                 .gate
                 .registry()
                 .get(&call.tool)
-                .and_then(|tool| tool.target(&arguments)),
+                .and_then(|tool| tool.target(arguments)),
             decision: decision.clone(),
             expires_at: record.expires_at,
         };
