@@ -566,8 +566,21 @@ async fn a_killed_bot_leaves_no_line_running() {
     .await;
     let mut child = scene.console(&fake, &[]).spawn().expect("spawn");
     let mut stdin = child.stdin.take().expect("stdin");
-    // "y": where the sandbox is missing the line waits for a click; it must die all the same.
-    stdin.write_all(b"wait a while\ny\n").expect("write");
+    stdin.write_all(b"wait a while\n").expect("write");
+    // Where the sandbox is missing the line waits for a click, which only a line written
+    // after the prompt gives; it must die with the bot all the same.
+    let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    let mut answer = Some(stdin);
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(stdout).map_while(Result::ok) {
+            if line.contains("\"approval_requested\"")
+                && let Some(stdin) = answer.as_mut()
+            {
+                let _ = stdin.write_all(b"y\n");
+            }
+        }
+        drop(answer);
+    });
     let deadline = Instant::now() + Duration::from_secs(20);
     while processes_running(&["sleep", "7341"]).is_empty() {
         assert!(Instant::now() < deadline, "the line never started");
@@ -596,7 +609,7 @@ async fn a_killed_bot_leaves_no_line_running() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    drop(stdin);
+    let _ = reader.join();
 }
 
 #[tokio::test]
