@@ -500,3 +500,32 @@ async fn logs_and_output_into_pipes_have_no_colour_codes() {
     }
     assert!(String::from_utf8_lossy(&output.stdout).contains("riskgate: Listed."));
 }
+
+#[tokio::test]
+async fn a_prompt_names_the_database_and_shows_the_whole_statement() {
+    let sql = format!(
+        "DELETE FROM orders WHERE id = 1 /* {} */",
+        "note ".repeat(400)
+    );
+    let fake = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[("c1", "execute_sql", json!({ "sql": sql }))]),
+        fake_llm::text("Left it alone."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut session = Session::start(&fake.base_url(), dir.path(), &[]);
+    session.write("delete order 1\n");
+    session.wait_for("confirm? [y/N]");
+    session.write("n\n");
+    let (status, lines, stderr) = session.finish();
+    assert!(status.success(), "{stderr}");
+    let stdout = lines.join("\n");
+    assert!(
+        stdout.contains("dana wants to run execute_sql on database `demo` (sqlite, the default):"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&sql),
+        "the whole statement, nothing cut: {stdout}"
+    );
+}

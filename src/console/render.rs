@@ -57,13 +57,21 @@ pub fn event_text(event: &AgentEvent) -> Option<String> {
 }
 
 /// The question shown before reading the answer.
+/// The prompt shows everything that will run, nothing cut, and where it runs.
 pub fn approval_prompt(request: &ApprovalRequest) -> String {
+    let whole = crate::tools::render::whole_call(&request.tool, &request.arguments);
+    let target = request
+        .target
+        .as_deref()
+        .map(|t| format!(" on {t}"))
+        .unwrap_or_default();
+    let call = if whole.contains('\n') {
+        format!("\n   | {}", whole.replace('\n', "\n   | "))
+    } else {
+        format!(" {whole}")
+    };
     clean(&format!(
-        "?? {} wants to run {}: {}\n   why confirm: {} ({})\n   confirm? [y/N]",
-        request.requester,
-        request.tool,
-        arguments_line(&request.arguments),
-        request.decision.reason,
-        request.decision.source
+        "?? {} wants to run {}{target}:{call}\n   why confirm: {} ({})\n   confirm? [y/N]",
+        request.requester, request.tool, request.decision.reason, request.decision.source
     ))
 }

@@ -180,7 +180,7 @@ pub fn approval_view(
             .map(|t| format!(" on {}", fence_safe(t)))
             .unwrap_or_default(),
     );
-    let whole = whole_call(&request.tool, &request.arguments);
+    let whole = crate::tools::render::whole_call(&request.tool, &request.arguments);
     let why = format!(
         "**Why:** {} (`{}`)",
         fence_safe(&request.decision.reason),
@@ -222,85 +222,6 @@ pub fn approval_view(
             bytes: file.into_bytes(),
         }),
     )
-}
-
-/// Header names whose values are masked in what a person is shown (never in what runs).
-fn secret_header(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    matches!(
-        name.as_str(),
-        "authorization" | "proxy-authorization" | "cookie"
-    ) || ["token", "secret", "key", "password", "auth", "session"]
-        .iter()
-        .any(|part| name.contains(part))
-}
-
-/// Everything a call runs, as plain text, nothing cut: the command, the SQL, the request
-/// with its headers (secret-looking values masked) and body, the file operation with its
-/// content.
-pub fn whole_call(tool: &str, arguments: &Map<String, Value>) -> String {
-    match tool {
-        "execute_sql" => {
-            let sql = text_arg(arguments, "sql").unwrap_or_default();
-            match text_arg(arguments, "database") {
-                Some(db) => format!("-- on database {db}\n{sql}"),
-                None => sql.to_owned(),
-            }
-        }
-        "execute_command" => text_arg(arguments, "command")
-            .unwrap_or_default()
-            .to_owned(),
-        "http_request" => {
-            let method = text_arg(arguments, "method")
-                .unwrap_or("GET")
-                .to_ascii_uppercase();
-            let url = text_arg(arguments, "url").unwrap_or_default();
-            let mut text = format!("{method} {url}");
-            if let Some(headers) = arguments.get("headers").and_then(Value::as_object) {
-                for (name, value) in headers {
-                    let value = value
-                        .as_str()
-                        .map_or_else(|| value.to_string(), str::to_owned);
-                    let shown = if secret_header(name) {
-                        format!(
-                            "•••• ({} characters, hidden here; sent as given)",
-                            value.chars().count()
-                        )
-                    } else {
-                        value
-                    };
-                    text.push_str(&format!("\n{name}: {shown}"));
-                }
-            }
-            if let Some(body) = arguments.get("body").filter(|b| !b.is_null()) {
-                let body = match body {
-                    Value::String(s) => s.clone(),
-                    other => serde_json::to_string_pretty(other).unwrap_or_default(),
-                };
-                text.push_str(&format!("\n\n{body}"));
-            }
-            text
-        }
-        "file_operations" => {
-            let operation = text_arg(arguments, "operation").unwrap_or("?");
-            let path = text_arg(arguments, "path").unwrap_or("?");
-            let mut text = format!("{operation} {path}");
-            if let Some(destination) = text_arg(arguments, "destination") {
-                text.push_str(&format!(" -> {destination}"));
-            }
-            if arguments.get("recursive") == Some(&Value::Bool(true)) {
-                text.push_str(" (recursive)");
-            }
-            if let Some(content) = text_arg(arguments, "content") {
-                text.push_str(&format!(
-                    "\ncontent ({} characters):\n{content}",
-                    content.chars().count()
-                ));
-            }
-            text
-        }
-        _ => serde_json::to_string_pretty(&Value::Object(arguments.clone())).unwrap_or_default(),
-    }
 }
 
 /// The approval message once settled: the buttons go, a line says what happened.
