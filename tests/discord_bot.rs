@@ -859,3 +859,49 @@ async fn a_reply_survives_the_deletion_of_the_message_it_answers() {
     );
     h.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_with_25_entries_fits_one_answer() {
+    let h = start(vec![], |_| {}).await;
+    for i in 0..25 {
+        h.store
+            .record_audit(&riskgate::core::ports::AuditRecord {
+                at: 1_700_000_000 + i,
+                run_id: format!("r{i}"),
+                channel: CHANNEL.to_string(),
+                user: alice().id.to_string(),
+                tool: "execute_command".into(),
+                arguments_summary: "rm -rf build".into(),
+                decision: "confirm".into(),
+                source: "destructive_floor".into(),
+                reason: "`rm` deletes files".into(),
+                outcome: "cancelled".into(),
+                approval_id: None,
+                duration_ms: 0,
+                output_bytes: 0,
+            })
+            .await
+            .expect("audit");
+    }
+    h.discord
+        .slash_command(
+            CHANNEL,
+            "audit",
+            json!([{"name": "n", "type": 4, "value": 25}]),
+            &alice(),
+        )
+        .await;
+    let answer = h
+        .discord
+        .wait_for_request(|r| r.path.ends_with("/callback"), WAIT)
+        .await;
+    assert_eq!(
+        answer.status, 204,
+        "Discord took the answer: {:?}",
+        answer.body
+    );
+    let content = answer.at("/data/content").as_str().expect("content");
+    assert!(content.chars().count() <= 2_000);
+    assert!(content.contains("older ones that do not fit"), "{content}");
+    h.stop().await;
+}

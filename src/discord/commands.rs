@@ -60,6 +60,30 @@ pub struct Answer {
     pub ephemeral: bool,
 }
 
+/// Whole lines, as many as fit in one Discord message, and a last line that says how many
+/// were left out and what to do about it.
+fn fit_lines(lines: &[String], left_out: impl Fn(usize) -> String) -> String {
+    let limit = super::render::MESSAGE_LIMIT;
+    let mut text = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        let more = left_out(lines.len() - i);
+        let needed = text.chars().count() + line.chars().count() + 1;
+        let room_for_note = i + 1 == lines.len() || needed + more.chars().count() + 1 <= limit;
+        if needed > limit || !room_for_note {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&more);
+            return text;
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(line);
+    }
+    text
+}
+
 fn answer(text: impl Into<String>, ephemeral: bool) -> Answer {
     Answer {
         text: text.into(),
@@ -198,7 +222,10 @@ pub async fn run(
                         format!("• `{}` for <@{}>: {link}", a.tool, a.requester)
                     })
                     .collect();
-                answer(lines.join("\n"), true)
+                answer(
+                    fit_lines(&lines, |n| format!("… and {n} more waiting here.")),
+                    true,
+                )
             }
             Err(e) => answer(format!("The approvals could not be read: {e}"), true),
         },
@@ -221,7 +248,14 @@ pub async fn run(
                             )
                         })
                         .collect();
-                    answer(lines.join("\n"), true)
+                    answer(
+                        fit_lines(&lines, |n| {
+                            format!(
+                                "… and {n} older ones that do not fit in one message (ask for fewer with `/audit n`)."
+                            )
+                        }),
+                        true,
+                    )
                 }
                 Err(e) => answer(format!("The audit log could not be read: {e}"), true),
             }
@@ -269,6 +303,25 @@ pub async fn handle(ctx: &Context, command: &CommandInteraction, commands: &Comm
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_lists_fit_one_message_and_say_what_was_left_out() {
+        let lines: Vec<String> = (0..60)
+            .map(|i| format!("{i:02} {}", "x".repeat(60)))
+            .collect();
+        let text = fit_lines(&lines, |n| format!("… and {n} more"));
+        assert!(text.chars().count() <= 2_000, "{}", text.chars().count());
+        let shown = text.lines().filter(|l| !l.starts_with('…')).count();
+        assert!(
+            text.ends_with(&format!("… and {} more", 60 - shown)),
+            "{text}"
+        );
+        let short: Vec<String> = lines[..3].to_vec();
+        assert_eq!(
+            fit_lines(&short, |n| format!("… and {n} more")),
+            short.join("\n")
+        );
+    }
     use crate::store::MemoryStore;
 
     #[tokio::test]
