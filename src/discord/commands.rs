@@ -68,7 +68,7 @@ fn fit_lines(lines: &[String], left_out: impl Fn(usize) -> String) -> String {
     for (i, line) in lines.iter().enumerate() {
         let more = left_out(lines.len() - i);
         let needed = text.chars().count() + line.chars().count() + 1;
-        let room_for_note = i + 1 == lines.len() || needed + more.chars().count() + 1 <= limit;
+        let room_for_note = i + 1 == lines.len() || needed + more.chars().count() < limit;
         if needed > limit || !room_for_note {
             if !text.is_empty() {
                 text.push('\n');
