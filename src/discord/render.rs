@@ -170,15 +170,13 @@ pub fn approval_view(
     request: &ApprovalRequest,
     expires_unix: u64,
 ) -> (String, Option<crate::core::tools::Attachment>) {
+    let target =
+        |shape: fn(&str) -> String| request.target.as_deref().map(shape).unwrap_or_default();
     let head = format!(
         "**Confirm `{tool}`?** requested by <@{requester}>{target}",
         tool = request.tool,
         requester = request.requester,
-        target = request
-            .target
-            .as_deref()
-            .map(|t| format!(" on {}", fence_safe(t)))
-            .unwrap_or_default(),
+        target = target(|t| format!(" on {}", fence_safe(t))),
     );
     let whole = crate::tools::render::whole_call(&request.tool, &request.arguments);
     let why = format!(
@@ -195,11 +193,7 @@ pub fn approval_view(
         "{tool} requested by {requester}\n{target}why it needs a person: {reason} ({source})\nexpires: <t:{expires_unix}> (Unix time)\n\nwhat runs if it is confirmed:\n{whole}\n",
         tool = request.tool,
         requester = request.requester,
-        target = request
-            .target
-            .as_deref()
-            .map(|t| format!("where: {t}\n"))
-            .unwrap_or_default(),
+        target = target(|t| format!("where: {t}\n")),
         reason = request.decision.reason,
         source = request.decision.source,
     );

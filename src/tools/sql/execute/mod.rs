@@ -420,7 +420,9 @@ pub(crate) async fn collect<Q, R: sqlx::Row>(
                 } else {
                     None
                 };
-                if too_large.is_some() {
+                let full = rows.len() >= row_limit;
+                if too_large.is_some() || (full && fetch == Fetch::UpToLimit) {
+                    // Reading stops here: the connection must not be reused.
                     return Ok(Fetched {
                         columns,
                         rows,
@@ -430,18 +432,9 @@ pub(crate) async fn collect<Q, R: sqlx::Row>(
                         too_large,
                     });
                 }
-                if rows.len() < row_limit {
+                if !full {
                     kept_bytes = kept_bytes.saturating_add(total);
                     rows.push(decode(&row));
-                } else if fetch == Fetch::UpToLimit {
-                    return Ok(Fetched {
-                        columns,
-                        rows,
-                        count: RowCount::MoreThanKept,
-                        rows_affected: affected,
-                        cut: true,
-                        too_large: None,
-                    });
                 }
             }
         }
