@@ -22,6 +22,9 @@
 //! - a push waits (up to [`WAIT`]) for a ready connection of the owning shard, so a push right
 //!   after [`FakeDiscord::drop_gateway`] lands once the client has resumed.
 //!
+//! - [`FakeDiscord::inject`] and [`FakeDiscord::break_channel`] make chosen requests fail as
+//!   Discord does (500, 502, 429, 403 Missing Permissions / Access, 404 Unknown Channel).
+//!
 //! What it deliberately is not: a permission engine (no channel overwrites), a rate limiter, or
 //! a store of anything but messages, commands and interactions. Posting to a channel outside
 //! every guild succeeds, as to a DM.
@@ -309,6 +312,34 @@ struct Fake {
     interactions: Mutex<HashMap<u64, InteractionRecord>>,
     sessions: Mutex<HashMap<String, Session>>,
     connections: Mutex<Vec<Connection>>,
+    /// Failures a test asked for, answered instead of serving the request.
+    faults: Mutex<Vec<Injected>>,
+}
+
+/// An answer Discord gives when something is wrong on its side or the bot's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// 500 Internal Server Error.
+    ServerError,
+    /// 502 Bad Gateway (Cloudflare in front of Discord), no JSON body.
+    BadGateway,
+    /// 429 with `retry_after` in the body and the `Retry-After` header, as on a shared or
+    /// global limit the client's own limiter did not foresee.
+    RateLimited,
+    /// 403, code 50013: the bot lacks a permission in the channel.
+    MissingPermissions,
+    /// 403, code 50001: the bot cannot see the channel.
+    MissingAccess,
+    /// 404, code 10003: the channel was deleted.
+    UnknownChannel,
+}
+
+struct Injected {
+    method: &'static str,
+    /// A path pattern as for [`RecordedRequest::is`].
+    path: String,
+    fault: Fault,
+    remaining: u32,
 }
 
 struct InteractionRecord {
@@ -362,6 +393,7 @@ impl FakeDiscord {
             interactions: Mutex::default(),
             sessions: Mutex::default(),
             connections: Mutex::default(),
+            faults: Mutex::default(),
         });
         let app = Router::new()
             .route("/gateway", get(gateway))
@@ -451,6 +483,28 @@ impl FakeDiscord {
 
     pub fn message(&self, message_id: u64) -> Option<Value> {
         lock(&self.state.messages).get(&message_id).cloned()
+    }
+
+    /// The next `times` requests for `method` on `path` (`{}` matches one segment) get
+    /// `fault` instead of an answer; later ones are served again.
+    pub fn inject(&self, method: &'static str, path: &str, fault: Fault, times: u32) {
+        lock(&self.state.faults).push(Injected {
+            method,
+            path: path.to_owned(),
+            fault,
+            remaining: times,
+        });
+    }
+
+    /// Every message the bot posts in `channel_id` from now on gets `fault` (a channel whose
+    /// permissions were taken away, or that was deleted).
+    pub fn break_channel(&self, channel_id: u64, fault: Fault) {
+        self.inject(
+            "POST",
+            &format!("/api/v10/channels/{channel_id}/messages"),
+            fault,
+            u32::MAX,
+        );
     }
 
     /// Deletes a stored message, as its author would.
@@ -1030,13 +1084,17 @@ async fn rest(State(fake): State<Arc<Fake>>, request: Request) -> Response {
         })
         .collect();
     let (body, files) = read_body(request).await;
-    let (status, answer) = route(
-        &fake,
-        &method,
-        &path,
-        body.as_ref().unwrap_or(&Value::Null),
-        &files,
-    );
+    let injected = injected_fault(&fake, &method, &path);
+    let (status, answer) = match injected {
+        Some(fault) => fault_answer(fault),
+        None => route(
+            &fake,
+            &method,
+            &path,
+            body.as_ref().unwrap_or(&Value::Null),
+            &files,
+        ),
+    };
     lock(&fake.requests).push(RecordedRequest {
         method: method.to_string(),
         path,
@@ -1046,9 +1104,61 @@ async fn rest(State(fake): State<Arc<Fake>>, request: Request) -> Response {
         files,
         status: status.as_u16(),
     });
-    match answer {
+    let mut response = match answer {
         Some(json) => (status, axum::Json(json)).into_response(),
         None => status.into_response(),
+    };
+    if injected == Some(Fault::RateLimited) {
+        response.headers_mut().insert(
+            "retry-after",
+            axum::http::HeaderValue::from_static(RETRY_AFTER),
+        );
+    }
+    response
+}
+
+/// What a rate-limited answer asks the client to wait, in seconds.
+const RETRY_AFTER: &str = "0.05";
+
+/// The fault a test injected for this request, if any is left.
+fn injected_fault(fake: &Fake, method: &Method, path: &str) -> Option<Fault> {
+    let probe = RecordedRequest {
+        method: method.to_string(),
+        path: path.to_owned(),
+        query: None,
+        headers: BTreeMap::new(),
+        body: None,
+        files: Vec::new(),
+        status: 0,
+    };
+    let mut faults = lock(&fake.faults);
+    let hit = faults
+        .iter_mut()
+        .find(|f| f.remaining > 0 && probe.is(f.method, &f.path))?;
+    hit.remaining -= 1;
+    Some(hit.fault)
+}
+
+/// Discord's answer for a fault (bodies as Discord sends them).
+fn fault_answer(fault: Fault) -> Answer {
+    match fault {
+        Fault::ServerError => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            0,
+            "500: Internal Server Error",
+        ),
+        Fault::BadGateway => (StatusCode::BAD_GATEWAY, None),
+        Fault::RateLimited => (
+            StatusCode::TOO_MANY_REQUESTS,
+            Some(json!({
+                "message": "You are being rate limited.",
+                "retry_after": RETRY_AFTER.parse::<f64>().unwrap_or(0.05),
+                "global": false,
+            })),
+        ),
+        Fault::MissingPermissions => error(StatusCode::FORBIDDEN, 50013, "Missing Permissions"),
+        Fault::MissingAccess => error(StatusCode::FORBIDDEN, 50001, "Missing Access"),
+        Fault::UnknownChannel => error(StatusCode::NOT_FOUND, 10003, "Unknown Channel"),
     }
 }
 
