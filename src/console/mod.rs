@@ -250,7 +250,10 @@ impl ApprovalSurface for ConsoleApprovals {
         Box::pin(async move {
             let answer = self.router.take_prompt();
             if !self.output.json {
-                self.output.line(&render::approval_prompt(request));
+                self.output.line(&render::approval_prompt(
+                    request,
+                    std::time::SystemTime::now(),
+                ));
             }
             match answer.await {
                 Ok(line) if is_yes(&line) => ApprovalOutcome::Confirmed {

@@ -57,8 +57,9 @@ pub fn event_text(event: &AgentEvent) -> Option<String> {
 }
 
 /// The question shown before reading the answer.
-/// The prompt shows everything that will run, nothing cut, and where it runs.
-pub fn approval_prompt(request: &ApprovalRequest) -> String {
+/// The prompt shows everything that will run, nothing cut, where it runs, and how long the
+/// answer may take.
+pub fn approval_prompt(request: &ApprovalRequest, now: std::time::SystemTime) -> String {
     let whole = crate::tools::render::whole_call(&request.tool, &request.arguments);
     let target = request
         .target
@@ -70,8 +71,57 @@ pub fn approval_prompt(request: &ApprovalRequest) -> String {
     } else {
         format!(" {whole}")
     };
+    let left = request
+        .expires_at
+        .duration_since(now)
+        .unwrap_or_default()
+        .as_secs();
     clean(&format!(
-        "?? {} wants to run {}{target}:{call}\n   why confirm: {} ({})\n   confirm? [y/N]",
-        request.requester, request.tool, request.decision.reason, request.decision.source
+        "?? {} wants to run {}{target}:{call}\n   why confirm: {} ({})\n   expires in {}m {:02}s (then nothing runs)\n   confirm? [y/N]",
+        request.requester,
+        request.tool,
+        request.decision.reason,
+        request.decision.source,
+        left / 60,
+        left % 60
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+
+    #[test]
+    fn the_prompt_shows_the_call_its_target_why_and_when_it_expires() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let request = ApprovalRequest {
+            id: "a1".into(),
+            channel: "console".into(),
+            requester: "alice".into(),
+            tool: "execute_sql".into(),
+            arguments: serde_json::json!({"sql": "DELETE FROM orders WHERE id = 1"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            target: Some("database `prod`".into()),
+            decision: crate::core::risk::RiskDecision::new(
+                crate::core::risk::Decision::Confirm,
+                crate::core::risk::DecisionSource::Default,
+                "a DELETE changes data",
+            ),
+            expires_at: now + Duration::from_secs(299),
+        };
+        let prompt = approval_prompt(&request, now);
+        assert!(
+            prompt.contains("DELETE FROM orders WHERE id = 1"),
+            "{prompt}"
+        );
+        assert!(prompt.contains("on database `prod`"), "{prompt}");
+        assert!(prompt.contains("a DELETE changes data"), "{prompt}");
+        assert!(prompt.contains("expires in 4m 59s"), "{prompt}");
+        let late = approval_prompt(&request, now + Duration::from_secs(600));
+        assert!(late.contains("expires in 0m 00s"), "{late}");
+    }
 }
