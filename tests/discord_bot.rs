@@ -12,8 +12,11 @@ use riskgate::core::ports::Store;
 use riskgate::discord::Bot;
 use riskgate::store::MemoryStore;
 use serde_json::{Value, json};
-use support::fake_discord::{self as discord, FakeDiscord, GuildSpec, UserSpec, WAIT, perms};
+use support::fake_discord::{
+    self as discord, FakeDiscord, Fault, GuildSpec, UserSpec, WAIT, perms,
+};
 use support::fake_llm::{self, FakeLlm, Scripted};
+use support::hooked_store::{Hook, HookedStore};
 
 const GUILD: u64 = 2_000_000_000_000_000_000;
 const CHANNEL: u64 = 2_000_000_000_000_000_100;
@@ -45,7 +48,8 @@ fn guild() -> GuildSpec {
 struct Harness {
     discord: FakeDiscord,
     llm: FakeLlm,
-    store: Arc<MemoryStore>,
+    /// A memory store that a test can make slow or failing.
+    store: Arc<HookedStore>,
     workspace: tempfile::TempDir,
     stop: tokio_util::sync::CancellationToken,
     bot: tokio::task::JoinHandle<Result<(), riskgate::discord::BotError>>,
@@ -72,9 +76,10 @@ async fn start_with(
     settings.discord.admin_roles = vec![ADMIN_ROLE];
     settings.llm.base_url = llm.base_url();
     settings.llm.retry_base_delay_ms = 10;
+    settings.discord.retry_base_ms = 10;
     settings.tools.workspace = workspace.path().to_path_buf();
     configure(&mut settings);
-    let store = Arc::new(MemoryStore::new());
+    let store = HookedStore::new(Arc::new(MemoryStore::new()));
     let model = Arc::new(riskgate::app::model_client(&settings).expect("client"));
     let bot = Bot::build(&settings, model, store.clone())
         .await
@@ -530,11 +535,12 @@ async fn an_expired_approval_edits_its_message() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_reply_is_split_with_fences_intact_and_mass_mentions_are_inert() {
     let mut long = String::from("@everyone here are the numbers:\n```\n");
-    for i in 0..200 {
+    // Three messages' worth: more would be attached whole (discord.max_parts_per_text).
+    for i in 0..130 {
         long.push_str(&format!("line {i:03} ........................\n"));
     }
     long.push_str("```\nDone.");
-    assert!(long.chars().count() > 5000);
+    assert!(long.chars().count() > 4000);
     let h = start(vec![fake_llm::text(&long)], |_| {}).await;
     h.discord
         .message_create(CHANNEL, &alice(), "list everything", &[])
@@ -903,5 +909,210 @@ async fn audit_with_25_entries_fits_one_answer() {
     let content = answer.at("/data/content").as_str().expect("content");
     assert!(content.chars().count() <= 2_000);
     assert!(content.contains("older ones that do not fit"), "{content}");
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_and_rate_limits_are_retried_until_the_reply_arrives() {
+    let h = start(vec![fake_llm::text("Here it is.")], |_| {}).await;
+    let path = format!("/api/v10/channels/{CHANNEL}/messages");
+    h.discord.inject("POST", &path, Fault::ServerError, 1);
+    h.discord.inject("POST", &path, Fault::BadGateway, 1);
+    h.discord.inject("POST", &path, Fault::RateLimited, 1);
+    h.discord
+        .message_create(CHANNEL, &alice(), "a question", &[])
+        .await;
+    h.discord
+        .wait_for_request(
+            |r| r.path == path && r.status == 200 && r.at("/content") == "Here it is.",
+            WAIT,
+        )
+        .await;
+    let statuses: Vec<u16> = h
+        .discord
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path == path)
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(
+        statuses,
+        [500, 502, 429, 200],
+        "three failures, then the reply"
+    );
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_the_channel_refuses_ends_the_run_and_the_next_message_runs() {
+    let h = start(
+        vec![
+            fake_llm::tool_calls(&[(
+                "c1",
+                "execute_command",
+                json!({"command": "rm -f keep.txt"}),
+            )]),
+            fake_llm::text("Understood."),
+        ],
+        // Long enough that waiting for the expiry would fail the test.
+        |s| s.agent.approval_timeout_secs = 600,
+    )
+    .await;
+    std::fs::write(h.workspace.path().join("keep.txt"), "keep").expect("write");
+    let path = format!("/api/v10/channels/{CHANNEL}/messages");
+    // The bot's Send Messages is taken away just for the approval.
+    h.discord
+        .inject("POST", &path, Fault::MissingPermissions, 1);
+    h.discord
+        .message_create(CHANNEL, &alice(), "clean up", &[])
+        .await;
+    let refused = h
+        .discord
+        .wait_for_request(|r| r.path == path && r.status == 403, WAIT)
+        .await;
+    assert!(
+        refused.at("/components").is_array(),
+        "the approval was refused"
+    );
+    h.posted(CHANNEL, |c| {
+        c.contains("could not be posted in this channel")
+    })
+    .await;
+    let approvals = h.store.pending_approvals(None).await.expect("approvals");
+    assert!(
+        approvals.is_empty(),
+        "nothing is left pending: {approvals:?}"
+    );
+    // The queue moves: the next message runs at once, and the model sees why nothing ran.
+    h.discord
+        .message_create(CHANNEL, &alice(), "what happened?", &[])
+        .await;
+    h.posted(CHANNEL, |c| c == "Understood.").await;
+    let second = h
+        .llm
+        .requests()
+        .await
+        .last()
+        .cloned()
+        .expect("a second request");
+    let told = second["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .any(|m| {
+            m["role"] == "tool"
+                && m["content"]
+                    .as_str()
+                    .is_some_and(|c| c.contains("undeliverable"))
+        });
+    assert!(told, "the model was told: {second:#}");
+    assert!(h.workspace.path().join("keep.txt").exists(), "nothing ran");
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_results_become_attachments_instead_of_a_flood() {
+    // 40 columns of 40 characters over 35 rows: about 60,000 characters of table.
+    let columns: Vec<String> = (0..40)
+        .map(|c| format!("printf('%.40c', 'x') AS c{c}"))
+        .collect();
+    let big = format!(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 35) SELECT i, {} FROM n",
+        columns.join(", ")
+    );
+    let h = start(
+        vec![
+            sql_call("c1", &big),
+            sql_call("c2", &big),
+            sql_call("c3", "SELECT 1 AS one"),
+            sql_call("c4", "SELECT 2 AS two"),
+            fake_llm::text("Done reading."),
+        ],
+        |s| {
+            s.discord.max_messages_per_run = 3;
+            // An operator who wants whole tables in the chat: each result is ~60,000
+            // characters, 30 messages' worth.
+            s.output.chat_budget_chars = 100_000;
+        },
+    )
+    .await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "read it all", &[])
+        .await;
+    h.posted(CHANNEL, |c| c == "Done reading.").await;
+    let path = format!("/api/v10/channels/{CHANNEL}/messages");
+    let posts: Vec<_> = h
+        .discord
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.path == path)
+        .collect();
+    // Three for the run's output (the last one holding the rest), and the reply.
+    assert_eq!(posts.len(), 4, "{} messages for one run", posts.len());
+    let first = &posts[0];
+    let whole = first
+        .files
+        .iter()
+        .find(|f| f.filename == "message.txt")
+        .expect("the long result is attached whole");
+    assert!(whole.size > 40_000, "{} bytes", whole.size);
+    assert!(
+        first
+            .at("/content")
+            .as_str()
+            .is_some_and(|c| c.contains("message.txt")),
+        "the message names its file"
+    );
+    let held = posts
+        .iter()
+        .find(|r| r.files.iter().any(|f| f.filename == "more-output.txt"))
+        .expect("the rest of the run is one message with one file");
+    assert!(
+        held.at("/content")
+            .as_str()
+            .is_some_and(|c| c.contains("2 message(s)")),
+        "{:?}",
+        held.at("/content")
+    );
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slash_command_on_a_slow_store_is_deferred_then_answered() {
+    let h = start(vec![], |_| {}).await;
+    h.store.hook(
+        "channel_settings",
+        Hook::Delay(Duration::from_millis(3_500)),
+    );
+    h.discord
+        .slash_command(CHANNEL, "status", json!([]), &alice())
+        .await;
+    let deferred = h
+        .discord
+        .wait_for_request(|r| r.path.ends_with("/callback"), WAIT)
+        .await;
+    assert_eq!(deferred.status, 204, "deferred within the deadline");
+    assert_eq!(deferred.at("/type"), &json!(5));
+    assert_eq!(
+        deferred.at("/data/flags"),
+        &json!(64),
+        "ephemeral, as the answer"
+    );
+    let answer = h
+        .discord
+        .wait_for_request(
+            |r| r.method == "PATCH" && r.path.ends_with("/messages/@original"),
+            WAIT,
+        )
+        .await;
+    assert_eq!(answer.status, 200);
+    assert!(
+        answer
+            .at("/content")
+            .as_str()
+            .is_some_and(|c| c.contains("Mode:")),
+        "{:?}",
+        answer.at("/content")
+    );
     h.stop().await;
 }

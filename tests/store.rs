@@ -893,6 +893,25 @@ async fn approvals_round_trip_every_field(db: TestDb) {
         ids(store.pending_approvals(Some("c1")).await.expect("pending")),
         ["third"]
     );
+    // One the chat refused to show is settled as such (a status the schema accepts).
+    let Decided::Won(undeliverable) = store
+        .decide_approval("third", ApprovalStatus::Undeliverable, None)
+        .await
+        .expect("decide")
+    else {
+        panic!("an undeliverable approval is settled");
+    };
+    assert_eq!(
+        store.approval("third").await.expect("read"),
+        Some(undeliverable)
+    );
+    assert!(
+        store
+            .pending_approvals(Some("c1"))
+            .await
+            .expect("pending")
+            .is_empty()
+    );
 }
 
 async fn channel_settings_round_trip(db: TestDb) {

@@ -74,6 +74,11 @@ pub enum ApprovalOutcome {
     },
     /// Nobody answered in time.
     Expired,
+    /// The request could not be shown to anyone (the chat refused the message: a missing
+    /// permission, a deleted channel, or the chat service down through every retry).
+    Undeliverable {
+        reason: String,
+    },
 }
 
 /// Where approvals are shown and answered: buttons in Discord, a y/n prompt in a terminal.
@@ -111,6 +116,8 @@ pub enum ApprovalStatus {
     Expired,
     /// Its run no longer exists (the process stopped while it waited).
     Abandoned,
+    /// It could not be shown to anyone, so nobody could answer.
+    Undeliverable,
 }
 
 impl ApprovalStatus {
@@ -121,6 +128,7 @@ impl ApprovalStatus {
             Self::Cancelled => "cancelled",
             Self::Expired => "expired",
             Self::Abandoned => "abandoned",
+            Self::Undeliverable => "undeliverable",
         }
     }
 }
@@ -135,6 +143,7 @@ impl std::str::FromStr for ApprovalStatus {
             "cancelled" => Ok(Self::Cancelled),
             "expired" => Ok(Self::Expired),
             "abandoned" => Ok(Self::Abandoned),
+            "undeliverable" => Ok(Self::Undeliverable),
             other => Err(format!("unknown approval status {other:?}")),
         }
     }

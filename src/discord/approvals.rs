@@ -80,8 +80,8 @@ impl ApprovalSurface for DiscordApprovals {
             let (tx, rx) = oneshot::channel();
             self.outbox
                 .push(channel, Item::Approval(request.clone(), tx));
-            match rx.await.ok().flatten() {
-                Some(message) => {
+            match rx.await {
+                Ok(Ok(message)) => {
                     let reference = format!("{}/{}", channel.get(), message.get());
                     if let Err(e) = self
                         .store
@@ -91,9 +91,19 @@ impl ApprovalSurface for DiscordApprovals {
                         tracing::warn!(error = %e, "the approval message could not be recorded");
                     }
                 }
-                None => {
-                    // Without a message nobody can answer; let it expire.
-                    tracing::error!(approval = %request.id, "the approval could not be shown");
+                Ok(Err(failure)) => {
+                    // Nobody can answer what nobody sees: settle it now, so the run ends
+                    // and the channel's queue moves, instead of waiting for the expiry.
+                    self.hub.forget(&request.id);
+                    return ApprovalOutcome::Undeliverable {
+                        reason: failure.to_string(),
+                    };
+                }
+                Err(_) => {
+                    self.hub.forget(&request.id);
+                    return ApprovalOutcome::Undeliverable {
+                        reason: "the channel's sending task stopped".to_owned(),
+                    };
                 }
             }
             let outcome = answer.await.unwrap_or(ApprovalOutcome::Expired);
@@ -168,7 +178,7 @@ pub fn authorise(
 
 /// How long a click may wait for the store before Discord is told "working on it": Discord
 /// drops an interaction not answered within three seconds.
-const ANSWER_WITHIN: Duration = Duration::from_millis(2000);
+pub(super) const ANSWER_WITHIN: Duration = Duration::from_millis(2000);
 
 /// What a click gets back.
 enum Answer {

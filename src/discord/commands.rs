@@ -3,7 +3,8 @@
 
 use serenity::all::{
     CommandInteraction, CommandOptionType, Context, CreateCommand, CreateCommandOption,
-    CreateInteractionResponse, CreateInteractionResponseMessage, Permissions,
+    CreateInteractionResponse, CreateInteractionResponseFollowup, CreateInteractionResponseMessage,
+    EditInteractionResponse, Permissions,
 };
 
 use super::approvals::message_ref;
@@ -279,25 +280,71 @@ pub async fn handle(ctx: &Context, command: &CommandInteraction, commands: &Comm
         .unwrap_or_default();
     let permissions = command.member.as_ref().and_then(|m| m.permissions);
     let allowed = may_configure(permissions, &roles, commands.admin_roles);
-    let reply = run(
+    let (channel, user) = (
+        command.channel_id.get().to_string(),
+        command.user.id.get().to_string(),
+    );
+    let work = run(
         commands,
         &command.data.name,
         option.as_deref(),
-        &command.channel_id.get().to_string(),
-        &command.user.id.get().to_string(),
+        &channel,
+        &user,
         allowed,
         command.guild_id.map(|g| g.get()),
-    )
-    .await;
-    let response = CreateInteractionResponse::Message(
-        CreateInteractionResponseMessage::new()
+    );
+    tokio::pin!(work);
+    let early = tokio::select! {
+        reply = &mut work => Some(reply),
+        _ = tokio::time::sleep(super::approvals::ANSWER_WITHIN) => None,
+    };
+    let name = &command.data.name;
+    if let Some(reply) = early {
+        let response = CreateInteractionResponse::Message(
+            CreateInteractionResponseMessage::new()
+                .content(reply.text)
+                .ephemeral(reply.ephemeral)
+                .allowed_mentions(no_mentions()),
+        );
+        if let Err(e) = command.create_response(&ctx.http, response).await {
+            tracing::warn!(command = %name, error = %e, "a command could not be answered");
+        }
+        return;
+    }
+    // The store is slow: tell Discord "thinking" before its three seconds run out, then
+    // put the answer in place of that placeholder.
+    let public = answers_publicly(name, option.as_deref());
+    let defer = CreateInteractionResponse::Defer(
+        CreateInteractionResponseMessage::new().ephemeral(!public),
+    );
+    if let Err(e) = command.create_response(&ctx.http, defer).await {
+        tracing::warn!(command = %name, error = %e, "a slow command could not be deferred");
+    }
+    let reply = work.await;
+    let result = if reply.ephemeral != public {
+        let edit = EditInteractionResponse::new()
+            .content(reply.text)
+            .allowed_mentions(no_mentions());
+        command.edit_response(&ctx.http, edit).await.map(drop)
+    } else {
+        // The placeholder's visibility is fixed: the answer goes in a follow-up that has the
+        // right one, and the placeholder goes.
+        let _ = command.delete_response(&ctx.http).await;
+        let note = CreateInteractionResponseFollowup::new()
             .content(reply.text)
             .ephemeral(reply.ephemeral)
-            .allowed_mentions(no_mentions()),
-    );
-    if let Err(e) = command.create_response(&ctx.http, response).await {
-        tracing::warn!(command = %command.data.name, error = %e, "a command could not be answered");
+            .allowed_mentions(no_mentions());
+        command.create_followup(&ctx.http, note).await.map(drop)
+    };
+    if let Err(e) = result {
+        tracing::warn!(command = %name, error = %e, "a slow command could not be answered");
     }
+}
+
+/// Whether a command's answer is usually seen by the whole channel (a change of settings
+/// or a reset), so a deferred answer starts out visible to all.
+fn answers_publicly(name: &str, option: Option<&str>) -> bool {
+    matches!((name, option), ("mode" | "profile", Some(_)) | ("reset", _))
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 mod access;
 pub mod approvals;
 pub mod commands;
+pub mod deliver;
 pub mod outbox;
 pub mod render;
 
@@ -155,7 +156,10 @@ impl Bot {
             }
         }
         let http = client.http.clone();
-        let outbox = Outbox::new(http.clone());
+        let outbox = Outbox::new(
+            http.clone(),
+            outbox::Limits::from_settings(&settings.discord),
+        );
         let hub = Arc::new(ApprovalHub::default());
         let metrics = crate::metrics::Metrics::new();
         let agent = crate::app::build_agent(

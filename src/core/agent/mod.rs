@@ -123,6 +123,10 @@ pub enum StopReason {
         "your message has {chars} characters, more than the {limit} I accept (agent.max_message_chars), so nothing was sent to the model; send a shorter message, or put the text in a file in the workspace and ask me to read it"
     )]
     MessageTooLong { chars: usize, limit: usize },
+    #[error(
+        "I stopped because my approval request could not be posted in this channel, so nobody could answer it; the bot's log names the channel and the permission it needs"
+    )]
+    Undeliverable,
 }
 
 impl RunOutcome {
@@ -136,6 +140,7 @@ impl RunOutcome {
             Self::Stopped(StopReason::Model(_)) => "model_error",
             Self::Stopped(StopReason::Store(_)) => "store_error",
             Self::Stopped(StopReason::MessageTooLong { .. }) => "message_too_long",
+            Self::Stopped(StopReason::Undeliverable) => "undeliverable",
         }
     }
 }
@@ -308,7 +313,7 @@ struct CallResult {
     text: String,
     /// Whether the call ran and succeeded (for `terminate`).
     ran: bool,
-    /// `ok`, `error`, `denied`, `cancelled`, `expired`, `not_run`.
+    /// `ok`, `error`, `denied`, `cancelled`, `expired`, `undeliverable`, `not_run`.
     outcome: &'static str,
     output_bytes: u64,
 }
@@ -620,6 +625,10 @@ impl Agent {
                                     stop = Some(RunOutcome::Stopped(StopReason::WallClock(
                                         timer.limit,
                                     )));
+                                } else if result.outcome == "undeliverable" {
+                                    // Nobody can answer in this channel: any later call
+                                    // would wait in vain, so the run ends and the queue moves.
+                                    stop = Some(RunOutcome::Stopped(StopReason::Undeliverable));
                                 } else if call.terminate {
                                     stop = Some(RunOutcome::Terminated {
                                         tool: call.tool.clone(),
@@ -1062,6 +1071,7 @@ impl Agent {
             ApprovalOutcome::Confirmed { by } => (ApprovalStatus::Confirmed, Some(by.as_str())),
             ApprovalOutcome::Cancelled { by } => (ApprovalStatus::Cancelled, Some(by.as_str())),
             ApprovalOutcome::Expired => (ApprovalStatus::Expired, None),
+            ApprovalOutcome::Undeliverable { .. } => (ApprovalStatus::Undeliverable, None),
         };
         match self
             .patiently(channel, self.store.decide_approval(&record.id, status, by))
@@ -1106,6 +1116,20 @@ impl Agent {
                 call,
                 "not_run",
                 "the stored arguments do not match what was shown for approval, so nothing ran",
+                json!({}),
+            );
+            return (record, Some(result));
+        }
+        if let ApprovalOutcome::Undeliverable { reason } = &answer
+            && record.status == ApprovalStatus::Undeliverable
+        {
+            let result = self.not_run(
+                channel,
+                call,
+                "undeliverable",
+                &format!(
+                    "the approval request could not be shown in the channel, so nobody could answer it and nothing ran; the run ends here ({reason})"
+                ),
                 json!({}),
             );
             return (record, Some(result));
