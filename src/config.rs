@@ -308,6 +308,9 @@ pub struct AgentSettings {
     pub run_timeout_secs: u64,
     /// How long an approval waits for a person before it expires.
     pub approval_timeout_secs: u64,
+    /// How long a channel rule made with "Allow similar" lasts; 0: the choice is not
+    /// offered.
+    pub allow_similar_secs: u64,
     /// Characters of conversation history sent with each request (oldest turns dropped).
     pub history_budget_chars: u64,
     /// Characters of a person's message at most: a longer one is refused with a reply and
@@ -328,6 +331,7 @@ impl Default for AgentSettings {
             max_iterations: 10,
             run_timeout_secs: 300,
             approval_timeout_secs: 600,
+            allow_similar_secs: 3_600,
             history_budget_chars: 24_000,
             max_message_chars: 100_000,
             default_profile: "ops".to_owned(),

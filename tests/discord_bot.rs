@@ -698,6 +698,7 @@ async fn an_approval_left_by_a_stopped_run_is_marked_and_its_buttons_answer_as_s
             created_at: now,
             expires_at: now + Duration::from_secs(3600),
             message_ref: Some(format!("{OTHER_CHANNEL}/{message}")),
+            note: None,
         })
         .await
         .expect("approval");
@@ -885,6 +886,7 @@ async fn audit_with_25_entries_fits_one_answer() {
                 approval_id: None,
                 duration_ms: 0,
                 output_bytes: 0,
+                note: None,
             })
             .await
             .expect("audit");
@@ -1113,6 +1115,355 @@ async fn a_slash_command_on_a_slow_store_is_deferred_then_answered() {
             .is_some_and(|c| c.contains("Mode:")),
         "{:?}",
         answer.at("/content")
+    );
+    h.stop().await;
+}
+
+/// The buttons of the newest approval message in `channel`, by label.
+fn button_labels(h: &Harness, channel: u64) -> Vec<String> {
+    let message = h
+        .discord
+        .messages_in(channel)
+        .into_iter()
+        .rev()
+        .find(|m| m["components"].as_array().is_some_and(|c| !c.is_empty()))
+        .expect("an approval message");
+    message["components"][0]["components"]
+        .as_array()
+        .expect("buttons")
+        .iter()
+        .map(|b| b["label"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_with_a_reason_reaches_the_model_the_history_and_the_audit() {
+    let h = start(
+        vec![
+            fake_llm::tool_calls(&[(
+                "c1",
+                "execute_command",
+                json!({"command": "rm -f keep.txt"}),
+            )]),
+            fake_llm::text("I will move it to trash/ instead."),
+        ],
+        |_| {},
+    )
+    .await;
+    std::fs::write(h.workspace.path().join("keep.txt"), "keep").expect("write");
+    h.discord
+        .message_create(CHANNEL, &alice(), "clean up", &[])
+        .await;
+    let (message, approval) = h.approval(CHANNEL).await;
+    // A destructive call is never offered a rule.
+    assert_eq!(
+        button_labels(&h, CHANNEL),
+        ["Confirm", "Cancel", "Cancel with reason…"]
+    );
+    h.discord
+        .component_click(message, &format!("riskgate:why:{approval}"), &alice())
+        .await;
+    let modal = h
+        .discord
+        .wait_for_request(
+            |r| r.path.ends_with("/callback") && r.at("/type") == &json!(9),
+            WAIT,
+        )
+        .await;
+    assert_eq!(modal.status, 204, "Discord took the modal");
+    assert_eq!(
+        modal.at("/data/custom_id"),
+        &json!(format!("riskgate:reason:{approval}"))
+    );
+    assert_eq!(
+        modal.at("/data/components/0/components/0/custom_id"),
+        &json!("reason")
+    );
+    assert!(
+        h.store
+            .pending_approvals(None)
+            .await
+            .expect("pending")
+            .len()
+            == 1,
+        "opening the modal decides nothing"
+    );
+    h.discord
+        .modal_submit(
+            message,
+            &format!("riskgate:reason:{approval}"),
+            &[("reason", "move it to trash/ instead")],
+            &alice(),
+        )
+        .await;
+    let settled = h
+        .discord
+        .wait_for_request(
+            |r| r.path.ends_with("/callback") && r.at("/type") == &json!(7),
+            WAIT,
+        )
+        .await;
+    assert_eq!(settled.status, 204);
+    let content = settled.at("/data/content").as_str().expect("content");
+    assert!(content.contains("Cancelled by"), "{content}");
+    assert!(content.contains("move it to trash/ instead"), "{content}");
+    h.posted(CHANNEL, |c| c.contains("trash/ instead")).await;
+    let requests = h.llm.requests().await;
+    let result = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("last")["content"]
+        .as_str()
+        .expect("text")
+        .to_owned();
+    let result: Value = serde_json::from_str(&result).expect("typed");
+    assert_eq!(result["status"], "cancelled");
+    assert_eq!(result["reason"], "move it to trash/ instead");
+    let stored = h
+        .store
+        .approval(&approval)
+        .await
+        .expect("read")
+        .expect("kept");
+    assert_eq!(stored.note.as_deref(), Some("move it to trash/ instead"));
+    let audit = h
+        .store
+        .recent_audit(&CHANNEL.to_string(), 5)
+        .await
+        .expect("audit");
+    assert_eq!(audit[0].outcome, "cancelled");
+    assert_eq!(
+        audit[0].note.as_deref(),
+        Some("reason: move it to trash/ instead")
+    );
+    assert!(h.workspace.path().join("keep.txt").exists());
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_similar_makes_a_rule_that_runs_matching_calls_only() {
+    let numfmt = |id: &str, command: &str| {
+        fake_llm::tool_calls(&[(id, "execute_command", json!({ "command": command }))])
+    };
+    let h = start(
+        vec![
+            numfmt("c1", "numfmt --to=iec 2048"),
+            numfmt("c2", "numfmt --to=si 5000"),
+            numfmt("c3", "numfmt --from=iec 2K"),
+            fake_llm::text("Done."),
+        ],
+        |s| s.agent.approval_timeout_secs = 3,
+    )
+    .await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "convert some numbers", &[])
+        .await;
+    let (message, approval) = h.approval(CHANNEL).await;
+    let labels = button_labels(&h, CHANNEL);
+    assert_eq!(labels.len(), 4, "{labels:?}");
+    assert_eq!(labels[3], "Allow similar for 1 h");
+    let shown = h.discord.message(message).expect("stored");
+    assert!(
+        shown["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("`numfmt` with flags --to")),
+        "the message says what the rule would cover: {shown}"
+    );
+    // The requester without an approver role may confirm, but not make a rule for everyone.
+    h.discord
+        .component_click(message, &format!("riskgate:allow:{approval}"), &alice())
+        .await;
+    let refused = h
+        .discord
+        .wait_for_request(
+            |r| r.path.ends_with("/callback") && r.at("/data/flags") == &json!(64),
+            WAIT,
+        )
+        .await;
+    assert!(
+        refused
+            .at("/data/content")
+            .as_str()
+            .is_some_and(|c| c.contains("approver role")),
+        "{:?}",
+        refused.at("/data/content")
+    );
+    h.discord
+        .component_click(message, &format!("riskgate:allow:{approval}"), &bob())
+        .await;
+    let created = h.posted(CHANNEL, |c| c.starts_with("🔓")).await;
+    let text = created.at("/content").as_str().expect("content");
+    assert!(text.contains("`numfmt` with flags --to"), "{text}");
+    // The second call matches: it runs without asking, under the rule.
+    let auto = h
+        .posted(CHANNEL, |c| c.contains("ran automatically (channel_rule"))
+        .await;
+    assert!(
+        auto.at("/content")
+            .as_str()
+            .is_some_and(|c| c.contains("5.0K") && c.contains("exit status 0")),
+        "{:?}",
+        auto.at("/content")
+    );
+    // The third has other flags: a person is asked again (and nobody answers).
+    h.posted(CHANNEL, |c| c == "Done.").await;
+    let approvals: Vec<_> = h
+        .discord
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.at("/components").is_array())
+        .collect();
+    assert_eq!(approvals.len(), 2, "the first call and the third asked");
+    let audit = h
+        .store
+        .recent_audit(&CHANNEL.to_string(), 5)
+        .await
+        .expect("audit");
+    let by_rule: Vec<_> = audit
+        .iter()
+        .filter(|r| r.source == "channel_rule")
+        .collect();
+    assert_eq!(by_rule.len(), 1, "{audit:#?}");
+    let rules = h
+        .store
+        .channel_rules(&CHANNEL.to_string(), std::time::SystemTime::now())
+        .await
+        .expect("rules");
+    assert_eq!(rules.len(), 1);
+    assert_eq!(
+        by_rule[0].note.as_deref(),
+        Some(format!("rule {}", rules[0].id).as_str())
+    );
+    assert_eq!(by_rule[0].outcome, "ok");
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_are_listed_revoked_and_ignored_in_strict_mode() {
+    let numfmt = |id: &str, command: &str| {
+        fake_llm::tool_calls(&[(id, "execute_command", json!({ "command": command }))])
+    };
+    let h = start(
+        vec![
+            numfmt("c1", "numfmt --to=iec 1"),
+            fake_llm::text("first"),
+            numfmt("c2", "numfmt --to=iec 2"),
+            fake_llm::text("second"),
+        ],
+        |s| s.agent.approval_timeout_secs = 2,
+    )
+    .await;
+    let now = std::time::SystemTime::now();
+    let rule = riskgate::core::rules::ChannelRule {
+        id: "rtest000001".into(),
+        channel: CHANNEL.to_string(),
+        tool: "execute_command".into(),
+        similarity: riskgate::core::rules::Similarity::new(
+            "`numfmt` with flags --to",
+            &[
+                ("program", "numfmt".to_owned()),
+                ("subcommand", String::new()),
+                ("flags", "--to".to_owned()),
+            ],
+        ),
+        created_by: bob().id.to_string(),
+        created_at: now,
+        expires_at: now + Duration::from_secs(3600),
+        approval_id: None,
+    };
+    h.store.create_rule(&rule).await.expect("rule");
+    // Strict mode confirms everything: the rule does not apply.
+    h.store
+        .set_channel_settings(
+            &CHANNEL.to_string(),
+            &riskgate::core::ports::ChannelSettings {
+                mode: riskgate::core::risk::ChannelMode::Strict,
+                profile: "ops".into(),
+            },
+            "test",
+        )
+        .await
+        .expect("strict");
+    h.discord
+        .message_create(CHANNEL, &alice(), "one", &[])
+        .await;
+    h.approval(CHANNEL).await;
+    assert_eq!(
+        button_labels(&h, CHANNEL).len(),
+        3,
+        "no rule offered in strict mode"
+    );
+    h.posted(CHANNEL, |c| c == "first").await;
+    // Listed, then revoked by an approver; back in smart mode the call asks again.
+    h.discord
+        .slash_command(CHANNEL, "rules", json!([]), &alice())
+        .await;
+    let listed = h
+        .discord
+        .wait_for_request(|r| r.path.ends_with("/callback"), WAIT)
+        .await;
+    assert!(
+        listed
+            .at("/data/content")
+            .as_str()
+            .is_some_and(|c| c.contains("rtest000001") && c.contains("numfmt")),
+        "{:?}",
+        listed.at("/data/content")
+    );
+    let callbacks = |h: &Harness| {
+        h.discord
+            .requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/callback"))
+            .count()
+    };
+    h.discord
+        .slash_command(
+            CHANNEL,
+            "rules",
+            json!([{"name": "revoke", "type": 3, "value": "rtest000001"}]),
+            &eve(),
+        )
+        .await;
+    h.discord
+        .wait_for_request(
+            |r| {
+                r.path.ends_with("/callback")
+                    && r.at("/data/content")
+                        .as_str()
+                        .is_some_and(|c| c.contains("needs an approver role"))
+            },
+            WAIT,
+        )
+        .await;
+    let before = callbacks(&h);
+    h.discord
+        .slash_command(
+            CHANNEL,
+            "rules",
+            json!([{"name": "revoke", "type": 3, "value": "rtest000001"}]),
+            &bob(),
+        )
+        .await;
+    h.discord
+        .wait_for_request(
+            |r| {
+                r.path.ends_with("/callback")
+                    && r.at("/data/content")
+                        .as_str()
+                        .is_some_and(|c| c.contains("revoked rule `rtest000001`"))
+            },
+            WAIT,
+        )
+        .await;
+    assert_eq!(callbacks(&h), before + 1);
+    assert!(
+        h.store
+            .channel_rules(&CHANNEL.to_string(), std::time::SystemTime::now())
+            .await
+            .expect("rules")
+            .is_empty()
     );
     h.stop().await;
 }

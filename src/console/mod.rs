@@ -256,22 +256,32 @@ impl ApprovalSurface for ConsoleApprovals {
                 ));
             }
             match answer.await {
-                Ok(line) if is_yes(&line) => ApprovalOutcome::Confirmed {
-                    by: self.user.clone(),
-                },
-                Ok(_) => ApprovalOutcome::Cancelled {
-                    by: self.user.clone(),
-                },
+                Ok(line) => prompt_answer(&line, &self.user, request.similar.is_some()),
                 Err(_) => ApprovalOutcome::Cancelled {
                     by: "end of input".to_owned(),
+                    reason: None,
                 },
             }
         })
     }
 }
 
-fn is_yes(line: &str) -> bool {
-    matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+/// What a line typed at the approval prompt means: `y` confirms, `a` confirms and allows
+/// similar calls (where offered), `n because ...` cancels with a reason; anything else
+/// cancels.
+fn prompt_answer(line: &str, user: &str, similar_offered: bool) -> ApprovalOutcome {
+    let line = line.trim();
+    let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let by = user.to_owned();
+    match word.to_ascii_lowercase().as_str() {
+        "y" | "yes" if rest.is_empty() => ApprovalOutcome::Confirmed { by },
+        "a" | "allow" if rest.is_empty() && similar_offered => ApprovalOutcome::AllowSimilar { by },
+        "n" | "no" if !rest.trim().is_empty() => ApprovalOutcome::Cancelled {
+            by,
+            reason: Some(rest.trim().to_owned()),
+        },
+        _ => ApprovalOutcome::Cancelled { by, reason: None },
+    }
 }
 
 /// Runs the console until `/quit` or the end of input.
@@ -378,6 +388,7 @@ async fn command_line(
     let mut words = command.split_whitespace();
     let name = words.next().unwrap_or_default().to_ascii_lowercase();
     let argument = words.next();
+    let third = words.next();
     let channel = options.channel.as_str();
     let current = match agent.channel_settings(channel).await {
         Ok(settings) => settings,
@@ -447,9 +458,14 @@ async fn command_line(
             ),
             json!({ "mode": current.mode.as_str(), "profile": current.profile }),
         ),
+        ("rules", None) => rules_command(agent, channel, &options.user, None, output).await,
+        ("rules", Some("revoke")) if third.is_some() => {
+            rules_command(agent, channel, &options.user, third, output).await;
+        }
+        ("rules", Some(_)) => output.notice("error", "usage: /rules [revoke ID]", json!({})),
         ("help", _) => output.notice(
             "help",
-            "commands: /mode [strict|smart], /profile [sql|ops], /reset, /status, /quit",
+            "commands: /mode [strict|smart], /profile [sql|ops], /rules [revoke ID], /reset, /status, /quit",
             json!({}),
         ),
         (other, _) => output.notice(
@@ -492,5 +508,42 @@ async fn check_reachable(endpoint: &url::Url) -> Result<(), ConsoleError> {
             url: endpoint.to_string(),
             reason: "no answer within 5 s".to_owned(),
         }),
+    }
+}
+
+/// `/rules` lists the channel's active rules; `/rules revoke ID` ends one.
+async fn rules_command(
+    agent: &Agent,
+    channel: &str,
+    user: &str,
+    revoke: Option<&str>,
+    output: &Output,
+) {
+    let now = std::time::SystemTime::now();
+    let active = match agent.store.channel_rules(channel, now).await {
+        Ok(active) => active,
+        Err(e) => return output.notice("error", &e.to_string(), json!({})),
+    };
+    let Some(id) = revoke else {
+        let lines: Vec<String> = active
+            .iter()
+            .map(|r| format!("{} {}: {}", r.id, r.tool, r.similarity.summary))
+            .collect();
+        let text = if lines.is_empty() {
+            "no rules".to_owned()
+        } else {
+            lines.join("\n")
+        };
+        let ids: Vec<&str> = active.iter().map(|r| r.id.as_str()).collect();
+        return output.notice("rules", &text, json!({ "rules": ids }));
+    };
+    match agent.store.revoke_rule(channel, id, user).await {
+        Ok(true) => output.notice(
+            "rules",
+            &format!("rule {id} revoked"),
+            json!({ "revoked": id }),
+        ),
+        Ok(false) => output.notice("error", &format!("no active rule {id}"), json!({})),
+        Err(e) => output.notice("error", &e.to_string(), json!({})),
     }
 }

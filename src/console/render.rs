@@ -52,6 +52,14 @@ pub fn event_text(event: &AgentEvent) -> Option<String> {
         AgentEvent::Reply { text } => format!("riskgate: {text}"),
         AgentEvent::Error { message } => format!("error: {message}"),
         AgentEvent::Notice { message } => format!("note: {message}"),
+        AgentEvent::RuleCreated {
+            rule_id,
+            tool,
+            summary,
+            ..
+        } => format!(
+            "   rule {rule_id}: {tool} calls like this ({summary}) run without asking for a while"
+        ),
     };
     Some(clean(&text))
 }
@@ -76,8 +84,16 @@ pub fn approval_prompt(request: &ApprovalRequest, now: std::time::SystemTime) ->
         .duration_since(now)
         .unwrap_or_default()
         .as_secs();
+    let choices = match &request.similar {
+        Some((similar, ttl)) => format!(
+            "\n   y: confirm · a: confirm and allow similar calls for {} min ({}) · n [reason]: cancel, saying what to do instead",
+            ttl.as_secs() / 60,
+            similar.summary
+        ),
+        None => "\n   y: confirm · n [reason]: cancel, saying what to do instead".to_owned(),
+    };
     clean(&format!(
-        "?? {} wants to run {}{target}:{call}\n   why confirm: {} ({})\n   expires in {}m {:02}s (then nothing runs)\n   confirm? [y/N]",
+        "?? {} wants to run {}{target}:{call}\n   why confirm: {} ({})\n   expires in {}m {:02}s (then nothing runs){choices}\n   confirm? [y/N]",
         request.requester,
         request.tool,
         request.decision.reason,
@@ -112,6 +128,7 @@ mod tests {
                 "a DELETE changes data",
             ),
             expires_at: now + Duration::from_secs(299),
+            similar: None,
         };
         let prompt = approval_prompt(&request, now);
         assert!(

@@ -7,4 +7,5 @@ pub mod agent;
 pub mod ports;
 pub mod prompt;
 pub mod risk;
+pub mod rules;
 pub mod tools;

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::core::agent::{AgentEvent, ChatMessage, ChatReply, ChatRequest};
 use crate::core::risk::{ChannelMode, RiskDecision};
+use crate::core::rules::ChannelRule;
 use crate::core::tools::BoxFuture;
 
 /// A model failure, typed so the user is told what to fix.
@@ -61,6 +62,10 @@ pub struct ApprovalRequest {
     pub target: Option<String>,
     pub decision: RiskDecision,
     pub expires_at: SystemTime,
+    /// What "allow similar calls for a while" would cover, when a person may choose it here
+    /// (smart mode, a confirm a rule may lift, a tool that can describe similar calls, and
+    /// `agent.allow_similar_secs` above 0), and for how long.
+    pub similar: Option<(crate::core::rules::Similarity, Duration)>,
 }
 
 /// How a person answered.
@@ -70,6 +75,13 @@ pub enum ApprovalOutcome {
         by: String,
     },
     Cancelled {
+        by: String,
+        /// What the person said the agent should do instead, if anything.
+        reason: Option<String>,
+    },
+    /// Confirmed, and calls like it may run without asking in this channel for a while
+    /// (a channel rule, created by the loop).
+    AllowSimilar {
         by: String,
     },
     /// Nobody answered in time.
@@ -170,6 +182,8 @@ pub struct ApprovalRecord {
     pub expires_at: SystemTime,
     /// The chat message that shows it (a front end's reference), once posted.
     pub message_ref: Option<String>,
+    /// What the person who decided said (a cancel's reason), if anything.
+    pub note: Option<String>,
 }
 
 /// The result of trying to decide an approval: exactly one caller wins.
@@ -201,6 +215,8 @@ pub struct AuditRecord {
     pub approval_id: Option<String>,
     pub duration_ms: u64,
     pub output_bytes: u64,
+    /// A cancel's reason, or the channel rule that let the call run (`rule <id>`).
+    pub note: Option<String>,
 }
 
 /// The state the agent keeps: conversations, channel settings, runs, approvals, audit.
@@ -255,6 +271,17 @@ pub trait Store: Send + Sync {
         id: &'a str,
         status: ApprovalStatus,
         by: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Decided, StoreError>> {
+        self.decide_approval_noted(id, status, by, None)
+    }
+    /// [`Store::decide_approval`] with what the person said (a cancel's reason), kept with
+    /// the decision when it wins.
+    fn decide_approval_noted<'a>(
+        &'a self,
+        id: &'a str,
+        status: ApprovalStatus,
+        by: Option<&'a str>,
+        note: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Decided, StoreError>>;
     fn approval<'a>(
         &'a self,
@@ -284,6 +311,21 @@ pub trait Store: Send + Sync {
 
     fn record_audit<'a>(&'a self, record: &'a AuditRecord)
     -> BoxFuture<'a, Result<(), StoreError>>;
+
+    fn create_rule<'a>(&'a self, rule: &'a ChannelRule) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// The channel's rules that are neither revoked nor expired at `now`, oldest first.
+    fn channel_rules<'a>(
+        &'a self,
+        channel: &'a str,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ChannelRule>, StoreError>>;
+    /// Revokes one of the channel's active rules; false when there is no such rule.
+    fn revoke_rule<'a>(
+        &'a self,
+        channel: &'a str,
+        id: &'a str,
+        by: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
     /// The newest audit records of a channel, newest first.
     fn recent_audit<'a>(
         &'a self,

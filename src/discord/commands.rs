@@ -1,5 +1,5 @@
-//! Slash commands: `/mode`, `/profile`, `/status`, `/reset`, `/pending`, `/audit`. Each has a
-//! `register` part (the command's definition) and runs against the store.
+//! Slash commands: `/mode`, `/profile`, `/status`, `/reset`, `/pending`, `/audit`, `/rules`.
+//! Each has a `register` part (the command's definition) and runs against the store.
 
 use serenity::all::{
     CommandInteraction, CommandOptionType, Context, CreateCommand, CreateCommandOption,
@@ -35,6 +35,17 @@ pub fn register() -> Vec<CreateCommand> {
         CreateCommand::new("status").description("Mode, profile, model and pending approvals"),
         CreateCommand::new("reset").description("Forget this channel's conversation"),
         CreateCommand::new("pending").description("Links to the approvals waiting here"),
+        CreateCommand::new("rules")
+            .description("Rules that let calls like a confirmed one run without asking here")
+            .add_option(
+                CreateCommandOption::new(
+                    CommandOptionType::String,
+                    "revoke",
+                    "the id of a rule to end now",
+                )
+                .required(false)
+                .max_length(40),
+            ),
         CreateCommand::new("audit")
             .description("Recent tool calls and their decisions (only you see it)")
             .add_option(
@@ -51,6 +62,8 @@ pub struct CommandContext<'a> {
     pub store: &'a dyn Store,
     pub defaults: &'a ChannelSettings,
     pub admin_roles: &'a [u64],
+    /// Members with these roles may also revoke channel rules.
+    pub approver_roles: &'a [u64],
     pub model: &'a str,
 }
 
@@ -261,8 +274,78 @@ pub async fn run(
                 Err(e) => answer(format!("The audit log could not be read: {e}"), true),
             }
         }
+        ("rules", revoke) => rules(ctx, channel, user, revoke, may_configure).await,
         (other, _) => answer(format!("Unknown command /{other}."), true),
     }
+}
+
+/// `/rules`: the channel's active rules; `/rules revoke:<id>` ends one (its creator, an
+/// approver, or whoever may configure the channel).
+async fn rules(
+    ctx: &CommandContext<'_>,
+    channel: &str,
+    user: &str,
+    revoke: Option<&str>,
+    may_manage: bool,
+) -> Answer {
+    let now = std::time::SystemTime::now();
+    let active = match ctx.store.channel_rules(channel, now).await {
+        Ok(active) => active,
+        Err(e) => return answer(format!("The rules could not be read: {e}"), true),
+    };
+    let Some(id) = revoke.map(str::trim) else {
+        if active.is_empty() {
+            return answer(
+                "No rules here: every call the gate asks about waits for a person.",
+                true,
+            );
+        }
+        let lines: Vec<String> = active
+            .iter()
+            .map(|rule| {
+                format!(
+                    "`{}` `{}`: {} — by <@{}>, until <t:{}:t>",
+                    rule.id,
+                    rule.tool,
+                    rule.similarity.summary,
+                    rule.created_by,
+                    unix(rule.expires_at)
+                )
+            })
+            .collect();
+        return answer(
+            fit_lines(&lines, |n| format!("… and {n} more rules here.")),
+            true,
+        );
+    };
+    let Some(rule) = active.iter().find(|r| r.id == id) else {
+        return answer(
+            format!("There is no active rule `{id}` here; `/rules` lists them."),
+            true,
+        );
+    };
+    if !(may_manage || rule.created_by == user) {
+        return answer(
+            "Revoking a rule needs an approver role, an admin role or Manage Channels (or being its creator).",
+            true,
+        );
+    }
+    match ctx.store.revoke_rule(channel, id, user).await {
+        Ok(true) => answer(
+            format!(
+                "<@{user}> revoked rule `{id}`: {} asks a person again.",
+                rule.similarity.summary
+            ),
+            false,
+        ),
+        Ok(false) => answer(format!("Rule `{id}` had already ended."), true),
+        Err(e) => answer(format!("The rule could not be revoked: {e}"), true),
+    }
+}
+
+fn unix(at: std::time::SystemTime) -> u64 {
+    at.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// Handles a slash command interaction.
@@ -279,7 +362,10 @@ pub async fn handle(ctx: &Context, command: &CommandInteraction, commands: &Comm
         .map(|m| m.roles.iter().map(|r| r.get()).collect())
         .unwrap_or_default();
     let permissions = command.member.as_ref().and_then(|m| m.permissions);
-    let allowed = may_configure(permissions, &roles, commands.admin_roles);
+    // Revoking a rule is for those who may configure the channel or approve requests.
+    let allowed = may_configure(permissions, &roles, commands.admin_roles)
+        || (command.data.name == "rules"
+            && roles.iter().any(|r| commands.approver_roles.contains(r)));
     let (channel, user) = (
         command.channel_id.get().to_string(),
         command.user.id.get().to_string(),
@@ -344,7 +430,10 @@ pub async fn handle(ctx: &Context, command: &CommandInteraction, commands: &Comm
 /// Whether a command's answer is usually seen by the whole channel (a change of settings
 /// or a reset), so a deferred answer starts out visible to all.
 fn answers_publicly(name: &str, option: Option<&str>) -> bool {
-    matches!((name, option), ("mode" | "profile", Some(_)) | ("reset", _))
+    matches!(
+        (name, option),
+        ("mode" | "profile" | "rules", Some(_)) | ("reset", _)
+    )
 }
 
 #[cfg(test)]
@@ -382,6 +471,7 @@ mod tests {
             store: &store,
             defaults: &defaults,
             admin_roles: &[9],
+            approver_roles: &[],
             model: "m",
         };
         let refused = run(&ctx, "mode", Some("strict"), "c", "u1", false, None).await;

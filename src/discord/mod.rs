@@ -552,7 +552,12 @@ impl EventHandler for Handler {
             return;
         };
         match interaction {
-            Interaction::Component(click) => {
+            Interaction::Component(_) | Interaction::Modal(_) => {
+                let asked = match &interaction {
+                    Interaction::Component(click) => approvals::Asked::Click(click),
+                    Interaction::Modal(modal) => approvals::Asked::Modal(modal),
+                    _ => return,
+                };
                 let policy = ApproverPolicy {
                     approver_roles: state.settings.approver_roles.clone(),
                     require_different_approver: state.settings.require_different_approver,
@@ -564,7 +569,7 @@ impl EventHandler for Handler {
                         .destructive_needs_other_approver
                         .then(|| state.agent.gate.clone()),
                 };
-                approvals::handle_click(&ctx, &click, state.store.as_ref(), &state.hub, &policy)
+                approvals::handle_click(&ctx, asked, state.store.as_ref(), &state.hub, &policy)
                     .await;
             }
             Interaction::Command(command) => {
@@ -572,6 +577,7 @@ impl EventHandler for Handler {
                     store: state.store.as_ref(),
                     defaults: &state.agent.defaults,
                     admin_roles: &state.settings.admin_roles,
+                    approver_roles: &state.settings.approver_roles,
                     model: &state.model_name,
                 };
                 commands::handle(&ctx, &command, &context).await;

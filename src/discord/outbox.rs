@@ -278,6 +278,18 @@ impl ChannelOut {
                 self.budgeted(Post::text(format!("⏳ {message}"))).await;
             }
             AgentEvent::RunFinished { .. } => self.flush_held().await,
+            AgentEvent::RuleCreated {
+                rule_id,
+                tool,
+                summary,
+                by,
+                expires_at,
+            } => {
+                let text = format!(
+                    "🔓 <@{by}> allowed calls like this to run without asking here until <t:{expires_at}:t>: `{tool}`, {summary} (rule `{rule_id}`; `/rules` lists them, `/rules revoke {rule_id}` ends it)."
+                );
+                self.send(Post::text(text)).await;
+            }
             AgentEvent::ApprovalRequested { .. } | AgentEvent::CallNotRun { .. } => {}
         }
     }
@@ -437,7 +449,7 @@ impl ChannelOut {
         let mut message = CreateMessage::new()
             .content(content)
             .allowed_mentions(no_mentions())
-            .components(super::approvals::buttons(&request.id));
+            .components(super::approvals::buttons(request));
         let needs = Needs {
             attach: whole.is_some(),
             reply: false,

@@ -536,6 +536,34 @@ impl FakeDiscord {
     }
 
     /// Pushes INTERACTION_CREATE type 3: `user` clicks the button `custom_id` on a stored message.
+    /// Submits a modal (interaction type 5) opened from a button on `message_id`, with the
+    /// text inputs' values by custom id, as Discord sends it.
+    pub async fn modal_submit(
+        &self,
+        message_id: u64,
+        custom_id: &str,
+        fields: &[(&str, &str)],
+        user: &UserSpec,
+    ) -> Value {
+        let message = self
+            .message(message_id)
+            .unwrap_or_else(|| panic!("no stored message {message_id}"));
+        let channel_id = id_of(&message["channel_id"]);
+        let rows: Vec<Value> = fields
+            .iter()
+            .map(|(id, value)| {
+                json!({ "type": 1, "components": [{ "type": 4, "custom_id": id, "value": value }] })
+            })
+            .collect();
+        let data = json!({ "custom_id": custom_id, "components": rows });
+        let interaction = self
+            .state
+            .new_interaction_of_modal(channel_id, user, data, message);
+        let guild_id = self.state.guild_of(channel_id).map(|g| g.id);
+        self.dispatch(guild_id, "INTERACTION_CREATE", interaction)
+            .await
+    }
+
     pub async fn component_click(
         &self,
         message_id: u64,
@@ -657,6 +685,16 @@ impl Fake {
     }
 
     /// An interaction as Discord sends it, recorded so its callback can be checked.
+    fn new_interaction_of_modal(
+        &self,
+        channel_id: u64,
+        user: &UserSpec,
+        data: Value,
+        message: Value,
+    ) -> Value {
+        self.new_interaction(5, channel_id, user, data, Some(message))
+    }
+
     fn new_interaction(
         &self,
         kind: u8,
@@ -1263,6 +1301,40 @@ fn refuse_message_body(fake: &Fake, body: &Value) -> Option<Answer> {
     None
 }
 
+/// Discord's limits on a modal: a title of at most 45 characters, 1 to 5 rows of one text
+/// input each, labels of at most 45, custom ids of at most 100.
+fn refuse_modal(data: &Value) -> Option<Answer> {
+    let invalid = |what: &str| {
+        Some((
+            StatusCode::BAD_REQUEST,
+            Some(
+                json!({ "code": 50035, "message": "Invalid Form Body", "errors": { "data": what } }),
+            ),
+        ))
+    };
+    let chars = |v: &Value| v.as_str().map_or(0, |s| s.chars().count());
+    if chars(&data["title"]) == 0 || chars(&data["title"]) > 45 {
+        return invalid("title must be 1 to 45 characters");
+    }
+    if chars(&data["custom_id"]) == 0 || chars(&data["custom_id"]) > 100 {
+        return invalid("custom_id must be 1 to 100 characters");
+    }
+    let rows = data["components"].as_array().map_or(&[][..], Vec::as_slice);
+    if rows.is_empty() || rows.len() > 5 {
+        return invalid("a modal has 1 to 5 rows");
+    }
+    for row in rows {
+        let inputs = row["components"].as_array().map_or(&[][..], Vec::as_slice);
+        if inputs.len() != 1 || inputs[0]["type"] != json!(4) {
+            return invalid("each row of a modal holds one text input");
+        }
+        if chars(&inputs[0]["label"]) == 0 || chars(&inputs[0]["label"]) > 45 {
+            return invalid("a text input's label must be 1 to 45 characters");
+        }
+    }
+    None
+}
+
 fn route(fake: &Fake, method: &Method, path: &str, body: &Value, files: &[RecordedFile]) -> Answer {
     let segments: Vec<&str> = path.trim_start_matches("/api/v10/").split('/').collect();
     let n = |s: &str| s.parse::<u64>().unwrap_or(0);
@@ -1399,7 +1471,11 @@ fn callback(fake: &Fake, interaction_id: u64, token: &str, body: &Value) -> Answ
         (record.channel_id, record.message_id)
     };
     let data = body.get("data").cloned().unwrap_or_else(|| json!({}));
-    if let Some(refused) = refuse_message_body(fake, &data) {
+    if body["type"] == json!(9) {
+        if let Some(refused) = refuse_modal(&data) {
+            return refused;
+        }
+    } else if let Some(refused) = refuse_message_body(fake, &data) {
         return refused;
     }
     match body["type"].as_u64() {

@@ -7,6 +7,7 @@
 //! ends it, or a limit is reached. Time spent waiting for a person does not count against the
 //! run's wall-clock limit; approvals expire on their own clock.
 
+mod channel_rules;
 mod event;
 mod history;
 mod message;
@@ -32,10 +33,11 @@ use crate::core::ports::{
     ChannelSettings, ChatModel, Clock, Decided, EventSink, ModelError, Store, StoreError,
 };
 use crate::core::prompt::Prompts;
-use crate::core::risk::Decision;
+use crate::core::risk::{ChannelMode, Decision};
+use crate::core::rules::{ALLOW_SIMILAR_NOTE, ChannelRule};
 use crate::core::tools::{
-    Approval, AssessContext, BoxFuture, ERROR_SUMMARY_CHARS, RiskGate, ToolCall, ToolDefinition,
-    canonical_json, check_arguments,
+    Approval, AssessContext, BoxFuture, ERROR_SUMMARY_CHARS, GatedCall, RiskGate, ToolCall,
+    ToolDefinition, canonical_json, check_arguments,
 };
 
 /// Characters of a failed call's error shown in the chat; the model gets up to its own
@@ -64,6 +66,8 @@ pub struct AgentLimits {
     /// A store operation that takes longer than this gets a notice in the channel (the
     /// store retries while the database restarts; people should know why nothing happens).
     pub store_notice_after: Duration,
+    /// How long a channel rule made by "allow similar" lasts; zero: not offered.
+    pub allow_similar: Duration,
 }
 
 impl Default for AgentLimits {
@@ -77,6 +81,7 @@ impl Default for AgentLimits {
             tool_output_budget_chars: 8_000,
             max_malformed_in_a_row: 3,
             store_notice_after: Duration::from_secs(3),
+            allow_similar: Duration::from_secs(3_600),
         }
     }
 }
@@ -813,7 +818,7 @@ impl Agent {
         cancelled: &mut HashSet<String>,
     ) -> (CallResult, AuditRecord) {
         let channel = inbound.channel.as_str();
-        let gated = self.gate.check(
+        let mut gated = self.gate.check(
             &ToolCall {
                 tool: call.tool.clone(),
                 arguments: call.arguments.clone(),
@@ -821,6 +826,12 @@ impl Agent {
             settings.mode,
             &self.assess_context,
         );
+        let rule = self
+            .rule_for(channel, &call.tool, &gated, settings.mode)
+            .await;
+        if let Some(rule) = &rule {
+            gated.decision = crate::core::rules::lifted(rule);
+        }
         let decision = &gated.decision;
         self.emit(
             channel,
@@ -847,6 +858,7 @@ impl Agent {
             approval_id: None,
             duration_ms: 0,
             output_bytes: 0,
+            note: rule.as_ref().map(ChannelRule::audit_note),
         };
         let key = format!(
             "{}\u{0}{}",
@@ -871,24 +883,32 @@ impl Agent {
                     return (result, audit);
                 }
                 let (record, result) = self
-                    .ask_a_person(inbound, run_id, call, &gated.arguments, decision, timer)
+                    .ask_a_person(inbound, run_id, call, &gated, settings.mode, timer)
                     .await;
                 audit.approval_id = Some(record.id.clone());
                 match (record.status, result) {
                     (_, Some(result)) => return (result, audit),
                     (ApprovalStatus::Confirmed, None) => {
+                        if record.note.as_deref() == Some(ALLOW_SIMILAR_NOTE) {
+                            self.allow_similar(&record, decision, settings.mode).await;
+                        }
                         let by = record.decided_by.clone().unwrap_or_default();
                         (Approval::Confirmed { by }, record.arguments)
                     }
                     (ApprovalStatus::Cancelled, None) => {
                         cancelled.insert(key);
                         let by = record.decided_by.clone().unwrap_or_default();
+                        let mut extra = json!({ "by": by });
+                        if let Some(reason) = &record.note {
+                            extra["reason"] = json!(reason);
+                            audit.note = Some(format!("reason: {reason}"));
+                        }
                         let result = self.not_run(
                             channel,
                             call,
                             "cancelled",
                             "a person cancelled this call",
-                            json!({ "by": by }),
+                            extra,
                         );
                         return (result, audit);
                     }
@@ -984,10 +1004,11 @@ impl Agent {
         inbound: &Inbound,
         run_id: &str,
         call: &ParsedCall,
-        arguments: &serde_json::Map<String, Value>,
-        decision: &crate::core::risk::RiskDecision,
+        gated: &GatedCall,
+        mode: ChannelMode,
         timer: &mut RunTimer,
     ) -> (ApprovalRecord, Option<CallResult>) {
+        let (arguments, decision) = (&gated.arguments, &gated.decision);
         let channel = inbound.channel.as_str();
         let now = self.clock.now();
         let mut record = ApprovalRecord {
@@ -1006,6 +1027,7 @@ impl Agent {
             created_at: now,
             expires_at: now + self.limits.approval_timeout,
             message_ref: None,
+            note: None,
         };
         if let Err(e) = self
             .patiently(channel, self.store.create_approval(&record))
@@ -1033,6 +1055,7 @@ impl Agent {
                 .and_then(|tool| tool.target(arguments)),
             decision: decision.clone(),
             expires_at: record.expires_at,
+            similar: self.similar_offer(&call.tool, arguments, decision, mode),
         };
         self.emit(
             channel,
@@ -1067,16 +1090,27 @@ impl Agent {
             }
         };
         timer.exclude(waiting.elapsed());
-        let (status, by) = match &answer {
-            ApprovalOutcome::Confirmed { by } => (ApprovalStatus::Confirmed, Some(by.as_str())),
-            ApprovalOutcome::Cancelled { by } => (ApprovalStatus::Cancelled, Some(by.as_str())),
-            ApprovalOutcome::Expired => (ApprovalStatus::Expired, None),
-            ApprovalOutcome::Undeliverable { .. } => (ApprovalStatus::Undeliverable, None),
+        let (status, by, note) = match &answer {
+            ApprovalOutcome::Confirmed { by } => {
+                (ApprovalStatus::Confirmed, Some(by.as_str()), None)
+            }
+            ApprovalOutcome::AllowSimilar { by } => (
+                ApprovalStatus::Confirmed,
+                Some(by.as_str()),
+                Some(ALLOW_SIMILAR_NOTE),
+            ),
+            ApprovalOutcome::Cancelled { by, reason } => (
+                ApprovalStatus::Cancelled,
+                Some(by.as_str()),
+                reason.as_deref(),
+            ),
+            ApprovalOutcome::Expired => (ApprovalStatus::Expired, None, None),
+            ApprovalOutcome::Undeliverable { .. } => (ApprovalStatus::Undeliverable, None, None),
         };
-        match self
-            .patiently(channel, self.store.decide_approval(&record.id, status, by))
-            .await
-        {
+        let decided = self
+            .store
+            .decide_approval_noted(&record.id, status, by, note);
+        match self.patiently(channel, decided).await {
             Ok(Decided::Won(settled) | Decided::Lost(settled)) => record = settled,
             Ok(Decided::Missing) => {
                 let result = self.not_run(

@@ -173,6 +173,8 @@ pub enum DecisionSource {
     DestructiveFloor,
     Whitelist,
     Default,
+    /// A channel rule ("allow similar for a while") let a confirm run.
+    ChannelRule,
 }
 
 impl DecisionSource {
@@ -184,6 +186,7 @@ impl DecisionSource {
             Self::DestructiveFloor => "destructive_floor",
             Self::Whitelist => "whitelist",
             Self::Default => "default",
+            Self::ChannelRule => "channel_rule",
         }
     }
 }

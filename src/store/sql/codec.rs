@@ -65,7 +65,7 @@ pub fn message_from_json(json: &str) -> Result<ChatMessage, SqlStoreError> {
 macro_rules! approval_columns {
     () => {
         "id, run_id, channel, requester, tool, arguments, arguments_hash, source, reason, \
-         status, decided_by, decided_at, created_at, expires_at, message_ref"
+         status, decided_by, decided_at, created_at, expires_at, message_ref, note"
     };
 }
 pub(crate) use approval_columns;
@@ -87,6 +87,7 @@ pub type ApprovalRow = (
     i64,            // created_at
     i64,            // expires_at
     Option<String>, // message_ref
+    Option<String>, // note
 );
 
 pub fn approval_from_row(row: ApprovalRow) -> Result<ApprovalRecord, SqlStoreError> {
@@ -106,6 +107,7 @@ pub fn approval_from_row(row: ApprovalRow) -> Result<ApprovalRecord, SqlStoreErr
         created_at,
         expires_at,
         message_ref,
+        note,
     ) = row;
     let arguments: Map<String, Value> = serde_json::from_str(&arguments)
         .map_err(|e| SqlStoreError::corrupt("approvals.arguments", e))?;
@@ -130,6 +132,7 @@ pub fn approval_from_row(row: ApprovalRow) -> Result<ApprovalRecord, SqlStoreErr
         created_at: from_millis(created_at, "approvals.created_at")?,
         expires_at: from_millis(expires_at, "approvals.expires_at")?,
         message_ref,
+        note,
     })
 }
 
@@ -146,7 +149,7 @@ pub fn arguments_to_json(arguments: &Map<String, Value>) -> Result<String, SqlSt
 macro_rules! audit_columns {
     () => {
         "at, run_id, channel, user_name, tool, arguments_summary, decision, source, reason, \
-         outcome, approval_id, duration_ms, output_bytes"
+         outcome, approval_id, duration_ms, output_bytes, note"
     };
 }
 pub(crate) use audit_columns;
@@ -166,6 +169,7 @@ pub type AuditRow = (
     Option<String>, // approval_id
     i64,            // duration_ms
     i64,            // output_bytes
+    Option<String>, // note
 );
 
 pub fn audit_from_row(row: AuditRow) -> Result<AuditRecord, SqlStoreError> {
@@ -183,6 +187,7 @@ pub fn audit_from_row(row: AuditRow) -> Result<AuditRecord, SqlStoreError> {
         approval_id,
         duration_ms,
         output_bytes,
+        note,
     ) = row;
     Ok(AuditRecord {
         at: from_bigint(at, "audit.at")?,
@@ -198,6 +203,7 @@ pub fn audit_from_row(row: AuditRow) -> Result<AuditRecord, SqlStoreError> {
         approval_id,
         duration_ms: from_bigint(duration_ms, "audit.duration_ms")?,
         output_bytes: from_bigint(output_bytes, "audit.output_bytes")?,
+        note,
     })
 }
 

@@ -24,6 +24,11 @@ const SQLITE: &[(i64, &str, &str)] = &[
         "undeliverable approvals",
         include_str!("../../../migrations/sqlite/0003_undeliverable_approvals.sql"),
     ),
+    (
+        4,
+        "approval choices",
+        include_str!("../../../migrations/sqlite/0004_approval_choices.sql"),
+    ),
 ];
 
 /// (version, description, SQL) of each PostgreSQL migration.
@@ -42,6 +47,11 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         3,
         "undeliverable approvals",
         include_str!("../../../migrations/postgres/0003_undeliverable_approvals.sql"),
+    ),
+    (
+        4,
+        "approval choices",
+        include_str!("../../../migrations/postgres/0004_approval_choices.sql"),
     ),
 ];
 

@@ -125,7 +125,7 @@ pub fn assess_sql(sql: &str, dialect: SqlDialect, rules: &SqlRules) -> Assessmen
     }
 }
 
-fn parser_dialect(dialect: SqlDialect) -> &'static dyn Dialect {
+pub(super) fn parser_dialect(dialect: SqlDialect) -> &'static dyn Dialect {
     static POSTGRES: PostgreSqlDialect = PostgreSqlDialect {};
     static MYSQL: MySqlDialect = MySqlDialect {};
     static SQLITE: SQLiteDialect = SQLiteDialect {};
