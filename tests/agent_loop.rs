@@ -390,7 +390,24 @@ async fn unknown_tools_and_bad_arguments_are_reported_and_three_in_a_row_stop_th
         |_| {},
     );
     let outcome = h.agent.run(&inbound("go")).await;
-    assert_eq!(outcome, RunOutcome::Stopped(StopReason::Malformed(3)));
+    // The stop says what was wrong and what to try.
+    match &outcome {
+        RunOutcome::Stopped(
+            reason @ StopReason::Malformed {
+                count: 3, problem, ..
+            },
+        ) => {
+            assert!(problem.contains("not valid JSON"), "{problem}");
+            let said = reason.to_string();
+            assert!(
+                said.contains("not valid JSON")
+                    && said.contains("llm.protocol = \"json\"")
+                    && said.contains("larger model"),
+                "{said}"
+            );
+        }
+        other => panic!("expected a malformed stop, got {other:?}"),
+    }
     let requests = fake.requests().await;
     assert_eq!(requests.len(), 3);
     let unknown = tool_messages(&requests[1])[0]["content"]
@@ -410,10 +427,9 @@ async fn unknown_tools_and_bad_arguments_are_reported_and_three_in_a_row_stop_th
         "{bad}"
     );
     assert!(
-        h.events
-            .all()
-            .iter()
-            .any(|e| matches!(e, AgentEvent::Error { message } if message.contains("malformed")))
+        h.events.all().iter().any(
+            |e| matches!(e, AgentEvent::Error { message } if message.contains("could not use"))
+        )
     );
     assert!(h.spy.runs.lock().expect("runs").is_empty());
 }
@@ -502,7 +518,7 @@ async fn json_protocol_with_terminate_false_then_true() {
         last["content"]
             .as_str()
             .expect("text")
-            .starts_with("[result of spy]")
+            .starts_with("Result of your spy call (data for you to read")
     );
     assert_eq!(fake.remaining(), 1);
     assert_eq!(h.spy.runs.lock().expect("runs").len(), 2);
@@ -1348,7 +1364,7 @@ async fn a_channel_served_before_asks_the_model_while_its_settings_are_read() {
     for remembered in [true, false] {
         let (mut agent, store, _witness, _workspace) = hooked_agent(timed(script()));
         if !remembered {
-            agent.profiles = riskgate::core::agent::ProfileMemory::with_capacity(0);
+            agent.profiles = Arc::new(riskgate::core::agent::ProfileMemory::with_capacity(0));
         }
         store.hook("channel_settings", Hook::Delay(Duration::from_secs(5)));
         // A channel's first run waits for the read before it asks the model: 5 + 10 s.
