@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use url::Url;
 
 use crate::config::Settings;
+use crate::core::agent::profiles::ProfileWatch;
 use crate::core::agent::{Agent, AgentLimits, ProfileMemory, Protocol};
 use crate::core::ports::{
     ApprovalRecord, ApprovalSurface, ChannelSettings, ChatModel, EventSink, Store, StoreError,
@@ -34,11 +35,17 @@ pub fn model_client(settings: &Settings) -> Result<OpenAiClient, AppError> {
         key: "llm.base_url",
         problem: e.to_string(),
     })?;
+    let server = llm.server.parse().map_err(|problem| AppError::Setting {
+        key: "llm.server",
+        problem,
+    })?;
     Ok(OpenAiClient::new(LlmConfig {
         base_url,
         api_key: llm.api_key.clone(),
         model: llm.model.clone(),
         temperature: (llm.temperature >= 0.0).then_some(llm.temperature),
+        max_tokens: (llm.max_tokens > 0).then_some(llm.max_tokens),
+        server,
         request_timeout: Duration::from_secs(llm.request_timeout_secs),
         max_retries: llm.max_retries,
         retry_base_delay: Duration::from_millis(llm.retry_base_delay_ms),
@@ -120,6 +127,12 @@ pub fn build_agent(
     let gate = crate::tools::builtin_gate(settings);
     announce_sandbox(&gate);
     preflight_in_background(&gate);
+    let profiles = Arc::new(ProfileMemory::with_capacity(
+        settings.agent.remembered_profiles,
+    ));
+    // Settings written through the agent's store (as every front end does) reach the
+    // profile memory at once.
+    let store: Arc<dyn Store> = Arc::new(ProfileWatch::new(store, profiles.clone()));
     Ok(Agent {
         gate,
         model,
@@ -137,7 +150,7 @@ pub fn build_agent(
         assess_context: AssessContext::default(),
         instance: instance_name(),
         prepared: Default::default(),
-        profiles: ProfileMemory::with_capacity(settings.agent.remembered_profiles),
+        profiles,
         unwritten_audit: Default::default(),
     })
 }

@@ -127,6 +127,14 @@ pub struct LlmSettings {
     pub temperature: f32,
     /// One request, including the model's thinking time.
     pub request_timeout_secs: u64,
+    /// The reply's length cap in tokens, sent as `max_tokens` (0: none is sent). Without
+    /// one, a rambling small model runs into the timeout while the server goes on
+    /// generating, and the next requests queue behind it.
+    pub max_tokens: u32,
+    /// What kind of server this is, for the few request fields servers disagree on:
+    /// `generic` (the default, what every server accepts) or `openai` (OpenAI's own API,
+    /// whose newer models take the cap only as `max_completion_tokens`).
+    pub server: String,
     /// Retries after a 429 or 5xx answer (with backoff, honouring Retry-After).
     pub max_retries: u32,
     /// The first backoff between retries; doubled each time.
@@ -142,6 +150,8 @@ impl Default for LlmSettings {
             protocol: "native".to_owned(),
             temperature: 0.2,
             request_timeout_secs: 120,
+            max_tokens: 2048,
+            server: "generic".to_owned(),
             max_retries: 3,
             retry_base_delay_ms: 500,
         }
@@ -723,6 +733,13 @@ impl Settings {
                 "llm.protocol",
                 format!("{:?}", self.llm.protocol),
                 "expected native or json",
+            ));
+        }
+        if let Err(problem) = self.llm.server.parse::<crate::llm::ServerKind>() {
+            return Err(ConfigError::invalid(
+                "llm.server",
+                format!("{:?}", self.llm.server),
+                problem,
             ));
         }
         if self.llm.model.trim().is_empty() {

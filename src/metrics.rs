@@ -72,6 +72,7 @@ impl Metrics {
                 ModelError::UnknownModel(_) => "unknown_model",
                 ModelError::Unreachable { .. } => "unreachable",
                 ModelError::Exhausted { .. } => "exhausted",
+                ModelError::NoToolSupport(_) => "no_tool_support",
                 ModelError::Rejected(_) => "rejected",
                 ModelError::BadReply(_) => "bad_reply",
                 ModelError::Timeout(_) => "timeout",

@@ -14,7 +14,7 @@ use riskgate::core::agent::{
     StopReason,
 };
 use riskgate::core::ports::{
-    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChatModel, EventSink, ModelError,
+    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChatModel, EventSink, ModelError, Store,
 };
 use riskgate::core::risk::Assessment;
 use riskgate::core::tools::{
@@ -393,7 +393,24 @@ async fn unknown_tools_and_bad_arguments_are_reported_and_three_in_a_row_stop_th
         |_| {},
     );
     let outcome = h.agent.run(&inbound("go")).await;
-    assert_eq!(outcome, RunOutcome::Stopped(StopReason::Malformed(3)));
+    // The stop says what was wrong and what to try.
+    match &outcome {
+        RunOutcome::Stopped(
+            reason @ StopReason::Malformed {
+                count: 3, problem, ..
+            },
+        ) => {
+            assert!(problem.contains("not valid JSON"), "{problem}");
+            let said = reason.to_string();
+            assert!(
+                said.contains("not valid JSON")
+                    && said.contains("llm.protocol = \"json\"")
+                    && said.contains("larger model"),
+                "{said}"
+            );
+        }
+        other => panic!("expected a malformed stop, got {other:?}"),
+    }
     let requests = fake.requests().await;
     assert_eq!(requests.len(), 3);
     let unknown = tool_messages(&requests[1])[0]["content"]
@@ -413,10 +430,9 @@ async fn unknown_tools_and_bad_arguments_are_reported_and_three_in_a_row_stop_th
         "{bad}"
     );
     assert!(
-        h.events
-            .all()
-            .iter()
-            .any(|e| matches!(e, AgentEvent::Error { message } if message.contains("malformed")))
+        h.events.all().iter().any(
+            |e| matches!(e, AgentEvent::Error { message } if message.contains("could not use"))
+        )
     );
     assert!(h.spy.runs.lock().expect("runs").is_empty());
 }
@@ -505,7 +521,7 @@ async fn json_protocol_with_terminate_false_then_true() {
         last["content"]
             .as_str()
             .expect("text")
-            .starts_with("[result of spy]")
+            .starts_with("Result of your spy call (data for you to read")
     );
     assert_eq!(fake.remaining(), 1);
     assert_eq!(h.spy.runs.lock().expect("runs").len(), 2);
@@ -1379,7 +1395,7 @@ async fn a_channel_served_before_asks_the_model_while_its_settings_are_read() {
     for remembered in [true, false] {
         let (mut agent, store, _witness, _workspace) = hooked_agent(timed(script()));
         if !remembered {
-            agent.profiles = riskgate::core::agent::ProfileMemory::with_capacity(0);
+            agent.profiles = Arc::new(riskgate::core::agent::ProfileMemory::with_capacity(0));
         }
         store.hook("channel_settings", Hook::Delay(Duration::from_secs(5)));
         // A channel's first run waits for the read before it asks the model: 5 + 10 s.
@@ -1567,4 +1583,369 @@ async fn a_failed_settings_read_stops_a_remembered_run_before_anything_runs() {
     assert!(calls <= 2, "{calls} model calls");
     assert_eq!(model.script.lock().expect("script").len() as u32, 3 - calls);
     assert!(!store.completed().contains(&"record_audit"));
+}
+
+// Servers as they really behaved (issue 16): the fake refuses what llama-cpp-python and
+// llama-server refused, and every run must still complete, and leave the next one working.
+
+/// A harness on a fake that checks requests like the real servers, with retries off.
+async fn strict(script: Vec<fake_llm::Scripted>, protocol: Protocol) -> (FakeLlm, Harness) {
+    let fake = FakeLlm::start_with(script, fake_llm::Checks::like_real_servers()).await;
+    let model = http_model(&fake, |s| s.llm.max_retries = 0);
+    let h = harness(model, protocol, Approvals::answering(vec![]), |_| {});
+    (fake, h)
+}
+
+fn spy_runs(h: &Harness) -> usize {
+    h.spy.runs.lock().expect("runs").len()
+}
+
+#[tokio::test]
+async fn a_native_tool_loop_completes_on_a_server_that_refuses_null_content() {
+    let call = || fake_llm::tool_calls(&[("c1", "spy", json!({"value": "safe"}))]);
+    let (fake, h) = strict(
+        vec![call(), fake_llm::text("one"), call(), fake_llm::text("two")],
+        Protocol::Native,
+    )
+    .await;
+    assert_eq!(
+        h.agent.run(&inbound("a")).await,
+        RunOutcome::Replied("one".into())
+    );
+    // The second run sends the first one's tool-call message back as history.
+    assert_eq!(
+        h.agent.run(&inbound("b")).await,
+        RunOutcome::Replied("two".into())
+    );
+    assert_eq!(spy_runs(&h), 2, "the tools were seen and called");
+    assert_eq!(fake.rejections(), Vec::<String>::new());
+    let requests = fake.requests().await;
+    assert_eq!(requests.len(), 4);
+    for request in &requests {
+        assert_eq!(request["tool_choice"], "auto");
+        assert_eq!(request["max_tokens"], 2048);
+        for message in request["messages"].as_array().expect("messages") {
+            assert!(message["content"].is_string(), "{message}");
+        }
+    }
+    let history_call = &requests[2]["messages"][2];
+    assert_eq!(history_call["tool_calls"][0]["id"], "c1");
+    assert_eq!(history_call["content"], "");
+}
+
+#[tokio::test]
+async fn calls_written_as_bare_json_or_name_braces_run_in_both_protocols() {
+    for protocol in [Protocol::Native, Protocol::Json] {
+        let (fake, h) = strict(
+            vec![
+                fake_llm::bare_call("spy", json!({"value": "safe"})),
+                fake_llm::text("first done"),
+                fake_llm::text("Checking.\n```\nspy{\"value\": \"safe\"}\n```"),
+                fake_llm::text("second done"),
+            ],
+            protocol,
+        )
+        .await;
+        assert_eq!(
+            h.agent.run(&inbound("a")).await,
+            RunOutcome::Replied("first done".into()),
+            "{protocol:?}"
+        );
+        assert_eq!(
+            h.agent.run(&inbound("b")).await,
+            RunOutcome::Replied("second done".into()),
+            "{protocol:?}"
+        );
+        assert_eq!(spy_runs(&h), 2, "{protocol:?}");
+        let replies: Vec<String> = h
+            .events
+            .all()
+            .into_iter()
+            .filter_map(|e| match e {
+                AgentEvent::Reply { text } => Some(text),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(replies, ["first done", "second done"], "no JSON was posted");
+        assert_eq!(fake.rejections(), Vec::<String>::new(), "{protocol:?}");
+        for request in fake.requests().await {
+            assert_calls_and_results_pair(&request);
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_echoed_tool_result_is_neither_a_call_nor_the_answer() {
+    // The person cancels the call; the model copies riskgate's refusal object as its reply.
+    let echo =
+        json!({"status": "cancelled", "reason": "a person cancelled this call", "by": "bob"});
+    let fake = FakeLlm::start_with(
+        vec![
+            fake_llm::tool_calls(&[("c1", "spy", json!({"value": "x"}))]),
+            fake_llm::text(&echo.to_string()),
+            fake_llm::text("It was cancelled, so nothing ran."),
+        ],
+        fake_llm::Checks::like_real_servers(),
+    )
+    .await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        Approvals::answering(vec![(
+            Duration::ZERO,
+            Some(ApprovalOutcome::Cancelled {
+                by: "bob".into(),
+                reason: None,
+            }),
+        )]),
+        |_| {},
+    );
+    assert_eq!(
+        h.agent.run(&inbound("go")).await,
+        RunOutcome::Replied("It was cancelled, so nothing ran.".into())
+    );
+    assert_eq!(spy_runs(&h), 0);
+    assert!(
+        !h.events
+            .all()
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Reply { text } if text.contains("\"status\""))),
+        "the echo was posted as the answer"
+    );
+    let requests = fake.requests().await;
+    let last = requests[2]["messages"].as_array().expect("messages");
+    let correction = last.last().expect("message")["content"]
+        .as_str()
+        .expect("text");
+    assert!(correction.contains("repeats a tool result"), "{correction}");
+    // Later runs do not see the echo.
+    let stored = h.store.load_history("c1", 100_000).await.expect("history");
+    assert!(
+        !stored
+            .iter()
+            .any(|m| m.role == riskgate::core::agent::Role::Assistant
+                && m.content.as_deref() == Some(echo.to_string().as_str())),
+        "{stored:?}"
+    );
+}
+
+/// Each way a run can fail, then a second run on a server that checks its request.
+#[tokio::test]
+async fn a_failed_run_leaves_the_next_run_working() {
+    let safe_call = || fake_llm::tool_calls(&[("c1", "spy", json!({"value": "safe"}))]);
+    let bad_args = |id: &str| {
+        fake_llm::Scripted::Reply(
+            json!({"choices": [{"message": {"content": null, "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": "spy", "arguments": "{not json"}}]},
+            "finish_reason": "tool_calls"}]}),
+        )
+    };
+    let failures: Vec<(&str, Vec<fake_llm::Scripted>)> = vec![
+        (
+            "a server error after a call ran",
+            vec![safe_call(), fake_llm::status(500, "boom", None)],
+        ),
+        (
+            "three malformed replies",
+            vec![bad_args("b1"), bad_args("b2"), bad_args("b3")],
+        ),
+        (
+            "an empty reply, then the server failing",
+            vec![
+                fake_llm::text(""),
+                fake_llm::status(503, "overloaded", None),
+            ],
+        ),
+    ];
+    for (failure, mut script) in failures {
+        script.push(fake_llm::text("all good"));
+        let (fake, h) = strict(script, Protocol::Native).await;
+        let first = h.agent.run(&inbound("first")).await;
+        assert!(
+            matches!(first, RunOutcome::Stopped(_)),
+            "{failure}: {first:?}"
+        );
+        assert_eq!(
+            h.agent.run(&inbound("second")).await,
+            RunOutcome::Replied("all good".into()),
+            "{failure}"
+        );
+        assert_eq!(fake.rejections(), Vec::<String>::new(), "{failure}");
+        let requests = fake.requests().await;
+        let last = requests.last().expect("a request");
+        assert_calls_and_results_pair(last);
+        let sent = last["messages"].to_string();
+        assert!(!sent.contains("not json"), "{failure}: {sent}");
+        assert!(!sent.contains("could not be used"), "{failure}: {sent}");
+        // The first run ends its history with a note saying it stopped.
+        let messages = last["messages"].as_array().expect("messages");
+        let before_second = &messages[messages.len() - 2];
+        assert_eq!(before_second["role"], "assistant", "{failure}");
+        assert!(
+            before_second["content"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("(No answer:")),
+            "{failure}: {before_second}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_history_the_server_refuses_is_dropped_once_and_the_channel_told() {
+    let fake = FakeLlm::start_with(
+        vec![fake_llm::text("fine now"), fake_llm::text("still fine")],
+        fake_llm::Checks {
+            refuse_containing: Some("POISON".into()),
+            ..fake_llm::Checks::like_real_servers()
+        },
+    )
+    .await;
+    let h = harness(
+        http_model(&fake, |s| s.llm.max_retries = 0),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    h.store
+        .append(
+            "c1",
+            &[
+                riskgate::core::agent::ChatMessage::user(Some("alice"), "POISON"),
+                riskgate::core::agent::ChatMessage::assistant("ok"),
+            ],
+        )
+        .await
+        .expect("seed");
+    assert_eq!(
+        h.agent.run(&inbound("hello")).await,
+        RunOutcome::Replied("fine now".into())
+    );
+    assert!(h.events.all().iter().any(|e| matches!(
+        e,
+        AgentEvent::Notice { message } if message.contains("earlier conversation") && message.contains("POISON")
+    )));
+    // The next run neither carries it nor pays for the refusal again.
+    assert_eq!(
+        h.agent.run(&inbound("again")).await,
+        RunOutcome::Replied("still fine".into())
+    );
+    assert_eq!(fake.rejections().len(), 1);
+    let requests = fake.requests().await;
+    assert_eq!(requests.len(), 3);
+    assert!(requests[2]["messages"].to_string().contains("fine now"));
+}
+
+#[tokio::test]
+async fn a_server_without_tool_support_is_named_with_what_to_do() {
+    let fake = FakeLlm::start(vec![fake_llm::status(
+        400,
+        "registry.ollama.ai/library/gemma2:2b does not support tools",
+        None,
+    )])
+    .await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    let outcome = h.agent.run(&inbound("hi")).await;
+    assert!(
+        matches!(
+            outcome,
+            RunOutcome::Stopped(StopReason::Model(ModelError::NoToolSupport(_)))
+        ),
+        "{outcome:?}"
+    );
+    let said: Vec<String> = h
+        .events
+        .all()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::Error { message } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        said.iter()
+            .any(|m| m.contains("cannot call tools") && m.contains("llm.protocol = \"json\"")),
+        "{said:?}"
+    );
+    assert_eq!(fake.requests().await.len(), 1, "not retried, not repaired");
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_a_profile_switch_nothing_is_sent_on_the_old_profile() {
+    use support::hooked_store::Hook;
+    let model = timed(vec![(1, reply("on ops")), (1, reply("on sql"))]);
+    let (agent, store, _witness, _workspace) = hooked_agent(model.clone());
+    assert_eq!(
+        agent.run(&inbound("one")).await,
+        RunOutcome::Replied("on ops".into())
+    );
+    // `/profile sql`, as the console and Discord write it: through the agent's store.
+    let sql = riskgate::core::ports::ChannelSettings {
+        mode: "smart".parse().expect("mode"),
+        profile: "sql".into(),
+    };
+    agent
+        .store
+        .set_channel_settings("c1", &sql, "alice")
+        .await
+        .expect("settings");
+    // A slow read: a guess on the old profile would go out long before it is back.
+    store.hook("channel_settings", Hook::Delay(Duration::from_secs(5)));
+    assert_eq!(
+        agent.run(&inbound("two")).await,
+        RunOutcome::Replied("on sql".into())
+    );
+    let offered = model.offered.lock().expect("offered").clone();
+    assert_eq!(offered.len(), 2, "one request per run: {offered:?}");
+    assert_eq!(offered[1], ["execute_sql"], "{offered:?}");
+}
+
+/// A server that takes a request and never answers; it reports when the client hangs up.
+async fn silent_server() -> (String, tokio::sync::oneshot::Receiver<()>) {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/v1", listener.local_addr().expect("addr"));
+    let (closed, closed_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.expect("accept");
+        let mut buffer = [0u8; 4096];
+        // Read the request and then wait: a read of 0 bytes is the client hanging up.
+        loop {
+            match socket.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+        let _ = closed.send(());
+    });
+    (url, closed_rx)
+}
+
+#[tokio::test]
+async fn a_run_that_times_out_closes_its_request() {
+    let (url, closed) = silent_server().await;
+    let model = {
+        let mut settings = Settings::default();
+        settings.llm.base_url = url;
+        Arc::new(riskgate::app::model_client(&settings).expect("client"))
+    };
+    let h = harness(model, Protocol::Native, Approvals::answering(vec![]), |s| {
+        s.agent.run_timeout_secs = 1;
+    });
+    let outcome = h.agent.run(&inbound("hi")).await;
+    assert!(
+        matches!(outcome, RunOutcome::Stopped(StopReason::WallClock(_))),
+        "{outcome:?}"
+    );
+    // The connection is closed, so the server can stop generating.
+    tokio::time::timeout(Duration::from_secs(30), closed)
+        .await
+        .expect("the request was left open")
+        .expect("the server ended");
 }

@@ -79,7 +79,7 @@ fn json_objects_takes_linear_time_on_open_braces() {
         ..Default::default()
     };
     assert!(matches!(
-        riskgate::core::agent::Protocol::Json.interpret(&reply, &mut next_id),
+        riskgate::core::agent::Protocol::Json.interpret(&reply, &mut next_id, &Default::default()),
         riskgate::core::agent::ReplyKind::Text(_)
     ));
     let took = started.elapsed();

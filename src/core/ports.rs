@@ -25,9 +25,18 @@ pub enum ModelError {
         "the model server at {url} could not be reached ({reason}); check llm.base_url and that the server runs"
     )]
     Unreachable { url: String, reason: String },
-    /// Still failing after the retries (429 / 5xx).
+    /// Still failing after the retries (429 / 5xx); `status` is the last answer's.
     #[error("the model server kept failing after {attempts} attempts: {last}")]
-    Exhausted { attempts: u32, last: String },
+    Exhausted {
+        attempts: u32,
+        status: u16,
+        last: String,
+    },
+    /// The server (or the model it runs) cannot take tool definitions at all.
+    #[error(
+        "the model server cannot call tools with this setup ({0}). Start it with tool calls on (llama.cpp: llama-server --jinja; vLLM: --enable-auto-tool-choice --tool-call-parser NAME; Ollama: a model tagged for tools), choose a model that supports tools, or set llm.protocol = \"json\" to call tools through the reply text"
+    )]
+    NoToolSupport(String),
     /// Any other refusal (4xx) or an answer that is not a chat completion.
     #[error("the model server answered with an error: {0}")]
     Rejected(String),
@@ -35,8 +44,28 @@ pub enum ModelError {
     #[error("the model's reply could not be read: {0}")]
     BadReply(String),
     /// The request took too long.
-    #[error("the model did not answer within {0:?}")]
+    #[error(
+        "the model did not answer within {0:?} (llm.request_timeout_secs); a smaller llm.max_tokens or a faster model helps"
+    )]
     Timeout(Duration),
+}
+
+impl ModelError {
+    /// Whether the server may have refused this request for what it carries (a 4xx other
+    /// than auth and unknown model, or a 5xx that persisted through the retries), so that
+    /// sending less history might succeed where the same request keeps failing.
+    pub fn may_be_the_content(&self) -> bool {
+        match self {
+            Self::Rejected(_) => true,
+            Self::Exhausted { status, .. } => *status != 429,
+            Self::Unauthorized(_)
+            | Self::UnknownModel(_)
+            | Self::Unreachable { .. }
+            | Self::NoToolSupport(_)
+            | Self::BadReply(_)
+            | Self::Timeout(_) => false,
+        }
+    }
 }
 
 /// An OpenAI-compatible chat model.

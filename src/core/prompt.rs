@@ -61,8 +61,9 @@ impl Prompts {
     }
 }
 
-/// Each tool as Markdown: name, description, and its parameters (name, type, required,
-/// description, allowed values).
+/// Each tool as Markdown: name, description, its parameters (required ones first, in the
+/// schema's order; small models left out a required parameter listed last), and one
+/// example call in the JSON protocol's form with the required parameters filled in.
 pub fn render_tools(tools: &[ToolDefinition]) -> String {
     let mut out = String::new();
     for tool in tools {
@@ -74,27 +75,65 @@ pub fn render_tools(tools: &[ToolDefinition]) -> String {
             .as_array()
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        if let Some(properties) = tool.parameters["properties"].as_object() {
-            for (name, spec) in properties {
-                let kind = spec["type"].as_str().unwrap_or("any");
-                let need = if required.contains(&name.as_str()) {
-                    "required"
-                } else {
-                    "optional"
-                };
-                let mut line = format!("- `{name}` ({kind}, {need})");
-                if let Some(description) = spec["description"].as_str() {
-                    line.push_str(&format!(": {description}"));
-                }
-                if let Some(options) = spec["enum"].as_array() {
-                    let options: Vec<String> = options.iter().map(Value::to_string).collect();
-                    line.push_str(&format!(" One of: {}.", options.join(", ")));
-                }
-                out.push_str(&line);
-                out.push('\n');
+        let empty = serde_json::Map::new();
+        let properties = tool.parameters["properties"].as_object().unwrap_or(&empty);
+        let mut ordered: Vec<(&String, &Value)> = required
+            .iter()
+            .filter_map(|name| properties.get_key_value(*name))
+            .collect();
+        ordered.extend(
+            properties
+                .iter()
+                .filter(|(name, _)| !required.contains(&name.as_str())),
+        );
+        for (name, spec) in &ordered {
+            let kind = spec["type"].as_str().unwrap_or("any");
+            let need = if required.contains(&name.as_str()) {
+                "required"
+            } else {
+                "optional"
+            };
+            let mut line = format!("- `{name}` ({kind}, {need})");
+            if let Some(description) = spec["description"].as_str() {
+                line.push_str(&format!(": {description}"));
             }
+            if let Some(options) = spec["enum"].as_array() {
+                let options: Vec<String> = options.iter().map(Value::to_string).collect();
+                line.push_str(&format!(" One of: {}.", options.join(", ")));
+            }
+            out.push_str(&line);
+            out.push('\n');
         }
-        out.push('\n');
+        out.push_str(&format!(
+            "\nExample:\n\n```json\n{}\n```\n\n",
+            example_call(tool, &ordered, &required)
+        ));
     }
     out.trim_end().to_owned()
+}
+
+/// `{"tool": ..., "parameters": {required ones, with a value of their type}, "terminate": false}`.
+fn example_call(tool: &ToolDefinition, ordered: &[(&String, &Value)], required: &[&str]) -> String {
+    let parameters: Vec<String> = ordered
+        .iter()
+        .filter(|(name, _)| required.contains(&name.as_str()))
+        .map(|(name, spec)| {
+            let value = match spec["enum"].as_array().and_then(|o| o.first()) {
+                Some(first) => first.to_string(),
+                None => match spec["type"].as_str() {
+                    Some("integer" | "number") => "1".to_owned(),
+                    Some("boolean") => "false".to_owned(),
+                    Some("array") => "[]".to_owned(),
+                    Some("object") => "{}".to_owned(),
+                    _ => format!("\"<{name}>\""),
+                },
+            };
+            format!("{}: {value}", Value::String((*name).clone()))
+        })
+        .collect();
+    format!(
+        "{{\"tool\": {}, \"parameters\": {{{}}}, \"terminate\": false}}",
+        Value::String(tool.name.clone()),
+        parameters.join(", ")
+    )
 }

@@ -181,6 +181,8 @@ impl Bot {
                 metrics: metrics.clone(),
             }),
         )?;
+        // The agent's store: `/profile` written through it reaches the agent at once.
+        let store = agent.store.clone();
         let state = Arc::new(BotState {
             settings: settings.discord.clone(),
             model_name: settings.llm.model.clone(),

@@ -4,8 +4,18 @@
 //! ids, several calls in one reply, the legacy `function_call`, unusual finish reasons.
 //! 429 and 5xx are retried with backoff (honouring `Retry-After`); other 4xx fail at once
 //! with an error that says what to fix.
+//!
+//! What it sends is what every common server accepts (checked against llama.cpp's
+//! `llama-server`, llama-cpp-python's server and the fakes in `tests/support/fake_llm.rs`):
+//! `tool_choice: "auto"` whenever tools are sent, `content: ""` (never `null` nor missing)
+//! beside tool calls, and a cap on the reply's length (`llm.max_tokens`). The one known
+//! difference between servers, the name of that cap, is `llm.server` ([`ServerKind`]). A
+//! request whose future is dropped (the run's time ran out, the run was cancelled) drops
+//! its connection, so a server that watches for that stops generating.
 
 mod wire;
+
+pub use wire::ServerKind;
 
 use std::time::Duration;
 
@@ -25,6 +35,10 @@ pub struct LlmConfig {
     pub api_key: Option<SecretString>,
     pub model: String,
     pub temperature: Option<f32>,
+    /// The reply's length cap in tokens; `None` sends none.
+    pub max_tokens: Option<u32>,
+    /// How this server wants the cap named.
+    pub server: ServerKind,
     pub request_timeout: Duration,
     /// Attempts after the first for 429 and 5xx answers.
     pub max_retries: u32,
@@ -72,12 +86,14 @@ impl OpenAiClient {
 
     #[tracing::instrument(skip_all, fields(model = %self.config.model, messages = request.messages.len()))]
     async fn complete_with_retries(&self, request: &ChatRequest) -> Result<ChatReply, ModelError> {
-        let body = serde_json::to_vec(&wire::request_body(
-            &self.config.model,
-            self.config.temperature,
-            request,
-        ))
-        .map_err(|e| ModelError::BadReply(format!("the request could not be encoded: {e}")))?;
+        let settings = wire::BodySettings {
+            model: &self.config.model,
+            temperature: self.config.temperature,
+            max_tokens: self.config.max_tokens,
+            server: self.config.server,
+        };
+        let body = serde_json::to_vec(&wire::request_body(settings, request))
+            .map_err(|e| ModelError::BadReply(format!("the request could not be encoded: {e}")))?;
         let mut attempt = 0u32;
         loop {
             attempt += 1;
@@ -148,6 +164,14 @@ fn classify(status: StatusCode, message: String, attempts: u32, endpoint: &Url) 
         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
             ModelError::Unauthorized(format!("{status}: {message}"))
         }
+        _ if lacks_tool_support(&lower) => {
+            ModelError::NoToolSupport(format!("{status}: {message}"))
+        }
+        _ if lower.contains("max_tokens") && lower.contains("max_completion_tokens") => {
+            ModelError::Rejected(format!(
+                "{status}: {message} (set llm.server = \"openai\" to send the cap as max_completion_tokens)"
+            ))
+        }
         _ if lower.contains("model")
             && (lower.contains("not found")
                 || lower.contains("does not exist")
@@ -162,11 +186,28 @@ fn classify(status: StatusCode, message: String, attempts: u32, endpoint: &Url) 
         _ if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() => {
             ModelError::Exhausted {
                 attempts,
+                status: status.as_u16(),
                 last: format!("{status}: {message}"),
             }
         }
         _ => ModelError::Rejected(format!("{status}: {message}")),
     }
+}
+
+/// Whether an error message says the server or model cannot take tools at all, as
+/// Ollama ("... does not support tools"), vLLM ("\"auto\" tool choice requires
+/// --enable-auto-tool-choice ...") and llama.cpp's server without `--jinja` ("tools param
+/// requires --jinja flag") say it.
+fn lacks_tool_support(lower: &str) -> bool {
+    let about_tools = lower.contains("tool");
+    about_tools
+        && (lower.contains("does not support tools")
+            || lower.contains("doesn't support tools")
+            || lower.contains("enable-auto-tool-choice")
+            || lower.contains("--jinja")
+            || lower.contains("tools are not supported")
+            || lower.contains("tool calling is not supported")
+            || lower.contains("tool use is not supported"))
 }
 
 /// `Retry-After` in seconds (the HTTP-date form is rare from model servers and ignored).
@@ -182,4 +223,58 @@ fn shorten(text: &str) -> String {
         return "(empty body)".to_owned();
     }
     crate::core::tools::shorten(text, 300)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classified(status: u16, message: &str) -> ModelError {
+        let endpoint = Url::parse("http://127.0.0.1:1/v1/chat/completions").expect("url");
+        let status = StatusCode::from_u16(status).expect("status");
+        classify(status, message.to_owned(), 1, &endpoint)
+    }
+
+    #[test]
+    fn servers_without_tool_support_are_named_as_such() {
+        for (status, message) in [
+            (
+                400,
+                "registry.ollama.ai/library/gemma2:2b does not support tools",
+            ),
+            (
+                400,
+                "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set",
+            ),
+            (500, "tools param requires --jinja flag"),
+        ] {
+            let error = classified(status, message);
+            assert!(
+                matches!(&error, ModelError::NoToolSupport(m) if m.contains(message)),
+                "{message}: {error:?}"
+            );
+            let said = error.to_string();
+            assert!(
+                said.contains("llm.protocol") && said.contains("--jinja"),
+                "{said}"
+            );
+        }
+        // A 500 that says nothing about tools is the server failing.
+        assert!(matches!(
+            classified(500, "boom"),
+            ModelError::Exhausted { status: 500, .. }
+        ));
+    }
+
+    #[test]
+    fn a_refused_max_tokens_points_at_the_server_kind() {
+        let error = classified(
+            400,
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+        );
+        assert!(
+            matches!(&error, ModelError::Rejected(m) if m.contains("llm.server")),
+            "{error:?}"
+        );
+    }
 }

@@ -12,16 +12,61 @@ pub(super) struct RequestBody<'a> {
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    /// `auto` whenever tools are sent: llama-cpp-python's function-calling handler leaves
+    /// the tools out of the prompt without it, and every other server accepts it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
+    /// The reply's length cap, under the name the server kind expects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
     stream: bool,
+}
+
+/// What differs between the servers riskgate talks to (`llm.server`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ServerKind {
+    /// What every server accepts: the cap as `max_tokens`.
+    #[default]
+    Generic,
+    /// OpenAI's own API: its newer models refuse `max_tokens` and take
+    /// `max_completion_tokens` instead (which other servers ignore).
+    OpenAi,
+}
+
+impl std::str::FromStr for ServerKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "generic" | "" => Ok(Self::Generic),
+            "openai" => Ok(Self::OpenAi),
+            other => Err(format!(
+                "unknown server kind {other:?} (expected generic or openai)"
+            )),
+        }
+    }
+}
+
+/// The per-request settings of the body.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct BodySettings<'a> {
+    pub model: &'a str,
+    pub temperature: Option<f32>,
+    /// `None`: no cap is sent.
+    pub max_tokens: Option<u32>,
+    pub server: ServerKind,
 }
 
 #[derive(Debug, Serialize)]
 struct WireMessage<'a> {
     role: &'static str,
-    /// Always present: `null` only for an assistant message that only calls tools.
-    content: Option<String>,
+    /// Always a string: an assistant message that only calls tools sends `""`, since
+    /// llama-cpp-python answers 500 to `null` and to a missing `content`.
+    content: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -57,12 +102,15 @@ struct WireFunction<'a> {
 }
 
 pub(super) fn request_body<'a>(
-    model: &'a str,
-    temperature: Option<f32>,
+    settings: BodySettings<'a>,
     request: &'a ChatRequest,
 ) -> RequestBody<'a> {
+    let (max_tokens, max_completion_tokens) = match settings.server {
+        ServerKind::Generic => (settings.max_tokens, None),
+        ServerKind::OpenAi => (None, settings.max_tokens),
+    };
     RequestBody {
-        model,
+        model: settings.model,
         messages: request.messages.iter().map(wire_message).collect(),
         tools: request
             .tools
@@ -76,7 +124,10 @@ pub(super) fn request_body<'a>(
                 },
             })
             .collect(),
-        temperature,
+        tool_choice: (!request.tools.is_empty()).then_some("auto"),
+        temperature: settings.temperature,
+        max_tokens,
+        max_completion_tokens,
         stream: false,
     }
 }
@@ -91,8 +142,8 @@ fn wire_message(message: &ChatMessage) -> WireMessage<'_> {
     // Servers disagree on the optional `name` field (OpenAI limits its characters, some
     // reject it): who wrote a message goes into its text instead.
     let content = match (&message.role, &message.name, &message.content) {
-        (Role::User, Some(name), Some(text)) => Some(format!("{name}: {text}")),
-        (_, _, content) => content.clone(),
+        (Role::User, Some(name), Some(text)) => format!("{name}: {text}"),
+        (_, _, content) => content.clone().unwrap_or_default(),
     };
     WireMessage {
         role,
@@ -296,9 +347,19 @@ mod tests {
             }]
             .into(),
         };
-        let body = serde_json::to_value(request_body("m", Some(0.1), &request)).expect("json");
+        let settings = BodySettings {
+            model: "m",
+            temperature: Some(0.1),
+            max_tokens: Some(100),
+            server: ServerKind::Generic,
+        };
+        let body = serde_json::to_value(request_body(settings, &request)).expect("json");
         assert_eq!(body["messages"][1]["content"], "alice: hi");
-        assert_eq!(body["messages"][2]["content"], Value::Null);
+        // Never null nor missing beside tool calls: llama-cpp-python answers 500 to both.
+        assert_eq!(body["messages"][2]["content"], "");
+        assert_eq!(body["tool_choice"], "auto");
+        assert_eq!(body["max_tokens"], 100);
+        assert!(body.get("max_completion_tokens").is_none());
         assert_eq!(
             body["messages"][2]["tool_calls"][0]["function"]["arguments"],
             "{\"sql\":\"SELECT 1\"}"
@@ -306,5 +367,25 @@ mod tests {
         assert_eq!(body["messages"][3]["tool_call_id"], "c1");
         assert_eq!(body["tools"][0]["type"], "function");
         assert_eq!(body["stream"], false);
+
+        // OpenAI's kind names the cap its own way; no tools, no tool_choice; no cap, none.
+        let openai = BodySettings {
+            server: ServerKind::OpenAi,
+            ..settings
+        };
+        let body = serde_json::to_value(request_body(openai, &request)).expect("json");
+        assert_eq!(body["max_completion_tokens"], 100);
+        assert!(body.get("max_tokens").is_none());
+        let bare = ChatRequest {
+            tools: Vec::new().into(),
+            ..request
+        };
+        let uncapped = BodySettings {
+            max_tokens: None,
+            ..settings
+        };
+        let body = serde_json::to_value(request_body(uncapped, &bare)).expect("json");
+        assert!(body.get("tool_choice").is_none() && body.get("tools").is_none());
+        assert!(body.get("max_tokens").is_none());
     }
 }

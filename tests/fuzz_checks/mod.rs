@@ -59,15 +59,54 @@ fn is_safe(assessment: &Assessment) -> bool {
 ///   from that serialisation finds exactly that object again.
 /// - No more objects than `{` in the text.
 /// - `Protocol::Json.interpret` is deterministic (same reply, same starting id: same answer,
-///   same ids used) and consistent with the extractor: one slot per object with a `"tool"`
-///   key, in order; every call has a non-empty, trimmed tool name equal to the object's
-///   trimmed `"tool"`, and its parameters; every slot's id is non-empty and unique within
-///   the reply, and exactly one id is used per slot.
+///   same ids used) and consistent with the extractor: when the text names no real tool,
+///   one slot per object with a `"tool"` key, in order; every call has a non-empty, trimmed
+///   tool name equal to the object's trimmed `"tool"`, and its parameters (or `arguments`);
+///   when it names one (calls written as `{"name", "arguments"}` or `name{...}` count
+///   then), at least that many slots, each naming a real tool or a `"tool"` object's;
+///   every slot's id is non-empty and unique within the reply, and exactly one id is used
+///   per slot.
 /// - A reply without tool objects comes back verbatim as text, or as malformed; an empty or
 ///   blank one is always malformed.
 pub fn json_protocol(data: &[u8]) {
     let text = text(data);
     on_small_stack(|| check_json_protocol(&text));
+}
+
+/// The tool names `check_json_protocol` treats as real.
+const KNOWN_TOOLS: [&str; 2] = ["execute_sql", "execute_command"];
+
+/// One slot per `"tool"` object, in order, with its name and parameters.
+fn check_tool_object_slots(text: &str, slots: &[CallSlot], tool_objects: &[&Map<String, Value>]) {
+    assert_eq!(
+        slots.len(),
+        tool_objects.len(),
+        "one slot per tool object in {text:?}"
+    );
+    for (slot, object) in slots.iter().zip(tool_objects) {
+        let CallSlot::Call(call) = slot else {
+            continue;
+        };
+        assert!(
+            !call.tool.is_empty() && call.tool.trim() == call.tool,
+            "tool name {:?} from {text:?}",
+            call.tool
+        );
+        assert_eq!(
+            object.get("tool").and_then(Value::as_str).map(str::trim),
+            Some(call.tool.as_str()),
+            "the tool named in {text:?}"
+        );
+        match object.get("parameters").or_else(|| object.get("arguments")) {
+            Some(Value::Object(parameters)) => {
+                assert_eq!(&call.arguments, parameters, "the parameters in {text:?}")
+            }
+            _ => assert!(
+                call.arguments.is_empty(),
+                "arguments from nowhere in {text:?}"
+            ),
+        }
+    }
 }
 
 fn check_json_protocol(text: &str) {
@@ -105,10 +144,11 @@ fn check_json_protocol(text: &str) {
         ..ChatReply::default()
     };
     const FIRST: u64 = 41;
+    let known: HashSet<String> = KNOWN_TOOLS.iter().map(|t| (*t).to_owned()).collect();
     let mut next_id = FIRST;
-    let kind = Protocol::Json.interpret(&reply, &mut next_id);
+    let kind = Protocol::Json.interpret(&reply, &mut next_id, &known);
     let mut next_id_again = FIRST;
-    let again = Protocol::Json.interpret(&reply, &mut next_id_again);
+    let again = Protocol::Json.interpret(&reply, &mut next_id_again, &known);
     assert_eq!(kind, again, "two readings of {text:?} differ");
     assert_eq!(
         next_id, next_id_again,
@@ -117,45 +157,19 @@ fn check_json_protocol(text: &str) {
 
     let tool_objects: Vec<&Map<String, Value>> =
         objects.iter().filter(|o| o.contains_key("tool")).collect();
+    let names_a_tool = KNOWN_TOOLS.iter().any(|t| text.contains(t));
     match &kind {
         ReplyKind::Calls { content, slots } => {
             assert_eq!(content.as_deref(), Some(text), "the text of the calls");
-            assert_eq!(
-                slots.len(),
-                tool_objects.len(),
-                "one slot per tool object in {text:?}"
-            );
             assert_eq!(
                 next_id - FIRST,
                 slots.len() as u64,
                 "one id per slot in {text:?}"
             );
             let mut ids = HashSet::new();
-            for (slot, object) in slots.iter().zip(&tool_objects) {
+            for slot in slots {
                 let id = match slot {
-                    CallSlot::Call(call) => {
-                        assert!(
-                            !call.tool.is_empty() && call.tool.trim() == call.tool,
-                            "tool name {:?} from {text:?}",
-                            call.tool
-                        );
-                        assert_eq!(
-                            object.get("tool").and_then(Value::as_str).map(str::trim),
-                            Some(call.tool.as_str()),
-                            "the tool named in {text:?}"
-                        );
-                        match object.get("parameters") {
-                            Some(Value::Object(parameters)) => assert_eq!(
-                                &call.arguments, parameters,
-                                "the parameters in {text:?}"
-                            ),
-                            _ => assert!(
-                                call.arguments.is_empty(),
-                                "arguments from nowhere in {text:?}"
-                            ),
-                        }
-                        &call.id
-                    }
+                    CallSlot::Call(call) => &call.id,
                     CallSlot::Malformed { id, problem, .. } => {
                         assert!(!problem.is_empty(), "a malformed slot says why");
                         id
@@ -163,6 +177,21 @@ fn check_json_protocol(text: &str) {
                 };
                 assert!(!id.is_empty(), "an empty call id from {text:?}");
                 assert!(ids.insert(id.clone()), "call id {id:?} twice in {text:?}");
+            }
+            if names_a_tool {
+                assert!(slots.len() >= tool_objects.len(), "slots from {text:?}");
+                for slot in slots {
+                    if let CallSlot::Call(call) = slot {
+                        let named = KNOWN_TOOLS.contains(&call.tool.as_str())
+                            || tool_objects.iter().any(|o| {
+                                o.get("tool").and_then(Value::as_str).map(str::trim)
+                                    == Some(call.tool.as_str())
+                            });
+                        assert!(named, "tool {:?} from nowhere in {text:?}", call.tool);
+                    }
+                }
+            } else {
+                check_tool_object_slots(text, slots, &tool_objects);
             }
         }
         ReplyKind::Text(answer) => {

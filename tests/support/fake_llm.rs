@@ -1,5 +1,13 @@
 //! A fake OpenAI-compatible server on loopback: it replays scripted replies in order and
 //! records every request, so tests can assert on what the model was sent.
+//!
+//! Started with [`Checks::like_real_servers`], it also refuses what real servers refused
+//! when riskgate was run against them (llama-cpp-python 0.3.36's server and llama.cpp's
+//! `llama-server`): an assistant message with tool calls whose `content` is `null` or
+//! missing gets a 500, tools sent without `tool_choice` are left out of the "prompt" (a
+//! scripted call comes back as plain text, as a model that never saw the tools answers),
+//! and a call without its result (or a result without its call) gets a 400, as OpenAI
+//! answers it. [`bare_call`] scripts what small models write instead of `tool_calls`.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -24,13 +32,124 @@ pub enum Scripted {
     Slow(Duration, Value),
 }
 
+/// What the fake refuses before it answers.
+#[derive(Clone, Debug, Default)]
+pub struct Checks {
+    /// 500 for an assistant message with tool calls whose `content` is null or missing.
+    pub content_beside_calls: bool,
+    /// Tools without `tool_choice` are ignored: a scripted call is answered as text.
+    pub tools_need_tool_choice: bool,
+    /// 400 for a call without its result or a result without its call.
+    pub pairing: bool,
+    /// 400 for any request whose messages contain this text (a server that cannot take
+    /// something in the history).
+    pub refuse_containing: Option<String>,
+}
+
+impl Checks {
+    /// What the real servers refused.
+    pub fn like_real_servers() -> Self {
+        Self {
+            content_beside_calls: true,
+            tools_need_tool_choice: true,
+            pairing: true,
+            refuse_containing: None,
+        }
+    }
+}
+
+/// What a model that never saw the tools answers instead of a scripted call.
+pub const NO_TOOLS_ANSWER: &str = "I cannot run anything here.";
+
 struct Script {
     queue: Mutex<VecDeque<Scripted>>,
+    checks: Checks,
+    /// Why requests were refused, in order.
+    rejected: Mutex<Vec<String>>,
+}
+
+impl Script {
+    /// The refusal a real server gave this request, if any.
+    fn refusal(&self, body: &Value) -> Option<(u16, String)> {
+        let messages = body["messages"].as_array()?;
+        if self.checks.content_beside_calls {
+            for message in messages {
+                let calls = message["tool_calls"]
+                    .as_array()
+                    .is_some_and(|c| !c.is_empty());
+                if message["role"] == "assistant" && calls && !message["content"].is_string() {
+                    return Some((
+                        500,
+                        "Internal Server Error: content must be a string".into(),
+                    ));
+                }
+            }
+        }
+        if self.checks.pairing
+            && let Err(problem) = pairing(messages)
+        {
+            return Some((400, problem));
+        }
+        if let Some(marker) = &self.checks.refuse_containing
+            && body["messages"].to_string().contains(marker.as_str())
+        {
+            return Some((
+                400,
+                format!("this server cannot take a message with {marker}"),
+            ));
+        }
+        None
+    }
+}
+
+/// Every call answered by one result before anything else follows, and no stray result.
+fn pairing(messages: &[Value]) -> Result<(), String> {
+    let mut open: Vec<String> = Vec::new();
+    for message in messages {
+        if message["role"] == "tool" {
+            let id = message["tool_call_id"].as_str().unwrap_or_default();
+            let at = open
+                .iter()
+                .position(|o| o == id)
+                .ok_or_else(|| format!("tool message {id:?} answers no call"))?;
+            open.remove(at);
+            continue;
+        }
+        if !open.is_empty() {
+            return Err(format!("calls {open:?} have no tool message"));
+        }
+        for call in message["tool_calls"].as_array().into_iter().flatten() {
+            open.push(call["id"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    if open.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("calls {open:?} have no tool message"))
+    }
 }
 
 impl Respond for Script {
-    fn respond(&self, _request: &Request) -> ResponseTemplate {
-        let next = self.queue.lock().expect("script lock").pop_front();
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        if let Some((status, message)) = self.refusal(&body) {
+            self.rejected
+                .lock()
+                .expect("rejected")
+                .push(message.clone());
+            return ResponseTemplate::new(status)
+                .set_body_json(json!({"error": {"message": message}}));
+        }
+        let tools_ignored = self.checks.tools_need_tool_choice
+            && body.get("tools").is_some()
+            && body.get("tool_choice").is_none();
+        let mut next = self.queue.lock().expect("script lock").pop_front();
+        if tools_ignored
+            && let Some(Scripted::Reply(reply)) = &next
+            && reply["choices"][0]["message"]["tool_calls"].is_array()
+        {
+            next = Some(text(NO_TOOLS_ANSWER));
+        }
         match next {
             Some(Scripted::Reply(body)) => ResponseTemplate::new(200).set_body_json(body),
             Some(Scripted::Slow(delay, body)) => ResponseTemplate::new(200)
@@ -61,9 +180,16 @@ pub struct FakeLlm {
 
 impl FakeLlm {
     pub async fn start(script: Vec<Scripted>) -> Self {
+        Self::start_with(script, Checks::default()).await
+    }
+
+    /// A fake that refuses what `checks` says before it answers.
+    pub async fn start_with(script: Vec<Scripted>, checks: Checks) -> Self {
         let server = MockServer::start().await;
         let script = Arc::new(Script {
             queue: Mutex::new(script.into()),
+            checks,
+            rejected: Mutex::default(),
         });
         Mock::given(method("POST"))
             .and(path("/v1/chat/completions"))
@@ -98,6 +224,11 @@ impl FakeLlm {
     pub fn remaining(&self) -> usize {
         self.script.queue.lock().expect("script lock").len()
     }
+
+    /// Why requests were refused by the checks, in order.
+    pub fn rejections(&self) -> Vec<String> {
+        self.script.rejected.lock().expect("rejected").clone()
+    }
 }
 
 struct SharedScript(Arc<Script>);
@@ -127,6 +258,11 @@ pub fn tool_calls(calls: &[(&str, &str, Value)]) -> Scripted {
             "finish_reason": "tool_calls"
         }]
     }))
+}
+
+/// A call written as bare JSON in the text, as small models behind llama.cpp wrote them.
+pub fn bare_call(name: &str, arguments: Value) -> Scripted {
+    text(&json!({"name": name, "arguments": arguments}).to_string())
 }
 
 /// A completion with text only.

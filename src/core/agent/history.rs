@@ -1,8 +1,56 @@
 //! Keeping history within a budget: whole turns are dropped, oldest first, so a tool result
 //! never loses the call it answers; and a single message too long for the budget is cut
-//! before it is stored, so one huge paste is not re-sent on every later turn.
+//! before it is stored, so one huge paste is not re-sent on every later turn. What is sent
+//! is repaired first ([`repaired`]): whatever an earlier failure or an older version left
+//! in the store, a request never carries a tool call without its result, nor a result
+//! without its call.
+
+use std::collections::HashSet;
 
 use super::message::{ChatMessage, Role};
+
+/// The result given to a call whose result was never recorded.
+pub const MISSING_RESULT: &str =
+    r#"{"status":"not_run","reason":"no result was recorded for this call"}"#;
+
+/// `messages` with the native protocol's pairing made whole: a result that answers no open
+/// call is dropped, and a call still open when anything but a result follows (or at the
+/// end) gets [`MISSING_RESULT`]. Well-formed history comes back unchanged.
+pub fn repaired(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut open: Vec<String> = Vec::new();
+    let close = |open: &mut Vec<String>, out: &mut Vec<ChatMessage>| {
+        for id in open.drain(..) {
+            out.push(ChatMessage::tool_result(id, MISSING_RESULT));
+        }
+    };
+    for message in messages {
+        if message.role == Role::Tool {
+            let answers = message
+                .tool_call_id
+                .as_ref()
+                .and_then(|id| open.iter().position(|o| o == id));
+            if let Some(at) = answers {
+                open.remove(at);
+                out.push(message);
+            }
+            continue;
+        }
+        close(&mut open, &mut out);
+        if message.role == Role::Assistant && !message.tool_calls.is_empty() {
+            let mut seen = HashSet::new();
+            open = message
+                .tool_calls
+                .iter()
+                .filter(|c| seen.insert(c.id.clone()))
+                .map(|c| c.id.clone())
+                .collect();
+        }
+        out.push(message);
+    }
+    close(&mut open, &mut out);
+    out
+}
 
 /// Where each turn starts: a message a person wrote (a user message with an author).
 fn turn_starts(messages: &[ChatMessage]) -> Vec<usize> {
@@ -105,6 +153,50 @@ mod tests {
         // A limit smaller than the note keeps only the note.
         let tiny = fit_for_history(&text, 10).expect("cut");
         assert_eq!(tiny, format!("\n{}", cut_note(3_000)));
+    }
+
+    #[test]
+    fn broken_pairing_is_repaired_and_whole_history_kept() {
+        let whole: Vec<ChatMessage> = (0..2).flat_map(|n| turn(n, 10)).collect();
+        assert_eq!(repaired(whole.clone()), whole);
+        let calls = |ids: &[&str]| {
+            ChatMessage::assistant_calls(
+                None,
+                ids.iter()
+                    .map(|id| CallRecord {
+                        id: (*id).into(),
+                        name: "t".into(),
+                        arguments: "{}".into(),
+                    })
+                    .collect(),
+            )
+        };
+        let broken = vec![
+            ChatMessage::user(Some("ann"), "q"),
+            ChatMessage::tool_result("stray", "x"),
+            calls(&["a", "b"]),
+            ChatMessage::tool_result("b", "B"),
+            ChatMessage::user(Some("ann"), "next"),
+            calls(&["c"]),
+        ];
+        let fixed = repaired(broken);
+        let shape: Vec<(Role, Option<&str>)> = fixed
+            .iter()
+            .map(|m| (m.role, m.tool_call_id.as_deref()))
+            .collect();
+        assert_eq!(
+            shape,
+            vec![
+                (Role::User, None),
+                (Role::Assistant, None),
+                (Role::Tool, Some("b")),
+                (Role::Tool, Some("a")),
+                (Role::User, None),
+                (Role::Assistant, None),
+                (Role::Tool, Some("c")),
+            ]
+        );
+        assert_eq!(fixed[3].content.as_deref(), Some(MISSING_RESULT));
     }
 
     #[test]

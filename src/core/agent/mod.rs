@@ -13,12 +13,16 @@ mod history;
 mod message;
 pub mod profiles;
 mod protocol;
+mod run_messages;
+mod text_calls;
 
 pub use event::AgentEvent;
 pub use history::trim_to_budget;
 pub use message::{CallRecord, ChatMessage, ChatReply, ChatRequest, ReplyToolCall, Role};
 pub use profiles::ProfileMemory;
 pub use protocol::{CallSlot, ParsedCall, Protocol, ReplyKind, json_objects};
+
+use run_messages::RunMessages;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -118,8 +122,18 @@ pub enum StopReason {
     MaxIterations(u32),
     #[error("I stopped because the run took longer than {0:?} (agent.run_timeout_secs)")]
     WallClock(Duration),
-    #[error("I stopped because the model sent {0} malformed tool calls in a row")]
-    Malformed(u32),
+    #[error(
+        "I stopped because the model sent {count} replies in a row that I could not use (the last one: {problem}). Small models often do this: try the other tool protocol (llm.protocol = \"{other}\" instead of \"{protocol}\") or a larger model",
+        other = protocol.other().as_str(),
+        protocol = protocol.as_str()
+    )]
+    Malformed {
+        count: u32,
+        /// What was wrong with the last one.
+        problem: String,
+        /// The protocol the model was asked to speak.
+        protocol: Protocol,
+    },
     #[error("{0}")]
     Model(ModelError),
     #[error("{0}")]
@@ -141,7 +155,7 @@ impl RunOutcome {
             Self::Terminated { .. } => "terminated",
             Self::Stopped(StopReason::MaxIterations(_)) => "max_iterations",
             Self::Stopped(StopReason::WallClock(_)) => "wall_clock",
-            Self::Stopped(StopReason::Malformed(_)) => "malformed",
+            Self::Stopped(StopReason::Malformed { .. }) => "malformed",
             Self::Stopped(StopReason::Model(_)) => "model_error",
             Self::Stopped(StopReason::Store(_)) => "store_error",
             Self::Stopped(StopReason::MessageTooLong { .. }) => "message_too_long",
@@ -170,8 +184,9 @@ pub struct Agent {
     /// What each profile's runs send every time, built on first use.
     pub prepared: PreparedCache,
     /// The profile each channel's last run was confirmed on: a run of a known channel asks
-    /// the model while its settings are read (see [`ProfileMemory`]).
-    pub profiles: ProfileMemory,
+    /// the model while its settings are read (see [`ProfileMemory`]). Shared with the
+    /// [`profiles::ProfileWatch`] in front of `store`, which settings changes go through.
+    pub profiles: Arc<ProfileMemory>,
     /// Audit records of calls that ran (or were refused) while the store could not take
     /// them, oldest first; see [`Agent::flush_audit`].
     pub unwritten_audit: AuditSpool,
@@ -191,6 +206,8 @@ pub struct Prepared {
     system: String,
     request_tools: Arc<[ToolDefinition]>,
     offered: HashSet<String>,
+    /// Every real tool's name: the only names a call written in prose may give.
+    known: HashSet<String>,
 }
 
 /// Prepared requests by profile. Empty at first; filled as profiles are used.
@@ -323,6 +340,67 @@ struct CallResult {
     output_bytes: u64,
 }
 
+/// What a run's steps share.
+struct RunContext<'r> {
+    inbound: &'r Inbound,
+    run_id: &'r str,
+    settings: &'r ChannelSettings,
+    prepared: &'r Prepared,
+}
+
+/// The calls of one reply, and any text that came with them.
+struct Exchange {
+    content: Option<String>,
+    slots: Vec<CallSlot>,
+}
+
+/// Where a run stands between steps.
+#[derive(Default)]
+struct Progress {
+    iterations: u32,
+    next_id: u64,
+    malformed_in_a_row: u32,
+    /// What was wrong with the last reply that could not be used.
+    last_problem: String,
+    /// Calls a person cancelled in this run (tool and canonical arguments).
+    cancelled: HashSet<String>,
+    /// The results the model was given in this run, to tell an echo from an answer.
+    results: Vec<String>,
+}
+
+/// Why a text reply is not an answer but a copy of a tool result this run gave the model
+/// (small models answered with riskgate's own result JSON), if it is one. Only replies
+/// that are structured like a result count: a JSON object or array found verbatim in a
+/// result, riskgate's `{"status", "reason"}` shape, or the frame tool output comes in.
+fn echoed_result(text: &str, results: &[String]) -> Option<String> {
+    const PROBLEM: &str = "the reply repeats a tool result instead of answering; read the result and answer the user in plain words";
+    let trimmed = text.trim();
+    let inner = trimmed
+        .strip_prefix("```json")
+        .or_else(|| trimmed.strip_prefix("```"))
+        .and_then(|rest| rest.strip_suffix("```"))
+        .unwrap_or(trimmed)
+        .trim();
+    if inner.contains("<tool_output") || inner.starts_with("Result of your ") {
+        return Some(PROBLEM.to_owned());
+    }
+    if !(inner.starts_with('{') || inner.starts_with('[')) {
+        return None;
+    }
+    if let Ok(Value::Object(object)) = serde_json::from_str::<Value>(inner)
+        && object.contains_key("status")
+        && object.contains_key("reason")
+    {
+        return Some(PROBLEM.to_owned());
+    }
+    let compact = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let reply = compact(inner);
+    results
+        .iter()
+        .any(|result| compact(result).contains(&reply))
+        .then(|| PROBLEM.to_owned())
+}
+
 impl Agent {
     /// The settings of a channel: stored ones, else the defaults.
     pub async fn channel_settings(&self, channel: &str) -> Result<ChannelSettings, StoreError> {
@@ -348,7 +426,8 @@ impl Agent {
                 text: inbound.text.clone(),
             },
         );
-        let mut new_messages = vec![ChatMessage::user(Some(&inbound.author_name), &inbound.text)];
+        let mut messages =
+            RunMessages::new(ChatMessage::user(Some(&inbound.author_name), &inbound.text));
         let run_id = new_id();
         // The run's start is recorded while the model thinks about its first step; no tool
         // runs and nobody is asked before it is (see `Behind`).
@@ -357,7 +436,7 @@ impl Agent {
             self.store.start_run(&run_id, channel, &self.instance),
         )));
         let (outcome, iterations) = self
-            .drive(inbound, &run_id, &mut behind, &mut new_messages)
+            .drive(inbound, &run_id, &mut behind, &mut messages)
             .await;
         let outcome = match behind.settle().await {
             Ok(()) => outcome,
@@ -365,12 +444,13 @@ impl Agent {
             Err(e) => RunOutcome::Stopped(StopReason::Store(e)),
         };
         let recorded = behind.recorded();
-        // Later runs read the person's message cut to fit the history; this one saw it whole.
-        if let Some(message) = new_messages.first_mut() {
-            message.content = message.content.as_deref().map(|text| {
-                history::fit_for_history(text, self.limits.history_budget_chars / 2)
-                    .unwrap_or_else(|| text.to_owned())
-            });
+        let new_messages = self.for_history(&outcome, &messages);
+        if messages.history_dropped {
+            // The server refused the earlier conversation and answered without it: later
+            // runs start from here instead of failing on it again.
+            if let Err(e) = self.patiently(channel, self.store.clear(channel)).await {
+                tracing::error!(error = %e, "could not clear the refused conversation");
+            }
         }
         // The end of the run and its messages, at once: on SQLite they share one commit.
         let (finished, saved) = tokio::join!(
@@ -430,6 +510,23 @@ impl Agent {
         outcome
     }
 
+    /// What later runs read of this one: see [`RunMessages::for_history`]; the person's
+    /// message cut to fit the history (this run saw it whole).
+    fn for_history(&self, outcome: &RunOutcome, messages: &RunMessages) -> Vec<ChatMessage> {
+        let note = match outcome {
+            RunOutcome::Stopped(reason) => Some(format!("(No answer: {reason}.)")),
+            RunOutcome::Replied(_) | RunOutcome::Terminated { .. } => None,
+        };
+        let mut kept = messages.for_history(note);
+        if let Some(message) = kept.first_mut() {
+            message.content = message.content.as_deref().map(|text| {
+                history::fit_for_history(text, self.limits.history_budget_chars / 2)
+                    .unwrap_or_else(|| text.to_owned())
+            });
+        }
+        kept
+    }
+
     /// A message over `max_message_chars` ends its run before anything else: no model call,
     /// no store write, no history. The person is told why and what to do instead.
     fn refuse_too_long(&self, inbound: &Inbound) -> Option<RunOutcome> {
@@ -482,195 +579,310 @@ impl Agent {
         inbound: &Inbound,
         run_id: &str,
         behind: &mut Behind<'a>,
-        new_messages: &mut Vec<ChatMessage>,
+        messages: &mut RunMessages,
     ) -> (RunOutcome, u32) {
         let channel = inbound.channel.as_str();
         let mut timer = RunTimer::new(self.limits.run_timeout);
-        let mut first_reply = None;
-        let (settings, history) = match self.profiles.last(channel) {
-            Some(profile) if self.limits.max_iterations > 0 => {
-                match self
-                    .start_remembered(channel, &profile, &timer, behind, new_messages)
-                    .await
-                {
-                    Ok((settings, history, reply)) => {
-                        first_reply = reply;
-                        (settings, history)
+        let (settings, mut history, mut first_reply) =
+            match self.begin(channel, &timer, behind, messages).await {
+                Ok(begun) => begun,
+                Err((e, asked)) => return (RunOutcome::Stopped(StopReason::Store(e)), asked),
+            };
+        let prepared = self.prepared(&settings.profile);
+        let context = RunContext {
+            inbound,
+            run_id,
+            settings: &settings,
+            prepared: &prepared,
+        };
+        let mut progress = Progress::default();
+        loop {
+            if progress.iterations >= self.limits.max_iterations {
+                let outcome = RunOutcome::Stopped(StopReason::MaxIterations(progress.iterations));
+                return (outcome, progress.iterations);
+            }
+            progress.iterations += 1;
+            let asked = match first_reply.take() {
+                Some(reply) => reply,
+                None => {
+                    let request = self.request(&prepared, &history, messages.all());
+                    // The writes left behind by the previous step land while the model thinks.
+                    let (reply, settled) =
+                        tokio::join!(self.ask(&request, &timer), behind.settle());
+                    if let Err(e) = settled {
+                        return (
+                            RunOutcome::Stopped(StopReason::Store(e)),
+                            progress.iterations,
+                        );
                     }
-                    Err((e, asked)) => {
-                        return (RunOutcome::Stopped(StopReason::Store(e)), asked);
-                    }
+                    reply
                 }
+            };
+            let asked = self
+                .without_history_if_refused(
+                    channel,
+                    asked,
+                    &prepared,
+                    &mut history,
+                    messages,
+                    &timer,
+                )
+                .await;
+            let reply = match asked {
+                Err(_) => {
+                    let outcome = RunOutcome::Stopped(StopReason::WallClock(timer.limit));
+                    return (outcome, progress.iterations);
+                }
+                Ok(Err(e)) => {
+                    return (
+                        RunOutcome::Stopped(StopReason::Model(e)),
+                        progress.iterations,
+                    );
+                }
+                Ok(Ok(reply)) => reply,
+            };
+            let kind = self
+                .protocol
+                .interpret(&reply, &mut progress.next_id, &prepared.known);
+            let stop = match kind {
+                ReplyKind::Text(text) => match echoed_result(&text, &progress.results) {
+                    Some(problem) => self.unusable(text, problem, messages, &mut progress),
+                    None => {
+                        messages.push(ChatMessage::assistant(&text));
+                        self.emit(channel, AgentEvent::Reply { text: text.clone() });
+                        Some(RunOutcome::Replied(text))
+                    }
+                },
+                ReplyKind::Malformed { raw, problem } => {
+                    self.unusable(raw, problem, messages, &mut progress)
+                }
+                ReplyKind::Calls { content, slots } => {
+                    let exchange = Exchange { content, slots };
+                    self.run_calls(
+                        &context,
+                        exchange,
+                        behind,
+                        &mut timer,
+                        messages,
+                        &mut progress,
+                    )
+                    .await
+                }
+            };
+            if let Some(outcome) = stop {
+                return (outcome, progress.iterations);
+            }
+        }
+    }
+
+    /// Reads the channel's settings and history, asking the model at once on a remembered
+    /// profile (see `start_remembered`); returns the first reply when it was asked.
+    async fn begin<'a>(
+        &'a self,
+        channel: &str,
+        timer: &RunTimer,
+        behind: &mut Behind<'a>,
+        messages: &RunMessages,
+    ) -> Result<(ChannelSettings, Vec<ChatMessage>, Option<Asked>), (StoreError, u32)> {
+        // Taken before the read: a change made through this process after it wins.
+        let mark = self.profiles.mark();
+        let begun = match self.profiles.last(channel) {
+            Some(profile) if self.limits.max_iterations > 0 => {
+                self.start_remembered(channel, &profile, timer, behind, messages.all())
+                    .await?
             }
             // Both reads at once: the first model call needs them.
             _ => match tokio::join!(
                 self.patiently(channel, self.channel_settings(channel)),
                 self.history_of(channel)
             ) {
-                (Ok(settings), Ok(history)) => (settings, history),
-                (Err(e), _) | (_, Err(e)) => {
-                    return (RunOutcome::Stopped(StopReason::Store(e)), 0);
-                }
+                (Ok(settings), Ok(history)) => (settings, history, None),
+                (Err(e), _) | (_, Err(e)) => return Err((e, 0)),
             },
         };
-        self.profiles.confirm(channel, &settings.profile);
-        let prepared = self.prepared(&settings.profile);
-        let offered = &prepared.offered;
+        self.profiles.confirm(channel, &begun.0.profile, mark);
+        Ok(begun)
+    }
 
-        let mut next_id = 0u64;
-        let mut malformed_in_a_row = 0u32;
-        let mut cancelled: HashSet<String> = HashSet::new();
-        let mut iterations = 0u32;
-
-        loop {
-            if iterations >= self.limits.max_iterations {
-                return (
-                    RunOutcome::Stopped(StopReason::MaxIterations(iterations)),
-                    iterations,
-                );
-            }
-            iterations += 1;
-            let reply = match first_reply.take() {
-                Some(reply) => reply,
-                None => {
-                    let request = self.request(&prepared, &history, new_messages);
-                    // The writes left behind by the previous step land while the model thinks.
-                    let (reply, settled) =
-                        tokio::join!(self.ask(&request, &timer), behind.settle());
-                    if let Err(e) = settled {
-                        return (RunOutcome::Stopped(StopReason::Store(e)), iterations);
-                    }
-                    reply
-                }
-            };
-            let reply = match reply {
-                Err(_) => {
-                    return (
-                        RunOutcome::Stopped(StopReason::WallClock(timer.limit)),
-                        iterations,
-                    );
-                }
-                Ok(Err(e)) => return (RunOutcome::Stopped(StopReason::Model(e)), iterations),
-                Ok(Ok(reply)) => reply,
-            };
-
-            match self.protocol.interpret(&reply, &mut next_id) {
-                ReplyKind::Text(text) => {
-                    new_messages.push(ChatMessage::assistant(&text));
-                    self.emit(channel, AgentEvent::Reply { text: text.clone() });
-                    return (RunOutcome::Replied(text), iterations);
-                }
-                ReplyKind::Malformed { raw, problem } => {
-                    malformed_in_a_row += 1;
-                    tracing::info!(%problem, "malformed reply");
-                    if !raw.is_empty() {
-                        new_messages.push(ChatMessage::assistant(raw));
-                    }
-                    new_messages.push(ChatMessage::user(None, self.protocol.correction(&problem)));
-                    if malformed_in_a_row >= self.limits.max_malformed_in_a_row {
-                        return (
-                            RunOutcome::Stopped(StopReason::Malformed(malformed_in_a_row)),
-                            iterations,
-                        );
-                    }
-                }
-                ReplyKind::Calls { content, slots } => {
-                    new_messages.push(self.protocol.assistant_message(content.as_deref(), &slots));
-                    let mut any_malformed = false;
-                    let mut stop: Option<RunOutcome> = None;
-                    for slot in &slots {
-                        // After a stop, the remaining calls still get a result so every call
-                        // pairs with one.
-                        if stop.is_some() {
-                            let (id, tool) = slot_id_and_tool(slot);
-                            let text = status_json("not_run", "the run stopped before this call");
-                            new_messages.push(self.protocol.result_message(id, tool, &text));
-                            continue;
-                        }
-                        match slot {
-                            CallSlot::Malformed { id, tool, problem } => {
-                                any_malformed = true;
-                                let text = format!("error: {}", self.protocol.correction(problem));
-                                new_messages.push(self.protocol.result_message(id, tool, &text));
-                            }
-                            CallSlot::Call(call) => {
-                                if let Err(problem) = self.check_call(call, offered) {
-                                    any_malformed = true;
-                                    let text =
-                                        format!("error: {}", self.protocol.correction(&problem));
-                                    new_messages.push(
-                                        self.protocol.result_message(&call.id, &call.tool, &text),
-                                    );
-                                    continue;
-                                }
-                                // Nothing runs and nobody is asked before the run's
-                                // start and every earlier audit record are written.
-                                if let Err(e) = behind.settle().await {
-                                    return (RunOutcome::Stopped(StopReason::Store(e)), iterations);
-                                }
-                                let started = Instant::now();
-                                let (result, audit) = self
-                                    .handle_call(
-                                        inbound,
-                                        run_id,
-                                        &settings,
-                                        call,
-                                        &mut timer,
-                                        &mut cancelled,
-                                    )
-                                    .await;
-                                let record = completed(audit, &result, started.elapsed());
-                                behind.push(Box::pin(self.audit(record)));
-                                new_messages.push(self.protocol.result_message(
-                                    &call.id,
-                                    &call.tool,
-                                    &result.text,
-                                ));
-                                if timer.remaining().is_zero() {
-                                    stop = Some(RunOutcome::Stopped(StopReason::WallClock(
-                                        timer.limit,
-                                    )));
-                                } else if result.outcome == "undeliverable" {
-                                    // Nobody can answer in this channel: any later call
-                                    // would wait in vain, so the run ends and the queue moves.
-                                    stop = Some(RunOutcome::Stopped(StopReason::Undeliverable));
-                                } else if call.terminate {
-                                    stop = Some(RunOutcome::Terminated {
-                                        tool: call.tool.clone(),
-                                        result: result.text.clone(),
-                                    });
-                                    if result.ran {
-                                        self.emit(
-                                            channel,
-                                            AgentEvent::Reply {
-                                                text: format!(
-                                                    "(finished with the result of {})",
-                                                    call.tool
-                                                ),
-                                            },
-                                        );
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    if let Some(outcome) = stop {
-                        return (outcome, iterations);
-                    }
-                    if any_malformed {
-                        malformed_in_a_row += 1;
-                        if malformed_in_a_row >= self.limits.max_malformed_in_a_row {
-                            return (
-                                RunOutcome::Stopped(StopReason::Malformed(malformed_in_a_row)),
-                                iterations,
-                            );
-                        }
-                    } else {
-                        malformed_in_a_row = 0;
-                    }
-                }
-            }
+    /// A reply that could not be used: sent back with a correction during this run only.
+    /// Returns the stop when too many came in a row.
+    fn unusable(
+        &self,
+        raw: String,
+        problem: String,
+        messages: &mut RunMessages,
+        progress: &mut Progress,
+    ) -> Option<RunOutcome> {
+        tracing::info!(%problem, "malformed reply");
+        if !raw.is_empty() {
+            messages.push_transient(ChatMessage::assistant(raw));
         }
+        messages.push_transient(ChatMessage::user(None, self.protocol.correction(&problem)));
+        progress.last_problem = problem;
+        progress.malformed_in_a_row += 1;
+        self.too_many_malformed(progress)
+    }
+
+    fn too_many_malformed(&self, progress: &Progress) -> Option<RunOutcome> {
+        (progress.malformed_in_a_row >= self.limits.max_malformed_in_a_row).then(|| {
+            RunOutcome::Stopped(StopReason::Malformed {
+                count: progress.malformed_in_a_row,
+                problem: progress.last_problem.clone(),
+                protocol: self.protocol,
+            })
+        })
+    }
+
+    /// When the server refused a request that carried earlier conversation, in a way that
+    /// may be about what it carries (a 4xx, a 5xx that outlasted the retries), asks once
+    /// more without it and tells the channel. Later runs do not carry it either
+    /// (`RunMessages::history_dropped`) if that worked.
+    async fn without_history_if_refused(
+        &self,
+        channel: &str,
+        asked: Asked,
+        prepared: &Prepared,
+        history: &mut Vec<ChatMessage>,
+        messages: &mut RunMessages,
+        timer: &RunTimer,
+    ) -> Asked {
+        let refused = match &asked {
+            Ok(Err(e)) if e.may_be_the_content() && !history.is_empty() => e.to_string(),
+            _ => return asked,
+        };
+        tracing::warn!(error = %refused, "the model server refused the request; asking again without the earlier conversation");
+        history.clear();
+        let again = self
+            .ask(&self.request(prepared, history, messages.all()), timer)
+            .await;
+        if matches!(again, Ok(Ok(_))) {
+            messages.history_dropped = true;
+            self.emit(
+                channel,
+                AgentEvent::Notice {
+                    message: format!(
+                        "the model server refused this channel's earlier conversation ({refused}); I answered without it and cleared it, as /reset would"
+                    ),
+                },
+            );
+        }
+        again
+    }
+
+    /// Runs the calls of one reply through the gate, in order; every call gets a result,
+    /// also after a stop. Returns the stop, if one came.
+    async fn run_calls<'a>(
+        &'a self,
+        context: &RunContext<'_>,
+        exchange: Exchange,
+        behind: &mut Behind<'a>,
+        timer: &mut RunTimer,
+        messages: &mut RunMessages,
+        progress: &mut Progress,
+    ) -> Option<RunOutcome> {
+        let channel = context.inbound.channel.as_str();
+        let start = messages.len();
+        let Exchange { content, slots } = exchange;
+        messages.push(self.protocol.assistant_message(content.as_deref(), &slots));
+        let (mut any_malformed, mut any_checked) = (false, false);
+        let mut stop: Option<RunOutcome> = None;
+        for slot in &slots {
+            let (id, tool) = slot_id_and_tool(slot);
+            // After a stop, the remaining calls still get a result so every call pairs.
+            if stop.is_some() {
+                let text = status_json("not_run", "the run stopped before this call");
+                messages.push(self.protocol.result_message(id, tool, &text));
+                continue;
+            }
+            let checked = match slot {
+                CallSlot::Malformed { problem, .. } => Err(problem.clone()),
+                CallSlot::Call(call) => self
+                    .check_call(call, &context.prepared.offered)
+                    .map(|()| call),
+            };
+            let call = match checked {
+                Ok(call) => call,
+                Err(problem) => {
+                    any_malformed = true;
+                    let text = format!("error: {}", self.protocol.correction(&problem));
+                    progress.last_problem = problem;
+                    messages.push(self.protocol.result_message(id, tool, &text));
+                    continue;
+                }
+            };
+            any_checked = true;
+            // Nothing runs and nobody is asked before the run's start and every earlier
+            // audit record are written.
+            if let Err(e) = behind.settle().await {
+                return Some(RunOutcome::Stopped(StopReason::Store(e)));
+            }
+            let started = Instant::now();
+            let (result, audit) = self
+                .handle_call(
+                    context.inbound,
+                    context.run_id,
+                    context.settings,
+                    call,
+                    timer,
+                    &mut progress.cancelled,
+                )
+                .await;
+            let record = completed(audit, &result, started.elapsed());
+            behind.push(Box::pin(self.audit(record)));
+            messages.push(
+                self.protocol
+                    .result_message(&call.id, &call.tool, &result.text),
+            );
+            progress.results.push(result.text.clone());
+            stop = self.stop_after(channel, call, &result, timer);
+        }
+        if !any_checked {
+            // Nothing in this reply could be used: later runs need not see it.
+            messages.transient_from(start);
+        }
+        if stop.is_some() {
+            return stop;
+        }
+        if any_malformed {
+            progress.malformed_in_a_row += 1;
+            return self.too_many_malformed(progress);
+        }
+        progress.malformed_in_a_row = 0;
+        None
+    }
+
+    /// Whether the run ends after this call: its time ran out, or the call said
+    /// `terminate`.
+    fn stop_after(
+        &self,
+        channel: &str,
+        call: &ParsedCall,
+        result: &CallResult,
+        timer: &RunTimer,
+    ) -> Option<RunOutcome> {
+        if timer.remaining().is_zero() {
+            return Some(RunOutcome::Stopped(StopReason::WallClock(timer.limit)));
+        }
+        if result.outcome == "undeliverable" {
+            // Nobody can answer in this channel: any later call would wait in vain, so the
+            // run ends and the channel's queue moves.
+            return Some(RunOutcome::Stopped(StopReason::Undeliverable));
+        }
+        if !call.terminate {
+            return None;
+        }
+        if result.ran {
+            self.emit(
+                channel,
+                AgentEvent::Reply {
+                    text: format!("(finished with the result of {})", call.tool),
+                },
+            );
+        }
+        Some(RunOutcome::Terminated {
+            tool: call.tool.clone(),
+            result: result.text.clone(),
+        })
     }
 
     /// The start of a run of a channel this process served before: the first model call goes
@@ -713,7 +925,8 @@ impl Agent {
         }
     }
 
-    /// The channel's history, within the budget.
+    /// The channel's history, within the budget, with every call paired with a result
+    /// (see [`history::repaired`]).
     async fn history_of(&self, channel: &str) -> Result<Vec<ChatMessage>, StoreError> {
         self.patiently(
             channel,
@@ -721,6 +934,7 @@ impl Agent {
                 .load_history(channel, self.limits.history_budget_chars),
         )
         .await
+        .map(history::repaired)
     }
 
     /// One model call, within what is left of the run's time.
@@ -758,6 +972,13 @@ impl Agent {
         let prepared = Arc::new(Prepared {
             system: self.prompts.system_prompt(profile, self.protocol, &tools),
             offered: tools.iter().map(|t| t.name.clone()).collect(),
+            known: self
+                .gate
+                .registry()
+                .definitions()
+                .into_iter()
+                .map(|d| d.name)
+                .collect(),
             request_tools: match self.protocol {
                 Protocol::Native => tools.into(),
                 Protocol::Json => Arc::from(Vec::new()),

@@ -4,13 +4,18 @@
 //!   results go back as `tool` messages paired by call id.
 //! - `json`: the definitions and the calling convention are written into the system prompt;
 //!   the model writes `{"tool": ..., "parameters": {...}, "terminate": bool}` in its text (in a
-//!   code fence or in prose); results go back as user messages.
+//!   code fence or in prose); results go back as user messages, framed as data to read.
+//!
+//! In both, a reply whose text holds a call in one of the forms small models write
+//! (`text_calls`) is read as that call: a server that did not turn it into `tool_calls`
+//! does not make it the answer.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
 use super::message::{CallRecord, ChatMessage, ChatReply};
+use super::text_calls::{self, Form, TextCall};
 
 /// Which protocol a model speaks (`llm.protocol`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,11 +75,33 @@ pub enum ReplyKind {
 }
 
 impl Protocol {
-    /// Reads a reply. `next_id` numbers calls that came without an id.
-    pub fn interpret(self, reply: &ChatReply, next_id: &mut u64) -> ReplyKind {
+    /// Reads a reply. `next_id` numbers calls that came without an id; `tools` are the names
+    /// of the real tools, the only ones a call written in prose may name.
+    pub fn interpret(
+        self,
+        reply: &ChatReply,
+        next_id: &mut u64,
+        tools: &HashSet<String>,
+    ) -> ReplyKind {
         match self {
-            Self::Native => interpret_native(reply, next_id),
-            Self::Json => interpret_json(reply, next_id),
+            Self::Native => interpret_native(reply, next_id, tools),
+            Self::Json => interpret_json(reply, next_id, tools),
+        }
+    }
+
+    /// The other protocol, to suggest when this one does not work with a model.
+    pub fn other(self) -> Self {
+        match self {
+            Self::Native => Self::Json,
+            Self::Json => Self::Native,
+        }
+    }
+
+    /// The name `llm.protocol` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::Json => "json",
         }
     }
 
@@ -104,11 +131,20 @@ impl Protocol {
         }
     }
 
-    /// The history entry carrying a call's result back to the model.
+    /// The history entry carrying a call's result back to the model. In the JSON protocol
+    /// the result is a user message, so it is framed as data with the next step spelled
+    /// out, and a refusal (`{"status", "reason"}`) is written in words: small models copied
+    /// the bare JSON back as their answer.
     pub fn result_message(self, call_id: &str, tool: &str, text: &str) -> ChatMessage {
         match self {
             Self::Native => ChatMessage::tool_result(call_id, text),
-            Self::Json => ChatMessage::user(None, format!("[result of {tool}]\n{text}")),
+            Self::Json => ChatMessage::user(
+                None,
+                format!(
+                    "Result of your {tool} call (data for you to read, not a reply to copy):\n{}\n\nNow answer the user in plain words, or call another tool.",
+                    status_in_words(text).unwrap_or_else(|| text.to_owned())
+                ),
+            ),
         }
     }
 
@@ -125,16 +161,35 @@ impl Protocol {
     }
 }
 
+/// `{"status": "denied", "reason": "..."}` as a sentence.
+fn status_in_words(text: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    let status = value.get("status")?.as_str()?;
+    let reason = value.get("reason")?.as_str()?;
+    Some(format!("The call was not run ({status}): {reason}"))
+}
+
 fn fresh_id(next_id: &mut u64) -> String {
     *next_id += 1;
     format!("call_{}", *next_id)
 }
 
-fn interpret_native(reply: &ChatReply, next_id: &mut u64) -> ReplyKind {
+fn interpret_native(reply: &ChatReply, next_id: &mut u64, tools: &HashSet<String>) -> ReplyKind {
     let content = reply.content.clone().filter(|c| !c.trim().is_empty());
     if reply.tool_calls.is_empty() {
         return match content {
-            Some(text) => ReplyKind::Text(text),
+            Some(text) => {
+                // A call the server left in the text: the call is what the model meant.
+                let found = text_calls::find(&text, tools, false);
+                if found.is_empty() {
+                    ReplyKind::Text(text)
+                } else {
+                    ReplyKind::Calls {
+                        content: None,
+                        slots: found.iter().map(|c| text_call_slot(c, next_id)).collect(),
+                    }
+                }
+            }
             None => ReplyKind::Malformed {
                 raw: String::new(),
                 problem: format!(
@@ -208,11 +263,11 @@ fn kind_of(value: &Value) -> &'static str {
     }
 }
 
-fn interpret_json(reply: &ChatReply, next_id: &mut u64) -> ReplyKind {
+fn interpret_json(reply: &ChatReply, next_id: &mut u64, tools: &HashSet<String>) -> ReplyKind {
     let text = reply.content.clone().unwrap_or_default();
     // A server that speaks native calls even in JSON mode: accept them.
     if !reply.tool_calls.is_empty() {
-        return interpret_native(reply, next_id);
+        return interpret_native(reply, next_id, tools);
     }
     if text.trim().is_empty() {
         return ReplyKind::Malformed {
@@ -220,11 +275,10 @@ fn interpret_json(reply: &ChatReply, next_id: &mut u64) -> ReplyKind {
             problem: "the reply was empty".to_owned(),
         };
     }
-    let objects = json_objects(&text);
-    let mut slots = Vec::new();
-    for object in objects.iter().filter(|o| o.contains_key("tool")) {
-        slots.push(validate_json_call(object, next_id));
-    }
+    let slots: Vec<CallSlot> = text_calls::find(&text, tools, true)
+        .iter()
+        .map(|call| text_call_slot(call, next_id))
+        .collect();
     if !slots.is_empty() {
         return ReplyKind::Calls {
             content: Some(text),
@@ -240,21 +294,34 @@ fn interpret_json(reply: &ChatReply, next_id: &mut u64) -> ReplyKind {
     ReplyKind::Text(text)
 }
 
-fn validate_json_call(object: &Map<String, Value>, next_id: &mut u64) -> CallSlot {
+/// A call read from text, checked: a non-empty name, arguments that are an object (or a
+/// JSON string holding one), a boolean `terminate`.
+fn text_call_slot(call: &TextCall, next_id: &mut u64) -> CallSlot {
     let id = fresh_id(next_id);
-    let tool = match object.get("tool") {
+    let key = if call.form == Form::Protocol {
+        "tool"
+    } else {
+        "name"
+    };
+    let tool = match &call.tool {
         Some(Value::String(t)) if !t.trim().is_empty() => t.trim().to_owned(),
         _ => {
             return CallSlot::Malformed {
                 id,
                 tool: String::new(),
-                problem: "\"tool\" must be a non-empty string naming a tool".to_owned(),
+                problem: format!("\"{key}\" must be a non-empty string naming a tool"),
             };
         }
     };
-    let arguments = match object.get("parameters") {
-        Some(Value::Object(map)) => map.clone(),
+    let arguments = match &call.arguments {
         None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(map)) => map.clone(),
+        Some(Value::String(_)) if call.form != Form::Protocol => {
+            match arguments_object(call.arguments.as_ref().unwrap_or(&Value::Null)) {
+                Ok(map) => map,
+                Err(problem) => return CallSlot::Malformed { id, tool, problem },
+            }
+        }
         Some(other) => {
             return CallSlot::Malformed {
                 id,
@@ -263,7 +330,7 @@ fn validate_json_call(object: &Map<String, Value>, next_id: &mut u64) -> CallSlo
             };
         }
     };
-    let terminate = match object.get("terminate") {
+    let terminate = match &call.terminate {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
         Some(other) => {
@@ -290,6 +357,14 @@ fn validate_json_call(object: &Map<String, Value>, next_id: &mut u64) -> CallSlo
 /// Each `{` not inside an object already found is tried as the start of one: the balanced
 /// `{...}` from there (strings and escapes respected), if it parses as a JSON object.
 pub fn json_objects(text: &str) -> Vec<Map<String, Value>> {
+    json_object_spans(text)
+        .into_iter()
+        .map(|(_, _, object)| object)
+        .collect()
+}
+
+/// [`json_objects`] with where each starts and ends (exclusive) in `text`.
+pub(super) fn json_object_spans(text: &str) -> Vec<(usize, usize, Map<String, Value>)> {
     let mut found = Vec::new();
     let bytes = text.as_bytes();
     let mut ends = HashMap::new();
@@ -303,7 +378,7 @@ pub fn json_objects(text: &str) -> Vec<Map<String, Value>> {
             if let Some(end) = end
                 && let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&text[i..end])
             {
-                found.push(map);
+                found.push((i, end, map));
                 i = end;
                 continue;
             }
@@ -362,10 +437,11 @@ fn balanced_ends(
     None
 }
 
-/// A reply that mentions a `"tool"` key or opens a json fence but yielded no call.
+/// A reply that mentions a `"tool"` key, opens a json fence or a `<tool_call>` tag, but
+/// yielded no call.
 fn looks_like_a_failed_call(text: &str) -> bool {
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    compact.contains("\"tool\":") || text.contains("```json")
+    compact.contains("\"tool\":") || text.contains("```json") || text.contains("<tool_call>")
 }
 
 #[cfg(test)]
@@ -380,6 +456,13 @@ mod tests {
             content: Some(text.to_owned()),
             ..ChatReply::default()
         }
+    }
+
+    fn tools() -> HashSet<String> {
+        ["execute_sql", "execute_command", "x"]
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
     }
 
     fn calls(kind: ReplyKind) -> Vec<CallSlot> {
@@ -423,7 +506,7 @@ mod tests {
             finish_reason: Some("tool_calls".into()),
         };
         let mut n = 0;
-        let slots = calls(Protocol::Native.interpret(&reply, &mut n));
+        let slots = calls(Protocol::Native.interpret(&reply, &mut n, &tools()));
         assert!(
             matches!(&slots[0], CallSlot::Call(c) if c.id == "a" && c.arguments["sql"] == "SELECT 1")
         );
@@ -445,7 +528,7 @@ mod tests {
     fn native_text_and_empty_replies() {
         let mut n = 0;
         assert_eq!(
-            Protocol::Native.interpret(&text_reply("hello"), &mut n),
+            Protocol::Native.interpret(&text_reply("hello"), &mut n, &tools()),
             ReplyKind::Text("hello".into())
         );
         let empty = ChatReply {
@@ -454,7 +537,7 @@ mod tests {
             finish_reason: Some("length".into()),
         };
         assert!(matches!(
-            Protocol::Native.interpret(&empty, &mut n),
+            Protocol::Native.interpret(&empty, &mut n, &tools()),
             ReplyKind::Malformed { problem, .. } if problem.contains("length")
         ));
     }
@@ -463,13 +546,13 @@ mod tests {
     fn json_calls_in_fences_and_prose() {
         let mut n = 0;
         let fenced = "I'll look.\n```json\n{\"tool\": \"execute_sql\", \"parameters\": {\"sql\": \"SELECT '}'\"}, \"terminate\": false}\n```";
-        let slots = calls(Protocol::Json.interpret(&text_reply(fenced), &mut n));
+        let slots = calls(Protocol::Json.interpret(&text_reply(fenced), &mut n, &tools()));
         assert!(
             matches!(&slots[0], CallSlot::Call(c) if c.tool == "execute_sql" && c.arguments["sql"] == "SELECT '}'" && !c.terminate)
         );
 
         let prose = "Sure: {\"tool\": \"execute_command\", \"parameters\": {\"command\": \"ls\"}, \"terminate\": true} done";
-        let slots = calls(Protocol::Json.interpret(&text_reply(prose), &mut n));
+        let slots = calls(Protocol::Json.interpret(&text_reply(prose), &mut n, &tools()));
         assert!(matches!(&slots[0], CallSlot::Call(c) if c.terminate));
     }
 
@@ -484,7 +567,7 @@ mod tests {
             (r#"{"tool": "x", "parameters": [1]}"#, "parameters"),
             (r#"{"tool": 3}"#, "non-empty string"),
         ] {
-            let slots = calls(Protocol::Json.interpret(&text_reply(text), &mut n));
+            let slots = calls(Protocol::Json.interpret(&text_reply(text), &mut n, &tools()));
             assert!(
                 matches!(&slots[0], CallSlot::Malformed { problem: p, .. } if p.contains(problem)),
                 "{text}"
@@ -493,18 +576,69 @@ mod tests {
         assert!(matches!(
             Protocol::Json.interpret(
                 &text_reply("```json\n{\"tool\": \"x\", \"parameters\": {"),
-                &mut n
+                &mut n,
+                &tools()
             ),
             ReplyKind::Malformed { .. }
         ));
         assert_eq!(
-            Protocol::Json.interpret(&text_reply("The answer is {42}."), &mut n),
+            Protocol::Json.interpret(&text_reply("The answer is {42}."), &mut n, &tools()),
             ReplyKind::Text("The answer is {42}.".into())
         );
         assert_eq!(
-            Protocol::Json.interpret(&text_reply("Config: {\"a\": 1}"), &mut n),
+            Protocol::Json.interpret(&text_reply("Config: {\"a\": 1}"), &mut n, &tools()),
             ReplyKind::Text("Config: {\"a\": 1}".into())
         );
+    }
+
+    #[test]
+    fn native_calls_left_in_the_text_are_calls() {
+        let mut n = 0;
+        let bare = r#"{"name": "execute_sql", "arguments": {"sql": "SELECT 1"}}"#;
+        let slots = calls(Protocol::Native.interpret(&text_reply(bare), &mut n, &tools()));
+        assert!(
+            matches!(&slots[0], CallSlot::Call(c) if c.id == "call_1" && c.tool == "execute_sql" && c.arguments["sql"] == "SELECT 1")
+        );
+        let prefixed = "execute_command{\"command\": \"ls\"}";
+        let kind = Protocol::Native.interpret(&text_reply(prefixed), &mut n, &tools());
+        assert!(
+            matches!(&kind, ReplyKind::Calls { content: None, slots } if matches!(&slots[0], CallSlot::Call(c) if c.tool == "execute_command")),
+            "{kind:?}"
+        );
+        // A JSON answer naming no real tool stays an answer.
+        let answer = r#"{"name": "alice", "arguments": {"age": 3}}"#;
+        assert_eq!(
+            Protocol::Native.interpret(&text_reply(answer), &mut n, &tools()),
+            ReplyKind::Text(answer.into())
+        );
+    }
+
+    #[test]
+    fn json_protocol_reads_every_form_and_frames_results() {
+        let mut n = 0;
+        for text in [
+            r#"{"name": "execute_sql", "arguments": {"sql": "SELECT 1"}}"#,
+            r#"execute_sql{"sql": "SELECT 1"}"#,
+            "```json\n{\"tool\": \"execute_sql\", \"arguments\": {\"sql\": \"SELECT 1\"}}\n```",
+        ] {
+            let slots = calls(Protocol::Json.interpret(&text_reply(text), &mut n, &tools()));
+            assert!(
+                matches!(&slots[0], CallSlot::Call(c) if c.tool == "execute_sql" && c.arguments["sql"] == "SELECT 1"),
+                "{text}: {slots:?}"
+            );
+        }
+        let refused = Protocol::Json.result_message(
+            "c1",
+            "execute_sql",
+            r#"{"status": "denied", "reason": "not here"}"#,
+        );
+        let text = refused.content.expect("text");
+        assert!(
+            text.contains("The call was not run (denied): not here"),
+            "{text}"
+        );
+        assert!(!text.contains('{'), "no JSON to copy: {text}");
+        assert!(text.contains("answer the user in plain words"), "{text}");
     }
 
     #[test]
