@@ -97,6 +97,7 @@ fn approval(n: u64) -> ApprovalRecord {
         expires_at: now + Duration::from_secs(600),
         message_ref: None,
         note: None,
+        resume: None,
     }
 }
 

@@ -699,6 +699,7 @@ async fn an_approval_left_by_a_stopped_run_is_marked_and_its_buttons_answer_as_s
             expires_at: now + Duration::from_secs(3600),
             message_ref: Some(format!("{OTHER_CHANNEL}/{message}")),
             note: None,
+            resume: None,
         })
         .await
         .expect("approval");
@@ -1466,4 +1467,157 @@ async fn rules_are_listed_revoked_and_ignored_in_strict_mode() {
             .is_empty()
     );
     h.stop().await;
+}
+
+/// A bot on `store`, talking to `discord` and the model at `llm`; returns its stop token
+/// and task once it has registered its commands.
+async fn bot_on(
+    discord: &FakeDiscord,
+    llm: &str,
+    workspace: &std::path::Path,
+    store: Arc<dyn Store>,
+) -> (
+    tokio_util::sync::CancellationToken,
+    tokio::task::JoinHandle<Result<(), riskgate::discord::BotError>>,
+) {
+    let registered = discord
+        .requests()
+        .iter()
+        .filter(|r| r.method == "PUT" && r.path.contains("/commands"))
+        .count();
+    let mut settings = Settings::default();
+    settings.discord.token = Some("fake-token".to_owned().into());
+    settings.discord.api_base_url = Some(discord.base_url());
+    settings.discord.guild_id = Some(GUILD);
+    settings.discord.channels = vec![CHANNEL];
+    settings.discord.approver_roles = vec![APPROVER_ROLE];
+    settings.llm.base_url = llm.to_owned();
+    settings.llm.retry_base_delay_ms = 10;
+    settings.tools.workspace = workspace.to_path_buf();
+    let model = Arc::new(riskgate::app::model_client(&settings).expect("client"));
+    let bot = Bot::build(&settings, model, store).await.expect("bot");
+    let stop = bot.shutdown_token();
+    let task = tokio::spawn(bot.run());
+    discord::poll(WAIT, || {
+        (discord
+            .requests()
+            .iter()
+            .filter(|r| r.method == "PUT" && r.path.contains("/commands"))
+            .count()
+            > registered)
+            .then_some(())
+    })
+    .await
+    .expect("the bot registered its commands");
+    (stop, task)
+}
+
+/// A run waits for a person; the bot stops and a new one starts on the same state; a click
+/// then runs the stored call and the conversation goes on from where it stood.
+async fn a_click_after_a_restart_continues_the_run(store_url: &str) {
+    let discord = FakeDiscord::start(vec![guild()]).await;
+    let llm = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[("c1", "execute_command", json!({"command": "mkdir made"}))]),
+        fake_llm::text("The folder is made."),
+    ])
+    .await;
+    let workspace = tempfile::tempdir().expect("tempdir");
+    let open = || async {
+        let store = riskgate::store::SqlStore::connect(store_url)
+            .await
+            .expect("store");
+        Arc::new(store) as Arc<dyn Store>
+    };
+    let (stop, task) = bot_on(&discord, &llm.base_url(), workspace.path(), open().await).await;
+    discord
+        .message_create(CHANNEL, &alice(), "make a folder called made", &[])
+        .await;
+    let path = format!("/api/v10/channels/{CHANNEL}/messages");
+    discord
+        .wait_for_request(
+            |r| r.method == "POST" && r.path == path && r.at("/components").is_array(),
+            WAIT,
+        )
+        .await;
+    let message = discord
+        .messages_in(CHANNEL)
+        .into_iter()
+        .rev()
+        .find(|m| m["components"].as_array().is_some_and(|c| !c.is_empty()))
+        .expect("the approval message");
+    let custom_id = message["components"][0]["components"][0]["custom_id"]
+        .as_str()
+        .expect("confirm")
+        .to_owned();
+    // The bot stops while the run waits.
+    stop.cancel();
+    let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+    assert!(!workspace.path().join("made").exists());
+    let (stop, task) = bot_on(&discord, &llm.base_url(), workspace.path(), open().await).await;
+    discord
+        .component_click(discord::id_of(&message["id"]), &custom_id, &alice())
+        .await;
+    let answer = discord
+        .wait_for_request(|r| r.path.ends_with("/callback"), WAIT)
+        .await;
+    assert_eq!(
+        answer.at("/type"),
+        &json!(7),
+        "the click settled the message"
+    );
+    discord
+        .wait_for_request(
+            |r| r.path == path && r.at("/content") == "The folder is made.",
+            WAIT,
+        )
+        .await;
+    assert!(
+        workspace.path().join("made").is_dir(),
+        "the stored call ran"
+    );
+    let requests = llm.requests().await;
+    let last = requests.last().expect("the continued run asked the model");
+    let sent = last["messages"].as_array().expect("messages");
+    assert!(
+        sent.iter().any(|m| m["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("make a folder called made"))),
+        "the stored conversation went on: {last:#}"
+    );
+    assert_eq!(sent.last().expect("last")["role"], "tool", "{last:#}");
+    let store = open().await;
+    let history = store
+        .load_history(&CHANNEL.to_string(), 100_000)
+        .await
+        .expect("history");
+    assert!(
+        history
+            .iter()
+            .any(|m| m.content.as_deref() == Some("The folder is made.")),
+        "the run's messages were saved: {history:?}"
+    );
+    let audit = store
+        .recent_audit(&CHANNEL.to_string(), 5)
+        .await
+        .expect("audit");
+    assert_eq!(audit[0].outcome, "ok", "{audit:#?}");
+    assert!(audit[0].approval_id.is_some());
+    stop.cancel();
+    let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_after_a_restart_continues_the_run_on_sqlite() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}", dir.path().join("state.db").display());
+    a_click_after_a_restart_continues_the_run(&url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_after_a_restart_continues_the_run_on_postgres() {
+    let Some(schema) = support::pg_schema::TestSchema::new().await else {
+        eprintln!("skipped: {} not set", support::pg_schema::POSTGRES_ENV);
+        return;
+    };
+    a_click_after_a_restart_continues_the_run(&schema.url).await;
 }

@@ -253,6 +253,7 @@ fn approval(id: &str, run_id: &str, channel: &str, expires_in: Duration) -> Appr
         expires_at: now + expires_in,
         message_ref: None,
         note: None,
+        resume: None,
     }
 }
 

@@ -127,6 +127,13 @@ pub trait ApprovalSurface: Send + Sync {
     /// Shows the request and waits for an answer. The loop stops waiting at `expires_at`
     /// (then the outcome is `Expired`), so an implementation may wait forever.
     fn request<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome>;
+
+    /// Whether a request shown here can still be answered after the process restarts (a
+    /// message with buttons can; a terminal prompt cannot). If so, the loop stores where
+    /// the run stood with the approval, so the answer can continue it.
+    fn resumable(&self) -> bool {
+        false
+    }
 }
 
 /// Receives what the loop does, for a front end to render.
@@ -213,6 +220,9 @@ pub struct ApprovalRecord {
     pub message_ref: Option<String>,
     /// What the person who decided said (a cancel's reason), if anything.
     pub note: Option<String>,
+    /// Where the run that asked stood (JSON, see `core::agent::resume`), so a click after a
+    /// restart can continue it; `None` where the surface cannot be answered after a restart.
+    pub resume: Option<String>,
 }
 
 /// The result of trying to decide an approval: exactly one caller wins.
@@ -332,7 +342,8 @@ pub trait Store: Send + Sync {
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>>;
     /// Marks pending approvals `abandoned` whose run finished or whose run's last heartbeat
-    /// is older than `stale_before`; returns those it marked.
+    /// is older than `stale_before`, except those that can resume their run (`resume` set)
+    /// and have not expired; returns those it marked.
     fn abandon_orphaned<'a>(
         &'a self,
         stale_before: SystemTime,

@@ -37,11 +37,12 @@ impl ApprovalHub {
         rx
     }
 
-    /// Tells the run waiting on `id`, if any.
-    pub fn resolve(&self, id: &str, outcome: ApprovalOutcome) {
+    /// Tells the run waiting on `id`; false when no run here waits for it.
+    pub fn resolve(&self, id: &str, outcome: ApprovalOutcome) -> bool {
         let sender = self.waiting.lock().ok().and_then(|mut w| w.remove(id));
-        if let Some(sender) = sender {
-            let _ = sender.send(outcome);
+        match sender {
+            Some(sender) => sender.send(outcome).is_ok(),
+            None => false,
         }
     }
 
@@ -108,6 +109,10 @@ pub struct DiscordApprovals {
 }
 
 impl ApprovalSurface for DiscordApprovals {
+    fn resumable(&self) -> bool {
+        true
+    }
+
     fn request<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
         Box::pin(async move {
             let Ok(channel) = request.channel.parse::<u64>().map(ChannelId::new) else {
@@ -229,8 +234,9 @@ pub(super) const ANSWER_WITHIN: Duration = Duration::from_millis(2000);
 
 /// What a click gets back.
 enum Answer {
-    /// The decision counts: the approval message shows it, buttons removed.
-    Settled(String),
+    /// The decision counts: the approval message shows it, buttons removed. `resume`: no run
+    /// here waits for it, but its run was stored (the process that asked has stopped).
+    Settled { content: String, resume: bool },
     /// Only the person who clicked sees this.
     Ephemeral(String),
     /// "Cancel with reason…": the modal that asks for the reason.
@@ -268,6 +274,13 @@ impl Asked<'_> {
         member
             .map(|m| m.roles.iter().map(|r| r.get()).collect())
             .unwrap_or_default()
+    }
+
+    fn channel_id(&self) -> ChannelId {
+        match self {
+            Self::Click(click) => click.channel_id,
+            Self::Modal(modal) => modal.channel_id,
+        }
     }
 
     /// The approval message: its channel, id and text.
@@ -333,24 +346,25 @@ impl Asked<'_> {
 /// run is told after. While the database restarts the store retries; if that takes longer
 /// than [`ANSWER_WITHIN`] the interaction is acknowledged first and the answer follows (the
 /// message edited, or a private note that the request is still pending).
+///
+/// Returns the channel and approval whose run must be continued here: the decision won, no
+/// run of this process waits for it, and its run was stored.
 pub async fn handle_click(
     ctx: &Context,
     asked: Asked<'_>,
     store: &dyn Store,
     hub: &ApprovalHub,
     policy: &ApproverPolicy,
-) {
-    let Some((action, id)) = parse_custom_id(asked.custom_id()) else {
-        return;
-    };
+) -> Option<(ChannelId, String)> {
+    let (action, id) = parse_custom_id(asked.custom_id())?;
     let work = decide_click(asked, action, id, store, hub, policy);
     tokio::pin!(work);
     let early = tokio::select! {
         answer = &mut work => Some(answer),
         _ = tokio::time::sleep(ANSWER_WITHIN) => None,
     };
-    match early {
-        Some(answer) => answer_now(ctx, asked, answer).await,
+    let answer = match early {
+        Some(answer) => answer,
         None => {
             // The store is slow (retrying through a restart): acknowledge the click now.
             if let Err(e) = asked
@@ -359,15 +373,21 @@ pub async fn handle_click(
             {
                 tracing::warn!(error = %e, "a slow click could not be acknowledged");
             }
-            answer_late(ctx, asked, work.await).await;
+            let answer = work.await;
+            let resume = matches!(answer, Answer::Settled { resume: true, .. });
+            answer_late(ctx, asked, answer).await;
+            return resume.then(|| (asked.channel_id(), id.to_owned()));
         }
-    }
+    };
+    let resume = matches!(answer, Answer::Settled { resume: true, .. });
+    answer_now(ctx, asked, answer).await;
+    resume.then(|| (asked.channel_id(), id.to_owned()))
 }
 
 /// Answers within the deadline: the message updated, a private note, or the modal.
 async fn answer_now(ctx: &Context, asked: Asked<'_>, answer: Answer) {
     let response = match answer {
-        Answer::Settled(content) => CreateInteractionResponse::UpdateMessage(
+        Answer::Settled { content, .. } => CreateInteractionResponse::UpdateMessage(
             CreateInteractionResponseMessage::new()
                 .content(content)
                 .components(Vec::new())
@@ -389,7 +409,7 @@ async fn answer_now(ctx: &Context, asked: Asked<'_>, answer: Answer) {
 /// Answers after an acknowledgement: the message edited, or a private follow-up.
 async fn answer_late(ctx: &Context, asked: Asked<'_>, answer: Answer) {
     match answer {
-        Answer::Settled(content) => {
+        Answer::Settled { content, .. } => {
             let Some((channel, message, _)) = asked.message() else {
                 return;
             };
@@ -483,8 +503,11 @@ async fn decide_click(
                 content = with_reason(content, reason);
             }
             tracing::info!(approval = %record.id, status = status.as_str(), "approval decided");
-            hub.resolve(id, outcome);
-            Answer::Settled(content)
+            let waited = hub.resolve(id, outcome);
+            Answer::Settled {
+                content,
+                resume: !waited && record.resume.is_some(),
+            }
         }
         Ok(Decided::Lost(record)) => {
             wake_with_stored(hub, &record);
@@ -518,20 +541,18 @@ const UNRECORDED: &str = "Your answer could not be recorded: the state database 
 /// this does nothing.
 fn wake_with_stored(hub: &ApprovalHub, record: &ApprovalRecord) {
     let by = record.decided_by.clone().unwrap_or_default();
-    match record.status {
+    let outcome = match record.status {
         ApprovalStatus::Confirmed if record.note.as_deref() == Some(ALLOW_SIMILAR_NOTE) => {
-            hub.resolve(&record.id, ApprovalOutcome::AllowSimilar { by });
+            ApprovalOutcome::AllowSimilar { by }
         }
-        ApprovalStatus::Confirmed => hub.resolve(&record.id, ApprovalOutcome::Confirmed { by }),
-        ApprovalStatus::Cancelled => hub.resolve(
-            &record.id,
-            ApprovalOutcome::Cancelled {
-                by,
-                reason: record.note.clone(),
-            },
-        ),
-        _ => {}
-    }
+        ApprovalStatus::Confirmed => ApprovalOutcome::Confirmed { by },
+        ApprovalStatus::Cancelled => ApprovalOutcome::Cancelled {
+            by,
+            reason: record.note.clone(),
+        },
+        _ => return,
+    };
+    hub.resolve(&record.id, outcome);
 }
 
 fn already(record: &ApprovalRecord) -> String {
@@ -583,6 +604,7 @@ mod tests {
             expires_at: SystemTime::now(),
             message_ref: None,
             note: None,
+            resume: None,
         }
     }
 

@@ -261,7 +261,10 @@ impl Store for MemoryStore {
                     None => true,
                     Some(run) => run.finished || run.heartbeat_at < stale_before,
                 };
-                if approval.status == ApprovalStatus::Pending && orphaned {
+                // One that can resume its run stays pending until answered or expired.
+                let resumable =
+                    approval.resume.is_some() && approval.expires_at > SystemTime::now();
+                if approval.status == ApprovalStatus::Pending && orphaned && !resumable {
                     approval.status = ApprovalStatus::Abandoned;
                     approval.decided_at = Some(SystemTime::now());
                     abandoned.push(approval.clone());

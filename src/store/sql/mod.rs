@@ -541,7 +541,7 @@ impl SqlStore {
             sqlx::query(concat!(
                 "INSERT INTO approvals (",
                 approval_columns!(),
-                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
             ))
             .bind(approval.id.as_str())
             .bind(approval.run_id.as_str())
@@ -559,6 +559,7 @@ impl SqlStore {
             .bind(to_millis(approval.expires_at))
             .bind(approval.message_ref.as_deref())
             .bind(approval.note.as_deref())
+            .bind(approval.resume.as_deref())
             .execute(pool)
             .await
             .map(|_| ())
@@ -718,6 +719,8 @@ impl SqlStore {
                 "UPDATE approvals SET status = 'abandoned', decided_at = $2 ",
                 "WHERE status = 'pending' AND run_id NOT IN ",
                 "(SELECT id FROM runs WHERE finished_at IS NULL AND heartbeat_at >= $1) ",
+                // One that can resume its run stays pending until answered or expired.
+                "AND (resume IS NULL OR expires_at <= $2) ",
                 "RETURNING ",
                 approval_columns!()
             ))
