@@ -136,6 +136,7 @@ pub fn build_agent(
     Ok(Agent {
         gate,
         model,
+        model_name: settings.llm.model.clone(),
         approvals,
         store,
         events,

@@ -1585,7 +1585,7 @@ async fn a_failed_settings_read_stops_a_remembered_run_before_anything_runs() {
     assert!(!store.completed().contains(&"record_audit"));
 }
 
-// Servers as they really behaved (issue 16): the fake refuses what llama-cpp-python and
+// Servers as they really behaved (llama-cpp-python 0.3.36 and llama-server): the fake refuses what llama-cpp-python and
 // llama-server refused, and every run must still complete, and leave the next one working.
 
 /// A harness on a fake that checks requests like the real servers, with retries off.

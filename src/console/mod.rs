@@ -22,11 +22,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::config::Settings;
 use crate::core::agent::{Agent, AgentEvent, Inbound, RunOutcome, StopReason};
-use crate::core::ports::{
-    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChannelSettings, EventSink,
-};
-use crate::core::prompt::PROFILES;
-use crate::core::risk::ChannelMode;
+use crate::core::commands::{self, Caller, ChannelCommand, CommandEnv};
+use crate::core::ports::{ApprovalOutcome, ApprovalRequest, ApprovalSurface, EventSink};
 use crate::core::tools::BoxFuture;
 
 /// Console options from the command line.
@@ -378,7 +375,8 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
     }
 }
 
-/// Handles a `/command`; `false` ends the session.
+/// Handles a `/command`; `false` ends the session. The channel commands are the core's
+/// (`core::commands`): this only reads the line and renders the outcome.
 async fn command_line(
     agent: &Agent,
     options: &ConsoleOptions,
@@ -387,110 +385,51 @@ async fn command_line(
 ) -> bool {
     let mut words = command.split_whitespace();
     let name = words.next().unwrap_or_default().to_ascii_lowercase();
-    let argument = words.next();
-    let third = words.next();
-    let channel = options.channel.as_str();
-    let current = match agent.channel_settings(channel).await {
-        Ok(settings) => settings,
-        Err(e) => {
-            output.notice("error", &e.to_string(), json!({}));
+    let rest: Vec<&str> = words.collect();
+    let argument = (!rest.is_empty()).then(|| rest.join(" "));
+    match name.as_str() {
+        "quit" | "exit" => return false,
+        "help" => {
+            output.notice(
+                "help",
+                "commands: /mode [strict|smart], /profile [sql|ops], /status, /reset, /pending, /audit [n], /rules [revoke ID], /quit",
+                json!({}),
+            );
+            return true;
+        }
+        _ => {}
+    }
+    let parsed = match ChannelCommand::parse(&name, argument.as_deref()) {
+        Ok(parsed) => parsed,
+        Err(problem) => {
+            output.notice("error", &format!("{problem} Try /help."), json!({}));
             return true;
         }
     };
-    match (name.as_str(), argument) {
-        ("quit" | "exit", _) => return false,
-        ("mode", None) => output.notice(
-            "mode",
-            &format!("mode: {}", current.mode),
-            json!({ "mode": current.mode.as_str() }),
-        ),
-        ("mode", Some(value)) => match value.parse::<ChannelMode>() {
-            Ok(mode) => {
-                let changed = ChannelSettings { mode, ..current };
-                save(agent, channel, &changed, &options.user, output).await;
-                output.notice(
-                    "mode",
-                    &format!("mode set to {mode}"),
-                    json!({ "mode": mode.as_str() }),
-                );
-            }
-            Err(problem) => output.notice("error", &problem, json!({})),
-        },
-        ("profile", None) => output.notice(
-            "profile",
-            &format!("profile: {}", current.profile),
-            json!({ "profile": current.profile }),
-        ),
-        ("profile", Some(value)) if PROFILES.contains(&value) => {
-            let changed = ChannelSettings {
-                profile: value.to_owned(),
-                ..current
-            };
-            save(agent, channel, &changed, &options.user, output).await;
-            output.notice(
-                "profile",
-                &format!("profile set to {value}"),
-                json!({ "profile": value }),
-            );
-        }
-        ("profile", Some(value)) => output.notice(
-            "error",
-            &format!("unknown profile {value:?} (expected sql or ops)"),
-            json!({}),
-        ),
-        ("reset", _) => match agent.store.clear(channel).await {
-            Ok(()) => output.notice("reset", "conversation cleared", json!({})),
-            Err(e) => output.notice("error", &e.to_string(), json!({})),
-        },
-        ("status", _) => output.notice(
-            "status",
-            &format!(
-                "mode: {}, profile: {}, protocol: {:?}, tools: {}",
-                current.mode,
-                current.profile,
-                agent.protocol,
-                agent
-                    .tool_definitions(&current.profile)
-                    .iter()
-                    .map(|t| t.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            json!({ "mode": current.mode.as_str(), "profile": current.profile }),
-        ),
-        ("rules", None) => rules_command(agent, channel, &options.user, None, output).await,
-        ("rules", Some("revoke")) if third.is_some() => {
-            rules_command(agent, channel, &options.user, third, output).await;
-        }
-        ("rules", Some(_)) => output.notice("error", "usage: /rules [revoke ID]", json!({})),
-        ("help", _) => output.notice(
-            "help",
-            "commands: /mode [strict|smart], /profile [sql|ops], /rules [revoke ID], /reset, /status, /quit",
-            json!({}),
-        ),
-        (other, _) => output.notice(
-            "error",
-            &format!("unknown command /{other}; try /help"),
-            json!({}),
-        ),
-    }
+    let tools = |profile: &str| {
+        agent
+            .tool_definitions(profile)
+            .into_iter()
+            .map(|t| t.name)
+            .collect()
+    };
+    let env = CommandEnv {
+        store: agent.store.as_ref(),
+        defaults: &agent.defaults,
+        model: &agent.model_name,
+        protocol: agent.protocol.as_str(),
+        tools: &tools,
+    };
+    // The console's user runs the bot: they may change and revoke anything.
+    let caller = Caller {
+        user: &options.user,
+        may_configure: true,
+        may_approve: true,
+    };
+    let outcome = commands::apply(&env, &options.channel, caller, parsed).await;
+    let (kind, text, data) = render::command_outcome(&name, outcome);
+    output.notice(kind, &text, data);
     true
-}
-
-async fn save(
-    agent: &Agent,
-    channel: &str,
-    settings: &ChannelSettings,
-    user: &str,
-    output: &Output,
-) {
-    if let Err(e) = agent
-        .store
-        .set_channel_settings(channel, settings, user)
-        .await
-    {
-        output.notice("error", &e.to_string(), json!({}));
-    }
 }
 
 /// Fails fast, with a clear message, when nothing listens at the model's address.
@@ -508,42 +447,5 @@ async fn check_reachable(endpoint: &url::Url) -> Result<(), ConsoleError> {
             url: endpoint.to_string(),
             reason: "no answer within 5 s".to_owned(),
         }),
-    }
-}
-
-/// `/rules` lists the channel's active rules; `/rules revoke ID` ends one.
-async fn rules_command(
-    agent: &Agent,
-    channel: &str,
-    user: &str,
-    revoke: Option<&str>,
-    output: &Output,
-) {
-    let now = std::time::SystemTime::now();
-    let active = match agent.store.channel_rules(channel, now).await {
-        Ok(active) => active,
-        Err(e) => return output.notice("error", &e.to_string(), json!({})),
-    };
-    let Some(id) = revoke else {
-        let lines: Vec<String> = active
-            .iter()
-            .map(|r| format!("{} {}: {}", r.id, r.tool, r.similarity.summary))
-            .collect();
-        let text = if lines.is_empty() {
-            "no rules".to_owned()
-        } else {
-            lines.join("\n")
-        };
-        let ids: Vec<&str> = active.iter().map(|r| r.id.as_str()).collect();
-        return output.notice("rules", &text, json!({ "rules": ids }));
-    };
-    match agent.store.revoke_rule(channel, id, user).await {
-        Ok(true) => output.notice(
-            "rules",
-            &format!("rule {id} revoked"),
-            json!({ "revoked": id }),
-        ),
-        Ok(false) => output.notice("error", &format!("no active rule {id}"), json!({})),
-        Err(e) => output.notice("error", &e.to_string(), json!({})),
     }
 }

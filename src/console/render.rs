@@ -1,9 +1,10 @@
 //! Events as terminal text. Everything the model or a tool wrote is cleaned of control
 //! characters first, so output cannot move the cursor or change the terminal.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::core::agent::AgentEvent;
+use crate::core::commands::CommandOutcome;
 use crate::core::ports::ApprovalRequest;
 
 /// Removes control characters except newline and tab.
@@ -101,6 +102,115 @@ pub fn approval_prompt(request: &ApprovalRequest, now: std::time::SystemTime) ->
         left / 60,
         left % 60
     ))
+}
+
+/// A channel command's outcome as the console shows it: the event kind (in `--json`, the
+/// `event` field), the text, and the fields a script reads.
+pub fn command_outcome(name: &str, outcome: CommandOutcome) -> (&'static str, String, Value) {
+    let unix = |at: std::time::SystemTime| {
+        at.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    };
+    match outcome {
+        CommandOutcome::Mode { mode, set_by } => (
+            "mode",
+            match set_by {
+                Some(_) => format!("mode set to {mode}"),
+                None => format!("mode: {mode}"),
+            },
+            json!({ "mode": mode.as_str() }),
+        ),
+        CommandOutcome::Profile { profile, set_by } => (
+            "profile",
+            match set_by {
+                Some(_) => format!("profile set to {profile}"),
+                None => format!("profile: {profile}"),
+            },
+            json!({ "profile": profile }),
+        ),
+        CommandOutcome::Status(status) => (
+            "status",
+            format!(
+                "mode: {}, profile: {}, model: {} ({} protocol), tools: {}, pending approvals: {}, rules: {}",
+                status.settings.mode,
+                status.settings.profile,
+                status.model,
+                status.protocol,
+                status.tools.join(", "),
+                status.pending,
+                status.rules
+            ),
+            json!({
+                "mode": status.settings.mode.as_str(),
+                "profile": status.settings.profile,
+                "model": status.model,
+                "protocol": status.protocol,
+                "tools": status.tools,
+                "pending": status.pending,
+                "rules": status.rules,
+            }),
+        ),
+        CommandOutcome::Reset { .. } => ("reset", "conversation cleared".to_owned(), json!({})),
+        CommandOutcome::Pending(pending) => {
+            let lines: Vec<String> = pending
+                .iter()
+                .map(|a| format!("{} {} for {}", a.id, a.tool, a.requester))
+                .collect();
+            let ids: Vec<&str> = pending.iter().map(|a| a.id.as_str()).collect();
+            (
+                "pending",
+                listed(lines, "nothing is waiting"),
+                json!({ "pending": ids }),
+            )
+        }
+        CommandOutcome::Audit(records) => {
+            let lines: Vec<String> = records
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{} {} {} ({}) -> {} by {}",
+                        r.at, r.tool, r.decision, r.source, r.outcome, r.user
+                    )
+                })
+                .collect();
+            (
+                "audit",
+                listed(lines, "no tool calls recorded"),
+                json!({ "count": records.len() }),
+            )
+        }
+        CommandOutcome::Rules(rules) => {
+            let lines: Vec<String> = rules
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{} {}: {} (by {}, until {})",
+                        r.id,
+                        r.tool,
+                        r.similarity.summary,
+                        r.created_by,
+                        unix(r.expires_at)
+                    )
+                })
+                .collect();
+            let ids: Vec<&str> = rules.iter().map(|r| r.id.as_str()).collect();
+            ("rules", listed(lines, "no rules"), json!({ "rules": ids }))
+        }
+        CommandOutcome::Revoked { rule, .. } => (
+            "rules",
+            format!("rule {} revoked", rule.id),
+            json!({ "revoked": rule.id }),
+        ),
+        CommandOutcome::Refused(why) => ("error", format!("/{name}: {why}"), json!({})),
+    }
+}
+
+fn listed(lines: Vec<String>, empty: &str) -> String {
+    if lines.is_empty() {
+        empty.to_owned()
+    } else {
+        lines.join("\n")
+    }
 }
 
 #[cfg(test)]

@@ -9,9 +9,8 @@ use serenity::all::{
 
 use super::approvals::message_ref;
 use super::outbox::no_mentions;
+use crate::core::commands::{self, Caller, ChannelCommand, CommandEnv, CommandOutcome};
 use crate::core::ports::{ChannelSettings, Store};
-use crate::core::prompt::PROFILES;
-use crate::core::risk::ChannelMode;
 
 /// The definitions to register.
 pub fn register() -> Vec<CreateCommand> {
@@ -65,6 +64,9 @@ pub struct CommandContext<'a> {
     /// Members with these roles may also revoke channel rules.
     pub approver_roles: &'a [u64],
     pub model: &'a str,
+    pub protocol: &'a str,
+    /// (profile, tool name) for each tool a profile offers.
+    pub tools: &'a [(String, String)],
 }
 
 /// The answer to a command: text, and whether only the caller sees it.
@@ -112,234 +114,138 @@ pub fn may_configure(permissions: Option<Permissions>, roles: &[u64], admin_role
         || roles.iter().any(|r| admin_roles.contains(r))
 }
 
-/// Runs a command for `channel` by `user`; `option` is the command's one option, if given.
+/// Runs a command for `channel` by `caller`; `option` is the command's one option, if given.
+/// The core decides ([`commands::apply`]); this only renders the outcome for Discord.
 pub async fn run(
     ctx: &CommandContext<'_>,
     name: &str,
     option: Option<&str>,
     channel: &str,
-    user: &str,
-    may_configure: bool,
+    caller: Caller<'_>,
     guild: Option<u64>,
 ) -> Answer {
-    let current = match ctx.store.channel_settings(channel).await {
-        Ok(settings) => settings.unwrap_or_else(|| ctx.defaults.clone()),
-        Err(e) => return answer(format!("The settings could not be read: {e}"), true),
+    let command = match ChannelCommand::parse(name, option) {
+        Ok(command) => command,
+        Err(problem) => return answer(problem, true),
     };
-    match (name, option) {
-        ("mode", None) => answer(
-            format!("This channel is in **{}** mode.", current.mode),
-            true,
-        ),
-        ("mode", Some(value)) => {
-            let Ok(mode) = value.parse::<ChannelMode>() else {
-                return answer(
-                    format!("Unknown mode {value:?}: use strict or smart."),
-                    true,
-                );
-            };
-            if !may_configure {
-                return answer(
-                    "Changing the mode needs the Manage Channels permission or an admin role.",
-                    true,
-                );
-            }
-            let changed = ChannelSettings { mode, ..current };
-            match ctx
-                .store
-                .set_channel_settings(channel, &changed, user)
-                .await
-            {
-                Ok(()) => answer(
-                    format!("<@{user}> set this channel to **{mode}** mode."),
-                    false,
-                ),
-                Err(e) => answer(format!("The mode could not be saved: {e}"), true),
-            }
-        }
-        ("profile", None) => answer(
-            format!("This channel uses the **{}** profile.", current.profile),
-            true,
-        ),
-        ("profile", Some(value)) => {
-            if !PROFILES.contains(&value) {
-                return answer(format!("Unknown profile {value:?}: use sql or ops."), true);
-            }
-            if !may_configure {
-                return answer(
-                    "Changing the profile needs the Manage Channels permission or an admin role.",
-                    true,
-                );
-            }
-            let changed = ChannelSettings {
-                profile: value.to_owned(),
-                ..current
-            };
-            match ctx
-                .store
-                .set_channel_settings(channel, &changed, user)
-                .await
-            {
-                Ok(()) => answer(
-                    format!("<@{user}> set this channel's profile to **{value}**."),
-                    false,
-                ),
-                Err(e) => answer(format!("The profile could not be saved: {e}"), true),
-            }
-        }
-        ("status", _) => {
-            let pending = ctx
-                .store
-                .pending_approvals(Some(channel))
-                .await
-                .map_or(0, |p| p.len());
-            answer(
-                format!(
-                    "Mode: **{}** · profile: **{}** · model: `{}` · pending approvals: **{pending}**",
-                    current.mode, current.profile, ctx.model
-                ),
-                true,
-            )
-        }
-        ("reset", _) => match ctx.store.clear(channel).await {
-            Ok(()) => answer(
-                format!("<@{user}> cleared this channel's conversation (the audit log stays)."),
-                false,
-            ),
-            Err(e) => answer(format!("The conversation could not be cleared: {e}"), true),
-        },
-        ("pending", _) => match ctx.store.pending_approvals(Some(channel)).await {
-            Ok(pending) if pending.is_empty() => {
-                answer("Nothing is waiting for a decision here.", true)
-            }
-            Ok(pending) => {
-                let lines: Vec<String> = pending
-                    .iter()
-                    .map(|a| {
-                        let link = a
-                            .message_ref
-                            .as_deref()
-                            .and_then(message_ref)
-                            .map(|(c, m)| match guild {
-                                Some(g) => format!(
-                                    "https://discord.com/channels/{g}/{}/{}",
-                                    c.get(),
-                                    m.get()
-                                ),
-                                None => format!(
-                                    "https://discord.com/channels/@me/{}/{}",
-                                    c.get(),
-                                    m.get()
-                                ),
-                            })
-                            .unwrap_or_else(|| "(message not posted)".to_owned());
-                        format!("• `{}` for <@{}>: {link}", a.tool, a.requester)
-                    })
-                    .collect();
-                answer(
-                    fit_lines(&lines, |n| format!("… and {n} more waiting here.")),
-                    true,
-                )
-            }
-            Err(e) => answer(format!("The approvals could not be read: {e}"), true),
-        },
-        ("audit", n) => {
-            let n = n
-                .and_then(|n| n.parse::<usize>().ok())
-                .unwrap_or(10)
-                .clamp(1, 25);
-            match ctx.store.recent_audit(channel, n).await {
-                Ok(records) if records.is_empty() => {
-                    answer("No tool calls recorded here yet.", true)
-                }
-                Ok(records) => {
-                    let lines: Vec<String> = records
-                        .iter()
-                        .map(|r| {
-                            format!(
-                                "<t:{}:R> `{}` {} ({}) → {} — <@{}>",
-                                r.at, r.tool, r.decision, r.source, r.outcome, r.user
-                            )
-                        })
-                        .collect();
-                    answer(
-                        fit_lines(&lines, |n| {
-                            format!(
-                                "… and {n} older ones that do not fit in one message (ask for fewer with `/audit n`)."
-                            )
-                        }),
-                        true,
-                    )
-                }
-                Err(e) => answer(format!("The audit log could not be read: {e}"), true),
-            }
-        }
-        ("rules", revoke) => rules(ctx, channel, user, revoke, may_configure).await,
-        (other, _) => answer(format!("Unknown command /{other}."), true),
-    }
+    let tools = |profile: &str| {
+        ctx.tools
+            .iter()
+            .filter(|(p, _)| p == profile)
+            .map(|(_, t)| t.clone())
+            .collect()
+    };
+    let env = CommandEnv {
+        store: ctx.store,
+        defaults: ctx.defaults,
+        model: ctx.model,
+        protocol: ctx.protocol,
+        tools: &tools,
+    };
+    let outcome = commands::apply(&env, channel, caller, command).await;
+    let public = outcome.is_public();
+    answer(render(outcome, guild), !public)
 }
 
-/// `/rules`: the channel's active rules; `/rules revoke:<id>` ends one (its creator, an
-/// approver, or whoever may configure the channel).
-async fn rules(
-    ctx: &CommandContext<'_>,
-    channel: &str,
-    user: &str,
-    revoke: Option<&str>,
-    may_manage: bool,
-) -> Answer {
-    let now = std::time::SystemTime::now();
-    let active = match ctx.store.channel_rules(channel, now).await {
-        Ok(active) => active,
-        Err(e) => return answer(format!("The rules could not be read: {e}"), true),
-    };
-    let Some(id) = revoke.map(str::trim) else {
-        if active.is_empty() {
-            return answer(
-                "No rules here: every call the gate asks about waits for a person.",
-                true,
-            );
+/// An outcome as Discord shows it: mentions for people, timestamps Discord localises.
+fn render(outcome: CommandOutcome, guild: Option<u64>) -> String {
+    match outcome {
+        CommandOutcome::Mode { mode, set_by: None } => {
+            format!("This channel is in **{mode}** mode.")
         }
-        let lines: Vec<String> = active
-            .iter()
-            .map(|rule| {
+        CommandOutcome::Mode {
+            mode,
+            set_by: Some(user),
+        } => format!("<@{user}> set this channel to **{mode}** mode."),
+        CommandOutcome::Profile {
+            profile,
+            set_by: None,
+        } => format!("This channel uses the **{profile}** profile."),
+        CommandOutcome::Profile {
+            profile,
+            set_by: Some(user),
+        } => format!("<@{user}> set this channel's profile to **{profile}**."),
+        CommandOutcome::Status(status) => format!(
+            "Mode: **{}** · profile: **{}** · model: `{}` ({} protocol) · tools: {} · pending approvals: **{}** · rules: **{}**",
+            status.settings.mode,
+            status.settings.profile,
+            status.model,
+            status.protocol,
+            status.tools.join(", "),
+            status.pending,
+            status.rules
+        ),
+        CommandOutcome::Reset { by } => {
+            format!("<@{by}> cleared this channel's conversation (the audit log stays).")
+        }
+        CommandOutcome::Pending(pending) if pending.is_empty() => {
+            "Nothing is waiting for a decision here.".to_owned()
+        }
+        CommandOutcome::Pending(pending) => {
+            let lines: Vec<String> = pending
+                .iter()
+                .map(|a| {
+                    let link = a
+                        .message_ref
+                        .as_deref()
+                        .and_then(message_ref)
+                        .map(|(c, m)| {
+                            let place = guild.map_or("@me".to_owned(), |g| g.to_string());
+                            format!(
+                                "https://discord.com/channels/{place}/{}/{}",
+                                c.get(),
+                                m.get()
+                            )
+                        })
+                        .unwrap_or_else(|| "(message not posted)".to_owned());
+                    format!("• `{}` for <@{}>: {link}", a.tool, a.requester)
+                })
+                .collect();
+            fit_lines(&lines, |n| format!("… and {n} more waiting here."))
+        }
+        CommandOutcome::Audit(records) if records.is_empty() => {
+            "No tool calls recorded here yet.".to_owned()
+        }
+        CommandOutcome::Audit(records) => {
+            let lines: Vec<String> = records
+                .iter()
+                .map(|r| {
+                    format!(
+                        "<t:{}:R> `{}` {} ({}) → {} — <@{}>",
+                        r.at, r.tool, r.decision, r.source, r.outcome, r.user
+                    )
+                })
+                .collect();
+            fit_lines(&lines, |n| {
                 format!(
-                    "`{}` `{}`: {} — by <@{}>, until <t:{}:t>",
-                    rule.id,
-                    rule.tool,
-                    rule.similarity.summary,
-                    rule.created_by,
-                    unix(rule.expires_at)
+                    "… and {n} older ones that do not fit in one message (ask for fewer with `/audit n`)."
                 )
             })
-            .collect();
-        return answer(
-            fit_lines(&lines, |n| format!("… and {n} more rules here.")),
-            true,
-        );
-    };
-    let Some(rule) = active.iter().find(|r| r.id == id) else {
-        return answer(
-            format!("There is no active rule `{id}` here; `/rules` lists them."),
-            true,
-        );
-    };
-    if !(may_manage || rule.created_by == user) {
-        return answer(
-            "Revoking a rule needs an approver role, an admin role or Manage Channels (or being its creator).",
-            true,
-        );
-    }
-    match ctx.store.revoke_rule(channel, id, user).await {
-        Ok(true) => answer(
-            format!(
-                "<@{user}> revoked rule `{id}`: {} asks a person again.",
-                rule.similarity.summary
-            ),
-            false,
+        }
+        CommandOutcome::Rules(rules) if rules.is_empty() => {
+            "No rules here: every call the gate asks about waits for a person.".to_owned()
+        }
+        CommandOutcome::Rules(rules) => {
+            let lines: Vec<String> = rules
+                .iter()
+                .map(|rule| {
+                    format!(
+                        "`{}` `{}`: {} — by <@{}>, until <t:{}:t>",
+                        rule.id,
+                        rule.tool,
+                        rule.similarity.summary,
+                        rule.created_by,
+                        unix(rule.expires_at)
+                    )
+                })
+                .collect();
+            fit_lines(&lines, |n| format!("… and {n} more rules here."))
+        }
+        CommandOutcome::Revoked { rule, by } => format!(
+            "<@{by}> revoked rule `{}`: {} asks a person again.",
+            rule.id, rule.similarity.summary
         ),
-        Ok(false) => answer(format!("Rule `{id}` had already ended."), true),
-        Err(e) => answer(format!("The rule could not be revoked: {e}"), true),
+        CommandOutcome::Refused(why) => why,
     }
 }
 
@@ -362,21 +268,19 @@ pub async fn handle(ctx: &Context, command: &CommandInteraction, commands: &Comm
         .map(|m| m.roles.iter().map(|r| r.get()).collect())
         .unwrap_or_default();
     let permissions = command.member.as_ref().and_then(|m| m.permissions);
-    // Revoking a rule is for those who may configure the channel or approve requests.
-    let allowed = may_configure(permissions, &roles, commands.admin_roles)
-        || (command.data.name == "rules"
-            && roles.iter().any(|r| commands.approver_roles.contains(r)));
-    let (channel, user) = (
-        command.channel_id.get().to_string(),
-        command.user.id.get().to_string(),
-    );
+    let user_id = command.user.id.get().to_string();
+    let caller = Caller {
+        user: &user_id,
+        may_configure: may_configure(permissions, &roles, commands.admin_roles),
+        may_approve: roles.iter().any(|r| commands.approver_roles.contains(r)),
+    };
+    let channel = command.channel_id.get().to_string();
     let work = run(
         commands,
         &command.data.name,
         option.as_deref(),
         &channel,
-        &user,
-        allowed,
+        caller,
         command.guild_id.map(|g| g.get()),
     );
     tokio::pin!(work);
@@ -458,6 +362,7 @@ mod tests {
             short.join("\n")
         );
     }
+    use crate::core::risk::ChannelMode;
     use crate::store::MemoryStore;
 
     #[tokio::test]
@@ -473,16 +378,23 @@ mod tests {
             admin_roles: &[9],
             approver_roles: &[],
             model: "m",
+            protocol: "native",
+            tools: &[],
         };
-        let refused = run(&ctx, "mode", Some("strict"), "c", "u1", false, None).await;
+        let caller = |configure| Caller {
+            user: "u1",
+            may_configure: configure,
+            may_approve: false,
+        };
+        let refused = run(&ctx, "mode", Some("strict"), "c", caller(false), None).await;
         assert!(refused.ephemeral && refused.text.contains("Manage Channels"));
-        let done = run(&ctx, "mode", Some("strict"), "c", "u1", true, None).await;
+        let done = run(&ctx, "mode", Some("strict"), "c", caller(true), None).await;
         assert!(!done.ephemeral && done.text.contains("strict"), "{done:?}");
-        let shown = run(&ctx, "status", None, "c", "u2", false, None).await;
+        let shown = run(&ctx, "status", None, "c", caller(false), None).await;
         assert!(
             shown.text.contains("**strict**") && shown.text.contains("pending approvals: **0**")
         );
-        let bad = run(&ctx, "profile", Some("root"), "c", "u1", true, None).await;
+        let bad = run(&ctx, "profile", Some("root"), "c", caller(true), None).await;
         assert!(bad.text.contains("Unknown profile"));
     }
 

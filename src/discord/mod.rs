@@ -603,12 +603,15 @@ impl EventHandler for Handler {
                 }
             }
             Interaction::Command(command) => {
+                let tools = state.agent.profile_tools();
                 let context = commands::CommandContext {
                     store: state.store.as_ref(),
                     defaults: &state.agent.defaults,
                     admin_roles: &state.settings.admin_roles,
                     approver_roles: &state.settings.approver_roles,
                     model: &state.model_name,
+                    protocol: state.agent.protocol.as_str(),
+                    tools: &tools,
                 };
                 commands::handle(&ctx, &command, &context).await;
             }

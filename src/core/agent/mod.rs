@@ -167,6 +167,8 @@ impl RunOutcome {
 pub struct Agent {
     pub gate: RiskGate,
     pub model: Arc<dyn ChatModel>,
+    /// The model's name, as `/status` shows it.
+    pub model_name: String,
     pub approvals: Arc<dyn ApprovalSurface>,
     pub store: Arc<dyn Store>,
     pub events: Arc<dyn EventSink>,
@@ -1057,6 +1059,18 @@ impl Agent {
     }
 
     /// The tools a profile offers: `sql` only `execute_sql`, every other profile all tools.
+    /// (profile, tool name) for every tool each profile offers, as `/status` lists them.
+    pub fn profile_tools(&self) -> Vec<(String, String)> {
+        crate::core::prompt::PROFILES
+            .iter()
+            .flat_map(|profile| {
+                self.tool_definitions(profile)
+                    .into_iter()
+                    .map(move |tool| ((*profile).to_owned(), tool.name))
+            })
+            .collect()
+    }
+
     pub fn tool_definitions(&self, profile: &str) -> Vec<ToolDefinition> {
         self.gate
             .registry()

@@ -3,9 +3,9 @@
 //!
 //! Everything here is pure. Assessors (one per tool, in `crate::tools`) turn a call's
 //! arguments into an [`Assessment`]; [`decide`] turns that, the channel's [`ChannelMode`] and
-//! the LLM's [`LlmRisk`] into a [`RiskDecision`] in the fixed order of DESIGN.md section 3:
-//! policy deny -> strict mode -> LLM `risk_level` (with the destructive floor) -> code
-//! whitelist -> default confirm.
+//! the LLM's [`LlmRisk`] into a [`RiskDecision`] in a fixed order: policy deny -> strict
+//! mode -> LLM `risk_level` (with the destructive floor) -> code whitelist -> default
+//! confirm (`policy.rs`, whose table test lists every combination).
 
 mod policy;
 
