@@ -28,7 +28,6 @@ use run_messages::RunMessages;
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
@@ -1262,12 +1261,10 @@ pub fn arguments_hash(arguments: &serde_json::Map<String, Value>) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A new id for runs and approvals: unique in this process and across restarts.
+/// A new id for runs and approvals: unique across processes and restarts.
 pub fn new_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{:x}{:04x}", nanos, n & 0xffff)
+    // UUIDv7: time-ordered (ids sort by creation, as the store's listings expect) and
+    // unique across processes that share one PostgreSQL; `uuid` makes them from the clock
+    // and a random part, which a per-process counter could not.
+    uuid::Uuid::now_v7().simple().to_string()
 }
