@@ -176,7 +176,7 @@ impl EventSink for Tally {
         match event {
             AgentEvent::ToolCall {
                 call_id, source, ..
-            } if source == "channel_rule" => {
+            } if *source == riskgate::core::risk::DecisionSource::ChannelRule => {
                 self.by_rule.lock().expect("tally").push(call_id.clone());
             }
             AgentEvent::ToolResult {

@@ -50,8 +50,13 @@ impl Metrics {
             AgentEvent::RunFinished { outcome, .. } => bump(&self.runs, outcome.clone()),
             AgentEvent::ToolCall {
                 decision, source, ..
-            } => bump(&self.tool_calls, (decision.clone(), source.clone())),
-            AgentEvent::ApprovalResolved { outcome, .. } => bump(&self.approvals, outcome.clone()),
+            } => bump(
+                &self.tool_calls,
+                (decision.as_str().to_owned(), source.as_str().to_owned()),
+            ),
+            AgentEvent::ApprovalResolved { outcome, .. } => {
+                bump(&self.approvals, outcome.as_str().to_owned());
+            }
             _ => {}
         }
     }

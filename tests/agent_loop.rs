@@ -266,7 +266,7 @@ async fn an_auto_run_call_then_a_reply() {
             .expect("user")
             .starts_with("alice: look")
     );
-    assert!(h.events.all().iter().any(|e| matches!(e, AgentEvent::ToolCall { decision, source, .. } if decision == "auto" && source == "llm")));
+    assert!(h.events.all().iter().any(|e| matches!(e, AgentEvent::ToolCall { decision, source, .. } if decision.as_str() == "auto" && source.as_str() == "llm")));
 }
 
 #[tokio::test]
@@ -367,7 +367,7 @@ async fn a_cancel_goes_back_to_the_model_and_its_reply_reaches_the_user() {
     }
     let events = h.events.all();
     assert!(events.iter().any(
-        |e| matches!(e, AgentEvent::ToolCall { source, .. } if source == "destructive_floor")
+        |e| matches!(e, AgentEvent::ToolCall { source, .. } if source.as_str() == "destructive_floor")
     ));
     assert!(
         events
@@ -922,12 +922,10 @@ async fn an_unanswered_approval_expires_and_the_model_is_told() {
     );
     assert!(started.elapsed() >= Duration::from_secs(600));
     let events = h.events.all();
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::ApprovalResolved { outcome, by: None, .. } if outcome == "expired")));
-    assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, AgentEvent::CallNotRun { status, .. } if status == "expired"))
-    );
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::ApprovalResolved { outcome, by: None, .. } if outcome.as_str() == "expired")));
+    assert!(events.iter().any(
+        |e| matches!(e, AgentEvent::CallNotRun { status, .. } if status.as_str() == "expired")
+    ));
     assert!(h.spy.runs.lock().expect("runs").is_empty());
 }
 

@@ -181,6 +181,12 @@ impl ApprovalStatus {
     }
 }
 
+impl std::fmt::Display for ApprovalStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl std::str::FromStr for ApprovalStatus {
     type Err = String;
 

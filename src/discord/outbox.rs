@@ -22,8 +22,9 @@ use tokio::sync::{mpsc, oneshot};
 use super::deliver::{self, Needs, RetryPolicy, SendFailure};
 use super::render::{MESSAGE_LIMIT, approval_view, describe_call, settled_message, split_message};
 use crate::config::DiscordSettings;
-use crate::core::agent::AgentEvent;
-use crate::core::ports::ApprovalRequest;
+use crate::core::agent::{AgentEvent, CallOutcome};
+use crate::core::ports::{ApprovalRequest, ApprovalStatus};
+use crate::core::risk::Decision;
 use crate::core::tools::Attachment;
 
 /// What a channel's task sends.
@@ -187,7 +188,7 @@ impl ChannelOut {
                         self.limits.retry,
                         self.channel,
                         message,
-                        &outcome,
+                        outcome.as_str(),
                         by.as_deref(),
                     )
                     .await;
@@ -212,17 +213,17 @@ impl ChannelOut {
                 reason,
             } => {
                 let call = describe_call(&tool, &arguments);
-                match decision.as_str() {
-                    "auto" => {
+                match decision {
+                    Decision::Auto => {
                         let header =
                             format!("⚙️ `{tool}` ran automatically ({source}: {reason})\n{call}");
                         self.auto_calls.insert(call_id, header);
                     }
-                    "deny" => {
+                    Decision::Deny => {
                         let text = format!("🚫 `{tool}` was refused ({source}): {reason}\n{call}");
                         self.budgeted(Post::text(text)).await;
                     }
-                    _ => {}
+                    Decision::Confirm => {}
                 }
             }
             AgentEvent::ToolResult {
@@ -249,7 +250,7 @@ impl ChannelOut {
             } => {
                 let message = self.approvals.remove(&approval_id);
                 if let Some(message) = message
-                    && matches!(outcome.as_str(), "expired" | "abandoned")
+                    && matches!(outcome, ApprovalStatus::Expired | ApprovalStatus::Abandoned)
                 {
                     let retry = self.limits.retry;
                     settle(
@@ -257,7 +258,7 @@ impl ChannelOut {
                         retry,
                         self.channel,
                         message,
-                        &outcome,
+                        outcome.as_str(),
                         by.as_deref(),
                     )
                     .await;
@@ -265,10 +266,10 @@ impl ChannelOut {
             }
             AgentEvent::CallNotRun {
                 tool,
-                status,
+                status: CallOutcome::NotRun,
                 reason,
                 ..
-            } if status == "not_run" => {
+            } => {
                 let text = format!("⚠️ `{tool}` did not run: {reason}");
                 self.budgeted(Post::text(text)).await;
             }

@@ -16,8 +16,8 @@ use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
 use super::{
-    Agent, AgentEvent, CallResult, ERROR_CHAT_CHARS, HEARTBEAT, ParsedCall, RunContext, RunTimer,
-    arguments_hash, new_id, status_label, summarize, unix_seconds,
+    Agent, AgentEvent, CallOutcome, CallResult, ERROR_CHAT_CHARS, HEARTBEAT, ParsedCall,
+    RunContext, RunTimer, arguments_hash, new_id, summarize, unix_seconds,
 };
 use crate::core::ports::{
     ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, AuditRecord, Decided,
@@ -54,7 +54,13 @@ impl Agent {
         let mut audit = self.audit_record(context, call, &gated, rule.as_ref());
         let (approval, arguments) = match decision.decision {
             Decision::Deny => {
-                let result = self.not_run(channel, call, "denied", &decision.reason, json!({}));
+                let result = self.not_run(
+                    channel,
+                    call,
+                    CallOutcome::Denied,
+                    &decision.reason,
+                    json!({}),
+                );
                 return (result, audit);
             }
             Decision::Auto => (Approval::Auto, gated.arguments.clone()),
@@ -63,7 +69,7 @@ impl Agent {
                     let result = self.not_run(
                         channel,
                         call,
-                        "cancelled",
+                        CallOutcome::Cancelled,
                         "a person already cancelled this exact call in this run; it is not asked again. Try another way or ask the user.",
                         json!({}),
                     );
@@ -120,8 +126,8 @@ impl Agent {
                 call_id: call.id.clone(),
                 tool: call.tool.clone(),
                 arguments: gated.arguments.clone(),
-                decision: decision.decision.as_str().to_owned(),
-                source: decision.source.as_str().to_owned(),
+                decision: decision.decision,
+                source: decision.source,
                 reason: decision.reason.clone(),
             },
         );
@@ -173,7 +179,7 @@ impl Agent {
                     return Err(self.not_run(
                         channel,
                         call,
-                        "not_run",
+                        CallOutcome::NotRun,
                         "the stored arguments do not match what was shown for approval, so nothing ran",
                         json!({}),
                     ));
@@ -194,7 +200,7 @@ impl Agent {
                 Err(self.not_run(
                     channel,
                     call,
-                    "cancelled",
+                    CallOutcome::Cancelled,
                     "a person cancelled this call",
                     extra,
                 ))
@@ -202,7 +208,7 @@ impl Agent {
             status => Err(self.not_run(
                 channel,
                 call,
-                status_label(status),
+                CallOutcome::of_approval(status),
                 "nobody confirmed this call in time",
                 json!({}),
             )),
@@ -229,7 +235,7 @@ impl Agent {
             let result = self.not_run(
                 channel,
                 call,
-                "not_run",
+                CallOutcome::NotRun,
                 &format!("the approval could not be recorded, so nothing ran: {e}"),
                 json!({}),
             );
@@ -243,7 +249,7 @@ impl Agent {
                 call_id: call.id.clone(),
                 tool: call.tool.clone(),
                 arguments: request.arguments.clone(),
-                source: request.decision.source.as_str().to_owned(),
+                source: request.decision.source,
                 reason: request.decision.reason.clone(),
                 requester: request.requester.clone(),
                 expires_at: unix_seconds(request.expires_at),
@@ -365,7 +371,7 @@ impl Agent {
                 let result = self.not_run(
                     channel,
                     call,
-                    "not_run",
+                    CallOutcome::NotRun,
                     "the approval disappeared from the store, so nothing ran",
                     json!({}),
                 );
@@ -375,7 +381,7 @@ impl Agent {
                 let result = self.not_run(
                     channel,
                     call,
-                    "not_run",
+                    CallOutcome::NotRun,
                     &format!("the decision could not be recorded, so nothing ran: {e}"),
                     json!({}),
                 );
@@ -386,7 +392,7 @@ impl Agent {
             channel,
             AgentEvent::ApprovalResolved {
                 approval_id: record.id.clone(),
-                outcome: status_label(record.status).to_owned(),
+                outcome: record.status,
                 by: record.decided_by.clone(),
             },
         );
@@ -396,7 +402,7 @@ impl Agent {
             let result = self.not_run(
                 channel,
                 call,
-                "undeliverable",
+                CallOutcome::Undeliverable,
                 &format!(
                     "the approval request could not be shown in the channel, so nobody could answer it and nothing ran; the run ends here ({reason})"
                 ),
@@ -418,7 +424,13 @@ impl Agent {
         timer: &RunTimer,
     ) -> CallResult {
         let Some(tool) = self.gate.registry().get(&call.tool) else {
-            return self.not_run(channel, call, "denied", "the tool is gone", json!({}));
+            return self.not_run(
+                channel,
+                call,
+                CallOutcome::Denied,
+                "the tool is gone",
+                json!({}),
+            );
         };
         // No tool runs while an earlier call's audit record is still unwritten: at most the
         // calls already running when the store went away wait in memory for their record.
@@ -426,7 +438,7 @@ impl Agent {
             return self.not_run(
                 channel,
                 call,
-                "not_run",
+                CallOutcome::NotRun,
                 &format!(
                     "earlier audit records could not be written yet, so nothing runs until the state database answers again: {e}"
                 ),
@@ -480,7 +492,11 @@ impl Agent {
         CallResult {
             text,
             ran: ok,
-            outcome: if ok { "ok" } else { "error" },
+            outcome: if ok {
+                CallOutcome::Ok
+            } else {
+                CallOutcome::Error
+            },
             output_bytes: bytes,
         }
     }

@@ -4,7 +4,62 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::core::ports::ApprovalStatus;
+use crate::core::risk::{Decision, DecisionSource};
 use crate::core::tools::Attachment;
+
+/// What became of a call, as the model, the audit log and the front ends read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallOutcome {
+    /// It ran and succeeded.
+    Ok,
+    /// It ran and failed, or was stopped.
+    Error,
+    /// The gate refused it.
+    Denied,
+    Cancelled,
+    /// Nobody answered in time.
+    Expired,
+    /// Its run stopped while it waited.
+    Abandoned,
+    /// Its approval could not be shown to anyone.
+    Undeliverable,
+    /// Something else kept it from running (the store, a hash mismatch, the run's end).
+    NotRun,
+}
+
+impl CallOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Error => "error",
+            Self::Denied => "denied",
+            Self::Cancelled => "cancelled",
+            Self::Expired => "expired",
+            Self::Abandoned => "abandoned",
+            Self::Undeliverable => "undeliverable",
+            Self::NotRun => "not_run",
+        }
+    }
+
+    /// What a settled approval that did not confirm means for its call.
+    pub fn of_approval(status: ApprovalStatus) -> Self {
+        match status {
+            ApprovalStatus::Cancelled => Self::Cancelled,
+            ApprovalStatus::Expired => Self::Expired,
+            ApprovalStatus::Abandoned => Self::Abandoned,
+            ApprovalStatus::Undeliverable => Self::Undeliverable,
+            ApprovalStatus::Pending | ApprovalStatus::Confirmed => Self::NotRun,
+        }
+    }
+}
+
+impl std::fmt::Display for CallOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// One thing that happened in a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -17,8 +72,8 @@ pub enum AgentEvent {
         call_id: String,
         tool: String,
         arguments: Map<String, Value>,
-        decision: String,
-        source: String,
+        decision: Decision,
+        source: DecisionSource,
         reason: String,
     },
     /// A call waits for a person.
@@ -27,7 +82,7 @@ pub enum AgentEvent {
         call_id: String,
         tool: String,
         arguments: Map<String, Value>,
-        source: String,
+        source: DecisionSource,
         reason: String,
         requester: String,
         /// Seconds since the Unix epoch.
@@ -36,8 +91,8 @@ pub enum AgentEvent {
     /// A person answered, or nobody did in time.
     ApprovalResolved {
         approval_id: String,
-        /// `confirmed`, `cancelled` or `expired`.
-        outcome: String,
+        /// `confirmed`, `cancelled`, `expired`, `undeliverable`.
+        outcome: ApprovalStatus,
         by: Option<String>,
     },
     /// A call ran (or failed while running).
@@ -55,7 +110,7 @@ pub enum AgentEvent {
     CallNotRun {
         call_id: String,
         tool: String,
-        status: String,
+        status: CallOutcome,
         reason: String,
     },
     /// The model's answer for the user.

@@ -18,7 +18,7 @@ mod resume;
 mod run_messages;
 mod text_calls;
 
-pub use event::AgentEvent;
+pub use event::{AgentEvent, CallOutcome};
 pub use history::trim_to_budget;
 pub use message::{CallRecord, ChatMessage, ChatReply, ChatRequest, ReplyToolCall, Role};
 pub use profiles::ProfileMemory;
@@ -34,8 +34,8 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use crate::core::ports::{
-    ApprovalStatus, ApprovalSurface, AuditRecord, ChannelSettings, ChatModel, Clock, EventSink,
-    ModelError, Store, StoreError,
+    ApprovalSurface, AuditRecord, ChannelSettings, ChatModel, Clock, EventSink, ModelError, Store,
+    StoreError,
 };
 use crate::core::prompt::Prompts;
 use crate::core::tools::{
@@ -324,7 +324,7 @@ async fn confirmed_first<T>(
 
 /// A call's audit record with what became of the call.
 fn completed(mut record: AuditRecord, result: &CallResult, elapsed: Duration) -> AuditRecord {
-    record.outcome = result.outcome.to_owned();
+    record.outcome = result.outcome.as_str().to_owned();
     record.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
     record.output_bytes = result.output_bytes;
     record
@@ -335,8 +335,7 @@ struct CallResult {
     text: String,
     /// Whether the call ran and succeeded (for `terminate`).
     ran: bool,
-    /// `ok`, `error`, `denied`, `cancelled`, `expired`, `undeliverable`, `not_run`.
-    outcome: &'static str,
+    outcome: CallOutcome,
     output_bytes: u64,
 }
 
@@ -930,7 +929,7 @@ impl Agent {
         if timer.remaining().is_zero() {
             return Some(RunOutcome::Stopped(StopReason::WallClock(timer.limit)));
         }
-        if result.outcome == "undeliverable" {
+        if result.outcome == CallOutcome::Undeliverable {
             // Nobody can answer in this channel: any later call would wait in vain, so the
             // run ends and the channel's queue moves.
             return Some(RunOutcome::Stopped(StopReason::Undeliverable));
@@ -1200,7 +1199,7 @@ impl Agent {
         &self,
         channel: &str,
         call: &ParsedCall,
-        status: &'static str,
+        status: CallOutcome,
         reason: &str,
         extra: Value,
     ) -> CallResult {
@@ -1209,7 +1208,7 @@ impl Agent {
             AgentEvent::CallNotRun {
                 call_id: call.id.clone(),
                 tool: call.tool.clone(),
-                status: status.to_owned(),
+                status,
                 reason: reason.to_owned(),
             },
         );
@@ -1239,10 +1238,6 @@ fn slot_id_and_tool(slot: &CallSlot) -> (&str, &str) {
 
 fn status_json(status: &str, reason: &str) -> String {
     json!({ "status": status, "reason": reason }).to_string()
-}
-
-fn status_label(status: ApprovalStatus) -> &'static str {
-    status.as_str()
 }
 
 fn unix_seconds(at: SystemTime) -> u64 {
