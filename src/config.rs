@@ -727,6 +727,16 @@ impl Settings {
 
     /// Checks what serde cannot: URLs, modes, limits, names.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_llm()?;
+        self.validate_places()?;
+        self.validate_choices()?;
+        self.validate_counts()?;
+        self.validate_discord()?;
+        self.validate_databases()
+    }
+
+    /// The model server: its URL, protocol, kind and model.
+    fn validate_llm(&self) -> Result<(), ConfigError> {
         check_http_url("llm.base_url", &self.llm.base_url)?;
         if !matches!(self.llm.protocol.as_str(), "native" | "json") {
             return Err(ConfigError::invalid(
@@ -749,6 +759,11 @@ impl Settings {
                 "a model name is required",
             ));
         }
+        Ok(())
+    }
+
+    /// Where things are: the fake Discord's URL and the bot's own store.
+    fn validate_places(&self) -> Result<(), ConfigError> {
         if let Some(url) = &self.discord.api_base_url {
             check_http_url("discord.api_base_url", url)?;
         }
@@ -769,6 +784,11 @@ impl Settings {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Settings that take one of a few values.
+    fn validate_choices(&self) -> Result<(), ConfigError> {
         if self.agent.max_iterations < 1 {
             return Err(ConfigError::invalid(
                 "agent.max_iterations",
@@ -820,6 +840,11 @@ impl Settings {
                 "expected sql or ops",
             ));
         }
+        Ok(())
+    }
+
+    /// Limits that must be above zero.
+    fn validate_counts(&self) -> Result<(), ConfigError> {
         for (key, value) in [
             ("llm.request_timeout_secs", self.llm.request_timeout_secs),
             ("store.sweep_interval_secs", self.store.sweep_interval_secs),
@@ -860,6 +885,11 @@ impl Settings {
                 return Err(ConfigError::invalid(key, "0", "must be greater than 0"));
             }
         }
+        Ok(())
+    }
+
+    /// Sharding and the Discord limits.
+    fn validate_discord(&self) -> Result<(), ConfigError> {
         let discord = &self.discord;
         if discord.shard_total > 0
             && (discord.shard_first > discord.shard_last
@@ -883,6 +913,12 @@ impl Settings {
                 return Err(ConfigError::invalid(key, "0", "must be greater than 0"));
             }
         }
+        Ok(())
+    }
+
+    /// Each target database: a unique name, a URL an engine can read, and a read-only URL
+    /// that reaches the same engine.
+    fn validate_databases(&self) -> Result<(), ConfigError> {
         let mut names = BTreeSet::new();
         for (i, db) in self.sql.databases.iter().enumerate() {
             let key = format!("sql.databases[{i}]");
