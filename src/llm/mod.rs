@@ -217,6 +217,14 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
 }
 
+fn shorten(text: &str) -> String {
+    let text = text.trim();
+    if text.is_empty() {
+        return "(empty body)".to_owned();
+    }
+    crate::core::tools::shorten(text, 300)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,12 +277,4 @@ mod tests {
             "{error:?}"
         );
     }
-}
-
-fn shorten(text: &str) -> String {
-    let text = text.trim();
-    if text.is_empty() {
-        return "(empty body)".to_owned();
-    }
-    crate::core::tools::shorten(text, 300)
 }

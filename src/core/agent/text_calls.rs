@@ -73,6 +73,14 @@ pub(super) fn find(text: &str, known: &HashSet<String>, any_protocol_name: bool)
     found
 }
 
+/// The tool a reply names and nothing else (`functions.execute_sql:`, `execute_sql`), as
+/// a server's function-calling handler returned it when the arguments never came.
+pub(super) fn bare_name<'a>(text: &str, known: &'a HashSet<String>) -> Option<&'a str> {
+    let name = text.trim().trim_end_matches(':').trim();
+    let name = name.strip_prefix("functions.").unwrap_or(name);
+    known.get(name).map(String::as_str)
+}
+
 fn read_object(
     object: &Map<String, Value>,
     known: &HashSet<String>,
@@ -190,6 +198,17 @@ mod tests {
             .2,
             Some(json!("{\"sql\": \"SELECT 1\"}"))
         );
+    }
+
+    #[test]
+    fn a_bare_tool_name_is_recognised() {
+        assert_eq!(
+            bare_name("functions.execute_sql:", &known()),
+            Some("execute_sql")
+        );
+        assert_eq!(bare_name(" execute_sql \n", &known()), Some("execute_sql"));
+        assert_eq!(bare_name("functions.rm:", &known()), None);
+        assert_eq!(bare_name("Use execute_sql to count.", &known()), None);
     }
 
     #[test]
