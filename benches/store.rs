@@ -69,6 +69,7 @@ fn audit(n: u64, approval_id: Option<String>) -> AuditRecord {
         approval_id,
         duration_ms: 3,
         output_bytes: 240,
+        note: None,
     }
 }
 
@@ -95,6 +96,8 @@ fn approval(n: u64) -> ApprovalRecord {
         created_at: now,
         expires_at: now + Duration::from_secs(600),
         message_ref: None,
+        note: None,
+        resume: None,
     }
 }
 

@@ -58,6 +58,7 @@ pub fn agent_limits(settings: &Settings) -> AgentLimits {
         max_iterations: u32::try_from(settings.agent.max_iterations).unwrap_or(u32::MAX),
         run_timeout: Duration::from_secs(settings.agent.run_timeout_secs),
         approval_timeout: Duration::from_secs(settings.agent.approval_timeout_secs),
+        allow_similar: Duration::from_secs(settings.agent.allow_similar_secs),
         history_budget_chars: usize::try_from(settings.agent.history_budget_chars)
             .unwrap_or(usize::MAX),
         max_message_chars: usize::try_from(settings.agent.max_message_chars).unwrap_or(usize::MAX),
@@ -135,6 +136,7 @@ pub fn build_agent(
     Ok(Agent {
         gate,
         model,
+        model_name: settings.llm.model.clone(),
         approvals,
         store,
         events,

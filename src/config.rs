@@ -200,6 +200,17 @@ pub struct DiscordSettings {
     pub channel_access: Vec<ChannelAccess>,
     /// Tell a member who may not start runs so, once per channel (else ignore them).
     pub notify_refused: bool,
+    /// Messages one run may post besides its approvals and its reply (results, notices,
+    /// refusals); the last of them carries the rest as one attached file, posted just
+    /// before the reply.
+    pub max_messages_per_run: u64,
+    /// A text that would take more messages than this is posted as its start, with the
+    /// whole text attached.
+    pub max_parts_per_text: u64,
+    /// Retries of a send that met a 5xx, a 429 or a dropped connection, with exponential
+    /// backoff from `retry_base_ms` (with jitter, at most 10 s apart).
+    pub send_retries: u64,
+    pub retry_base_ms: u64,
 }
 
 /// Who may start runs in one channel, replacing `discord.allowed_users`/`allowed_roles`
@@ -233,6 +244,10 @@ impl Default for DiscordSettings {
             allowed_roles: Vec::new(),
             channel_access: Vec::new(),
             notify_refused: true,
+            max_messages_per_run: 12,
+            max_parts_per_text: 3,
+            send_retries: 4,
+            retry_base_ms: 500,
         }
     }
 }
@@ -303,6 +318,9 @@ pub struct AgentSettings {
     pub run_timeout_secs: u64,
     /// How long an approval waits for a person before it expires.
     pub approval_timeout_secs: u64,
+    /// How long a channel rule made with "Allow similar" lasts; 0: the choice is not
+    /// offered.
+    pub allow_similar_secs: u64,
     /// Characters of conversation history sent with each request (oldest turns dropped).
     pub history_budget_chars: u64,
     /// Characters of a person's message at most: a longer one is refused with a reply and
@@ -323,6 +341,7 @@ impl Default for AgentSettings {
             max_iterations: 10,
             run_timeout_secs: 300,
             approval_timeout_secs: 600,
+            allow_similar_secs: 3_600,
             history_budget_chars: 24_000,
             max_message_chars: 100_000,
             default_profile: "ops".to_owned(),
@@ -855,12 +874,14 @@ impl Settings {
                 ),
             ));
         }
-        if discord.queue_limit == 0 {
-            return Err(ConfigError::invalid(
-                "discord.queue_limit",
-                "0",
-                "must be greater than 0",
-            ));
+        for (key, value) in [
+            ("discord.queue_limit", discord.queue_limit),
+            ("discord.max_messages_per_run", discord.max_messages_per_run),
+            ("discord.max_parts_per_text", discord.max_parts_per_text),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::invalid(key, "0", "must be greater than 0"));
+            }
         }
         let mut names = BTreeSet::new();
         for (i, db) in self.sql.databases.iter().enumerate() {

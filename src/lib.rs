@@ -13,8 +13,14 @@
 //!   `http_request` (scheme, host and address checks).
 //! - [`store`]: the bot's own state: [`store::SqlStore`] (SQLite or PostgreSQL, migrations
 //!   embedded) and [`store::MemoryStore`], both implementing [`core::ports::Store`].
-//! - [`config`]: typed, layered settings.
+//! - [`llm`]: the OpenAI-compatible model client (the [`core::ports::ChatModel`] port).
+//! - [`discord`]: `riskgate run`, the Discord front end (serenity): relay, outbox,
+//!   approvals with buttons, slash commands.
+//! - [`console`]: `riskgate console`, the terminal front end.
+//! - [`app`]: wiring: the model client, the store and the agent from the settings.
+//! - [`config`]: typed, layered settings (file, environment, `*_FILE` secrets).
 //! - [`cli`]: `riskgate assess` and `riskgate check-config`.
+//! - [`metrics`]: counters and latency histograms, served on `/metrics`.
 //! - [`telemetry`]: logging to stderr.
 
 pub mod app;

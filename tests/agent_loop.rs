@@ -318,7 +318,10 @@ async fn a_cancel_goes_back_to_the_model_and_its_reply_reaches_the_user() {
     .await;
     let approvals = Approvals::answering(vec![(
         Duration::ZERO,
-        Some(ApprovalOutcome::Cancelled { by: "bob".into() }),
+        Some(ApprovalOutcome::Cancelled {
+            by: "bob".into(),
+            reason: None,
+        }),
     )]);
     let h = harness(
         http_model(&fake, |_| {}),
@@ -958,7 +961,10 @@ async fn the_audit_log_records_every_kind_of_call() {
         ),
         (
             Duration::ZERO,
-            Some(ApprovalOutcome::Cancelled { by: "carol".into() }),
+            Some(ApprovalOutcome::Cancelled {
+                by: "carol".into(),
+                reason: None,
+            }),
         ),
         (Duration::ZERO, None),
     ]);
@@ -1076,15 +1082,16 @@ impl riskgate::core::ports::Store for Tampering {
     ) -> BoxFuture<'a, Result<(), riskgate::core::ports::StoreError>> {
         self.0.create_approval(a)
     }
-    fn decide_approval<'a>(
+    fn decide_approval_noted<'a>(
         &'a self,
         id: &'a str,
         s: riskgate::core::ports::ApprovalStatus,
         by: Option<&'a str>,
+        note: Option<&'a str>,
     ) -> BoxFuture<'a, Result<riskgate::core::ports::Decided, riskgate::core::ports::StoreError>>
     {
         Box::pin(async move {
-            Ok(match self.0.decide_approval(id, s, by).await? {
+            Ok(match self.0.decide_approval_noted(id, s, by, note).await? {
                 riskgate::core::ports::Decided::Won(mut record) => {
                     record.arguments.insert("value".into(), json!("wipe"));
                     riskgate::core::ports::Decided::Won(record)
@@ -1151,6 +1158,30 @@ impl riskgate::core::ports::Store for Tampering {
         Result<Vec<riskgate::core::ports::AuditRecord>, riskgate::core::ports::StoreError>,
     > {
         self.0.recent_audit(c, l)
+    }
+    fn create_rule<'a>(
+        &'a self,
+        r: &'a riskgate::core::rules::ChannelRule,
+    ) -> BoxFuture<'a, Result<(), riskgate::core::ports::StoreError>> {
+        self.0.create_rule(r)
+    }
+    fn channel_rules<'a>(
+        &'a self,
+        c: &'a str,
+        n: std::time::SystemTime,
+    ) -> BoxFuture<
+        'a,
+        Result<Vec<riskgate::core::rules::ChannelRule>, riskgate::core::ports::StoreError>,
+    > {
+        self.0.channel_rules(c, n)
+    }
+    fn revoke_rule<'a>(
+        &'a self,
+        c: &'a str,
+        id: &'a str,
+        by: &'a str,
+    ) -> BoxFuture<'a, Result<bool, riskgate::core::ports::StoreError>> {
+        self.0.revoke_rule(c, id, by)
     }
 }
 
@@ -1554,7 +1585,7 @@ async fn a_failed_settings_read_stops_a_remembered_run_before_anything_runs() {
     assert!(!store.completed().contains(&"record_audit"));
 }
 
-// Servers as they really behaved (issue 16): the fake refuses what llama-cpp-python and
+// Servers as they really behaved (llama-cpp-python 0.3.36 and llama-server): the fake refuses what llama-cpp-python and
 // llama-server refused, and every run must still complete, and leave the next one working.
 
 /// A harness on a fake that checks requests like the real servers, with retries off.
@@ -1662,7 +1693,10 @@ async fn an_echoed_tool_result_is_neither_a_call_nor_the_answer() {
         Protocol::Native,
         Approvals::answering(vec![(
             Duration::ZERO,
-            Some(ApprovalOutcome::Cancelled { by: "bob".into() }),
+            Some(ApprovalOutcome::Cancelled {
+                by: "bob".into(),
+                reason: None,
+            }),
         )]),
         |_| {},
     );

@@ -529,3 +529,51 @@ async fn a_prompt_names_the_database_and_shows_the_whole_statement() {
         "the whole statement, nothing cut: {stdout}"
     );
 }
+
+#[tokio::test]
+async fn a_reason_after_n_reaches_the_model_and_a_allows_similar_calls() {
+    let numfmt = |id: &str, command: &str| {
+        fake_llm::tool_calls(&[(id, "execute_command", json!({ "command": command }))])
+    };
+    let fake = FakeLlm::start(vec![
+        numfmt("c1", "numfmt --to=iec 2048"),
+        fake_llm::text("Cancelled."),
+        numfmt("c2", "numfmt --to=iec 4096"),
+        numfmt("c3", "numfmt --to=si 5000"),
+        fake_llm::text("Done."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut session = Session::start(&fake.base_url(), dir.path(), &[]);
+    session.write("convert 2048\n");
+    session.wait_for("confirm? [y/N]");
+    session.write("n use powers of ten\n");
+    session.wait_for("riskgate: Cancelled.");
+    session.write("convert more\n");
+    session.wait_for("confirm? [y/N]");
+    session.write("a\n");
+    session.wait_for("riskgate: Done.");
+    let (status, lines, stderr) = session.finish();
+    assert!(status.success(), "{stderr}");
+    let stdout = lines.join("\n");
+    assert!(
+        stdout.contains("a: confirm and allow similar calls for 60 min (`numfmt` with flags --to)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("rule r"), "{stdout}");
+    assert!(stdout.contains("[auto, channel_rule"), "{stdout}");
+    let prompts = stdout.matches("confirm? [y/N]").count();
+    assert_eq!(prompts, 2, "the third call ran under the rule: {stdout}");
+    let requests = fake.requests().await;
+    let cancelled = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("last")["content"]
+        .as_str()
+        .expect("text")
+        .to_owned();
+    let cancelled: Value = serde_json::from_str(&cancelled).expect("typed result");
+    assert_eq!(cancelled["status"], "cancelled");
+    assert_eq!(cancelled["reason"], "use powers of ten");
+}

@@ -12,8 +12,11 @@ use riskgate::core::ports::Store;
 use riskgate::discord::Bot;
 use riskgate::store::MemoryStore;
 use serde_json::{Value, json};
-use support::fake_discord::{self as discord, FakeDiscord, GuildSpec, UserSpec, WAIT, perms};
+use support::fake_discord::{
+    self as discord, FakeDiscord, Fault, GuildSpec, UserSpec, WAIT, perms,
+};
 use support::fake_llm::{self, FakeLlm, Scripted};
+use support::hooked_store::{Hook, HookedStore};
 
 const GUILD: u64 = 2_000_000_000_000_000_000;
 const CHANNEL: u64 = 2_000_000_000_000_000_100;
@@ -45,7 +48,8 @@ fn guild() -> GuildSpec {
 struct Harness {
     discord: FakeDiscord,
     llm: FakeLlm,
-    store: Arc<MemoryStore>,
+    /// A memory store that a test can make slow or failing.
+    store: Arc<HookedStore>,
     workspace: tempfile::TempDir,
     stop: tokio_util::sync::CancellationToken,
     bot: tokio::task::JoinHandle<Result<(), riskgate::discord::BotError>>,
@@ -72,9 +76,10 @@ async fn start_with(
     settings.discord.admin_roles = vec![ADMIN_ROLE];
     settings.llm.base_url = llm.base_url();
     settings.llm.retry_base_delay_ms = 10;
+    settings.discord.retry_base_ms = 10;
     settings.tools.workspace = workspace.path().to_path_buf();
     configure(&mut settings);
-    let store = Arc::new(MemoryStore::new());
+    let store = HookedStore::new(Arc::new(MemoryStore::new()));
     let model = Arc::new(riskgate::app::model_client(&settings).expect("client"));
     let bot = Bot::build(&settings, model, store.clone())
         .await
@@ -530,11 +535,12 @@ async fn an_expired_approval_edits_its_message() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_reply_is_split_with_fences_intact_and_mass_mentions_are_inert() {
     let mut long = String::from("@everyone here are the numbers:\n```\n");
-    for i in 0..200 {
+    // Three messages' worth: more would be attached whole (discord.max_parts_per_text).
+    for i in 0..130 {
         long.push_str(&format!("line {i:03} ........................\n"));
     }
     long.push_str("```\nDone.");
-    assert!(long.chars().count() > 5000);
+    assert!(long.chars().count() > 4000);
     let h = start(vec![fake_llm::text(&long)], |_| {}).await;
     h.discord
         .message_create(CHANNEL, &alice(), "list everything", &[])
@@ -692,6 +698,8 @@ async fn an_approval_left_by_a_stopped_run_is_marked_and_its_buttons_answer_as_s
             created_at: now,
             expires_at: now + Duration::from_secs(3600),
             message_ref: Some(format!("{OTHER_CHANNEL}/{message}")),
+            note: None,
+            resume: None,
         })
         .await
         .expect("approval");
@@ -879,6 +887,7 @@ async fn audit_with_25_entries_fits_one_answer() {
                 approval_id: None,
                 duration_ms: 0,
                 output_bytes: 0,
+                note: None,
             })
             .await
             .expect("audit");
@@ -904,4 +913,711 @@ async fn audit_with_25_entries_fits_one_answer() {
     assert!(content.chars().count() <= 2_000);
     assert!(content.contains("older ones that do not fit"), "{content}");
     h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_and_rate_limits_are_retried_until_the_reply_arrives() {
+    let h = start(vec![fake_llm::text("Here it is.")], |_| {}).await;
+    let path = format!("/api/v10/channels/{CHANNEL}/messages");
+    h.discord.inject("POST", &path, Fault::ServerError, 1);
+    h.discord.inject("POST", &path, Fault::BadGateway, 1);
+    h.discord.inject("POST", &path, Fault::RateLimited, 1);
+    h.discord
+        .message_create(CHANNEL, &alice(), "a question", &[])
+        .await;
+    h.discord
+        .wait_for_request(
+            |r| r.path == path && r.status == 200 && r.at("/content") == "Here it is.",
+            WAIT,
+        )
+        .await;
+    let statuses: Vec<u16> = h
+        .discord
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path == path)
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(
+        statuses,
+        [500, 502, 429, 200],
+        "three failures, then the reply"
+    );
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_the_channel_refuses_ends_the_run_and_the_next_message_runs() {
+    let h = start(
+        vec![
+            fake_llm::tool_calls(&[(
+                "c1",
+                "execute_command",
+                json!({"command": "rm -f keep.txt"}),
+            )]),
+            fake_llm::text("Understood."),
+        ],
+        // Long enough that waiting for the expiry would fail the test.
+        |s| s.agent.approval_timeout_secs = 600,
+    )
+    .await;
+    std::fs::write(h.workspace.path().join("keep.txt"), "keep").expect("write");
+    let path = format!("/api/v10/channels/{CHANNEL}/messages");
+    // The bot's Send Messages is taken away just for the approval.
+    h.discord
+        .inject("POST", &path, Fault::MissingPermissions, 1);
+    h.discord
+        .message_create(CHANNEL, &alice(), "clean up", &[])
+        .await;
+    let refused = h
+        .discord
+        .wait_for_request(|r| r.path == path && r.status == 403, WAIT)
+        .await;
+    assert!(
+        refused.at("/components").is_array(),
+        "the approval was refused"
+    );
+    h.posted(CHANNEL, |c| {
+        c.contains("could not be posted in this channel")
+    })
+    .await;
+    let approvals = h.store.pending_approvals(None).await.expect("approvals");
+    assert!(
+        approvals.is_empty(),
+        "nothing is left pending: {approvals:?}"
+    );
+    // The queue moves: the next message runs at once, and the model sees why nothing ran.
+    h.discord
+        .message_create(CHANNEL, &alice(), "what happened?", &[])
+        .await;
+    h.posted(CHANNEL, |c| c == "Understood.").await;
+    let second = h
+        .llm
+        .requests()
+        .await
+        .last()
+        .cloned()
+        .expect("a second request");
+    let told = second["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .any(|m| {
+            m["role"] == "tool"
+                && m["content"]
+                    .as_str()
+                    .is_some_and(|c| c.contains("undeliverable"))
+        });
+    assert!(told, "the model was told: {second:#}");
+    assert!(h.workspace.path().join("keep.txt").exists(), "nothing ran");
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_results_become_attachments_instead_of_a_flood() {
+    // 40 columns of 40 characters over 35 rows: about 60,000 characters of table.
+    let columns: Vec<String> = (0..40)
+        .map(|c| format!("printf('%.40c', 'x') AS c{c}"))
+        .collect();
+    let big = format!(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 35) SELECT i, {} FROM n",
+        columns.join(", ")
+    );
+    let h = start(
+        vec![
+            sql_call("c1", &big),
+            sql_call("c2", &big),
+            sql_call("c3", "SELECT 1 AS one"),
+            sql_call("c4", "SELECT 2 AS two"),
+            fake_llm::text("Done reading."),
+        ],
+        |s| {
+            s.discord.max_messages_per_run = 3;
+            // An operator who wants whole tables in the chat: each result is ~60,000
+            // characters, 30 messages' worth.
+            s.output.chat_budget_chars = 100_000;
+        },
+    )
+    .await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "read it all", &[])
+        .await;
+    h.posted(CHANNEL, |c| c == "Done reading.").await;
+    let path = format!("/api/v10/channels/{CHANNEL}/messages");
+    let posts: Vec<_> = h
+        .discord
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.path == path)
+        .collect();
+    // Three for the run's output (the last one holding the rest), and the reply.
+    assert_eq!(posts.len(), 4, "{} messages for one run", posts.len());
+    let first = &posts[0];
+    let whole = first
+        .files
+        .iter()
+        .find(|f| f.filename == "message.txt")
+        .expect("the long result is attached whole");
+    assert!(whole.size > 40_000, "{} bytes", whole.size);
+    assert!(
+        first
+            .at("/content")
+            .as_str()
+            .is_some_and(|c| c.contains("message.txt")),
+        "the message names its file"
+    );
+    let held = posts
+        .iter()
+        .find(|r| r.files.iter().any(|f| f.filename == "more-output.txt"))
+        .expect("the rest of the run is one message with one file");
+    assert!(
+        held.at("/content")
+            .as_str()
+            .is_some_and(|c| c.contains("2 message(s)")),
+        "{:?}",
+        held.at("/content")
+    );
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slash_command_on_a_slow_store_is_deferred_then_answered() {
+    let h = start(vec![], |_| {}).await;
+    h.store.hook(
+        "channel_settings",
+        Hook::Delay(Duration::from_millis(3_500)),
+    );
+    h.discord
+        .slash_command(CHANNEL, "status", json!([]), &alice())
+        .await;
+    let deferred = h
+        .discord
+        .wait_for_request(|r| r.path.ends_with("/callback"), WAIT)
+        .await;
+    assert_eq!(deferred.status, 204, "deferred within the deadline");
+    assert_eq!(deferred.at("/type"), &json!(5));
+    assert_eq!(
+        deferred.at("/data/flags"),
+        &json!(64),
+        "ephemeral, as the answer"
+    );
+    let answer = h
+        .discord
+        .wait_for_request(
+            |r| r.method == "PATCH" && r.path.ends_with("/messages/@original"),
+            WAIT,
+        )
+        .await;
+    assert_eq!(answer.status, 200);
+    assert!(
+        answer
+            .at("/content")
+            .as_str()
+            .is_some_and(|c| c.contains("Mode:")),
+        "{:?}",
+        answer.at("/content")
+    );
+    h.stop().await;
+}
+
+/// The buttons of the newest approval message in `channel`, by label.
+fn button_labels(h: &Harness, channel: u64) -> Vec<String> {
+    let message = h
+        .discord
+        .messages_in(channel)
+        .into_iter()
+        .rev()
+        .find(|m| m["components"].as_array().is_some_and(|c| !c.is_empty()))
+        .expect("an approval message");
+    message["components"][0]["components"]
+        .as_array()
+        .expect("buttons")
+        .iter()
+        .map(|b| b["label"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_with_a_reason_reaches_the_model_the_history_and_the_audit() {
+    let h = start(
+        vec![
+            fake_llm::tool_calls(&[(
+                "c1",
+                "execute_command",
+                json!({"command": "rm -f keep.txt"}),
+            )]),
+            fake_llm::text("I will move it to trash/ instead."),
+        ],
+        |_| {},
+    )
+    .await;
+    std::fs::write(h.workspace.path().join("keep.txt"), "keep").expect("write");
+    h.discord
+        .message_create(CHANNEL, &alice(), "clean up", &[])
+        .await;
+    let (message, approval) = h.approval(CHANNEL).await;
+    // A destructive call is never offered a rule.
+    assert_eq!(
+        button_labels(&h, CHANNEL),
+        ["Confirm", "Cancel", "Cancel with reason…"]
+    );
+    h.discord
+        .component_click(message, &format!("riskgate:why:{approval}"), &alice())
+        .await;
+    let modal = h
+        .discord
+        .wait_for_request(
+            |r| r.path.ends_with("/callback") && r.at("/type") == &json!(9),
+            WAIT,
+        )
+        .await;
+    assert_eq!(modal.status, 204, "Discord took the modal");
+    assert_eq!(
+        modal.at("/data/custom_id"),
+        &json!(format!("riskgate:reason:{approval}"))
+    );
+    assert_eq!(
+        modal.at("/data/components/0/components/0/custom_id"),
+        &json!("reason")
+    );
+    assert!(
+        h.store
+            .pending_approvals(None)
+            .await
+            .expect("pending")
+            .len()
+            == 1,
+        "opening the modal decides nothing"
+    );
+    h.discord
+        .modal_submit(
+            message,
+            &format!("riskgate:reason:{approval}"),
+            &[("reason", "move it to trash/ instead")],
+            &alice(),
+        )
+        .await;
+    let settled = h
+        .discord
+        .wait_for_request(
+            |r| r.path.ends_with("/callback") && r.at("/type") == &json!(7),
+            WAIT,
+        )
+        .await;
+    assert_eq!(settled.status, 204);
+    let content = settled.at("/data/content").as_str().expect("content");
+    assert!(content.contains("Cancelled by"), "{content}");
+    assert!(content.contains("move it to trash/ instead"), "{content}");
+    h.posted(CHANNEL, |c| c.contains("trash/ instead")).await;
+    let requests = h.llm.requests().await;
+    let result = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("last")["content"]
+        .as_str()
+        .expect("text")
+        .to_owned();
+    let result: Value = serde_json::from_str(&result).expect("typed");
+    assert_eq!(result["status"], "cancelled");
+    assert_eq!(result["reason"], "move it to trash/ instead");
+    let stored = h
+        .store
+        .approval(&approval)
+        .await
+        .expect("read")
+        .expect("kept");
+    assert_eq!(stored.note.as_deref(), Some("move it to trash/ instead"));
+    let audit = h
+        .store
+        .recent_audit(&CHANNEL.to_string(), 5)
+        .await
+        .expect("audit");
+    assert_eq!(audit[0].outcome, "cancelled");
+    assert_eq!(
+        audit[0].note.as_deref(),
+        Some("reason: move it to trash/ instead")
+    );
+    assert!(h.workspace.path().join("keep.txt").exists());
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_similar_makes_a_rule_that_runs_matching_calls_only() {
+    let numfmt = |id: &str, command: &str| {
+        fake_llm::tool_calls(&[(id, "execute_command", json!({ "command": command }))])
+    };
+    let h = start(
+        vec![
+            numfmt("c1", "numfmt --to=iec 2048"),
+            numfmt("c2", "numfmt --to=si 5000"),
+            numfmt("c3", "numfmt --from=iec 2K"),
+            fake_llm::text("Done."),
+        ],
+        |s| s.agent.approval_timeout_secs = 3,
+    )
+    .await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "convert some numbers", &[])
+        .await;
+    let (message, approval) = h.approval(CHANNEL).await;
+    let labels = button_labels(&h, CHANNEL);
+    assert_eq!(labels.len(), 4, "{labels:?}");
+    assert_eq!(labels[3], "Allow similar for 1 h");
+    let shown = h.discord.message(message).expect("stored");
+    assert!(
+        shown["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("`numfmt` with flags --to")),
+        "the message says what the rule would cover: {shown}"
+    );
+    // The requester without an approver role may confirm, but not make a rule for everyone.
+    h.discord
+        .component_click(message, &format!("riskgate:allow:{approval}"), &alice())
+        .await;
+    let refused = h
+        .discord
+        .wait_for_request(
+            |r| r.path.ends_with("/callback") && r.at("/data/flags") == &json!(64),
+            WAIT,
+        )
+        .await;
+    assert!(
+        refused
+            .at("/data/content")
+            .as_str()
+            .is_some_and(|c| c.contains("approver role")),
+        "{:?}",
+        refused.at("/data/content")
+    );
+    h.discord
+        .component_click(message, &format!("riskgate:allow:{approval}"), &bob())
+        .await;
+    let created = h.posted(CHANNEL, |c| c.starts_with("🔓")).await;
+    let text = created.at("/content").as_str().expect("content");
+    assert!(text.contains("`numfmt` with flags --to"), "{text}");
+    // The second call matches: it runs without asking, under the rule.
+    let auto = h
+        .posted(CHANNEL, |c| c.contains("ran automatically (channel_rule"))
+        .await;
+    assert!(
+        auto.at("/content")
+            .as_str()
+            .is_some_and(|c| c.contains("5.0K") && c.contains("exit status 0")),
+        "{:?}",
+        auto.at("/content")
+    );
+    // The third has other flags: a person is asked again (and nobody answers).
+    h.posted(CHANNEL, |c| c == "Done.").await;
+    let approvals: Vec<_> = h
+        .discord
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.at("/components").is_array())
+        .collect();
+    assert_eq!(approvals.len(), 2, "the first call and the third asked");
+    let audit = h
+        .store
+        .recent_audit(&CHANNEL.to_string(), 5)
+        .await
+        .expect("audit");
+    let by_rule: Vec<_> = audit
+        .iter()
+        .filter(|r| r.source == "channel_rule")
+        .collect();
+    assert_eq!(by_rule.len(), 1, "{audit:#?}");
+    let rules = h
+        .store
+        .channel_rules(&CHANNEL.to_string(), std::time::SystemTime::now())
+        .await
+        .expect("rules");
+    assert_eq!(rules.len(), 1);
+    assert_eq!(
+        by_rule[0].note.as_deref(),
+        Some(format!("rule {}", rules[0].id).as_str())
+    );
+    assert_eq!(by_rule[0].outcome, "ok");
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_are_listed_revoked_and_ignored_in_strict_mode() {
+    let numfmt = |id: &str, command: &str| {
+        fake_llm::tool_calls(&[(id, "execute_command", json!({ "command": command }))])
+    };
+    let h = start(
+        vec![
+            numfmt("c1", "numfmt --to=iec 1"),
+            fake_llm::text("first"),
+            numfmt("c2", "numfmt --to=iec 2"),
+            fake_llm::text("second"),
+        ],
+        |s| s.agent.approval_timeout_secs = 2,
+    )
+    .await;
+    let now = std::time::SystemTime::now();
+    let rule = riskgate::core::rules::ChannelRule {
+        id: "rtest000001".into(),
+        channel: CHANNEL.to_string(),
+        tool: "execute_command".into(),
+        similarity: riskgate::core::rules::Similarity::new(
+            "`numfmt` with flags --to",
+            &[
+                ("program", "numfmt".to_owned()),
+                ("subcommand", String::new()),
+                ("flags", "--to".to_owned()),
+            ],
+        ),
+        created_by: bob().id.to_string(),
+        created_at: now,
+        expires_at: now + Duration::from_secs(3600),
+        approval_id: None,
+    };
+    h.store.create_rule(&rule).await.expect("rule");
+    // Strict mode confirms everything: the rule does not apply.
+    h.store
+        .set_channel_settings(
+            &CHANNEL.to_string(),
+            &riskgate::core::ports::ChannelSettings {
+                mode: riskgate::core::risk::ChannelMode::Strict,
+                profile: "ops".into(),
+            },
+            "test",
+        )
+        .await
+        .expect("strict");
+    h.discord
+        .message_create(CHANNEL, &alice(), "one", &[])
+        .await;
+    h.approval(CHANNEL).await;
+    assert_eq!(
+        button_labels(&h, CHANNEL).len(),
+        3,
+        "no rule offered in strict mode"
+    );
+    h.posted(CHANNEL, |c| c == "first").await;
+    // Listed, then revoked by an approver; back in smart mode the call asks again.
+    h.discord
+        .slash_command(CHANNEL, "rules", json!([]), &alice())
+        .await;
+    let listed = h
+        .discord
+        .wait_for_request(|r| r.path.ends_with("/callback"), WAIT)
+        .await;
+    assert!(
+        listed
+            .at("/data/content")
+            .as_str()
+            .is_some_and(|c| c.contains("rtest000001") && c.contains("numfmt")),
+        "{:?}",
+        listed.at("/data/content")
+    );
+    let callbacks = |h: &Harness| {
+        h.discord
+            .requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/callback"))
+            .count()
+    };
+    h.discord
+        .slash_command(
+            CHANNEL,
+            "rules",
+            json!([{"name": "revoke", "type": 3, "value": "rtest000001"}]),
+            &eve(),
+        )
+        .await;
+    h.discord
+        .wait_for_request(
+            |r| {
+                r.path.ends_with("/callback")
+                    && r.at("/data/content")
+                        .as_str()
+                        .is_some_and(|c| c.contains("needs an approver role"))
+            },
+            WAIT,
+        )
+        .await;
+    let before = callbacks(&h);
+    h.discord
+        .slash_command(
+            CHANNEL,
+            "rules",
+            json!([{"name": "revoke", "type": 3, "value": "rtest000001"}]),
+            &bob(),
+        )
+        .await;
+    h.discord
+        .wait_for_request(
+            |r| {
+                r.path.ends_with("/callback")
+                    && r.at("/data/content")
+                        .as_str()
+                        .is_some_and(|c| c.contains("revoked rule `rtest000001`"))
+            },
+            WAIT,
+        )
+        .await;
+    assert_eq!(callbacks(&h), before + 1);
+    assert!(
+        h.store
+            .channel_rules(&CHANNEL.to_string(), std::time::SystemTime::now())
+            .await
+            .expect("rules")
+            .is_empty()
+    );
+    h.stop().await;
+}
+
+/// A bot on `store`, talking to `discord` and the model at `llm`; returns its stop token
+/// and task once it has registered its commands.
+async fn bot_on(
+    discord: &FakeDiscord,
+    llm: &str,
+    workspace: &std::path::Path,
+    store: Arc<dyn Store>,
+) -> (
+    tokio_util::sync::CancellationToken,
+    tokio::task::JoinHandle<Result<(), riskgate::discord::BotError>>,
+) {
+    let registered = discord
+        .requests()
+        .iter()
+        .filter(|r| r.method == "PUT" && r.path.contains("/commands"))
+        .count();
+    let mut settings = Settings::default();
+    settings.discord.token = Some("fake-token".to_owned().into());
+    settings.discord.api_base_url = Some(discord.base_url());
+    settings.discord.guild_id = Some(GUILD);
+    settings.discord.channels = vec![CHANNEL];
+    settings.discord.approver_roles = vec![APPROVER_ROLE];
+    settings.llm.base_url = llm.to_owned();
+    settings.llm.retry_base_delay_ms = 10;
+    settings.tools.workspace = workspace.to_path_buf();
+    let model = Arc::new(riskgate::app::model_client(&settings).expect("client"));
+    let bot = Bot::build(&settings, model, store).await.expect("bot");
+    let stop = bot.shutdown_token();
+    let task = tokio::spawn(bot.run());
+    discord::poll(WAIT, || {
+        (discord
+            .requests()
+            .iter()
+            .filter(|r| r.method == "PUT" && r.path.contains("/commands"))
+            .count()
+            > registered)
+            .then_some(())
+    })
+    .await
+    .expect("the bot registered its commands");
+    (stop, task)
+}
+
+/// A run waits for a person; the bot stops and a new one starts on the same state; a click
+/// then runs the stored call and the conversation goes on from where it stood.
+async fn a_click_after_a_restart_continues_the_run(store_url: &str) {
+    let discord = FakeDiscord::start(vec![guild()]).await;
+    let llm = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[("c1", "execute_command", json!({"command": "mkdir made"}))]),
+        fake_llm::text("The folder is made."),
+    ])
+    .await;
+    let workspace = tempfile::tempdir().expect("tempdir");
+    let open = || async {
+        let store = riskgate::store::SqlStore::connect(store_url)
+            .await
+            .expect("store");
+        Arc::new(store) as Arc<dyn Store>
+    };
+    let (stop, task) = bot_on(&discord, &llm.base_url(), workspace.path(), open().await).await;
+    discord
+        .message_create(CHANNEL, &alice(), "make a folder called made", &[])
+        .await;
+    let path = format!("/api/v10/channels/{CHANNEL}/messages");
+    discord
+        .wait_for_request(
+            |r| r.method == "POST" && r.path == path && r.at("/components").is_array(),
+            WAIT,
+        )
+        .await;
+    let message = discord
+        .messages_in(CHANNEL)
+        .into_iter()
+        .rev()
+        .find(|m| m["components"].as_array().is_some_and(|c| !c.is_empty()))
+        .expect("the approval message");
+    let custom_id = message["components"][0]["components"][0]["custom_id"]
+        .as_str()
+        .expect("confirm")
+        .to_owned();
+    // The bot stops while the run waits.
+    stop.cancel();
+    let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+    assert!(!workspace.path().join("made").exists());
+    let (stop, task) = bot_on(&discord, &llm.base_url(), workspace.path(), open().await).await;
+    discord
+        .component_click(discord::id_of(&message["id"]), &custom_id, &alice())
+        .await;
+    let answer = discord
+        .wait_for_request(|r| r.path.ends_with("/callback"), WAIT)
+        .await;
+    assert_eq!(
+        answer.at("/type"),
+        &json!(7),
+        "the click settled the message"
+    );
+    discord
+        .wait_for_request(
+            |r| r.path == path && r.at("/content") == "The folder is made.",
+            WAIT,
+        )
+        .await;
+    assert!(
+        workspace.path().join("made").is_dir(),
+        "the stored call ran"
+    );
+    let requests = llm.requests().await;
+    let last = requests.last().expect("the continued run asked the model");
+    let sent = last["messages"].as_array().expect("messages");
+    assert!(
+        sent.iter().any(|m| m["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("make a folder called made"))),
+        "the stored conversation went on: {last:#}"
+    );
+    assert_eq!(sent.last().expect("last")["role"], "tool", "{last:#}");
+    let store = open().await;
+    let history = store
+        .load_history(&CHANNEL.to_string(), 100_000)
+        .await
+        .expect("history");
+    assert!(
+        history
+            .iter()
+            .any(|m| m.content.as_deref() == Some("The folder is made.")),
+        "the run's messages were saved: {history:?}"
+    );
+    let audit = store
+        .recent_audit(&CHANNEL.to_string(), 5)
+        .await
+        .expect("audit");
+    assert_eq!(audit[0].outcome, "ok", "{audit:#?}");
+    assert!(audit[0].approval_id.is_some());
+    stop.cancel();
+    let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_after_a_restart_continues_the_run_on_sqlite() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("sqlite://{}", dir.path().join("state.db").display());
+    a_click_after_a_restart_continues_the_run(&url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_after_a_restart_continues_the_run_on_postgres() {
+    let Some(schema) = support::pg_schema::TestSchema::new().await else {
+        eprintln!("skipped: {} not set", support::pg_schema::POSTGRES_ENV);
+        return;
+    };
+    a_click_after_a_restart_continues_the_run(&schema.url).await;
 }

@@ -648,7 +648,8 @@ impl EventHandler for Bot {
     }
 }
 
-/// A serenity client wired to the fake as DISCORD_FAKE.md says; `start` runs it in a task.
+/// A serenity client wired to the fake as `support/fake_discord.rs` says at its top; `start`
+/// runs it in a task.
 async fn client(
     fake: &FakeDiscord,
     intents: GatewayIntents,

@@ -17,7 +17,12 @@ struct Refuse;
 
 impl ApprovalSurface for Refuse {
     fn request<'a>(&'a self, _r: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
-        Box::pin(async { ApprovalOutcome::Cancelled { by: "ops".into() } })
+        Box::pin(async {
+            ApprovalOutcome::Cancelled {
+                by: "ops".into(),
+                reason: None,
+            }
+        })
     }
 }
 

@@ -75,6 +75,7 @@ impl ApprovalSurface for Cancelling {
         Box::pin(async {
             ApprovalOutcome::Cancelled {
                 by: "tester".into(),
+                reason: None,
             }
         })
     }

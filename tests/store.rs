@@ -212,6 +212,8 @@ on_both_backends!(
     a_long_turn_is_saved_whole_and_in_order,
     a_refused_write_fails_alone_and_its_batch_lands,
     concurrent_settings_reads_each_get_their_own_channel,
+    channel_rules_are_kept_listed_while_active_and_revoked_once,
+    a_cancel_reason_and_an_audit_note_round_trip,
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -250,6 +252,8 @@ fn approval(id: &str, run_id: &str, channel: &str, expires_in: Duration) -> Appr
         created_at: now,
         expires_at: now + expires_in,
         message_ref: None,
+        note: None,
+        resume: None,
     }
 }
 
@@ -272,6 +276,7 @@ fn audit(channel: &str, n: u64) -> AuditRecord {
         approval_id: None,
         duration_ms: 12,
         output_bytes: 34,
+        note: None,
     }
 }
 
@@ -893,6 +898,25 @@ async fn approvals_round_trip_every_field(db: TestDb) {
         ids(store.pending_approvals(Some("c1")).await.expect("pending")),
         ["third"]
     );
+    // One the chat refused to show is settled as such (a status the schema accepts).
+    let Decided::Won(undeliverable) = store
+        .decide_approval("third", ApprovalStatus::Undeliverable, None)
+        .await
+        .expect("decide")
+    else {
+        panic!("an undeliverable approval is settled");
+    };
+    assert_eq!(
+        store.approval("third").await.expect("read"),
+        Some(undeliverable)
+    );
+    assert!(
+        store
+            .pending_approvals(Some("c1"))
+            .await
+            .expect("pending")
+            .is_empty()
+    );
 }
 
 async fn channel_settings_round_trip(db: TestDb) {
@@ -1111,7 +1135,10 @@ async fn the_real_loop_audits_auto_confirmed_cancelled_expired_and_denied_calls(
     ];
     let approvals = ScriptedApprovals(Mutex::new(VecDeque::from([
         Some(ApprovalOutcome::Confirmed { by: "bob".into() }),
-        Some(ApprovalOutcome::Cancelled { by: "carol".into() }),
+        Some(ApprovalOutcome::Cancelled {
+            by: "carol".into(),
+            reason: None,
+        }),
         None,
     ])));
     let spy = Arc::new(Spy::default());
@@ -1323,4 +1350,92 @@ async fn an_in_memory_sqlite_store_keeps_its_state_and_decides_once() {
         store.load_history("c1", 10_000).await.expect("load").len(),
         4
     );
+}
+
+async fn channel_rules_are_kept_listed_while_active_and_revoked_once(db: TestDb) {
+    use riskgate::core::rules::{ChannelRule, Similarity};
+    let store = db.connect().await;
+    let now = ms(SystemTime::now());
+    let rule = |id: &str, channel: &str, lasts: Duration| ChannelRule {
+        id: id.into(),
+        channel: channel.into(),
+        tool: "execute_sql".into(),
+        similarity: Similarity::new(
+            "`SELECT` on orders in database `demo`",
+            &[
+                ("kind", "SELECT".to_owned()),
+                ("database", "demo".to_owned()),
+                ("tables", "orders".to_owned()),
+            ],
+        ),
+        created_by: "bob".into(),
+        created_at: now,
+        expires_at: now + lasts,
+        approval_id: Some("a1".into()),
+    };
+    let kept = rule("r1", "c1", Duration::from_secs(3600));
+    store.create_rule(&kept).await.expect("create");
+    store
+        .create_rule(&rule("r2", "c1", Duration::from_millis(1)))
+        .await
+        .expect("create");
+    store
+        .create_rule(&rule("r3", "c2", Duration::from_secs(3600)))
+        .await
+        .expect("create");
+    assert!(
+        store.create_rule(&kept).await.is_err(),
+        "an id is recorded once"
+    );
+    let later = now + Duration::from_secs(1);
+    assert_eq!(
+        store.channel_rules("c1", later).await.expect("read"),
+        vec![kept.clone()],
+        "only the channel's unexpired rules, every field as written"
+    );
+    assert!(
+        !store.revoke_rule("c2", "r1", "eve").await.expect("revoke"),
+        "another channel's"
+    );
+    assert!(store.revoke_rule("c1", "r1", "bob").await.expect("revoke"));
+    assert!(
+        !store.revoke_rule("c1", "r1", "bob").await.expect("revoke"),
+        "once"
+    );
+    assert!(
+        store
+            .channel_rules("c1", later)
+            .await
+            .expect("read")
+            .is_empty()
+    );
+    assert_eq!(
+        store.channel_rules("c2", later).await.expect("read").len(),
+        1
+    );
+}
+
+async fn a_cancel_reason_and_an_audit_note_round_trip(db: TestDb) {
+    let store = db.connect().await;
+    let waiting = approval("noted", "run1", "c1", Duration::from_secs(600));
+    store.create_approval(&waiting).await.expect("create");
+    let Decided::Won(won) = store
+        .decide_approval_noted(
+            "noted",
+            ApprovalStatus::Cancelled,
+            Some("carol"),
+            Some("use the staging table"),
+        )
+        .await
+        .expect("decide")
+    else {
+        panic!("the first decision wins");
+    };
+    assert_eq!(won.note.as_deref(), Some("use the staging table"));
+    assert_eq!(store.approval("noted").await.expect("read"), Some(won));
+    let mut record = audit("c1", 1);
+    record.note = Some("rule r1".into());
+    store.record_audit(&record).await.expect("audit");
+    let read = store.recent_audit("c1", 1).await.expect("read");
+    assert_eq!(read[0].note.as_deref(), Some("rule r1"));
 }

@@ -1,4 +1,4 @@
-//! PostgreSQL restarts during runs (issue 7). The real agent (`build_agent`, the built-in
+//! PostgreSQL restarts during runs. The real agent (`build_agent`, the built-in
 //! tools, the SQL store from `open_store`) talks to a real PostgreSQL through a TCP proxy
 //! (`support::pg_proxy`) that plays the restart: every connection dropped, new ones refused
 //! for a while, and, at the worst moment, a statement committed whose answer is lost. One

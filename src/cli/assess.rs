@@ -1,5 +1,8 @@
-//! `riskgate assess`: the gate as a filter from JSON lines to JSON lines (DESIGN.md
-//! section 7). Other tools depend on this format; keep it stable.
+//! `riskgate assess`: the gate as a filter from JSON lines to JSON lines. Input per line:
+//! `{"tool", "arguments", "mode"?, "dialect"?}`; output per line: `{"decision", "source",
+//! "reason"}` (plus fields later versions added, such as `sandbox`), or `{"error"}` for a
+//! line that cannot be read. Other tools depend on this format: fields may be added, never
+//! renamed or removed.
 
 use std::io::{self, BufRead, Write};
 

@@ -22,11 +22,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::config::Settings;
 use crate::core::agent::{Agent, AgentEvent, Inbound, RunOutcome, StopReason};
-use crate::core::ports::{
-    ApprovalOutcome, ApprovalRequest, ApprovalSurface, ChannelSettings, EventSink,
-};
-use crate::core::prompt::PROFILES;
-use crate::core::risk::ChannelMode;
+use crate::core::commands::{self, Caller, ChannelCommand, CommandEnv};
+use crate::core::ports::{ApprovalOutcome, ApprovalRequest, ApprovalSurface, EventSink};
 use crate::core::tools::BoxFuture;
 
 /// Console options from the command line.
@@ -250,25 +247,38 @@ impl ApprovalSurface for ConsoleApprovals {
         Box::pin(async move {
             let answer = self.router.take_prompt();
             if !self.output.json {
-                self.output.line(&render::approval_prompt(request));
+                self.output.line(&render::approval_prompt(
+                    request,
+                    std::time::SystemTime::now(),
+                ));
             }
             match answer.await {
-                Ok(line) if is_yes(&line) => ApprovalOutcome::Confirmed {
-                    by: self.user.clone(),
-                },
-                Ok(_) => ApprovalOutcome::Cancelled {
-                    by: self.user.clone(),
-                },
+                Ok(line) => prompt_answer(&line, &self.user, request.similar.is_some()),
                 Err(_) => ApprovalOutcome::Cancelled {
                     by: "end of input".to_owned(),
+                    reason: None,
                 },
             }
         })
     }
 }
 
-fn is_yes(line: &str) -> bool {
-    matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+/// What a line typed at the approval prompt means: `y` confirms, `a` confirms and allows
+/// similar calls (where offered), `n because ...` cancels with a reason; anything else
+/// cancels.
+fn prompt_answer(line: &str, user: &str, similar_offered: bool) -> ApprovalOutcome {
+    let line = line.trim();
+    let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let by = user.to_owned();
+    match word.to_ascii_lowercase().as_str() {
+        "y" | "yes" if rest.is_empty() => ApprovalOutcome::Confirmed { by },
+        "a" | "allow" if rest.is_empty() && similar_offered => ApprovalOutcome::AllowSimilar { by },
+        "n" | "no" if !rest.trim().is_empty() => ApprovalOutcome::Cancelled {
+            by,
+            reason: Some(rest.trim().to_owned()),
+        },
+        _ => ApprovalOutcome::Cancelled { by, reason: None },
+    }
 }
 
 /// Runs the console until `/quit` or the end of input.
@@ -365,7 +375,8 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
     }
 }
 
-/// Handles a `/command`; `false` ends the session.
+/// Handles a `/command`; `false` ends the session. The channel commands are the core's
+/// (`core::commands`): this only reads the line and renders the outcome.
 async fn command_line(
     agent: &Agent,
     options: &ConsoleOptions,
@@ -374,104 +385,51 @@ async fn command_line(
 ) -> bool {
     let mut words = command.split_whitespace();
     let name = words.next().unwrap_or_default().to_ascii_lowercase();
-    let argument = words.next();
-    let channel = options.channel.as_str();
-    let current = match agent.channel_settings(channel).await {
-        Ok(settings) => settings,
-        Err(e) => {
-            output.notice("error", &e.to_string(), json!({}));
+    let rest: Vec<&str> = words.collect();
+    let argument = (!rest.is_empty()).then(|| rest.join(" "));
+    match name.as_str() {
+        "quit" | "exit" => return false,
+        "help" => {
+            output.notice(
+                "help",
+                "commands: /mode [strict|smart], /profile [sql|ops], /status, /reset, /pending, /audit [n], /rules [revoke ID], /quit",
+                json!({}),
+            );
+            return true;
+        }
+        _ => {}
+    }
+    let parsed = match ChannelCommand::parse(&name, argument.as_deref()) {
+        Ok(parsed) => parsed,
+        Err(problem) => {
+            output.notice("error", &format!("{problem} Try /help."), json!({}));
             return true;
         }
     };
-    match (name.as_str(), argument) {
-        ("quit" | "exit", _) => return false,
-        ("mode", None) => output.notice(
-            "mode",
-            &format!("mode: {}", current.mode),
-            json!({ "mode": current.mode.as_str() }),
-        ),
-        ("mode", Some(value)) => match value.parse::<ChannelMode>() {
-            Ok(mode) => {
-                let changed = ChannelSettings { mode, ..current };
-                save(agent, channel, &changed, &options.user, output).await;
-                output.notice(
-                    "mode",
-                    &format!("mode set to {mode}"),
-                    json!({ "mode": mode.as_str() }),
-                );
-            }
-            Err(problem) => output.notice("error", &problem, json!({})),
-        },
-        ("profile", None) => output.notice(
-            "profile",
-            &format!("profile: {}", current.profile),
-            json!({ "profile": current.profile }),
-        ),
-        ("profile", Some(value)) if PROFILES.contains(&value) => {
-            let changed = ChannelSettings {
-                profile: value.to_owned(),
-                ..current
-            };
-            save(agent, channel, &changed, &options.user, output).await;
-            output.notice(
-                "profile",
-                &format!("profile set to {value}"),
-                json!({ "profile": value }),
-            );
-        }
-        ("profile", Some(value)) => output.notice(
-            "error",
-            &format!("unknown profile {value:?} (expected sql or ops)"),
-            json!({}),
-        ),
-        ("reset", _) => match agent.store.clear(channel).await {
-            Ok(()) => output.notice("reset", "conversation cleared", json!({})),
-            Err(e) => output.notice("error", &e.to_string(), json!({})),
-        },
-        ("status", _) => output.notice(
-            "status",
-            &format!(
-                "mode: {}, profile: {}, protocol: {:?}, tools: {}",
-                current.mode,
-                current.profile,
-                agent.protocol,
-                agent
-                    .tool_definitions(&current.profile)
-                    .iter()
-                    .map(|t| t.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            json!({ "mode": current.mode.as_str(), "profile": current.profile }),
-        ),
-        ("help", _) => output.notice(
-            "help",
-            "commands: /mode [strict|smart], /profile [sql|ops], /reset, /status, /quit",
-            json!({}),
-        ),
-        (other, _) => output.notice(
-            "error",
-            &format!("unknown command /{other}; try /help"),
-            json!({}),
-        ),
-    }
+    let tools = |profile: &str| {
+        agent
+            .tool_definitions(profile)
+            .into_iter()
+            .map(|t| t.name)
+            .collect()
+    };
+    let env = CommandEnv {
+        store: agent.store.as_ref(),
+        defaults: &agent.defaults,
+        model: &agent.model_name,
+        protocol: agent.protocol.as_str(),
+        tools: &tools,
+    };
+    // The console's user runs the bot: they may change and revoke anything.
+    let caller = Caller {
+        user: &options.user,
+        may_configure: true,
+        may_approve: true,
+    };
+    let outcome = commands::apply(&env, &options.channel, caller, parsed).await;
+    let (kind, text, data) = render::command_outcome(&name, outcome);
+    output.notice(kind, &text, data);
     true
-}
-
-async fn save(
-    agent: &Agent,
-    channel: &str,
-    settings: &ChannelSettings,
-    user: &str,
-    output: &Output,
-) {
-    if let Err(e) = agent
-        .store
-        .set_channel_settings(channel, settings, user)
-        .await
-    {
-        output.notice("error", &e.to_string(), json!({}));
-    }
 }
 
 /// Fails fast, with a clear message, when nothing listens at the model's address.

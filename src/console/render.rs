@@ -1,9 +1,10 @@
 //! Events as terminal text. Everything the model or a tool wrote is cleaned of control
 //! characters first, so output cannot move the cursor or change the terminal.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::core::agent::AgentEvent;
+use crate::core::commands::CommandOutcome;
 use crate::core::ports::ApprovalRequest;
 
 /// Removes control characters except newline and tab.
@@ -52,13 +53,22 @@ pub fn event_text(event: &AgentEvent) -> Option<String> {
         AgentEvent::Reply { text } => format!("riskgate: {text}"),
         AgentEvent::Error { message } => format!("error: {message}"),
         AgentEvent::Notice { message } => format!("note: {message}"),
+        AgentEvent::RuleCreated {
+            rule_id,
+            tool,
+            summary,
+            ..
+        } => format!(
+            "   rule {rule_id}: {tool} calls like this ({summary}) run without asking for a while"
+        ),
     };
     Some(clean(&text))
 }
 
 /// The question shown before reading the answer.
-/// The prompt shows everything that will run, nothing cut, and where it runs.
-pub fn approval_prompt(request: &ApprovalRequest) -> String {
+/// The prompt shows everything that will run, nothing cut, where it runs, and how long the
+/// answer may take.
+pub fn approval_prompt(request: &ApprovalRequest, now: std::time::SystemTime) -> String {
     let whole = crate::tools::render::whole_call(&request.tool, &request.arguments);
     let target = request
         .target
@@ -70,8 +80,175 @@ pub fn approval_prompt(request: &ApprovalRequest) -> String {
     } else {
         format!(" {whole}")
     };
+    let left = request
+        .expires_at
+        .duration_since(now)
+        .unwrap_or_default()
+        .as_secs();
+    let choices = match &request.similar {
+        Some((similar, ttl)) => format!(
+            "\n   y: confirm · a: confirm and allow similar calls for {} min ({}) · n [reason]: cancel, saying what to do instead",
+            ttl.as_secs() / 60,
+            similar.summary
+        ),
+        None => "\n   y: confirm · n [reason]: cancel, saying what to do instead".to_owned(),
+    };
     clean(&format!(
-        "?? {} wants to run {}{target}:{call}\n   why confirm: {} ({})\n   confirm? [y/N]",
-        request.requester, request.tool, request.decision.reason, request.decision.source
+        "?? {} wants to run {}{target}:{call}\n   why confirm: {} ({})\n   expires in {}m {:02}s (then nothing runs){choices}\n   confirm? [y/N]",
+        request.requester,
+        request.tool,
+        request.decision.reason,
+        request.decision.source,
+        left / 60,
+        left % 60
     ))
+}
+
+/// A channel command's outcome as the console shows it: the event kind (in `--json`, the
+/// `event` field), the text, and the fields a script reads.
+pub fn command_outcome(name: &str, outcome: CommandOutcome) -> (&'static str, String, Value) {
+    let unix = |at: std::time::SystemTime| {
+        at.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    };
+    match outcome {
+        CommandOutcome::Mode { mode, set_by } => (
+            "mode",
+            match set_by {
+                Some(_) => format!("mode set to {mode}"),
+                None => format!("mode: {mode}"),
+            },
+            json!({ "mode": mode.as_str() }),
+        ),
+        CommandOutcome::Profile { profile, set_by } => (
+            "profile",
+            match set_by {
+                Some(_) => format!("profile set to {profile}"),
+                None => format!("profile: {profile}"),
+            },
+            json!({ "profile": profile }),
+        ),
+        CommandOutcome::Status(status) => (
+            "status",
+            format!(
+                "mode: {}, profile: {}, model: {} ({} protocol), tools: {}, pending approvals: {}, rules: {}",
+                status.settings.mode,
+                status.settings.profile,
+                status.model,
+                status.protocol,
+                status.tools.join(", "),
+                status.pending,
+                status.rules
+            ),
+            json!({
+                "mode": status.settings.mode.as_str(),
+                "profile": status.settings.profile,
+                "model": status.model,
+                "protocol": status.protocol,
+                "tools": status.tools,
+                "pending": status.pending,
+                "rules": status.rules,
+            }),
+        ),
+        CommandOutcome::Reset { .. } => ("reset", "conversation cleared".to_owned(), json!({})),
+        CommandOutcome::Pending(pending) => {
+            let lines: Vec<String> = pending
+                .iter()
+                .map(|a| format!("{} {} for {}", a.id, a.tool, a.requester))
+                .collect();
+            let ids: Vec<&str> = pending.iter().map(|a| a.id.as_str()).collect();
+            (
+                "pending",
+                listed(lines, "nothing is waiting"),
+                json!({ "pending": ids }),
+            )
+        }
+        CommandOutcome::Audit(records) => {
+            let lines: Vec<String> = records
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{} {} {} ({}) -> {} by {}",
+                        r.at, r.tool, r.decision, r.source, r.outcome, r.user
+                    )
+                })
+                .collect();
+            (
+                "audit",
+                listed(lines, "no tool calls recorded"),
+                json!({ "count": records.len() }),
+            )
+        }
+        CommandOutcome::Rules(rules) => {
+            let lines: Vec<String> = rules
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{} {}: {} (by {}, until {})",
+                        r.id,
+                        r.tool,
+                        r.similarity.summary,
+                        r.created_by,
+                        unix(r.expires_at)
+                    )
+                })
+                .collect();
+            let ids: Vec<&str> = rules.iter().map(|r| r.id.as_str()).collect();
+            ("rules", listed(lines, "no rules"), json!({ "rules": ids }))
+        }
+        CommandOutcome::Revoked { rule, .. } => (
+            "rules",
+            format!("rule {} revoked", rule.id),
+            json!({ "revoked": rule.id }),
+        ),
+        CommandOutcome::Refused(why) => ("error", format!("/{name}: {why}"), json!({})),
+    }
+}
+
+fn listed(lines: Vec<String>, empty: &str) -> String {
+    if lines.is_empty() {
+        empty.to_owned()
+    } else {
+        lines.join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+
+    #[test]
+    fn the_prompt_shows_the_call_its_target_why_and_when_it_expires() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let request = ApprovalRequest {
+            id: "a1".into(),
+            channel: "console".into(),
+            requester: "alice".into(),
+            tool: "execute_sql".into(),
+            arguments: serde_json::json!({"sql": "DELETE FROM orders WHERE id = 1"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            target: Some("database `prod`".into()),
+            decision: crate::core::risk::RiskDecision::new(
+                crate::core::risk::Decision::Confirm,
+                crate::core::risk::DecisionSource::Default,
+                "a DELETE changes data",
+            ),
+            expires_at: now + Duration::from_secs(299),
+            similar: None,
+        };
+        let prompt = approval_prompt(&request, now);
+        assert!(
+            prompt.contains("DELETE FROM orders WHERE id = 1"),
+            "{prompt}"
+        );
+        assert!(prompt.contains("on database `prod`"), "{prompt}");
+        assert!(prompt.contains("a DELETE changes data"), "{prompt}");
+        assert!(prompt.contains("expires in 4m 59s"), "{prompt}");
+        let late = approval_prompt(&request, now + Duration::from_secs(600));
+        assert!(late.contains("expires in 0m 00s"), "{late}");
+    }
 }

@@ -4,7 +4,9 @@
 //! implement the core's traits instead (checked by `tests/architecture.rs`).
 
 pub mod agent;
+pub mod commands;
 pub mod ports;
 pub mod prompt;
 pub mod risk;
+pub mod rules;
 pub mod tools;

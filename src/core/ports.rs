@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::core::agent::{AgentEvent, ChatMessage, ChatReply, ChatRequest};
 use crate::core::risk::{ChannelMode, RiskDecision};
+use crate::core::rules::ChannelRule;
 use crate::core::tools::BoxFuture;
 
 /// A model failure, typed so the user is told what to fix.
@@ -90,6 +91,10 @@ pub struct ApprovalRequest {
     pub target: Option<String>,
     pub decision: RiskDecision,
     pub expires_at: SystemTime,
+    /// What "allow similar calls for a while" would cover, when a person may choose it here
+    /// (smart mode, a confirm a rule may lift, a tool that can describe similar calls, and
+    /// `agent.allow_similar_secs` above 0), and for how long.
+    pub similar: Option<(crate::core::rules::Similarity, Duration)>,
 }
 
 /// How a person answered.
@@ -100,9 +105,21 @@ pub enum ApprovalOutcome {
     },
     Cancelled {
         by: String,
+        /// What the person said the agent should do instead, if anything.
+        reason: Option<String>,
+    },
+    /// Confirmed, and calls like it may run without asking in this channel for a while
+    /// (a channel rule, created by the loop).
+    AllowSimilar {
+        by: String,
     },
     /// Nobody answered in time.
     Expired,
+    /// The request could not be shown to anyone (the chat refused the message: a missing
+    /// permission, a deleted channel, or the chat service down through every retry).
+    Undeliverable {
+        reason: String,
+    },
 }
 
 /// Where approvals are shown and answered: buttons in Discord, a y/n prompt in a terminal.
@@ -110,6 +127,13 @@ pub trait ApprovalSurface: Send + Sync {
     /// Shows the request and waits for an answer. The loop stops waiting at `expires_at`
     /// (then the outcome is `Expired`), so an implementation may wait forever.
     fn request<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome>;
+
+    /// Whether a request shown here can still be answered after the process restarts (a
+    /// message with buttons can; a terminal prompt cannot). If so, the loop stores where
+    /// the run stood with the approval, so the answer can continue it.
+    fn resumable(&self) -> bool {
+        false
+    }
 }
 
 /// Receives what the loop does, for a front end to render.
@@ -140,6 +164,8 @@ pub enum ApprovalStatus {
     Expired,
     /// Its run no longer exists (the process stopped while it waited).
     Abandoned,
+    /// It could not be shown to anyone, so nobody could answer.
+    Undeliverable,
 }
 
 impl ApprovalStatus {
@@ -150,6 +176,7 @@ impl ApprovalStatus {
             Self::Cancelled => "cancelled",
             Self::Expired => "expired",
             Self::Abandoned => "abandoned",
+            Self::Undeliverable => "undeliverable",
         }
     }
 }
@@ -164,6 +191,7 @@ impl std::str::FromStr for ApprovalStatus {
             "cancelled" => Ok(Self::Cancelled),
             "expired" => Ok(Self::Expired),
             "abandoned" => Ok(Self::Abandoned),
+            "undeliverable" => Ok(Self::Undeliverable),
             other => Err(format!("unknown approval status {other:?}")),
         }
     }
@@ -190,6 +218,11 @@ pub struct ApprovalRecord {
     pub expires_at: SystemTime,
     /// The chat message that shows it (a front end's reference), once posted.
     pub message_ref: Option<String>,
+    /// What the person who decided said (a cancel's reason), if anything.
+    pub note: Option<String>,
+    /// Where the run that asked stood (JSON, see `core::agent::resume`), so a click after a
+    /// restart can continue it; `None` where the surface cannot be answered after a restart.
+    pub resume: Option<String>,
 }
 
 /// The result of trying to decide an approval: exactly one caller wins.
@@ -221,6 +254,8 @@ pub struct AuditRecord {
     pub approval_id: Option<String>,
     pub duration_ms: u64,
     pub output_bytes: u64,
+    /// A cancel's reason, or the channel rule that let the call run (`rule <id>`).
+    pub note: Option<String>,
 }
 
 /// The state the agent keeps: conversations, channel settings, runs, approvals, audit.
@@ -275,6 +310,17 @@ pub trait Store: Send + Sync {
         id: &'a str,
         status: ApprovalStatus,
         by: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Decided, StoreError>> {
+        self.decide_approval_noted(id, status, by, None)
+    }
+    /// [`Store::decide_approval`] with what the person said (a cancel's reason), kept with
+    /// the decision when it wins.
+    fn decide_approval_noted<'a>(
+        &'a self,
+        id: &'a str,
+        status: ApprovalStatus,
+        by: Option<&'a str>,
+        note: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Decided, StoreError>>;
     fn approval<'a>(
         &'a self,
@@ -296,7 +342,8 @@ pub trait Store: Send + Sync {
         now: SystemTime,
     ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>>;
     /// Marks pending approvals `abandoned` whose run finished or whose run's last heartbeat
-    /// is older than `stale_before`; returns those it marked.
+    /// is older than `stale_before`, except those that can resume their run (`resume` set)
+    /// and have not expired; returns those it marked.
     fn abandon_orphaned<'a>(
         &'a self,
         stale_before: SystemTime,
@@ -304,6 +351,21 @@ pub trait Store: Send + Sync {
 
     fn record_audit<'a>(&'a self, record: &'a AuditRecord)
     -> BoxFuture<'a, Result<(), StoreError>>;
+
+    fn create_rule<'a>(&'a self, rule: &'a ChannelRule) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// The channel's rules that are neither revoked nor expired at `now`, oldest first.
+    fn channel_rules<'a>(
+        &'a self,
+        channel: &'a str,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ChannelRule>, StoreError>>;
+    /// Revokes one of the channel's active rules; false when there is no such rule.
+    fn revoke_rule<'a>(
+        &'a self,
+        channel: &'a str,
+        id: &'a str,
+        by: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
     /// The newest audit records of a channel, newest first.
     fn recent_audit<'a>(
         &'a self,

@@ -6,18 +6,20 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serenity::all::{
-    ButtonStyle, ChannelId, ComponentInteraction, Context, CreateActionRow, CreateButton,
-    CreateInteractionResponse, CreateInteractionResponseFollowup, CreateInteractionResponseMessage,
-    EditMessage, MessageId,
+    ActionRowComponent, ButtonStyle, ChannelId, ComponentInteraction, Context, CreateActionRow,
+    CreateButton, CreateInputText, CreateInteractionResponse, CreateInteractionResponseFollowup,
+    CreateInteractionResponseMessage, CreateModal, EditMessage, InputTextStyle, MessageId,
+    ModalInteraction,
 };
 use tokio::sync::oneshot;
 
 use super::outbox::{Item, Outbox, no_mentions};
-use super::render::{ButtonAction, custom_id, parse_custom_id, settled_message};
+use super::render::{ButtonAction, allow_label, custom_id, parse_custom_id, settled_message};
 use crate::core::ports::{
     ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, ApprovalSurface, Decided,
     Store,
 };
+use crate::core::rules::ALLOW_SIMILAR_NOTE;
 use crate::core::tools::BoxFuture;
 
 /// Runs waiting for a person, by approval id.
@@ -35,11 +37,12 @@ impl ApprovalHub {
         rx
     }
 
-    /// Tells the run waiting on `id`, if any.
-    pub fn resolve(&self, id: &str, outcome: ApprovalOutcome) {
+    /// Tells the run waiting on `id`; false when no run here waits for it.
+    pub fn resolve(&self, id: &str, outcome: ApprovalOutcome) -> bool {
         let sender = self.waiting.lock().ok().and_then(|mut w| w.remove(id));
-        if let Some(sender) = sender {
-            let _ = sender.send(outcome);
+        match sender {
+            Some(sender) => sender.send(outcome).is_ok(),
+            None => false,
         }
     }
 
@@ -50,17 +53,53 @@ impl ApprovalHub {
     }
 }
 
-/// The buttons of an approval message.
-pub fn buttons(approval_id: &str) -> Vec<CreateActionRow> {
-    vec![CreateActionRow::Buttons(vec![
-        CreateButton::new(custom_id(ButtonAction::Confirm, approval_id))
+/// The buttons of an approval message: Confirm and Cancel first (one click each), then
+/// "Cancel with reason…" (a modal asks what to do instead) and, where offered, "Allow
+/// similar for …".
+pub fn buttons(request: &ApprovalRequest) -> Vec<CreateActionRow> {
+    let id = request.id.as_str();
+    let mut row = vec![
+        CreateButton::new(custom_id(ButtonAction::Confirm, id))
             .label("Confirm")
             .style(ButtonStyle::Danger),
-        CreateButton::new(custom_id(ButtonAction::Cancel, approval_id))
+        CreateButton::new(custom_id(ButtonAction::Cancel, id))
             .label("Cancel")
             .style(ButtonStyle::Secondary),
-    ])]
+        CreateButton::new(custom_id(ButtonAction::Reason, id))
+            .label("Cancel with reason…")
+            .style(ButtonStyle::Secondary),
+    ];
+    if let Some((_, ttl)) = &request.similar {
+        row.push(
+            CreateButton::new(custom_id(ButtonAction::Allow, id))
+                .label(allow_label(*ttl))
+                .style(ButtonStyle::Primary),
+        );
+    }
+    vec![CreateActionRow::Buttons(row)]
 }
+
+/// The modal a "Cancel with reason…" click opens.
+fn reason_modal(approval_id: &str) -> CreateModal {
+    CreateModal::new(
+        custom_id(ButtonAction::ReasonGiven, approval_id),
+        "Cancel this call",
+    )
+    .components(vec![CreateActionRow::InputText(
+        CreateInputText::new(
+            InputTextStyle::Paragraph,
+            "What should it do instead?",
+            REASON_FIELD,
+        )
+        .required(false)
+        .max_length(REASON_MAX_CHARS)
+        .placeholder("Optional: the agent reads this with the cancellation"),
+    )])
+}
+
+/// The text field of the reason modal, and how long a reason may be.
+const REASON_FIELD: &str = "reason";
+const REASON_MAX_CHARS: u16 = 1_000;
 
 /// The approval surface of the bot.
 pub struct DiscordApprovals {
@@ -70,6 +109,10 @@ pub struct DiscordApprovals {
 }
 
 impl ApprovalSurface for DiscordApprovals {
+    fn resumable(&self) -> bool {
+        true
+    }
+
     fn request<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
         Box::pin(async move {
             let Ok(channel) = request.channel.parse::<u64>().map(ChannelId::new) else {
@@ -80,8 +123,8 @@ impl ApprovalSurface for DiscordApprovals {
             let (tx, rx) = oneshot::channel();
             self.outbox
                 .push(channel, Item::Approval(request.clone(), tx));
-            match rx.await.ok().flatten() {
-                Some(message) => {
+            match rx.await {
+                Ok(Ok(message)) => {
                     let reference = format!("{}/{}", channel.get(), message.get());
                     if let Err(e) = self
                         .store
@@ -91,9 +134,19 @@ impl ApprovalSurface for DiscordApprovals {
                         tracing::warn!(error = %e, "the approval message could not be recorded");
                     }
                 }
-                None => {
-                    // Without a message nobody can answer; let it expire.
-                    tracing::error!(approval = %request.id, "the approval could not be shown");
+                Ok(Err(failure)) => {
+                    // Nobody can answer what nobody sees: settle it now, so the run ends
+                    // and the channel's queue moves, instead of waiting for the expiry.
+                    self.hub.forget(&request.id);
+                    return ApprovalOutcome::Undeliverable {
+                        reason: failure.to_string(),
+                    };
+                }
+                Err(_) => {
+                    self.hub.forget(&request.id);
+                    return ApprovalOutcome::Undeliverable {
+                        reason: "the channel's sending task stopped".to_owned(),
+                    };
                 }
             }
             let outcome = answer.await.unwrap_or(ApprovalOutcome::Expired);
@@ -148,17 +201,26 @@ pub fn authorise(
 ) -> Result<(), String> {
     let approver = roles.iter().any(|r| policy.approver_roles.contains(r));
     let requester = approval.requester == user;
-    let someone_else =
-        requester && matches!(action, ButtonAction::Confirm) && policy.needs_someone_else(approval);
+    let confirms = matches!(action, ButtonAction::Confirm | ButtonAction::Allow);
+    let someone_else = requester && confirms && policy.needs_someone_else(approval);
     match action {
-        ButtonAction::Cancel if requester || approver => Ok(()),
-        ButtonAction::Confirm if someone_else => Err(if policy.require_different_approver {
+        ButtonAction::Cancel | ButtonAction::Reason | ButtonAction::ReasonGiven
+            if requester || approver =>
+        {
+            Ok(())
+        }
+        _ if confirms && someone_else => Err(if policy.require_different_approver {
             "someone else must confirm your own request here (discord.require_different_approver)"
                 .to_owned()
         } else {
             "this call is destructive, so someone with an approver role other than you must confirm it (discord.destructive_needs_other_approver)".to_owned()
         }),
-        ButtonAction::Confirm if approver || requester => Ok(()),
+        // A rule answers future requests of everyone in the channel: where approver roles
+        // exist, only their members may create one.
+        ButtonAction::Allow if !policy.approver_roles.is_empty() && !approver => Err(
+            "allowing similar calls needs an approver role (discord.approver_roles); Confirm still answers this one".to_owned(),
+        ),
+        _ if confirms && (approver || requester) => Ok(()),
         _ => Err(format!(
             "only <@{}> or a member with an approver role can answer this request",
             approval.requester
@@ -168,81 +230,213 @@ pub fn authorise(
 
 /// How long a click may wait for the store before Discord is told "working on it": Discord
 /// drops an interaction not answered within three seconds.
-const ANSWER_WITHIN: Duration = Duration::from_millis(2000);
+pub(super) const ANSWER_WITHIN: Duration = Duration::from_millis(2000);
 
 /// What a click gets back.
 enum Answer {
-    /// The decision counts: the approval message shows it, buttons removed.
-    Settled(String),
+    /// The decision counts: the approval message shows it, buttons removed. `resume`: no run
+    /// here waits for it, but its run was stored (the process that asked has stopped).
+    Settled { content: String, resume: bool },
     /// Only the person who clicked sees this.
     Ephemeral(String),
+    /// "Cancel with reason…": the modal that asks for the reason.
+    Modal(CreateModal),
 }
 
-/// Handles a click on one of our buttons. Answers within Discord's 3 seconds: the store's
-/// conditional update decides, the message is updated at once, and the run is told after.
-/// While the database restarts the store retries; if that takes longer than [`ANSWER_WITHIN`]
-/// the click is acknowledged first and the answer follows (the message edited, or a private
-/// note that the request is still pending).
+/// The interaction an answer goes to: a click on one of our buttons, or the reason modal
+/// submitted from one (Discord lets both update the message they came from).
+#[derive(Clone, Copy)]
+pub enum Asked<'a> {
+    Click(&'a ComponentInteraction),
+    Modal(&'a ModalInteraction),
+}
+
+impl Asked<'_> {
+    fn custom_id(&self) -> &str {
+        match self {
+            Self::Click(click) => &click.data.custom_id,
+            Self::Modal(modal) => &modal.data.custom_id,
+        }
+    }
+
+    fn user(&self) -> String {
+        match self {
+            Self::Click(click) => click.user.id.get().to_string(),
+            Self::Modal(modal) => modal.user.id.get().to_string(),
+        }
+    }
+
+    fn roles(&self) -> Vec<u64> {
+        let member = match self {
+            Self::Click(click) => click.member.as_ref(),
+            Self::Modal(modal) => modal.member.as_ref(),
+        };
+        member
+            .map(|m| m.roles.iter().map(|r| r.get()).collect())
+            .unwrap_or_default()
+    }
+
+    fn channel_id(&self) -> ChannelId {
+        match self {
+            Self::Click(click) => click.channel_id,
+            Self::Modal(modal) => modal.channel_id,
+        }
+    }
+
+    /// The approval message: its channel, id and text.
+    fn message(&self) -> Option<(ChannelId, MessageId, &str)> {
+        match self {
+            Self::Click(click) => Some((
+                click.channel_id,
+                click.message.id,
+                click.message.content.as_str(),
+            )),
+            Self::Modal(modal) => modal
+                .message
+                .as_ref()
+                .map(|m| (modal.channel_id, m.id, m.content.as_str())),
+        }
+    }
+
+    /// The text typed into the reason modal, if any.
+    fn reason(&self) -> Option<String> {
+        let Self::Modal(modal) = self else {
+            return None;
+        };
+        modal
+            .data
+            .components
+            .iter()
+            .flat_map(|row| &row.components)
+            .find_map(|component| match component {
+                ActionRowComponent::InputText(input) if input.custom_id == REASON_FIELD => {
+                    input.value.clone()
+                }
+                _ => None,
+            })
+            .map(|text| text.trim().to_owned())
+            .filter(|text| !text.is_empty())
+    }
+
+    async fn respond(
+        &self,
+        ctx: &Context,
+        response: CreateInteractionResponse,
+    ) -> serenity::Result<()> {
+        match self {
+            Self::Click(click) => click.create_response(&ctx.http, response).await,
+            Self::Modal(modal) => modal.create_response(&ctx.http, response).await,
+        }
+    }
+
+    async fn follow_up(
+        &self,
+        ctx: &Context,
+        note: CreateInteractionResponseFollowup,
+    ) -> serenity::Result<()> {
+        match self {
+            Self::Click(click) => click.create_followup(&ctx.http, note).await.map(drop),
+            Self::Modal(modal) => modal.create_followup(&ctx.http, note).await.map(drop),
+        }
+    }
+}
+
+/// Handles a click on one of our buttons, or the reason modal. Answers within Discord's 3
+/// seconds: the store's conditional update decides, the message is updated at once, and the
+/// run is told after. While the database restarts the store retries; if that takes longer
+/// than [`ANSWER_WITHIN`] the interaction is acknowledged first and the answer follows (the
+/// message edited, or a private note that the request is still pending).
+///
+/// Returns the channel and approval whose run must be continued here: the decision won, no
+/// run of this process waits for it, and its run was stored.
 pub async fn handle_click(
     ctx: &Context,
-    click: &ComponentInteraction,
+    asked: Asked<'_>,
     store: &dyn Store,
     hub: &ApprovalHub,
     policy: &ApproverPolicy,
-) {
-    let Some((action, id)) = parse_custom_id(&click.data.custom_id) else {
-        return;
-    };
-    let work = decide_click(click, action, id, store, hub, policy);
+) -> Option<(ChannelId, String)> {
+    let (action, id) = parse_custom_id(asked.custom_id())?;
+    let work = decide_click(asked, action, id, store, hub, policy);
     tokio::pin!(work);
     let early = tokio::select! {
         answer = &mut work => Some(answer),
         _ = tokio::time::sleep(ANSWER_WITHIN) => None,
     };
-    match early {
-        Some(Answer::Settled(content)) => {
-            let update = CreateInteractionResponse::UpdateMessage(
-                CreateInteractionResponseMessage::new()
-                    .content(content)
-                    .components(Vec::new())
-                    .allowed_mentions(no_mentions()),
-            );
-            if let Err(e) = click.create_response(&ctx.http, update).await {
-                tracing::warn!(error = %e, "the approval message could not be updated");
-            }
-        }
-        Some(Answer::Ephemeral(text)) => ephemeral(ctx, click, &text).await,
+    let answer = match early {
+        Some(answer) => answer,
         None => {
             // The store is slow (retrying through a restart): acknowledge the click now.
-            if let Err(e) = click
-                .create_response(&ctx.http, CreateInteractionResponse::Acknowledge)
+            if let Err(e) = asked
+                .respond(ctx, CreateInteractionResponse::Acknowledge)
                 .await
             {
                 tracing::warn!(error = %e, "a slow click could not be acknowledged");
             }
-            match work.await {
-                Answer::Settled(content) => {
-                    let edit = EditMessage::new()
-                        .content(content)
-                        .components(Vec::new())
-                        .allowed_mentions(no_mentions());
-                    if let Err(e) = click
-                        .channel_id
-                        .edit_message(&ctx.http, click.message.id, edit)
-                        .await
-                    {
-                        tracing::warn!(error = %e, "the approval message could not be updated");
-                    }
-                }
-                Answer::Ephemeral(text) => {
-                    let note = CreateInteractionResponseFollowup::new()
-                        .content(text)
-                        .ephemeral(true)
-                        .allowed_mentions(no_mentions());
-                    if let Err(e) = click.create_followup(&ctx.http, note).await {
-                        tracing::warn!(error = %e, "an ephemeral answer could not be sent");
-                    }
-                }
+            let answer = work.await;
+            let resume = matches!(answer, Answer::Settled { resume: true, .. });
+            answer_late(ctx, asked, answer).await;
+            return resume.then(|| (asked.channel_id(), id.to_owned()));
+        }
+    };
+    let resume = matches!(answer, Answer::Settled { resume: true, .. });
+    answer_now(ctx, asked, answer).await;
+    resume.then(|| (asked.channel_id(), id.to_owned()))
+}
+
+/// Answers within the deadline: the message updated, a private note, or the modal.
+async fn answer_now(ctx: &Context, asked: Asked<'_>, answer: Answer) {
+    let response = match answer {
+        Answer::Settled { content, .. } => CreateInteractionResponse::UpdateMessage(
+            CreateInteractionResponseMessage::new()
+                .content(content)
+                .components(Vec::new())
+                .allowed_mentions(no_mentions()),
+        ),
+        Answer::Ephemeral(text) => CreateInteractionResponse::Message(
+            CreateInteractionResponseMessage::new()
+                .content(text)
+                .ephemeral(true)
+                .allowed_mentions(no_mentions()),
+        ),
+        Answer::Modal(modal) => CreateInteractionResponse::Modal(modal),
+    };
+    if let Err(e) = asked.respond(ctx, response).await {
+        tracing::warn!(error = %e, "an approval interaction could not be answered");
+    }
+}
+
+/// Answers after an acknowledgement: the message edited, or a private follow-up.
+async fn answer_late(ctx: &Context, asked: Asked<'_>, answer: Answer) {
+    match answer {
+        Answer::Settled { content, .. } => {
+            let Some((channel, message, _)) = asked.message() else {
+                return;
+            };
+            let edit = EditMessage::new()
+                .content(content)
+                .components(Vec::new())
+                .allowed_mentions(no_mentions());
+            if let Err(e) = channel.edit_message(&ctx.http, message, edit).await {
+                tracing::warn!(error = %e, "the approval message could not be updated");
+            }
+        }
+        Answer::Ephemeral(text) => {
+            let note = CreateInteractionResponseFollowup::new()
+                .content(text)
+                .ephemeral(true)
+                .allowed_mentions(no_mentions());
+            if let Err(e) = asked.follow_up(ctx, note).await {
+                tracing::warn!(error = %e, "an ephemeral answer could not be sent");
+            }
+        }
+        Answer::Modal(_) => {
+            let note = CreateInteractionResponseFollowup::new()
+                .content("The state database was slow to answer; press the button again to give a reason.")
+                .ephemeral(true)
+                .allowed_mentions(no_mentions());
+            if let Err(e) = asked.follow_up(ctx, note).await {
+                tracing::warn!(error = %e, "an ephemeral answer could not be sent");
             }
         }
     }
@@ -250,19 +444,14 @@ pub async fn handle_click(
 
 /// Loads, authorises and decides a click in the store; tells the waiting run.
 async fn decide_click(
-    click: &ComponentInteraction,
+    asked: Asked<'_>,
     action: ButtonAction,
     id: &str,
     store: &dyn Store,
     hub: &ApprovalHub,
     policy: &ApproverPolicy,
 ) -> Answer {
-    let user = click.user.id.get().to_string();
-    let roles: Vec<u64> = click
-        .member
-        .as_ref()
-        .map(|m| m.roles.iter().map(|r| r.get()).collect())
-        .unwrap_or_default();
+    let user = asked.user();
     let approval = match store.approval(id).await {
         Ok(Some(approval)) => approval,
         Ok(None) => return Answer::Ephemeral("This request is no longer active.".to_owned()),
@@ -275,23 +464,50 @@ async fn decide_click(
         wake_with_stored(hub, &approval);
         return Answer::Ephemeral(already(&approval));
     }
-    if let Err(reason) = authorise(policy, &approval, action, &user, &roles) {
+    if let Err(reason) = authorise(policy, &approval, action, &user, &asked.roles()) {
         return Answer::Ephemeral(format!("You cannot answer this request: {reason}."));
     }
-    let status = match action {
-        ButtonAction::Confirm => ApprovalStatus::Confirmed,
-        ButtonAction::Cancel => ApprovalStatus::Cancelled,
+    let reason = asked.reason();
+    let (status, note, outcome, label) = match action {
+        ButtonAction::Reason => return Answer::Modal(reason_modal(id)),
+        ButtonAction::Confirm => (
+            ApprovalStatus::Confirmed,
+            None,
+            ApprovalOutcome::Confirmed { by: user.clone() },
+            "confirmed",
+        ),
+        ButtonAction::Allow => (
+            ApprovalStatus::Confirmed,
+            Some(ALLOW_SIMILAR_NOTE),
+            ApprovalOutcome::AllowSimilar { by: user.clone() },
+            "allowed",
+        ),
+        ButtonAction::Cancel | ButtonAction::ReasonGiven => (
+            ApprovalStatus::Cancelled,
+            reason.as_deref(),
+            ApprovalOutcome::Cancelled {
+                by: user.clone(),
+                reason: reason.clone(),
+            },
+            "cancelled",
+        ),
     };
-    match store.decide_approval(id, status, Some(&user)).await {
+    match store
+        .decide_approval_noted(id, status, Some(&user), note)
+        .await
+    {
         Ok(Decided::Won(record)) => {
-            let content = settled_message(&click.message.content, status.as_str(), Some(&user));
-            let outcome = match status {
-                ApprovalStatus::Confirmed => ApprovalOutcome::Confirmed { by: user },
-                _ => ApprovalOutcome::Cancelled { by: user },
-            };
+            let original = asked.message().map_or("", |(_, _, text)| text);
+            let mut content = settled_message(original, label, Some(&user));
+            if let Some(reason) = &reason {
+                content = with_reason(content, reason);
+            }
             tracing::info!(approval = %record.id, status = status.as_str(), "approval decided");
-            hub.resolve(id, outcome);
-            Answer::Settled(content)
+            let waited = hub.resolve(id, outcome);
+            Answer::Settled {
+                content,
+                resume: !waited && record.resume.is_some(),
+            }
         }
         Ok(Decided::Lost(record)) => {
             wake_with_stored(hub, &record);
@@ -307,6 +523,15 @@ async fn decide_click(
     }
 }
 
+/// The settled message with the cancel's reason quoted, within Discord's 2,000 characters.
+fn with_reason(settled: String, reason: &str) -> String {
+    let room = 1_990usize
+        .saturating_sub(settled.chars().count() + 4)
+        .min(300);
+    let (reason, _) = crate::tools::render::cut(&reason.replace('\n', " "), room);
+    format!("{settled}\n> {}", crate::tools::render::fence_safe(&reason))
+}
+
 /// A click the store could not take (within `store.retry_window_secs`).
 const UNRECORDED: &str = "Your answer could not be recorded: the state database is not answering. The request is still pending; try again in a moment.";
 
@@ -316,11 +541,18 @@ const UNRECORDED: &str = "Your answer could not be recorded: the state database 
 /// this does nothing.
 fn wake_with_stored(hub: &ApprovalHub, record: &ApprovalRecord) {
     let by = record.decided_by.clone().unwrap_or_default();
-    match record.status {
-        ApprovalStatus::Confirmed => hub.resolve(&record.id, ApprovalOutcome::Confirmed { by }),
-        ApprovalStatus::Cancelled => hub.resolve(&record.id, ApprovalOutcome::Cancelled { by }),
-        _ => {}
-    }
+    let outcome = match record.status {
+        ApprovalStatus::Confirmed if record.note.as_deref() == Some(ALLOW_SIMILAR_NOTE) => {
+            ApprovalOutcome::AllowSimilar { by }
+        }
+        ApprovalStatus::Confirmed => ApprovalOutcome::Confirmed { by },
+        ApprovalStatus::Cancelled => ApprovalOutcome::Cancelled {
+            by,
+            reason: record.note.clone(),
+        },
+        _ => return,
+    };
+    hub.resolve(&record.id, outcome);
 }
 
 fn already(record: &ApprovalRecord) -> String {
@@ -336,18 +568,6 @@ fn already(record: &ApprovalRecord) -> String {
             "This request is no longer active: the bot restarted while it waited.".to_owned()
         }
         (status, _) => format!("This request is {}.", status.as_str()),
-    }
-}
-
-async fn ephemeral(ctx: &Context, click: &ComponentInteraction, text: &str) {
-    let response = CreateInteractionResponse::Message(
-        CreateInteractionResponseMessage::new()
-            .content(text)
-            .ephemeral(true)
-            .allowed_mentions(no_mentions()),
-    );
-    if let Err(e) = click.create_response(&ctx.http, response).await {
-        tracing::warn!(error = %e, "an ephemeral answer could not be sent");
     }
 }
 
@@ -383,6 +603,8 @@ mod tests {
             created_at: SystemTime::now(),
             expires_at: SystemTime::now(),
             message_ref: None,
+            note: None,
+            resume: None,
         }
     }
 

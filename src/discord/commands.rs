@@ -1,16 +1,16 @@
-//! Slash commands: `/mode`, `/profile`, `/status`, `/reset`, `/pending`, `/audit`. Each has a
-//! `register` part (the command's definition) and runs against the store.
+//! Slash commands: `/mode`, `/profile`, `/status`, `/reset`, `/pending`, `/audit`, `/rules`.
+//! Each has a `register` part (the command's definition) and runs against the store.
 
 use serenity::all::{
     CommandInteraction, CommandOptionType, Context, CreateCommand, CreateCommandOption,
-    CreateInteractionResponse, CreateInteractionResponseMessage, Permissions,
+    CreateInteractionResponse, CreateInteractionResponseFollowup, CreateInteractionResponseMessage,
+    EditInteractionResponse, Permissions,
 };
 
 use super::approvals::message_ref;
 use super::outbox::no_mentions;
+use crate::core::commands::{self, Caller, ChannelCommand, CommandEnv, CommandOutcome};
 use crate::core::ports::{ChannelSettings, Store};
-use crate::core::prompt::PROFILES;
-use crate::core::risk::ChannelMode;
 
 /// The definitions to register.
 pub fn register() -> Vec<CreateCommand> {
@@ -34,6 +34,17 @@ pub fn register() -> Vec<CreateCommand> {
         CreateCommand::new("status").description("Mode, profile, model and pending approvals"),
         CreateCommand::new("reset").description("Forget this channel's conversation"),
         CreateCommand::new("pending").description("Links to the approvals waiting here"),
+        CreateCommand::new("rules")
+            .description("Rules that let calls like a confirmed one run without asking here")
+            .add_option(
+                CreateCommandOption::new(
+                    CommandOptionType::String,
+                    "revoke",
+                    "the id of a rule to end now",
+                )
+                .required(false)
+                .max_length(40),
+            ),
         CreateCommand::new("audit")
             .description("Recent tool calls and their decisions (only you see it)")
             .add_option(
@@ -50,7 +61,12 @@ pub struct CommandContext<'a> {
     pub store: &'a dyn Store,
     pub defaults: &'a ChannelSettings,
     pub admin_roles: &'a [u64],
+    /// Members with these roles may also revoke channel rules.
+    pub approver_roles: &'a [u64],
     pub model: &'a str,
+    pub protocol: &'a str,
+    /// (profile, tool name) for each tool a profile offers.
+    pub tools: &'a [(String, String)],
 }
 
 /// The answer to a command: text, and whether only the caller sees it.
@@ -98,170 +114,144 @@ pub fn may_configure(permissions: Option<Permissions>, roles: &[u64], admin_role
         || roles.iter().any(|r| admin_roles.contains(r))
 }
 
-/// Runs a command for `channel` by `user`; `option` is the command's one option, if given.
+/// Runs a command for `channel` by `caller`; `option` is the command's one option, if given.
+/// The core decides ([`commands::apply`]); this only renders the outcome for Discord.
 pub async fn run(
     ctx: &CommandContext<'_>,
     name: &str,
     option: Option<&str>,
     channel: &str,
-    user: &str,
-    may_configure: bool,
+    caller: Caller<'_>,
     guild: Option<u64>,
 ) -> Answer {
-    let current = match ctx.store.channel_settings(channel).await {
-        Ok(settings) => settings.unwrap_or_else(|| ctx.defaults.clone()),
-        Err(e) => return answer(format!("The settings could not be read: {e}"), true),
+    let command = match ChannelCommand::parse(name, option) {
+        Ok(command) => command,
+        Err(problem) => return answer(problem, true),
     };
-    match (name, option) {
-        ("mode", None) => answer(
-            format!("This channel is in **{}** mode.", current.mode),
-            true,
+    let tools = |profile: &str| {
+        ctx.tools
+            .iter()
+            .filter(|(p, _)| p == profile)
+            .map(|(_, t)| t.clone())
+            .collect()
+    };
+    let env = CommandEnv {
+        store: ctx.store,
+        defaults: ctx.defaults,
+        model: ctx.model,
+        protocol: ctx.protocol,
+        tools: &tools,
+    };
+    let outcome = commands::apply(&env, channel, caller, command).await;
+    let public = outcome.is_public();
+    answer(render(outcome, guild), !public)
+}
+
+/// An outcome as Discord shows it: mentions for people, timestamps Discord localises.
+fn render(outcome: CommandOutcome, guild: Option<u64>) -> String {
+    match outcome {
+        CommandOutcome::Mode { mode, set_by: None } => {
+            format!("This channel is in **{mode}** mode.")
+        }
+        CommandOutcome::Mode {
+            mode,
+            set_by: Some(user),
+        } => format!("<@{user}> set this channel to **{mode}** mode."),
+        CommandOutcome::Profile {
+            profile,
+            set_by: None,
+        } => format!("This channel uses the **{profile}** profile."),
+        CommandOutcome::Profile {
+            profile,
+            set_by: Some(user),
+        } => format!("<@{user}> set this channel's profile to **{profile}**."),
+        CommandOutcome::Status(status) => format!(
+            "Mode: **{}** · profile: **{}** · model: `{}` ({} protocol) · tools: {} · pending approvals: **{}** · rules: **{}**",
+            status.settings.mode,
+            status.settings.profile,
+            status.model,
+            status.protocol,
+            status.tools.join(", "),
+            status.pending,
+            status.rules
         ),
-        ("mode", Some(value)) => {
-            let Ok(mode) = value.parse::<ChannelMode>() else {
-                return answer(
-                    format!("Unknown mode {value:?}: use strict or smart."),
-                    true,
-                );
-            };
-            if !may_configure {
-                return answer(
-                    "Changing the mode needs the Manage Channels permission or an admin role.",
-                    true,
-                );
-            }
-            let changed = ChannelSettings { mode, ..current };
-            match ctx
-                .store
-                .set_channel_settings(channel, &changed, user)
-                .await
-            {
-                Ok(()) => answer(
-                    format!("<@{user}> set this channel to **{mode}** mode."),
-                    false,
-                ),
-                Err(e) => answer(format!("The mode could not be saved: {e}"), true),
-            }
+        CommandOutcome::Reset { by } => {
+            format!("<@{by}> cleared this channel's conversation (the audit log stays).")
         }
-        ("profile", None) => answer(
-            format!("This channel uses the **{}** profile.", current.profile),
-            true,
-        ),
-        ("profile", Some(value)) => {
-            if !PROFILES.contains(&value) {
-                return answer(format!("Unknown profile {value:?}: use sql or ops."), true);
-            }
-            if !may_configure {
-                return answer(
-                    "Changing the profile needs the Manage Channels permission or an admin role.",
-                    true,
-                );
-            }
-            let changed = ChannelSettings {
-                profile: value.to_owned(),
-                ..current
-            };
-            match ctx
-                .store
-                .set_channel_settings(channel, &changed, user)
-                .await
-            {
-                Ok(()) => answer(
-                    format!("<@{user}> set this channel's profile to **{value}**."),
-                    false,
-                ),
-                Err(e) => answer(format!("The profile could not be saved: {e}"), true),
-            }
+        CommandOutcome::Pending(pending) if pending.is_empty() => {
+            "Nothing is waiting for a decision here.".to_owned()
         }
-        ("status", _) => {
-            let pending = ctx
-                .store
-                .pending_approvals(Some(channel))
-                .await
-                .map_or(0, |p| p.len());
-            answer(
-                format!(
-                    "Mode: **{}** · profile: **{}** · model: `{}` · pending approvals: **{pending}**",
-                    current.mode, current.profile, ctx.model
-                ),
-                true,
-            )
-        }
-        ("reset", _) => match ctx.store.clear(channel).await {
-            Ok(()) => answer(
-                format!("<@{user}> cleared this channel's conversation (the audit log stays)."),
-                false,
-            ),
-            Err(e) => answer(format!("The conversation could not be cleared: {e}"), true),
-        },
-        ("pending", _) => match ctx.store.pending_approvals(Some(channel)).await {
-            Ok(pending) if pending.is_empty() => {
-                answer("Nothing is waiting for a decision here.", true)
-            }
-            Ok(pending) => {
-                let lines: Vec<String> = pending
-                    .iter()
-                    .map(|a| {
-                        let link = a
-                            .message_ref
-                            .as_deref()
-                            .and_then(message_ref)
-                            .map(|(c, m)| match guild {
-                                Some(g) => format!(
-                                    "https://discord.com/channels/{g}/{}/{}",
-                                    c.get(),
-                                    m.get()
-                                ),
-                                None => format!(
-                                    "https://discord.com/channels/@me/{}/{}",
-                                    c.get(),
-                                    m.get()
-                                ),
-                            })
-                            .unwrap_or_else(|| "(message not posted)".to_owned());
-                        format!("• `{}` for <@{}>: {link}", a.tool, a.requester)
-                    })
-                    .collect();
-                answer(
-                    fit_lines(&lines, |n| format!("… and {n} more waiting here.")),
-                    true,
-                )
-            }
-            Err(e) => answer(format!("The approvals could not be read: {e}"), true),
-        },
-        ("audit", n) => {
-            let n = n
-                .and_then(|n| n.parse::<usize>().ok())
-                .unwrap_or(10)
-                .clamp(1, 25);
-            match ctx.store.recent_audit(channel, n).await {
-                Ok(records) if records.is_empty() => {
-                    answer("No tool calls recorded here yet.", true)
-                }
-                Ok(records) => {
-                    let lines: Vec<String> = records
-                        .iter()
-                        .map(|r| {
+        CommandOutcome::Pending(pending) => {
+            let lines: Vec<String> = pending
+                .iter()
+                .map(|a| {
+                    let link = a
+                        .message_ref
+                        .as_deref()
+                        .and_then(message_ref)
+                        .map(|(c, m)| {
+                            let place = guild.map_or("@me".to_owned(), |g| g.to_string());
                             format!(
-                                "<t:{}:R> `{}` {} ({}) → {} — <@{}>",
-                                r.at, r.tool, r.decision, r.source, r.outcome, r.user
+                                "https://discord.com/channels/{place}/{}/{}",
+                                c.get(),
+                                m.get()
                             )
                         })
-                        .collect();
-                    answer(
-                        fit_lines(&lines, |n| {
-                            format!(
-                                "… and {n} older ones that do not fit in one message (ask for fewer with `/audit n`)."
-                            )
-                        }),
-                        true,
-                    )
-                }
-                Err(e) => answer(format!("The audit log could not be read: {e}"), true),
-            }
+                        .unwrap_or_else(|| "(message not posted)".to_owned());
+                    format!("• `{}` for <@{}>: {link}", a.tool, a.requester)
+                })
+                .collect();
+            fit_lines(&lines, |n| format!("… and {n} more waiting here."))
         }
-        (other, _) => answer(format!("Unknown command /{other}."), true),
+        CommandOutcome::Audit(records) if records.is_empty() => {
+            "No tool calls recorded here yet.".to_owned()
+        }
+        CommandOutcome::Audit(records) => {
+            let lines: Vec<String> = records
+                .iter()
+                .map(|r| {
+                    format!(
+                        "<t:{}:R> `{}` {} ({}) → {} — <@{}>",
+                        r.at, r.tool, r.decision, r.source, r.outcome, r.user
+                    )
+                })
+                .collect();
+            fit_lines(&lines, |n| {
+                format!(
+                    "… and {n} older ones that do not fit in one message (ask for fewer with `/audit n`)."
+                )
+            })
+        }
+        CommandOutcome::Rules(rules) if rules.is_empty() => {
+            "No rules here: every call the gate asks about waits for a person.".to_owned()
+        }
+        CommandOutcome::Rules(rules) => {
+            let lines: Vec<String> = rules
+                .iter()
+                .map(|rule| {
+                    format!(
+                        "`{}` `{}`: {} — by <@{}>, until <t:{}:t>",
+                        rule.id,
+                        rule.tool,
+                        rule.similarity.summary,
+                        rule.created_by,
+                        unix(rule.expires_at)
+                    )
+                })
+                .collect();
+            fit_lines(&lines, |n| format!("… and {n} more rules here."))
+        }
+        CommandOutcome::Revoked { rule, by } => format!(
+            "<@{by}> revoked rule `{}`: {} asks a person again.",
+            rule.id, rule.similarity.summary
+        ),
+        CommandOutcome::Refused(why) => why,
     }
+}
+
+fn unix(at: std::time::SystemTime) -> u64 {
+    at.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// Handles a slash command interaction.
@@ -278,26 +268,76 @@ pub async fn handle(ctx: &Context, command: &CommandInteraction, commands: &Comm
         .map(|m| m.roles.iter().map(|r| r.get()).collect())
         .unwrap_or_default();
     let permissions = command.member.as_ref().and_then(|m| m.permissions);
-    let allowed = may_configure(permissions, &roles, commands.admin_roles);
-    let reply = run(
+    let user_id = command.user.id.get().to_string();
+    let caller = Caller {
+        user: &user_id,
+        may_configure: may_configure(permissions, &roles, commands.admin_roles),
+        may_approve: roles.iter().any(|r| commands.approver_roles.contains(r)),
+    };
+    let channel = command.channel_id.get().to_string();
+    let work = run(
         commands,
         &command.data.name,
         option.as_deref(),
-        &command.channel_id.get().to_string(),
-        &command.user.id.get().to_string(),
-        allowed,
+        &channel,
+        caller,
         command.guild_id.map(|g| g.get()),
-    )
-    .await;
-    let response = CreateInteractionResponse::Message(
-        CreateInteractionResponseMessage::new()
+    );
+    tokio::pin!(work);
+    let early = tokio::select! {
+        reply = &mut work => Some(reply),
+        _ = tokio::time::sleep(super::approvals::ANSWER_WITHIN) => None,
+    };
+    let name = &command.data.name;
+    if let Some(reply) = early {
+        let response = CreateInteractionResponse::Message(
+            CreateInteractionResponseMessage::new()
+                .content(reply.text)
+                .ephemeral(reply.ephemeral)
+                .allowed_mentions(no_mentions()),
+        );
+        if let Err(e) = command.create_response(&ctx.http, response).await {
+            tracing::warn!(command = %name, error = %e, "a command could not be answered");
+        }
+        return;
+    }
+    // The store is slow: tell Discord "thinking" before its three seconds run out, then
+    // put the answer in place of that placeholder.
+    let public = answers_publicly(name, option.as_deref());
+    let defer = CreateInteractionResponse::Defer(
+        CreateInteractionResponseMessage::new().ephemeral(!public),
+    );
+    if let Err(e) = command.create_response(&ctx.http, defer).await {
+        tracing::warn!(command = %name, error = %e, "a slow command could not be deferred");
+    }
+    let reply = work.await;
+    let result = if reply.ephemeral != public {
+        let edit = EditInteractionResponse::new()
+            .content(reply.text)
+            .allowed_mentions(no_mentions());
+        command.edit_response(&ctx.http, edit).await.map(drop)
+    } else {
+        // The placeholder's visibility is fixed: the answer goes in a follow-up that has the
+        // right one, and the placeholder goes.
+        let _ = command.delete_response(&ctx.http).await;
+        let note = CreateInteractionResponseFollowup::new()
             .content(reply.text)
             .ephemeral(reply.ephemeral)
-            .allowed_mentions(no_mentions()),
-    );
-    if let Err(e) = command.create_response(&ctx.http, response).await {
-        tracing::warn!(command = %command.data.name, error = %e, "a command could not be answered");
+            .allowed_mentions(no_mentions());
+        command.create_followup(&ctx.http, note).await.map(drop)
+    };
+    if let Err(e) = result {
+        tracing::warn!(command = %name, error = %e, "a slow command could not be answered");
     }
+}
+
+/// Whether a command's answer is usually seen by the whole channel (a change of settings
+/// or a reset), so a deferred answer starts out visible to all.
+fn answers_publicly(name: &str, option: Option<&str>) -> bool {
+    matches!(
+        (name, option),
+        ("mode" | "profile" | "rules", Some(_)) | ("reset", _)
+    )
 }
 
 #[cfg(test)]
@@ -322,6 +362,7 @@ mod tests {
             short.join("\n")
         );
     }
+    use crate::core::risk::ChannelMode;
     use crate::store::MemoryStore;
 
     #[tokio::test]
@@ -335,17 +376,25 @@ mod tests {
             store: &store,
             defaults: &defaults,
             admin_roles: &[9],
+            approver_roles: &[],
             model: "m",
+            protocol: "native",
+            tools: &[],
         };
-        let refused = run(&ctx, "mode", Some("strict"), "c", "u1", false, None).await;
+        let caller = |configure| Caller {
+            user: "u1",
+            may_configure: configure,
+            may_approve: false,
+        };
+        let refused = run(&ctx, "mode", Some("strict"), "c", caller(false), None).await;
         assert!(refused.ephemeral && refused.text.contains("Manage Channels"));
-        let done = run(&ctx, "mode", Some("strict"), "c", "u1", true, None).await;
+        let done = run(&ctx, "mode", Some("strict"), "c", caller(true), None).await;
         assert!(!done.ephemeral && done.text.contains("strict"), "{done:?}");
-        let shown = run(&ctx, "status", None, "c", "u2", false, None).await;
+        let shown = run(&ctx, "status", None, "c", caller(false), None).await;
         assert!(
             shown.text.contains("**strict**") && shown.text.contains("pending approvals: **0**")
         );
-        let bad = run(&ctx, "profile", Some("root"), "c", "u1", true, None).await;
+        let bad = run(&ctx, "profile", Some("root"), "c", caller(true), None).await;
         assert!(bad.text.contains("Unknown profile"));
     }
 

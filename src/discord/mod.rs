@@ -15,6 +15,7 @@
 mod access;
 pub mod approvals;
 pub mod commands;
+pub mod deliver;
 pub mod outbox;
 pub mod render;
 
@@ -61,10 +62,16 @@ pub fn intents() -> GatewayIntents {
         | GatewayIntents::MESSAGE_CONTENT
 }
 
-/// A message the bot will work on.
-struct Job {
-    inbound: Inbound,
-    message: MessageId,
+/// What a channel's worker does next.
+enum Job {
+    /// A message the bot will work on.
+    Message {
+        inbound: Inbound,
+        message: MessageId,
+    },
+    /// Continue the run that waited for this approval when the bot stopped (a click after
+    /// a restart decided it).
+    Resume { approval_id: String },
 }
 
 /// Everything the handler and the tasks share.
@@ -155,7 +162,10 @@ impl Bot {
             }
         }
         let http = client.http.clone();
-        let outbox = Outbox::new(http.clone());
+        let outbox = Outbox::new(
+            http.clone(),
+            outbox::Limits::from_settings(&settings.discord),
+        );
         let hub = Arc::new(ApprovalHub::default());
         let metrics = crate::metrics::Metrics::new();
         let agent = crate::app::build_agent(
@@ -456,9 +466,24 @@ async fn worker(state: Arc<BotState>, channel: ChannelId, mut jobs: mpsc::Receiv
             },
         };
         state.metrics.queue_changed(-1);
-        state.outbox.push(channel, Item::Trigger(Some(job.message)));
+        let trigger = match &job {
+            Job::Message { message, .. } => Some(*message),
+            Job::Resume { .. } => None,
+        };
+        state.outbox.push(channel, Item::Trigger(trigger));
         let typing = channel.start_typing(&state.http);
-        let run = state.agent.run(&job.inbound);
+        let run = async {
+            match &job {
+                Job::Message { inbound, .. } => {
+                    state.agent.run(inbound).await;
+                }
+                Job::Resume { approval_id } => {
+                    if state.agent.resume(approval_id).await.is_none() {
+                        tracing::warn!(approval = %approval_id, "nothing to resume for a decided approval");
+                    }
+                }
+            }
+        };
         tokio::select! {
             _ = run => {}
             // A shutdown stops waiting for people; pending approvals stay recorded.
@@ -525,7 +550,7 @@ impl EventHandler for Handler {
             .and_then(|m| m.nick.clone())
             .or_else(|| message.author.global_name.clone())
             .unwrap_or_else(|| message.author.name.clone());
-        let job = Job {
+        let job = Job::Message {
             inbound: Inbound {
                 channel: message.channel_id.get().to_string(),
                 author: message.author.id.get().to_string(),
@@ -550,7 +575,12 @@ impl EventHandler for Handler {
             return;
         };
         match interaction {
-            Interaction::Component(click) => {
+            Interaction::Component(_) | Interaction::Modal(_) => {
+                let asked = match &interaction {
+                    Interaction::Component(click) => approvals::Asked::Click(click),
+                    Interaction::Modal(modal) => approvals::Asked::Modal(modal),
+                    _ => return,
+                };
                 let policy = ApproverPolicy {
                     approver_roles: state.settings.approver_roles.clone(),
                     require_different_approver: state.settings.require_different_approver,
@@ -562,15 +592,26 @@ impl EventHandler for Handler {
                         .destructive_needs_other_approver
                         .then(|| state.agent.gate.clone()),
                 };
-                approvals::handle_click(&ctx, &click, state.store.as_ref(), &state.hub, &policy)
-                    .await;
+                let resume =
+                    approvals::handle_click(&ctx, asked, state.store.as_ref(), &state.hub, &policy)
+                        .await;
+                if let Some((channel, approval_id)) = resume {
+                    // Its run stopped with the process that asked: continue it here.
+                    if !state.enqueue(channel, Job::Resume { approval_id }) {
+                        tracing::error!(%channel, "the channel's queue is full; the decided approval's run was not resumed");
+                    }
+                }
             }
             Interaction::Command(command) => {
+                let tools = state.agent.profile_tools();
                 let context = commands::CommandContext {
                     store: state.store.as_ref(),
                     defaults: &state.agent.defaults,
                     admin_roles: &state.settings.admin_roles,
+                    approver_roles: &state.settings.approver_roles,
                     model: &state.model_name,
+                    protocol: state.agent.protocol.as_str(),
+                    tools: &tools,
                 };
                 commands::handle(&ctx, &command, &context).await;
             }

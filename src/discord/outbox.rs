@@ -1,8 +1,14 @@
 //! The one place messages leave for Discord. Every send goes through here, so every message
 //! has allowed mentions set to none (LLM text never pings anyone), is split under the length
-//! limit without breaking code blocks, and carries long output as an attachment. Each channel
-//! has its own queue and task, so a channel's messages keep their order and a slow channel
-//! does not hold up the others.
+//! limit without breaking code blocks, carries long output as an attachment, and is retried
+//! as Discord documents ([`super::deliver`]). Each channel has its own queue and task, so a
+//! channel's messages keep their order and a slow channel does not hold up the others.
+//!
+//! Besides its approvals and its reply, a run posts at most `discord.max_messages_per_run`
+//! messages: results, notices and refusals beyond the budget are held and go out as one
+//! message with the rest attached, just before the run's reply (or at its end). A text that would take more than
+//! `discord.max_parts_per_text` messages is posted as its start with the whole text attached.
+//! Approvals and the reply itself are never held.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -13,7 +19,9 @@ use serenity::all::{
 };
 use tokio::sync::{mpsc, oneshot};
 
+use super::deliver::{self, Needs, RetryPolicy, SendFailure};
 use super::render::{MESSAGE_LIMIT, approval_view, describe_call, settled_message, split_message};
+use crate::config::DiscordSettings;
 use crate::core::agent::AgentEvent;
 use crate::core::ports::ApprovalRequest;
 use crate::core::tools::Attachment;
@@ -21,8 +29,11 @@ use crate::core::tools::Attachment;
 /// What a channel's task sends.
 pub(super) enum Item {
     Event(AgentEvent),
-    /// Post an approval with its buttons; answer with the message id.
-    Approval(ApprovalRequest, oneshot::Sender<Option<MessageId>>),
+    /// Post an approval with its buttons; answer with the message id, or why nobody can see it.
+    Approval(
+        ApprovalRequest,
+        oneshot::Sender<Result<MessageId, SendFailure>>,
+    ),
     /// A short notice that replies to a message (e.g. "busy").
     Notice(String, Option<MessageId>),
     /// The message a run answers.
@@ -35,9 +46,29 @@ pub(super) enum Item {
     },
 }
 
+/// How much a run may post, and how sends are retried.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub retry: RetryPolicy,
+    pub messages_per_run: usize,
+    pub parts_per_text: usize,
+}
+
+impl Limits {
+    pub fn from_settings(settings: &DiscordSettings) -> Self {
+        let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX).max(1);
+        Self {
+            retry: RetryPolicy::from_settings(settings),
+            messages_per_run: count(settings.max_messages_per_run),
+            parts_per_text: count(settings.max_parts_per_text),
+        }
+    }
+}
+
 /// Sends for every channel.
 pub struct Outbox {
     http: Arc<Http>,
+    limits: Limits,
     queues: Mutex<HashMap<ChannelId, mpsc::UnboundedSender<Item>>>,
 }
 
@@ -51,9 +82,10 @@ pub fn no_mentions() -> CreateAllowedMentions {
 }
 
 impl Outbox {
-    pub fn new(http: Arc<Http>) -> Arc<Self> {
+    pub fn new(http: Arc<Http>, limits: Limits) -> Arc<Self> {
         Arc::new(Self {
             http,
+            limits,
             queues: Mutex::new(HashMap::new()),
         })
     }
@@ -65,7 +97,8 @@ impl Outbox {
         };
         let sender = queues.entry(channel).or_insert_with(|| {
             let (tx, rx) = mpsc::unbounded_channel();
-            tokio::spawn(channel_task(self.http.clone(), channel, rx));
+            let out = ChannelOut::new(self.http.clone(), channel, self.limits);
+            tokio::spawn(out.serve(rx));
             tx
         });
         if sender.send(item).is_err() {
@@ -74,188 +107,391 @@ impl Outbox {
     }
 }
 
-/// Sends `text` (split as needed) with an optional attachment on the last part.
-pub(super) async fn send_text(
-    http: &Http,
-    channel: ChannelId,
-    text: &str,
+/// One message to post (split or attached as needed).
+struct Post {
+    text: String,
     reply_to: Option<MessageId>,
-    attachment: Option<&Attachment>,
-) -> Option<MessageId> {
-    let chunks = split_message(text, MESSAGE_LIMIT);
-    let count = chunks.len().max(1);
-    let mut last = None;
-    for (i, chunk) in chunks
-        .into_iter()
-        .chain(std::iter::once(String::new()))
-        .take(count)
-        .enumerate()
-    {
-        let mut message = CreateMessage::new().allowed_mentions(no_mentions());
-        if !chunk.is_empty() {
-            message = message.content(chunk);
+    files: Vec<Attachment>,
+}
+
+impl Post {
+    fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            reply_to: None,
+            files: Vec::new(),
         }
-        if i == 0
-            && let Some(reply_to) = reply_to
+    }
+}
+
+/// The largest file the bot attaches; Discord takes 10 MiB per upload without boosts.
+const FILE_LIMIT: usize = 8 * 1024 * 1024;
+/// Discord's limit on files per message.
+const FILES_PER_MESSAGE: usize = 10;
+/// The file a too-long text is attached as, and the one that holds a run's held output.
+const TEXT_FILE: &str = "message.txt";
+const HELD_FILE: &str = "more-output.txt";
+
+/// A channel's sending task and what it remembers between items.
+struct ChannelOut {
+    http: Arc<Http>,
+    channel: ChannelId,
+    limits: Limits,
+    trigger: Option<MessageId>,
+    /// Auto-run calls wait for their result to be posted together.
+    auto_calls: HashMap<String, String>,
+    /// Approval id -> its message, to settle it on expiry.
+    approvals: HashMap<String, MessageId>,
+    /// Messages the current run posted.
+    posted: usize,
+    /// The current run's output held back once its budget was spent.
+    held: Vec<Post>,
+}
+
+impl ChannelOut {
+    fn new(http: Arc<Http>, channel: ChannelId, limits: Limits) -> Self {
+        Self {
+            http,
+            channel,
+            limits,
+            trigger: None,
+            auto_calls: HashMap::new(),
+            approvals: HashMap::new(),
+            posted: 0,
+            held: Vec::new(),
+        }
+    }
+
+    async fn serve(mut self, mut rx: mpsc::UnboundedReceiver<Item>) {
+        while let Some(item) = rx.recv().await {
+            match item {
+                Item::Trigger(message) => self.trigger = message,
+                Item::Notice(text, reply_to) => {
+                    let post = Post {
+                        reply_to,
+                        ..Post::text(text)
+                    };
+                    self.send(post).await;
+                }
+                Item::Approval(request, answer) => {
+                    let sent = self.post_approval(&request).await;
+                    let _ = answer.send(sent);
+                }
+                Item::Settle {
+                    message,
+                    outcome,
+                    by,
+                } => {
+                    settle(
+                        &self.http,
+                        self.limits.retry,
+                        self.channel,
+                        message,
+                        &outcome,
+                        by.as_deref(),
+                    )
+                    .await;
+                }
+                Item::Event(event) => self.on_event(event).await,
+            }
+        }
+    }
+
+    async fn on_event(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::RunStarted { .. } => {
+                self.posted = 0;
+                self.held.clear();
+            }
+            AgentEvent::ToolCall {
+                call_id,
+                tool,
+                arguments,
+                decision,
+                source,
+                reason,
+            } => {
+                let call = describe_call(&tool, &arguments);
+                match decision.as_str() {
+                    "auto" => {
+                        let header =
+                            format!("⚙️ `{tool}` ran automatically ({source}: {reason})\n{call}");
+                        self.auto_calls.insert(call_id, header);
+                    }
+                    "deny" => {
+                        let text = format!("🚫 `{tool}` was refused ({source}): {reason}\n{call}");
+                        self.budgeted(Post::text(text)).await;
+                    }
+                    _ => {}
+                }
+            }
+            AgentEvent::ToolResult {
+                call_id,
+                tool,
+                chat,
+                attachment,
+                ..
+            } => {
+                let header = self
+                    .auto_calls
+                    .remove(&call_id)
+                    .unwrap_or_else(|| format!("⚙️ `{tool}` ran after confirmation"));
+                let post = Post {
+                    files: attachment.into_iter().collect(),
+                    ..Post::text(format!("{header}\n{chat}"))
+                };
+                self.budgeted(post).await;
+            }
+            AgentEvent::ApprovalResolved {
+                approval_id,
+                outcome,
+                by,
+            } => {
+                let message = self.approvals.remove(&approval_id);
+                if let Some(message) = message
+                    && matches!(outcome.as_str(), "expired" | "abandoned")
+                {
+                    let retry = self.limits.retry;
+                    settle(
+                        &self.http,
+                        retry,
+                        self.channel,
+                        message,
+                        &outcome,
+                        by.as_deref(),
+                    )
+                    .await;
+                }
+            }
+            AgentEvent::CallNotRun {
+                tool,
+                status,
+                reason,
+                ..
+            } if status == "not_run" => {
+                let text = format!("⚠️ `{tool}` did not run: {reason}");
+                self.budgeted(Post::text(text)).await;
+            }
+            AgentEvent::Reply { text } => self.always(text).await,
+            AgentEvent::Error { message } => self.always(format!("⚠️ {message}")).await,
+            AgentEvent::Notice { message } => {
+                self.budgeted(Post::text(format!("⏳ {message}"))).await;
+            }
+            AgentEvent::RunFinished { .. } => self.flush_held().await,
+            AgentEvent::RuleCreated {
+                rule_id,
+                tool,
+                summary,
+                by,
+                expires_at,
+            } => {
+                let text = format!(
+                    "🔓 <@{by}> allowed calls like this to run without asking here until <t:{expires_at}:t>: `{tool}`, {summary} (rule `{rule_id}`; `/rules` lists them, `/rules revoke {rule_id}` ends it)."
+                );
+                self.send(Post::text(text)).await;
+            }
+            AgentEvent::ApprovalRequested { .. } | AgentEvent::CallNotRun { .. } => {}
+        }
+    }
+
+    /// The reply or an error: never held; what was held goes out first, in order.
+    async fn always(&mut self, text: String) {
+        self.flush_held().await;
+        let post = Post {
+            reply_to: self.trigger,
+            ..Post::text(text)
+        };
+        self.send(post).await;
+    }
+
+    /// Output of the run: posted while the run's budget lasts (one message stays free for
+    /// the held rest), held after.
+    async fn budgeted(&mut self, post: Post) {
+        let room = self.limits.messages_per_run.saturating_sub(1);
+        if self.held.is_empty() && self.posted + self.parts(&post.text) <= room {
+            self.send(post).await;
+        } else {
+            self.held.push(post);
+        }
+    }
+
+    /// Posts what the budget held back as one message with one file.
+    async fn flush_held(&mut self) {
+        if self.held.is_empty() {
+            return;
+        }
+        let held = std::mem::take(&mut self.held);
+        let count = held.len();
+        let mut whole = String::new();
+        let mut files = Vec::new();
+        for post in held {
+            if !whole.is_empty() {
+                whole.push_str("\n\n----------\n\n");
+            }
+            whole.push_str(&post.text);
+            files.extend(post.files);
+        }
+        let mut note = format!(
+            "📎 This run's other {count} message(s) are in the attached `{HELD_FILE}`, to keep the channel readable (discord.max_messages_per_run = {}).",
+            self.limits.messages_per_run
+        );
+        let room = FILES_PER_MESSAGE - 1;
+        if files.len() > room {
+            let left: Vec<String> = files.drain(room..).map(|f| f.filename).collect();
+            note.push_str(&format!(
+                " {} more file(s) did not fit one message: {}; their content is summarised in the file.",
+                left.len(),
+                left.join(", ")
+            ));
+        }
+        files.insert(0, text_file(HELD_FILE, &whole));
+        self.send(Post {
+            text: note,
+            reply_to: None,
+            files,
+        })
+        .await;
+    }
+
+    /// How many messages `text` takes when posted.
+    fn parts(&self, text: &str) -> usize {
+        let parts = split_message(text, MESSAGE_LIMIT).len().max(1);
+        if parts > self.limits.parts_per_text {
+            1
+        } else {
+            parts
+        }
+    }
+
+    /// Sends a post, split as needed, or as its start with the whole text attached when it
+    /// would take more than `parts_per_text` messages. Returns the last message's id.
+    async fn send(&mut self, mut post: Post) -> Option<MessageId> {
+        let mut chunks = split_message(&post.text, MESSAGE_LIMIT);
+        if chunks.len() > self.limits.parts_per_text {
+            let chars = post.text.chars().count();
+            let mut start = chunks.swap_remove(0);
+            let note = format!(
+                "\n… (the whole text, {chars} characters, is in the attached `{TEXT_FILE}`)"
+            );
+            let keep = MESSAGE_LIMIT.saturating_sub(note.chars().count() + 8);
+            if start.chars().count() > keep {
+                start = start.chars().take(keep).collect();
+            }
+            if start.matches("```").count() % 2 == 1 {
+                start.push_str("\n```");
+            }
+            chunks = vec![format!("{start}{note}")];
+            post.files.insert(0, text_file(TEXT_FILE, &post.text));
+        }
+        let count = chunks.len().max(1);
+        let mut last = None;
+        for (i, chunk) in chunks
+            .into_iter()
+            .chain(std::iter::once(String::new()))
+            .take(count)
+            .enumerate()
         {
+            let reply_to = post.reply_to.filter(|_| i == 0);
+            let files = if i + 1 == count {
+                std::mem::take(&mut post.files)
+            } else {
+                Vec::new()
+            };
+            match self.send_one(chunk, reply_to, files).await {
+                Ok(id) => last = Some(id),
+                Err(_) => return last,
+            }
+        }
+        last
+    }
+
+    async fn send_one(
+        &mut self,
+        content: String,
+        reply_to: Option<MessageId>,
+        files: Vec<Attachment>,
+    ) -> Result<MessageId, SendFailure> {
+        let channel = self.channel;
+        let mut message = CreateMessage::new().allowed_mentions(no_mentions());
+        if !content.is_empty() {
+            message = message.content(content);
+        }
+        if let Some(reply_to) = reply_to {
             // A reply to a message its author deleted meanwhile is sent as a plain message
             // (Discord's default would refuse it, and every later chunk with it).
             let mut reference = MessageReference::from((channel, reply_to));
             reference.fail_if_not_exists = Some(false);
             message = message.reference_message(reference);
         }
-        if i + 1 == count
-            && let Some(file) = attachment
-        {
-            message = message.add_file(CreateAttachment::bytes(
-                file.bytes.clone(),
-                file.filename.clone(),
-            ));
+        let needs = Needs {
+            attach: !files.is_empty(),
+            reply: reply_to.is_some(),
+        };
+        for file in files {
+            message = message.add_file(CreateAttachment::bytes(file.bytes, file.filename));
         }
-        match channel.send_message(http, message).await {
-            Ok(sent) => last = Some(sent.id),
-            Err(e) => {
-                tracing::error!(%channel, error = %e, "a message could not be sent");
-                return last;
-            }
-        }
+        let http = &self.http;
+        let sent = deliver::send(self.limits.retry, channel, needs, "message", || {
+            channel.send_message(http, message.clone())
+        })
+        .await?;
+        self.posted += 1;
+        Ok(sent.id)
     }
-    last
+
+    /// Posts an approval with its buttons (and the whole call attached when it is long).
+    async fn post_approval(&mut self, request: &ApprovalRequest) -> Result<MessageId, SendFailure> {
+        let expires = request
+            .expires_at
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let (content, whole) = approval_view(request, expires);
+        let mut message = CreateMessage::new()
+            .content(content)
+            .allowed_mentions(no_mentions())
+            .components(super::approvals::buttons(request));
+        let needs = Needs {
+            attach: whole.is_some(),
+            reply: false,
+        };
+        if let Some(file) = whole {
+            message = message.add_file(CreateAttachment::bytes(file.bytes, file.filename));
+        }
+        let (http, channel) = (&self.http, self.channel);
+        let sent = deliver::send(self.limits.retry, channel, needs, "approval", || {
+            channel.send_message(http, message.clone())
+        })
+        .await?;
+        self.approvals.insert(request.id.clone(), sent.id);
+        Ok(sent.id)
+    }
 }
 
-async fn channel_task(http: Arc<Http>, channel: ChannelId, mut rx: mpsc::UnboundedReceiver<Item>) {
-    let mut trigger: Option<MessageId> = None;
-    // Auto-run calls wait for their result to be posted together.
-    let mut auto_calls: HashMap<String, String> = HashMap::new();
-    // Approval id -> (message, content), to settle messages on expiry.
-    let mut approvals: HashMap<String, (MessageId, String)> = HashMap::new();
-    while let Some(item) = rx.recv().await {
-        match item {
-            Item::Trigger(message) => trigger = message,
-            Item::Notice(text, reply_to) => {
-                send_text(&http, channel, &text, reply_to, None).await;
-            }
-            Item::Approval(request, answer) => {
-                let expires = request
-                    .expires_at
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs());
-                let (content, whole) = approval_view(&request, expires);
-                let mut message = CreateMessage::new()
-                    .content(content)
-                    .allowed_mentions(no_mentions())
-                    .components(super::approvals::buttons(&request.id));
-                if let Some(file) = whole {
-                    message = message.add_file(CreateAttachment::bytes(file.bytes, file.filename));
-                }
-                let sent = match channel.send_message(&http, message).await {
-                    Ok(sent) => {
-                        approvals.insert(request.id.clone(), (sent.id, sent.content.clone()));
-                        Some(sent.id)
-                    }
-                    Err(e) => {
-                        tracing::error!(%channel, error = %e, "the approval message could not be sent");
-                        None
-                    }
-                };
-                let _ = answer.send(sent);
-            }
-            Item::Settle {
-                message,
-                outcome,
-                by,
-            } => {
-                settle(&http, channel, message, &outcome, by.as_deref()).await;
-            }
-            Item::Event(event) => match event {
-                AgentEvent::ToolCall {
-                    call_id,
-                    tool,
-                    arguments,
-                    decision,
-                    source,
-                    reason,
-                } => match decision.as_str() {
-                    "auto" => {
-                        auto_calls.insert(
-                            call_id,
-                            format!(
-                                "⚙️ `{tool}` ran automatically ({source}: {reason})\n{}",
-                                describe_call(&tool, &arguments)
-                            ),
-                        );
-                    }
-                    "deny" => {
-                        let text = format!(
-                            "🚫 `{tool}` was refused ({source}): {reason}\n{}",
-                            describe_call(&tool, &arguments)
-                        );
-                        send_text(&http, channel, &text, None, None).await;
-                    }
-                    _ => {}
-                },
-                AgentEvent::ToolResult {
-                    call_id,
-                    tool,
-                    chat,
-                    attachment,
-                    ..
-                } => {
-                    let header = auto_calls
-                        .remove(&call_id)
-                        .unwrap_or_else(|| format!("⚙️ `{tool}` ran after confirmation"));
-                    let text = format!("{header}\n{chat}");
-                    send_text(&http, channel, &text, None, attachment.as_ref()).await;
-                }
-                AgentEvent::ApprovalResolved {
-                    approval_id,
-                    outcome,
-                    by,
-                } => {
-                    if matches!(outcome.as_str(), "expired" | "abandoned")
-                        && let Some((message, _)) = approvals.remove(&approval_id)
-                    {
-                        settle(&http, channel, message, &outcome, by.as_deref()).await;
-                    } else {
-                        approvals.remove(&approval_id);
-                    }
-                }
-                AgentEvent::CallNotRun {
-                    tool,
-                    status,
-                    reason,
-                    ..
-                } if status == "not_run" => {
-                    send_text(
-                        &http,
-                        channel,
-                        &format!("⚠️ `{tool}` did not run: {reason}"),
-                        None,
-                        None,
-                    )
-                    .await;
-                }
-                AgentEvent::Reply { text } => {
-                    send_text(&http, channel, &text, trigger, None).await;
-                }
-                AgentEvent::Error { message } => {
-                    send_text(&http, channel, &format!("⚠️ {message}"), trigger, None).await;
-                }
-                AgentEvent::Notice { message } => {
-                    send_text(&http, channel, &format!("⏳ {message}"), None, None).await;
-                }
-                AgentEvent::RunStarted { .. }
-                | AgentEvent::RunFinished { .. }
-                | AgentEvent::ApprovalRequested { .. }
-                | AgentEvent::CallNotRun { .. } => {}
-            },
+/// `text` as a file, cut (with a note) to what Discord takes.
+fn text_file(name: &str, text: &str) -> Attachment {
+    let mut bytes = text.as_bytes().to_vec();
+    if bytes.len() > FILE_LIMIT {
+        let note = format!(
+            "\n\n[cut: the text has {} bytes, more than one file may carry]\n",
+            bytes.len()
+        );
+        let mut end = FILE_LIMIT - note.len();
+        while !text.is_char_boundary(end) {
+            end -= 1;
         }
+        bytes.truncate(end);
+        bytes.extend_from_slice(note.as_bytes());
+    }
+    Attachment {
+        filename: name.to_owned(),
+        bytes,
     }
 }
 
 /// Edits an approval message to its settled form and removes its buttons.
 pub(super) async fn settle(
     http: &Http,
+    retry: RetryPolicy,
     channel: ChannelId,
     message: MessageId,
     outcome: &str,
@@ -269,7 +505,25 @@ pub(super) async fn settle(
         .content(settled_message(&original, outcome, by))
         .components(Vec::new())
         .allowed_mentions(no_mentions());
-    if let Err(e) = channel.edit_message(http, message, edit).await {
-        tracing::warn!(%channel, %message, error = %e, "an approval message could not be edited");
+    // A failure is logged by `deliver` with what to fix; the approval is settled in the store.
+    let _ = deliver::send(retry, channel, Needs::PLAIN, "approval edit", || {
+        channel.edit_message(http, message, edit.clone())
+    })
+    .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_never_exceeds_what_discord_takes() {
+        let small = text_file("a.txt", "hello");
+        assert_eq!(small.bytes, b"hello");
+        let huge = "é".repeat(FILE_LIMIT);
+        let cut = text_file("b.txt", &huge);
+        assert!(cut.bytes.len() <= FILE_LIMIT, "{}", cut.bytes.len());
+        let text = String::from_utf8(cut.bytes).expect("cut on a character boundary");
+        assert!(text.ends_with("more than one file may carry]\n"));
     }
 }

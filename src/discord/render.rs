@@ -67,6 +67,12 @@ pub fn split_message(text: &str, limit: usize) -> Vec<String> {
 pub enum ButtonAction {
     Confirm,
     Cancel,
+    /// Opens the "cancel with a reason" modal.
+    Reason,
+    /// Confirms and allows similar calls for a while.
+    Allow,
+    /// The submitted "cancel with a reason" modal (a modal's custom id, not a button's).
+    ReasonGiven,
 }
 
 const PREFIX: &str = "riskgate";
@@ -76,6 +82,9 @@ pub fn custom_id(action: ButtonAction, approval_id: &str) -> String {
     let verb = match action {
         ButtonAction::Confirm => "confirm",
         ButtonAction::Cancel => "cancel",
+        ButtonAction::Reason => "why",
+        ButtonAction::Allow => "allow",
+        ButtonAction::ReasonGiven => "reason",
     };
     format!("{PREFIX}:{verb}:{approval_id}")
 }
@@ -89,6 +98,9 @@ pub fn parse_custom_id(custom_id: &str) -> Option<(ButtonAction, &str)> {
     let action = match parts.next()? {
         "confirm" => ButtonAction::Confirm,
         "cancel" => ButtonAction::Cancel,
+        "why" => ButtonAction::Reason,
+        "allow" => ButtonAction::Allow,
+        "reason" => ButtonAction::ReasonGiven,
         _ => return None,
     };
     let id = parts.next().filter(|id| !id.is_empty())?;
@@ -184,7 +196,19 @@ pub fn approval_view(
         fence_safe(&request.decision.reason),
         request.decision.source
     );
-    let tail = format!("Expires <t:{expires_unix}:R>.");
+    let allow = request
+        .similar
+        .as_ref()
+        .map(|(similar, ttl)| {
+            let (summary, _) = crate::tools::render::cut(&similar.summary, 200);
+            format!(
+                "\n**{}** also lets calls like this run without asking here: {}.",
+                allow_label(*ttl),
+                fence_safe(&summary)
+            )
+        })
+        .unwrap_or_default();
+    let tail = format!("Expires <t:{expires_unix}:R>.{allow}");
     let full = format!("{head}\n{}\n{why}\n{tail}", code_block("", &whole));
     if full.chars().count() <= MESSAGE_LIMIT {
         return (full, None);
@@ -218,6 +242,16 @@ pub fn approval_view(
     )
 }
 
+/// The label of the "allow similar" button, e.g. "Allow similar for 1 h".
+pub fn allow_label(ttl: std::time::Duration) -> String {
+    let minutes = ttl.as_secs().div_ceil(60);
+    if minutes >= 60 && minutes.is_multiple_of(60) {
+        format!("Allow similar for {} h", minutes / 60)
+    } else {
+        format!("Allow similar for {minutes} min")
+    }
+}
+
 /// The approval message once settled: the buttons go, a line says what happened.
 pub fn settled_message(original: &str, outcome: &str, by: Option<&str>) -> String {
     let head = original
@@ -226,6 +260,9 @@ pub fn settled_message(original: &str, outcome: &str, by: Option<&str>) -> Strin
     let verdict = match (outcome, by) {
         ("confirmed", Some(by)) => format!("✅ Confirmed by <@{by}>."),
         ("cancelled", Some(by)) => format!("❌ Cancelled by <@{by}>."),
+        ("allowed", Some(by)) => {
+            format!("✅ Confirmed by <@{by}>, who also allowed similar calls here for a while.")
+        }
         ("expired", _) => "⌛ Expired: nobody answered in time.".to_owned(),
         ("abandoned", _) => "⏹️ No longer active: the bot restarted while it waited.".to_owned(),
         (other, _) => format!("Settled: {other}."),
@@ -251,6 +288,7 @@ mod tests {
                 "`rm` deletes files",
             ),
             expires_at: std::time::SystemTime::UNIX_EPOCH,
+            similar: None,
         }
     }
 

@@ -27,6 +27,7 @@ use crate::core::agent::{ChatMessage, trim_to_budget};
 use crate::core::ports::{
     ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided, Store, StoreError,
 };
+use crate::core::rules::ChannelRule;
 use crate::core::tools::BoxFuture;
 
 /// A store whose `load_history` is served from memory when it can be.
@@ -310,13 +311,14 @@ impl Store for HistoryCache {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.inner.create_approval(approval)
     }
-    fn decide_approval<'a>(
+    fn decide_approval_noted<'a>(
         &'a self,
         id: &'a str,
         status: ApprovalStatus,
         by: Option<&'a str>,
+        note: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Decided, StoreError>> {
-        self.inner.decide_approval(id, status, by)
+        self.inner.decide_approval_noted(id, status, by, note)
     }
     fn approval<'a>(
         &'a self,
@@ -361,5 +363,23 @@ impl Store for HistoryCache {
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<AuditRecord>, StoreError>> {
         self.inner.recent_audit(channel, limit)
+    }
+    fn create_rule<'a>(&'a self, rule: &'a ChannelRule) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.inner.create_rule(rule)
+    }
+    fn channel_rules<'a>(
+        &'a self,
+        channel: &'a str,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ChannelRule>, StoreError>> {
+        self.inner.channel_rules(channel, now)
+    }
+    fn revoke_rule<'a>(
+        &'a self,
+        channel: &'a str,
+        id: &'a str,
+        by: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        self.inner.revoke_rule(channel, id, by)
     }
 }

@@ -8,6 +8,7 @@ use crate::core::agent::{ChatMessage, trim_to_budget};
 use crate::core::ports::{
     ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided, Store, StoreError,
 };
+use crate::core::rules::ChannelRule;
 use crate::core::tools::BoxFuture;
 
 /// Everything in memory, behind one lock.
@@ -29,6 +30,8 @@ struct Inner {
     runs: HashMap<String, Run>,
     approvals: Vec<ApprovalRecord>,
     audit: Vec<AuditRecord>,
+    /// Rules with who revoked them, if anyone did.
+    rules: Vec<(ChannelRule, Option<String>)>,
 }
 
 impl MemoryStore {
@@ -171,11 +174,12 @@ impl Store for MemoryStore {
         )
     }
 
-    fn decide_approval<'a>(
+    fn decide_approval_noted<'a>(
         &'a self,
         id: &'a str,
         status: ApprovalStatus,
         by: Option<&'a str>,
+        note: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Decided, StoreError>> {
         Self::ready(self.with(|inner| {
             let Some(approval) = inner.approvals.iter_mut().find(|a| a.id == id) else {
@@ -187,6 +191,7 @@ impl Store for MemoryStore {
             approval.status = status;
             approval.decided_by = by.map(str::to_owned);
             approval.decided_at = Some(SystemTime::now());
+            approval.note = note.map(str::to_owned);
             Decided::Won(approval.clone())
         }))
     }
@@ -256,7 +261,10 @@ impl Store for MemoryStore {
                     None => true,
                     Some(run) => run.finished || run.heartbeat_at < stale_before,
                 };
-                if approval.status == ApprovalStatus::Pending && orphaned {
+                // One that can resume its run stays pending until answered or expired.
+                let resumable =
+                    approval.resume.is_some() && approval.expires_at > SystemTime::now();
+                if approval.status == ApprovalStatus::Pending && orphaned && !resumable {
                     approval.status = ApprovalStatus::Abandoned;
                     approval.decided_at = Some(SystemTime::now());
                     abandoned.push(approval.clone());
@@ -287,6 +295,57 @@ impl Store for MemoryStore {
                 .take(limit)
                 .cloned()
                 .collect()
+        }))
+    }
+
+    fn create_rule<'a>(&'a self, rule: &'a ChannelRule) -> BoxFuture<'a, Result<(), StoreError>> {
+        Self::ready(
+            self.with(|inner| {
+                if inner.rules.iter().any(|(r, _)| r.id == rule.id) {
+                    Err(StoreError(format!("rule {} exists already", rule.id)))
+                } else {
+                    inner.rules.push((rule.clone(), None));
+                    Ok(())
+                }
+            })
+            .and_then(|r| r),
+        )
+    }
+
+    fn channel_rules<'a>(
+        &'a self,
+        channel: &'a str,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ChannelRule>, StoreError>> {
+        Self::ready(self.with(|inner| {
+            inner
+                .rules
+                .iter()
+                .filter(|(r, revoked)| {
+                    r.channel == channel && revoked.is_none() && now < r.expires_at
+                })
+                .map(|(r, _)| r.clone())
+                .collect()
+        }))
+    }
+
+    fn revoke_rule<'a>(
+        &'a self,
+        channel: &'a str,
+        id: &'a str,
+        by: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let now = SystemTime::now();
+        Self::ready(self.with(|inner| {
+            match inner.rules.iter_mut().find(|(r, revoked)| {
+                r.id == id && r.channel == channel && revoked.is_none() && now < r.expires_at
+            }) {
+                Some((_, revoked)) => {
+                    *revoked = Some(by.to_owned());
+                    true
+                }
+                None => false,
+            }
         }))
     }
 }

@@ -22,6 +22,9 @@
 //! - a push waits (up to [`WAIT`]) for a ready connection of the owning shard, so a push right
 //!   after [`FakeDiscord::drop_gateway`] lands once the client has resumed.
 //!
+//! - [`FakeDiscord::inject`] and [`FakeDiscord::break_channel`] make chosen requests fail as
+//!   Discord does (500, 502, 429, 403 Missing Permissions / Access, 404 Unknown Channel).
+//!
 //! What it deliberately is not: a permission engine (no channel overwrites), a rate limiter, or
 //! a store of anything but messages, commands and interactions. Posting to a channel outside
 //! every guild succeeds, as to a DM.
@@ -309,6 +312,34 @@ struct Fake {
     interactions: Mutex<HashMap<u64, InteractionRecord>>,
     sessions: Mutex<HashMap<String, Session>>,
     connections: Mutex<Vec<Connection>>,
+    /// Failures a test asked for, answered instead of serving the request.
+    faults: Mutex<Vec<Injected>>,
+}
+
+/// An answer Discord gives when something is wrong on its side or the bot's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// 500 Internal Server Error.
+    ServerError,
+    /// 502 Bad Gateway (Cloudflare in front of Discord), no JSON body.
+    BadGateway,
+    /// 429 with `retry_after` in the body and the `Retry-After` header, as on a shared or
+    /// global limit the client's own limiter did not foresee.
+    RateLimited,
+    /// 403, code 50013: the bot lacks a permission in the channel.
+    MissingPermissions,
+    /// 403, code 50001: the bot cannot see the channel.
+    MissingAccess,
+    /// 404, code 10003: the channel was deleted.
+    UnknownChannel,
+}
+
+struct Injected {
+    method: &'static str,
+    /// A path pattern as for [`RecordedRequest::is`].
+    path: String,
+    fault: Fault,
+    remaining: u32,
 }
 
 struct InteractionRecord {
@@ -362,6 +393,7 @@ impl FakeDiscord {
             interactions: Mutex::default(),
             sessions: Mutex::default(),
             connections: Mutex::default(),
+            faults: Mutex::default(),
         });
         let app = Router::new()
             .route("/gateway", get(gateway))
@@ -453,6 +485,28 @@ impl FakeDiscord {
         lock(&self.state.messages).get(&message_id).cloned()
     }
 
+    /// The next `times` requests for `method` on `path` (`{}` matches one segment) get
+    /// `fault` instead of an answer; later ones are served again.
+    pub fn inject(&self, method: &'static str, path: &str, fault: Fault, times: u32) {
+        lock(&self.state.faults).push(Injected {
+            method,
+            path: path.to_owned(),
+            fault,
+            remaining: times,
+        });
+    }
+
+    /// Every message the bot posts in `channel_id` from now on gets `fault` (a channel whose
+    /// permissions were taken away, or that was deleted).
+    pub fn break_channel(&self, channel_id: u64, fault: Fault) {
+        self.inject(
+            "POST",
+            &format!("/api/v10/channels/{channel_id}/messages"),
+            fault,
+            u32::MAX,
+        );
+    }
+
     /// Deletes a stored message, as its author would.
     pub fn delete_message(&self, message_id: u64) {
         lock(&self.state.messages).remove(&message_id);
@@ -482,6 +536,34 @@ impl FakeDiscord {
     }
 
     /// Pushes INTERACTION_CREATE type 3: `user` clicks the button `custom_id` on a stored message.
+    /// Submits a modal (interaction type 5) opened from a button on `message_id`, with the
+    /// text inputs' values by custom id, as Discord sends it.
+    pub async fn modal_submit(
+        &self,
+        message_id: u64,
+        custom_id: &str,
+        fields: &[(&str, &str)],
+        user: &UserSpec,
+    ) -> Value {
+        let message = self
+            .message(message_id)
+            .unwrap_or_else(|| panic!("no stored message {message_id}"));
+        let channel_id = id_of(&message["channel_id"]);
+        let rows: Vec<Value> = fields
+            .iter()
+            .map(|(id, value)| {
+                json!({ "type": 1, "components": [{ "type": 4, "custom_id": id, "value": value }] })
+            })
+            .collect();
+        let data = json!({ "custom_id": custom_id, "components": rows });
+        let interaction = self
+            .state
+            .new_interaction_of_modal(channel_id, user, data, message);
+        let guild_id = self.state.guild_of(channel_id).map(|g| g.id);
+        self.dispatch(guild_id, "INTERACTION_CREATE", interaction)
+            .await
+    }
+
     pub async fn component_click(
         &self,
         message_id: u64,
@@ -603,6 +685,16 @@ impl Fake {
     }
 
     /// An interaction as Discord sends it, recorded so its callback can be checked.
+    fn new_interaction_of_modal(
+        &self,
+        channel_id: u64,
+        user: &UserSpec,
+        data: Value,
+        message: Value,
+    ) -> Value {
+        self.new_interaction(5, channel_id, user, data, Some(message))
+    }
+
     fn new_interaction(
         &self,
         kind: u8,
@@ -1030,13 +1122,17 @@ async fn rest(State(fake): State<Arc<Fake>>, request: Request) -> Response {
         })
         .collect();
     let (body, files) = read_body(request).await;
-    let (status, answer) = route(
-        &fake,
-        &method,
-        &path,
-        body.as_ref().unwrap_or(&Value::Null),
-        &files,
-    );
+    let injected = injected_fault(&fake, &method, &path);
+    let (status, answer) = match injected {
+        Some(fault) => fault_answer(fault),
+        None => route(
+            &fake,
+            &method,
+            &path,
+            body.as_ref().unwrap_or(&Value::Null),
+            &files,
+        ),
+    };
     lock(&fake.requests).push(RecordedRequest {
         method: method.to_string(),
         path,
@@ -1046,9 +1142,61 @@ async fn rest(State(fake): State<Arc<Fake>>, request: Request) -> Response {
         files,
         status: status.as_u16(),
     });
-    match answer {
+    let mut response = match answer {
         Some(json) => (status, axum::Json(json)).into_response(),
         None => status.into_response(),
+    };
+    if injected == Some(Fault::RateLimited) {
+        response.headers_mut().insert(
+            "retry-after",
+            axum::http::HeaderValue::from_static(RETRY_AFTER),
+        );
+    }
+    response
+}
+
+/// What a rate-limited answer asks the client to wait, in seconds.
+const RETRY_AFTER: &str = "0.05";
+
+/// The fault a test injected for this request, if any is left.
+fn injected_fault(fake: &Fake, method: &Method, path: &str) -> Option<Fault> {
+    let probe = RecordedRequest {
+        method: method.to_string(),
+        path: path.to_owned(),
+        query: None,
+        headers: BTreeMap::new(),
+        body: None,
+        files: Vec::new(),
+        status: 0,
+    };
+    let mut faults = lock(&fake.faults);
+    let hit = faults
+        .iter_mut()
+        .find(|f| f.remaining > 0 && probe.is(f.method, &f.path))?;
+    hit.remaining -= 1;
+    Some(hit.fault)
+}
+
+/// Discord's answer for a fault (bodies as Discord sends them).
+fn fault_answer(fault: Fault) -> Answer {
+    match fault {
+        Fault::ServerError => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            0,
+            "500: Internal Server Error",
+        ),
+        Fault::BadGateway => (StatusCode::BAD_GATEWAY, None),
+        Fault::RateLimited => (
+            StatusCode::TOO_MANY_REQUESTS,
+            Some(json!({
+                "message": "You are being rate limited.",
+                "retry_after": RETRY_AFTER.parse::<f64>().unwrap_or(0.05),
+                "global": false,
+            })),
+        ),
+        Fault::MissingPermissions => error(StatusCode::FORBIDDEN, 50013, "Missing Permissions"),
+        Fault::MissingAccess => error(StatusCode::FORBIDDEN, 50001, "Missing Access"),
+        Fault::UnknownChannel => error(StatusCode::NOT_FOUND, 10003, "Unknown Channel"),
     }
 }
 
@@ -1148,6 +1296,40 @@ fn refuse_message_body(fake: &Fake, body: &Value) -> Option<Answer> {
                     "errors": { "message_reference": { "_errors": [{ "code": "REPLIES_UNKNOWN_MESSAGE", "message": "Unknown message" }] } },
                 })),
             ));
+        }
+    }
+    None
+}
+
+/// Discord's limits on a modal: a title of at most 45 characters, 1 to 5 rows of one text
+/// input each, labels of at most 45, custom ids of at most 100.
+fn refuse_modal(data: &Value) -> Option<Answer> {
+    let invalid = |what: &str| {
+        Some((
+            StatusCode::BAD_REQUEST,
+            Some(
+                json!({ "code": 50035, "message": "Invalid Form Body", "errors": { "data": what } }),
+            ),
+        ))
+    };
+    let chars = |v: &Value| v.as_str().map_or(0, |s| s.chars().count());
+    if chars(&data["title"]) == 0 || chars(&data["title"]) > 45 {
+        return invalid("title must be 1 to 45 characters");
+    }
+    if chars(&data["custom_id"]) == 0 || chars(&data["custom_id"]) > 100 {
+        return invalid("custom_id must be 1 to 100 characters");
+    }
+    let rows = data["components"].as_array().map_or(&[][..], Vec::as_slice);
+    if rows.is_empty() || rows.len() > 5 {
+        return invalid("a modal has 1 to 5 rows");
+    }
+    for row in rows {
+        let inputs = row["components"].as_array().map_or(&[][..], Vec::as_slice);
+        if inputs.len() != 1 || inputs[0]["type"] != json!(4) {
+            return invalid("each row of a modal holds one text input");
+        }
+        if chars(&inputs[0]["label"]) == 0 || chars(&inputs[0]["label"]) > 45 {
+            return invalid("a text input's label must be 1 to 45 characters");
         }
     }
     None
@@ -1289,7 +1471,11 @@ fn callback(fake: &Fake, interaction_id: u64, token: &str, body: &Value) -> Answ
         (record.channel_id, record.message_id)
     };
     let data = body.get("data").cloned().unwrap_or_else(|| json!({}));
-    if let Some(refused) = refuse_message_body(fake, &data) {
+    if body["type"] == json!(9) {
+        if let Some(refused) = refuse_modal(&data) {
+            return refused;
+        }
+    } else if let Some(refused) = refuse_message_body(fake, &data) {
         return refused;
     }
     match body["type"].as_u64() {
@@ -1400,7 +1586,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().expect("fake Discord state lock")
 }
 
-async fn poll<T>(timeout: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
+pub async fn poll<T>(timeout: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + timeout;
     loop {
         if let Some(found) = probe() {

@@ -10,6 +10,7 @@ use riskgate::core::agent::ChatMessage;
 use riskgate::core::ports::{
     ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided, Store, StoreError,
 };
+use riskgate::core::rules::ChannelRule;
 use riskgate::core::tools::BoxFuture;
 
 /// What happens to an operation before it reaches the inner store.
@@ -147,14 +148,15 @@ impl Store for HookedStore {
             self.inner.create_approval(approval)
         })
     }
-    fn decide_approval<'a>(
+    fn decide_approval_noted<'a>(
         &'a self,
         id: &'a str,
         status: ApprovalStatus,
         by: Option<&'a str>,
+        note: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Decided, StoreError>> {
         self.around("decide_approval", move || {
-            self.inner.decide_approval(id, status, by)
+            self.inner.decide_approval_noted(id, status, by, note)
         })
     }
     fn approval<'a>(
@@ -207,6 +209,28 @@ impl Store for HookedStore {
     ) -> BoxFuture<'a, Result<Vec<AuditRecord>, StoreError>> {
         self.around("recent_audit", move || {
             self.inner.recent_audit(channel, limit)
+        })
+    }
+    fn create_rule<'a>(&'a self, rule: &'a ChannelRule) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.around("create_rule", move || self.inner.create_rule(rule))
+    }
+    fn channel_rules<'a>(
+        &'a self,
+        channel: &'a str,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ChannelRule>, StoreError>> {
+        self.around("channel_rules", move || {
+            self.inner.channel_rules(channel, now)
+        })
+    }
+    fn revoke_rule<'a>(
+        &'a self,
+        channel: &'a str,
+        id: &'a str,
+        by: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        self.around("revoke_rule", move || {
+            self.inner.revoke_rule(channel, id, by)
         })
     }
 }

@@ -5,4 +5,5 @@ pub mod fake_discord;
 pub mod fake_llm;
 pub mod hooked_store;
 pub mod pg_proxy;
+pub mod pg_schema;
 pub mod turns;

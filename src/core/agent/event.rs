@@ -65,6 +65,15 @@ pub enum AgentEvent {
     /// Something the user should know while the run goes on: the state database is slow to
     /// answer, an audit record waits to be written, ...
     Notice { message: String },
+    /// A person allowed calls like one they confirmed: a channel rule now lets them run
+    /// without asking until `expires_at` (unix seconds).
+    RuleCreated {
+        rule_id: String,
+        tool: String,
+        summary: String,
+        by: String,
+        expires_at: u64,
+    },
     /// The run is over.
     RunFinished { outcome: String, iterations: u32 },
 }

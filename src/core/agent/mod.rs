@@ -7,11 +7,14 @@
 //! ends it, or a limit is reached. Time spent waiting for a person does not count against the
 //! run's wall-clock limit; approvals expire on their own clock.
 
+mod call;
+mod channel_rules;
 mod event;
 mod history;
 mod message;
 pub mod profiles;
 mod protocol;
+mod resume;
 mod run_messages;
 mod text_calls;
 
@@ -25,21 +28,18 @@ use run_messages::RunMessages;
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use crate::core::ports::{
-    ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, ApprovalSurface, AuditRecord,
-    ChannelSettings, ChatModel, Clock, Decided, EventSink, ModelError, Store, StoreError,
+    ApprovalStatus, ApprovalSurface, AuditRecord, ChannelSettings, ChatModel, Clock, EventSink,
+    ModelError, Store, StoreError,
 };
 use crate::core::prompt::Prompts;
-use crate::core::risk::Decision;
 use crate::core::tools::{
-    Approval, AssessContext, BoxFuture, ERROR_SUMMARY_CHARS, RiskGate, ToolCall, ToolDefinition,
-    canonical_json, check_arguments,
+    AssessContext, BoxFuture, RiskGate, ToolDefinition, canonical_json, check_arguments,
 };
 
 /// Characters of a failed call's error shown in the chat; the model gets up to its own
@@ -68,6 +68,8 @@ pub struct AgentLimits {
     /// A store operation that takes longer than this gets a notice in the channel (the
     /// store retries while the database restarts; people should know why nothing happens).
     pub store_notice_after: Duration,
+    /// How long a channel rule made by "allow similar" lasts; zero: not offered.
+    pub allow_similar: Duration,
 }
 
 impl Default for AgentLimits {
@@ -81,12 +83,13 @@ impl Default for AgentLimits {
             tool_output_budget_chars: 8_000,
             max_malformed_in_a_row: 3,
             store_notice_after: Duration::from_secs(3),
+            allow_similar: Duration::from_secs(3_600),
         }
     }
 }
 
 /// A person's message for the agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Inbound {
     pub channel: String,
     /// Who wrote it, as a stable id (a Discord user id, a console user name): the requester
@@ -137,6 +140,10 @@ pub enum StopReason {
         "your message has {chars} characters, more than the {limit} I accept (agent.max_message_chars), so nothing was sent to the model; send a shorter message, or put the text in a file in the workspace and ask me to read it"
     )]
     MessageTooLong { chars: usize, limit: usize },
+    #[error(
+        "I stopped because my approval request could not be posted in this channel, so nobody could answer it; the bot's log names the channel and the permission it needs"
+    )]
+    Undeliverable,
 }
 
 impl RunOutcome {
@@ -150,6 +157,7 @@ impl RunOutcome {
             Self::Stopped(StopReason::Model(_)) => "model_error",
             Self::Stopped(StopReason::Store(_)) => "store_error",
             Self::Stopped(StopReason::MessageTooLong { .. }) => "message_too_long",
+            Self::Stopped(StopReason::Undeliverable) => "undeliverable",
         }
     }
 }
@@ -158,6 +166,8 @@ impl RunOutcome {
 pub struct Agent {
     pub gate: RiskGate,
     pub model: Arc<dyn ChatModel>,
+    /// The model's name, as `/status` shows it.
+    pub model_name: String,
     pub approvals: Arc<dyn ApprovalSurface>,
     pub store: Arc<dyn Store>,
     pub events: Arc<dyn EventSink>,
@@ -325,7 +335,7 @@ struct CallResult {
     text: String,
     /// Whether the call ran and succeeded (for `terminate`).
     ran: bool,
-    /// `ok`, `error`, `denied`, `cancelled`, `expired`, `not_run`.
+    /// `ok`, `error`, `denied`, `cancelled`, `expired`, `undeliverable`, `not_run`.
     outcome: &'static str,
     output_bytes: u64,
 }
@@ -342,6 +352,21 @@ struct RunContext<'r> {
 struct Exchange {
     content: Option<String>,
     slots: Vec<CallSlot>,
+}
+
+/// What came of running the calls of one reply.
+#[derive(Default)]
+struct SlotsRun {
+    stop: Option<RunOutcome>,
+    any_malformed: bool,
+    any_checked: bool,
+}
+
+/// Where a run starts asking the model: the channel's history, and the first reply when it
+/// was already asked (a remembered profile).
+struct Start {
+    history: Vec<ChatMessage>,
+    first_reply: Option<Asked>,
 }
 
 /// Where a run stands between steps.
@@ -428,13 +453,27 @@ impl Agent {
         let (outcome, iterations) = self
             .drive(inbound, &run_id, &mut behind, &mut messages)
             .await;
+        self.conclude(channel, &run_id, behind, (outcome, iterations), &messages)
+            .await
+    }
+
+    /// The end of a run: its writes settled, its messages saved, the channel told how it
+    /// ended.
+    async fn conclude(
+        &self,
+        channel: &str,
+        run_id: &str,
+        mut behind: Behind<'_>,
+        (outcome, iterations): (RunOutcome, u32),
+        messages: &RunMessages,
+    ) -> RunOutcome {
         let outcome = match behind.settle().await {
             Ok(()) => outcome,
             // Only reached when the run stopped before its first model call came back.
             Err(e) => RunOutcome::Stopped(StopReason::Store(e)),
         };
         let recorded = behind.recorded();
-        let new_messages = self.for_history(&outcome, &messages);
+        let new_messages = self.for_history(&outcome, messages);
         if messages.history_dropped {
             // The server refused the earlier conversation and answered without it: later
             // runs start from here instead of failing on it again.
@@ -447,8 +486,7 @@ impl Agent {
             async {
                 // A run that could not be recorded has nothing to mark finished.
                 if recorded {
-                    self.patiently(channel, self.store.finish_run(&run_id))
-                        .await
+                    self.patiently(channel, self.store.finish_run(run_id)).await
                 } else {
                     Ok(())
                 }
@@ -573,7 +611,7 @@ impl Agent {
     ) -> (RunOutcome, u32) {
         let channel = inbound.channel.as_str();
         let mut timer = RunTimer::new(self.limits.run_timeout);
-        let (settings, mut history, mut first_reply) =
+        let (settings, history, first_reply) =
             match self.begin(channel, &timer, behind, messages).await {
                 Ok(begun) => begun,
                 Err((e, asked)) => return (RunOutcome::Stopped(StopReason::Store(e)), asked),
@@ -586,6 +624,31 @@ impl Agent {
             prepared: &prepared,
         };
         let mut progress = Progress::default();
+        let start = Start {
+            history,
+            first_reply,
+        };
+        self.steps(&context, start, behind, &mut timer, messages, &mut progress)
+            .await
+    }
+
+    /// The run's steps from where it stands: ask the model, act on the reply, until an
+    /// answer or a stop.
+    async fn steps<'a>(
+        &'a self,
+        context: &RunContext<'_>,
+        start: Start,
+        behind: &mut Behind<'a>,
+        timer: &mut RunTimer,
+        messages: &mut RunMessages,
+        progress: &mut Progress,
+    ) -> (RunOutcome, u32) {
+        let channel = context.inbound.channel.as_str();
+        let prepared = context.prepared;
+        let Start {
+            mut history,
+            mut first_reply,
+        } = start;
         loop {
             if progress.iterations >= self.limits.max_iterations {
                 let outcome = RunOutcome::Stopped(StopReason::MaxIterations(progress.iterations));
@@ -595,10 +658,9 @@ impl Agent {
             let asked = match first_reply.take() {
                 Some(reply) => reply,
                 None => {
-                    let request = self.request(&prepared, &history, messages.all());
+                    let request = self.request(prepared, &history, messages.all());
                     // The writes left behind by the previous step land while the model thinks.
-                    let (reply, settled) =
-                        tokio::join!(self.ask(&request, &timer), behind.settle());
+                    let (reply, settled) = tokio::join!(self.ask(&request, timer), behind.settle());
                     if let Err(e) = settled {
                         return (
                             RunOutcome::Stopped(StopReason::Store(e)),
@@ -609,14 +671,7 @@ impl Agent {
                 }
             };
             let asked = self
-                .without_history_if_refused(
-                    channel,
-                    asked,
-                    &prepared,
-                    &mut history,
-                    messages,
-                    &timer,
-                )
+                .without_history_if_refused(channel, asked, prepared, &mut history, messages, timer)
                 .await;
             let reply = match asked {
                 Err(_) => {
@@ -636,7 +691,7 @@ impl Agent {
                 .interpret(&reply, &mut progress.next_id, &prepared.known);
             let stop = match kind {
                 ReplyKind::Text(text) => match echoed_result(&text, &progress.results) {
-                    Some(problem) => self.unusable(text, problem, messages, &mut progress),
+                    Some(problem) => self.unusable(text, problem, messages, progress),
                     None => {
                         messages.push(ChatMessage::assistant(&text));
                         self.emit(channel, AgentEvent::Reply { text: text.clone() });
@@ -644,19 +699,12 @@ impl Agent {
                     }
                 },
                 ReplyKind::Malformed { raw, problem } => {
-                    self.unusable(raw, problem, messages, &mut progress)
+                    self.unusable(raw, problem, messages, progress)
                 }
                 ReplyKind::Calls { content, slots } => {
                     let exchange = Exchange { content, slots };
-                    self.run_calls(
-                        &context,
-                        exchange,
-                        behind,
-                        &mut timer,
-                        messages,
-                        &mut progress,
-                    )
-                    .await
+                    self.run_calls(context, exchange, behind, timer, messages, progress)
+                        .await
                 }
             };
             if let Some(outcome) = stop {
@@ -770,16 +818,49 @@ impl Agent {
         messages: &mut RunMessages,
         progress: &mut Progress,
     ) -> Option<RunOutcome> {
-        let channel = context.inbound.channel.as_str();
         let start = messages.len();
         let Exchange { content, slots } = exchange;
         messages.push(self.protocol.assistant_message(content.as_deref(), &slots));
-        let (mut any_malformed, mut any_checked) = (false, false);
-        let mut stop: Option<RunOutcome> = None;
-        for slot in &slots {
+        let ran = self
+            .run_slots(context, &slots, behind, timer, messages, progress)
+            .await;
+        if !ran.any_checked {
+            // Nothing in this reply could be used: later runs need not see it.
+            messages.transient_from(start);
+        }
+        self.after_slots(ran, progress)
+    }
+
+    /// A stop after a reply's calls, or too many unusable replies in a row.
+    fn after_slots(&self, ran: SlotsRun, progress: &mut Progress) -> Option<RunOutcome> {
+        if ran.stop.is_some() {
+            return ran.stop;
+        }
+        if ran.any_malformed {
+            progress.malformed_in_a_row += 1;
+            return self.too_many_malformed(progress);
+        }
+        progress.malformed_in_a_row = 0;
+        None
+    }
+
+    /// Runs `slots` (calls of one reply whose assistant message is already in `messages`),
+    /// pushing each one's result.
+    async fn run_slots<'a>(
+        &'a self,
+        context: &RunContext<'_>,
+        slots: &[CallSlot],
+        behind: &mut Behind<'a>,
+        timer: &mut RunTimer,
+        messages: &mut RunMessages,
+        progress: &mut Progress,
+    ) -> SlotsRun {
+        let channel = context.inbound.channel.as_str();
+        let mut ran = SlotsRun::default();
+        for (i, slot) in slots.iter().enumerate() {
             let (id, tool) = slot_id_and_tool(slot);
             // After a stop, the remaining calls still get a result so every call pairs.
-            if stop.is_some() {
+            if ran.stop.is_some() {
                 let text = status_json("not_run", "the run stopped before this call");
                 messages.push(self.protocol.result_message(id, tool, &text));
                 continue;
@@ -793,29 +874,37 @@ impl Agent {
             let call = match checked {
                 Ok(call) => call,
                 Err(problem) => {
-                    any_malformed = true;
+                    ran.any_malformed = true;
                     let text = format!("error: {}", self.protocol.correction(&problem));
                     progress.last_problem = problem;
                     messages.push(self.protocol.result_message(id, tool, &text));
                     continue;
                 }
             };
-            any_checked = true;
+            ran.any_checked = true;
             // Nothing runs and nobody is asked before the run's start and every earlier
             // audit record are written.
             if let Err(e) = behind.settle().await {
-                return Some(RunOutcome::Stopped(StopReason::Store(e)));
+                ran.stop = Some(RunOutcome::Stopped(StopReason::Store(e)));
+                return ran;
             }
             let started = Instant::now();
-            let (result, audit) = self
-                .handle_call(
-                    context.inbound,
-                    context.run_id,
-                    context.settings,
+            let (iterations, next_id, results) =
+                (progress.iterations, progress.next_id, &progress.results);
+            let (messages_now, rest) = (&*messages, &slots[i + 1..]);
+            let checkpoint = |cancelled: &HashSet<String>| {
+                let at = resume::At {
                     call,
-                    timer,
-                    &mut progress.cancelled,
-                )
+                    rest,
+                    iterations,
+                    next_id,
+                    results,
+                    cancelled,
+                };
+                self.checkpoint(context, messages_now, at)
+            };
+            let (result, audit) = self
+                .handle_call(context, call, timer, &mut progress.cancelled, &checkpoint)
                 .await;
             let record = completed(audit, &result, started.elapsed());
             behind.push(Box::pin(self.audit(record)));
@@ -824,21 +913,9 @@ impl Agent {
                     .result_message(&call.id, &call.tool, &result.text),
             );
             progress.results.push(result.text.clone());
-            stop = self.stop_after(channel, call, &result, timer);
+            ran.stop = self.stop_after(channel, call, &result, timer);
         }
-        if !any_checked {
-            // Nothing in this reply could be used: later runs need not see it.
-            messages.transient_from(start);
-        }
-        if stop.is_some() {
-            return stop;
-        }
-        if any_malformed {
-            progress.malformed_in_a_row += 1;
-            return self.too_many_malformed(progress);
-        }
-        progress.malformed_in_a_row = 0;
-        None
+        ran
     }
 
     /// Whether the run ends after this call: its time ran out, or the call said
@@ -852,6 +929,11 @@ impl Agent {
     ) -> Option<RunOutcome> {
         if timer.remaining().is_zero() {
             return Some(RunOutcome::Stopped(StopReason::WallClock(timer.limit)));
+        }
+        if result.outcome == "undeliverable" {
+            // Nobody can answer in this channel: any later call would wait in vain, so the
+            // run ends and the channel's queue moves.
+            return Some(RunOutcome::Stopped(StopReason::Undeliverable));
         }
         if !call.terminate {
             return None;
@@ -976,6 +1058,18 @@ impl Agent {
     }
 
     /// The tools a profile offers: `sql` only `execute_sql`, every other profile all tools.
+    /// (profile, tool name) for every tool each profile offers, as `/status` lists them.
+    pub fn profile_tools(&self) -> Vec<(String, String)> {
+        crate::core::prompt::PROFILES
+            .iter()
+            .flat_map(|profile| {
+                self.tool_definitions(profile)
+                    .into_iter()
+                    .map(move |tool| ((*profile).to_owned(), tool.name))
+            })
+            .collect()
+    }
+
     pub fn tool_definitions(&self, profile: &str) -> Vec<ToolDefinition> {
         self.gate
             .registry()
@@ -1011,326 +1105,6 @@ impl Agent {
         arguments.remove(crate::core::tools::RISK_LEVEL_PARAM);
         check_arguments(&tool.parameters(), &arguments)
             .map_err(|problem| format!("the arguments of {} do not fit: {problem}", call.tool))
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    async fn handle_call(
-        &self,
-        inbound: &Inbound,
-        run_id: &str,
-        settings: &ChannelSettings,
-        call: &ParsedCall,
-        timer: &mut RunTimer,
-        cancelled: &mut HashSet<String>,
-    ) -> (CallResult, AuditRecord) {
-        let channel = inbound.channel.as_str();
-        let gated = self.gate.check(
-            &ToolCall {
-                tool: call.tool.clone(),
-                arguments: call.arguments.clone(),
-            },
-            settings.mode,
-            &self.assess_context,
-        );
-        let decision = &gated.decision;
-        self.emit(
-            channel,
-            AgentEvent::ToolCall {
-                call_id: call.id.clone(),
-                tool: call.tool.clone(),
-                arguments: gated.arguments.clone(),
-                decision: decision.decision.as_str().to_owned(),
-                source: decision.source.as_str().to_owned(),
-                reason: decision.reason.clone(),
-            },
-        );
-        let mut audit = AuditRecord {
-            at: unix_seconds(self.clock.now()),
-            run_id: run_id.to_owned(),
-            channel: channel.to_owned(),
-            user: inbound.author.clone(),
-            tool: call.tool.clone(),
-            arguments_summary: summarize(&gated.arguments),
-            decision: decision.decision.as_str().to_owned(),
-            source: decision.source.as_str().to_owned(),
-            reason: decision.reason.clone(),
-            outcome: String::new(),
-            approval_id: None,
-            duration_ms: 0,
-            output_bytes: 0,
-        };
-        let key = format!(
-            "{}\u{0}{}",
-            call.tool,
-            canonical_json(&Value::Object(gated.arguments.clone()))
-        );
-        let (approval, arguments) = match decision.decision {
-            Decision::Deny => {
-                let result = self.not_run(channel, call, "denied", &decision.reason, json!({}));
-                return (result, audit);
-            }
-            Decision::Auto => (Approval::Auto, gated.arguments.clone()),
-            Decision::Confirm => {
-                if cancelled.contains(&key) {
-                    let result = self.not_run(
-                        channel,
-                        call,
-                        "cancelled",
-                        "a person already cancelled this exact call in this run; it is not asked again. Try another way or ask the user.",
-                        json!({}),
-                    );
-                    return (result, audit);
-                }
-                let (record, result) = self
-                    .ask_a_person(inbound, run_id, call, &gated.arguments, decision, timer)
-                    .await;
-                audit.approval_id = Some(record.id.clone());
-                match (record.status, result) {
-                    (_, Some(result)) => return (result, audit),
-                    (ApprovalStatus::Confirmed, None) => {
-                        let by = record.decided_by.clone().unwrap_or_default();
-                        (Approval::Confirmed { by }, record.arguments)
-                    }
-                    (ApprovalStatus::Cancelled, None) => {
-                        cancelled.insert(key);
-                        let by = record.decided_by.clone().unwrap_or_default();
-                        let result = self.not_run(
-                            channel,
-                            call,
-                            "cancelled",
-                            "a person cancelled this call",
-                            json!({ "by": by }),
-                        );
-                        return (result, audit);
-                    }
-                    (status, None) => {
-                        let result = self.not_run(
-                            channel,
-                            call,
-                            status_label(status),
-                            "nobody confirmed this call in time",
-                            json!({}),
-                        );
-                        return (result, audit);
-                    }
-                }
-            }
-        };
-        let Some(tool) = self.gate.registry().get(&call.tool) else {
-            let result = self.not_run(channel, call, "denied", "the tool is gone", json!({}));
-            return (result, audit);
-        };
-        // No tool runs while an earlier call's audit record is still unwritten: at most the
-        // calls already running when the store went away wait in memory for their record.
-        if let Err(e) = self.patiently(channel, self.flush_audit()).await {
-            let result = self.not_run(
-                channel,
-                call,
-                "not_run",
-                &format!(
-                    "earlier audit records could not be written yet, so nothing runs until the state database answers again: {e}"
-                ),
-                json!({}),
-            );
-            return (result, audit);
-        }
-        let executed =
-            tokio::time::timeout(timer.remaining(), tool.execute(&arguments, &approval)).await;
-        let (ok, summary, chat, attachment, text, bytes) = match executed {
-            Ok(Ok(output)) => (
-                true,
-                output.summary.clone(),
-                output.chat.clone(),
-                output.attachment.clone(),
-                output.for_llm(self.limits.tool_output_budget_chars),
-                output
-                    .attachment
-                    .as_ref()
-                    .map_or(output.text.len(), |a| a.bytes.len()) as u64,
-            ),
-            Ok(Err(error)) => (
-                false,
-                error.shortened(ERROR_SUMMARY_CHARS),
-                format!(
-                    "**{}** failed: {}",
-                    call.tool,
-                    error.shortened(ERROR_CHAT_CHARS)
-                ),
-                None,
-                error.for_llm(self.limits.tool_output_budget_chars),
-                0,
-            ),
-            Err(_) => {
-                let text =
-                    "error: the run's time limit was reached while this call ran; it was stopped"
-                        .to_owned();
-                (false, text.clone(), text.clone(), None, text, 0)
-            }
-        };
-        self.emit(
-            channel,
-            AgentEvent::ToolResult {
-                call_id: call.id.clone(),
-                tool: call.tool.clone(),
-                ok,
-                summary,
-                chat,
-                attachment,
-            },
-        );
-        let result = CallResult {
-            text,
-            ran: ok,
-            outcome: if ok { "ok" } else { "error" },
-            output_bytes: bytes,
-        };
-        (result, audit)
-    }
-
-    /// Records the approval, shows it, waits for a person (or the expiry), and settles it in
-    /// the store with a conditional update: whatever the store holds afterwards is what
-    /// happens. Returns the settled record, and a result when the call must not run.
-    async fn ask_a_person(
-        &self,
-        inbound: &Inbound,
-        run_id: &str,
-        call: &ParsedCall,
-        arguments: &serde_json::Map<String, Value>,
-        decision: &crate::core::risk::RiskDecision,
-        timer: &mut RunTimer,
-    ) -> (ApprovalRecord, Option<CallResult>) {
-        let channel = inbound.channel.as_str();
-        let now = self.clock.now();
-        let mut record = ApprovalRecord {
-            id: new_id(),
-            run_id: run_id.to_owned(),
-            channel: channel.to_owned(),
-            requester: inbound.author.clone(),
-            tool: call.tool.clone(),
-            arguments: arguments.clone(),
-            arguments_hash: arguments_hash(arguments),
-            source: decision.source.as_str().to_owned(),
-            reason: decision.reason.clone(),
-            status: ApprovalStatus::Pending,
-            decided_by: None,
-            decided_at: None,
-            created_at: now,
-            expires_at: now + self.limits.approval_timeout,
-            message_ref: None,
-        };
-        if let Err(e) = self
-            .patiently(channel, self.store.create_approval(&record))
-            .await
-        {
-            let result = self.not_run(
-                channel,
-                call,
-                "not_run",
-                &format!("the approval could not be recorded, so nothing ran: {e}"),
-                json!({}),
-            );
-            return (record, Some(result));
-        }
-        let request = ApprovalRequest {
-            id: record.id.clone(),
-            channel: channel.to_owned(),
-            requester: inbound.author.clone(),
-            tool: call.tool.clone(),
-            arguments: arguments.clone(),
-            target: self
-                .gate
-                .registry()
-                .get(&call.tool)
-                .and_then(|tool| tool.target(arguments)),
-            decision: decision.clone(),
-            expires_at: record.expires_at,
-        };
-        self.emit(
-            channel,
-            AgentEvent::ApprovalRequested {
-                approval_id: request.id.clone(),
-                call_id: call.id.clone(),
-                tool: call.tool.clone(),
-                arguments: request.arguments.clone(),
-                source: decision.source.as_str().to_owned(),
-                reason: decision.reason.clone(),
-                requester: inbound.author.clone(),
-                expires_at: unix_seconds(request.expires_at),
-            },
-        );
-        let waiting = Instant::now();
-        let answer = {
-            let wait = tokio::time::timeout(
-                self.limits.approval_timeout,
-                self.approvals.request(&request),
-            );
-            tokio::pin!(wait);
-            let mut heartbeat = tokio::time::interval_at(waiting + HEARTBEAT, HEARTBEAT);
-            loop {
-                tokio::select! {
-                    answer = &mut wait => break answer.unwrap_or(ApprovalOutcome::Expired),
-                    _ = heartbeat.tick() => {
-                        if let Err(e) = self.store.heartbeat_run(run_id).await {
-                            tracing::warn!(error = %e, "could not record a heartbeat");
-                        }
-                    }
-                }
-            }
-        };
-        timer.exclude(waiting.elapsed());
-        let (status, by) = match &answer {
-            ApprovalOutcome::Confirmed { by } => (ApprovalStatus::Confirmed, Some(by.as_str())),
-            ApprovalOutcome::Cancelled { by } => (ApprovalStatus::Cancelled, Some(by.as_str())),
-            ApprovalOutcome::Expired => (ApprovalStatus::Expired, None),
-        };
-        match self
-            .patiently(channel, self.store.decide_approval(&record.id, status, by))
-            .await
-        {
-            Ok(Decided::Won(settled) | Decided::Lost(settled)) => record = settled,
-            Ok(Decided::Missing) => {
-                let result = self.not_run(
-                    channel,
-                    call,
-                    "not_run",
-                    "the approval disappeared from the store, so nothing ran",
-                    json!({}),
-                );
-                return (record, Some(result));
-            }
-            Err(e) => {
-                let result = self.not_run(
-                    channel,
-                    call,
-                    "not_run",
-                    &format!("the decision could not be recorded, so nothing ran: {e}"),
-                    json!({}),
-                );
-                return (record, Some(result));
-            }
-        }
-        self.emit(
-            channel,
-            AgentEvent::ApprovalResolved {
-                approval_id: record.id.clone(),
-                outcome: status_label(record.status).to_owned(),
-                by: record.decided_by.clone(),
-            },
-        );
-        if record.status == ApprovalStatus::Confirmed
-            && arguments_hash(&record.arguments) != record.arguments_hash
-        {
-            tracing::error!(approval = %record.id, "stored arguments do not match their hash");
-            let result = self.not_run(
-                channel,
-                call,
-                "not_run",
-                "the stored arguments do not match what was shown for approval, so nothing ran",
-                json!({}),
-            );
-            return (record, Some(result));
-        }
-        (record, None)
     }
 
     /// Writes a call's audit record. The store retries while the database restarts; if it
@@ -1487,12 +1261,10 @@ pub fn arguments_hash(arguments: &serde_json::Map<String, Value>) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A new id for runs and approvals: unique in this process and across restarts.
+/// A new id for runs and approvals: unique across processes and restarts.
 pub fn new_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{:x}{:04x}", nanos, n & 0xffff)
+    // UUIDv7: time-ordered (ids sort by creation, as the store's listings expect) and
+    // unique across processes that share one PostgreSQL; `uuid` makes them from the clock
+    // and a random part, which a per-process counter could not.
+    uuid::Uuid::now_v7().simple().to_string()
 }

@@ -28,6 +28,7 @@ use crate::core::agent::ChatMessage;
 use crate::core::ports::{
     ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided, Store, StoreError,
 };
+use crate::core::rules::ChannelRule;
 use crate::core::tools::BoxFuture;
 
 /// Channels remembered unless the agent is built with another capacity: at ~100 bytes per
@@ -239,13 +240,14 @@ impl Store for ProfileWatch {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.inner.create_approval(approval)
     }
-    fn decide_approval<'a>(
+    fn decide_approval_noted<'a>(
         &'a self,
         id: &'a str,
         status: ApprovalStatus,
         by: Option<&'a str>,
+        note: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Decided, StoreError>> {
-        self.inner.decide_approval(id, status, by)
+        self.inner.decide_approval_noted(id, status, by, note)
     }
     fn approval<'a>(
         &'a self,
@@ -290,6 +292,24 @@ impl Store for ProfileWatch {
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<AuditRecord>, StoreError>> {
         self.inner.recent_audit(channel, limit)
+    }
+    fn create_rule<'a>(&'a self, rule: &'a ChannelRule) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.inner.create_rule(rule)
+    }
+    fn channel_rules<'a>(
+        &'a self,
+        channel: &'a str,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ChannelRule>, StoreError>> {
+        self.inner.channel_rules(channel, now)
+    }
+    fn revoke_rule<'a>(
+        &'a self,
+        channel: &'a str,
+        id: &'a str,
+        by: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        self.inner.revoke_rule(channel, id, by)
     }
 }
 

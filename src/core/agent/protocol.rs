@@ -39,7 +39,7 @@ impl std::str::FromStr for Protocol {
 }
 
 /// A call read from a reply, ready for the gate.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ParsedCall {
     pub id: String,
     pub tool: String,
@@ -50,7 +50,7 @@ pub struct ParsedCall {
 
 /// One call slot of a reply: either a call, or why it could not be read (the id keeps the
 /// native protocol's pairing of calls and results intact).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum CallSlot {
     Call(ParsedCall),
     Malformed {

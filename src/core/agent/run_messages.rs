@@ -12,7 +12,7 @@ use super::history;
 use super::message::ChatMessage;
 
 /// This run's messages, the person's message first.
-#[derive(Debug)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct RunMessages {
     messages: Vec<ChatMessage>,
     /// Per message: sent during this run only.

@@ -3,9 +3,9 @@
 //!
 //! Everything here is pure. Assessors (one per tool, in `crate::tools`) turn a call's
 //! arguments into an [`Assessment`]; [`decide`] turns that, the channel's [`ChannelMode`] and
-//! the LLM's [`LlmRisk`] into a [`RiskDecision`] in the fixed order of DESIGN.md section 3:
-//! policy deny -> strict mode -> LLM `risk_level` (with the destructive floor) -> code
-//! whitelist -> default confirm.
+//! the LLM's [`LlmRisk`] into a [`RiskDecision`] in a fixed order: policy deny -> strict
+//! mode -> LLM `risk_level` (with the destructive floor) -> code whitelist -> default
+//! confirm (`policy.rs`, whose table test lists every combination).
 
 mod policy;
 
@@ -173,6 +173,8 @@ pub enum DecisionSource {
     DestructiveFloor,
     Whitelist,
     Default,
+    /// A channel rule ("allow similar for a while") let a confirm run.
+    ChannelRule,
 }
 
 impl DecisionSource {
@@ -184,6 +186,7 @@ impl DecisionSource {
             Self::DestructiveFloor => "destructive_floor",
             Self::Whitelist => "whitelist",
             Self::Default => "default",
+            Self::ChannelRule => "channel_rule",
         }
     }
 }

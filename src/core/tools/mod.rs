@@ -119,6 +119,15 @@ pub trait Tool: RiskAssessor + Send + Sync {
         None
     }
 
+    /// The narrowest description of calls like this one, for a channel rule ("allow
+    /// similar for a while"); `None` when no rule may cover it.
+    fn similarity(
+        &self,
+        _arguments: &Map<String, Value>,
+    ) -> Option<crate::core::rules::Similarity> {
+        None
+    }
+
     /// What the tool checks as riskgate starts, for the operator (the SQL tool: the account
     /// each database's statements run without a click use). Logged by the bot and the
     /// console, printed by `check-config`.

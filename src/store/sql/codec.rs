@@ -1,6 +1,6 @@
 //! Between Rust values and columns: times as integer milliseconds since the Unix epoch,
-//! unsigned counters as `BIGINT`, JSON as text, and rows (read as tuples, the same on both
-//! backends) into records.
+//! unsigned counters as `BIGINT`, JSON as text, and rows (read by position, the same on
+//! both backends) into records.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -65,32 +65,66 @@ pub fn message_from_json(json: &str) -> Result<ChatMessage, SqlStoreError> {
 macro_rules! approval_columns {
     () => {
         "id, run_id, channel, requester, tool, arguments, arguments_hash, source, reason, \
-         status, decided_by, decided_at, created_at, expires_at, message_ref"
+         status, decided_by, decided_at, created_at, expires_at, message_ref, note, resume"
     };
 }
 pub(crate) use approval_columns;
 
-/// An approval as read: see [`approval_columns!`].
-pub type ApprovalRow = (
-    String,         // id
-    String,         // run_id
-    String,         // channel
-    String,         // requester
-    String,         // tool
-    String,         // arguments (JSON)
-    String,         // arguments_hash
-    String,         // source
-    String,         // reason
-    String,         // status
-    Option<String>, // decided_by
-    Option<i64>,    // decided_at
-    i64,            // created_at
-    i64,            // expires_at
-    Option<String>, // message_ref
-);
+/// An approval as read: see [`approval_columns!`]. A struct rather than a tuple (sqlx reads
+/// tuples of at most 16 columns), read by position the same way on both backends.
+pub struct ApprovalRow {
+    id: String,
+    run_id: String,
+    channel: String,
+    requester: String,
+    tool: String,
+    /// JSON.
+    arguments: String,
+    arguments_hash: String,
+    source: String,
+    reason: String,
+    status: String,
+    decided_by: Option<String>,
+    decided_at: Option<i64>,
+    created_at: i64,
+    expires_at: i64,
+    message_ref: Option<String>,
+    note: Option<String>,
+    resume: Option<String>,
+}
+
+impl<'r, R> sqlx::FromRow<'r, R> for ApprovalRow
+where
+    R: sqlx::Row,
+    usize: sqlx::ColumnIndex<R>,
+    String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    fn from_row(row: &'r R) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            id: row.try_get(0)?,
+            run_id: row.try_get(1)?,
+            channel: row.try_get(2)?,
+            requester: row.try_get(3)?,
+            tool: row.try_get(4)?,
+            arguments: row.try_get(5)?,
+            arguments_hash: row.try_get(6)?,
+            source: row.try_get(7)?,
+            reason: row.try_get(8)?,
+            status: row.try_get(9)?,
+            decided_by: row.try_get(10)?,
+            decided_at: row.try_get(11)?,
+            created_at: row.try_get(12)?,
+            expires_at: row.try_get(13)?,
+            message_ref: row.try_get(14)?,
+            note: row.try_get(15)?,
+            resume: row.try_get(16)?,
+        })
+    }
+}
 
 pub fn approval_from_row(row: ApprovalRow) -> Result<ApprovalRecord, SqlStoreError> {
-    let (
+    let ApprovalRow {
         id,
         run_id,
         channel,
@@ -106,7 +140,9 @@ pub fn approval_from_row(row: ApprovalRow) -> Result<ApprovalRecord, SqlStoreErr
         created_at,
         expires_at,
         message_ref,
-    ) = row;
+        note,
+        resume,
+    } = row;
     let arguments: Map<String, Value> = serde_json::from_str(&arguments)
         .map_err(|e| SqlStoreError::corrupt("approvals.arguments", e))?;
     let status: ApprovalStatus = status
@@ -130,6 +166,8 @@ pub fn approval_from_row(row: ApprovalRow) -> Result<ApprovalRecord, SqlStoreErr
         created_at: from_millis(created_at, "approvals.created_at")?,
         expires_at: from_millis(expires_at, "approvals.expires_at")?,
         message_ref,
+        note,
+        resume,
     })
 }
 
@@ -146,7 +184,7 @@ pub fn arguments_to_json(arguments: &Map<String, Value>) -> Result<String, SqlSt
 macro_rules! audit_columns {
     () => {
         "at, run_id, channel, user_name, tool, arguments_summary, decision, source, reason, \
-         outcome, approval_id, duration_ms, output_bytes"
+         outcome, approval_id, duration_ms, output_bytes, note"
     };
 }
 pub(crate) use audit_columns;
@@ -166,6 +204,7 @@ pub type AuditRow = (
     Option<String>, // approval_id
     i64,            // duration_ms
     i64,            // output_bytes
+    Option<String>, // note
 );
 
 pub fn audit_from_row(row: AuditRow) -> Result<AuditRecord, SqlStoreError> {
@@ -183,6 +222,7 @@ pub fn audit_from_row(row: AuditRow) -> Result<AuditRecord, SqlStoreError> {
         approval_id,
         duration_ms,
         output_bytes,
+        note,
     ) = row;
     Ok(AuditRecord {
         at: from_bigint(at, "audit.at")?,
@@ -198,6 +238,7 @@ pub fn audit_from_row(row: AuditRow) -> Result<AuditRecord, SqlStoreError> {
         approval_id,
         duration_ms: from_bigint(duration_ms, "audit.duration_ms")?,
         output_bytes: from_bigint(output_bytes, "audit.output_bytes")?,
+        note,
     })
 }
 

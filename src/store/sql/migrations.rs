@@ -19,6 +19,16 @@ const SQLITE: &[(i64, &str, &str)] = &[
         "audit idempotency key",
         include_str!("../../../migrations/sqlite/0002_audit_idempotency_key.sql"),
     ),
+    (
+        3,
+        "undeliverable approvals",
+        include_str!("../../../migrations/sqlite/0003_undeliverable_approvals.sql"),
+    ),
+    (
+        4,
+        "approval choices",
+        include_str!("../../../migrations/sqlite/0004_approval_choices.sql"),
+    ),
 ];
 
 /// (version, description, SQL) of each PostgreSQL migration.
@@ -32,6 +42,16 @@ const POSTGRES: &[(i64, &str, &str)] = &[
         2,
         "audit idempotency key",
         include_str!("../../../migrations/postgres/0002_audit_idempotency_key.sql"),
+    ),
+    (
+        3,
+        "undeliverable approvals",
+        include_str!("../../../migrations/postgres/0003_undeliverable_approvals.sql"),
+    ),
+    (
+        4,
+        "approval choices",
+        include_str!("../../../migrations/postgres/0004_approval_choices.sql"),
     ),
 ];
 

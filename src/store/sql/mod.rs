@@ -55,6 +55,7 @@ use crate::core::ports::{
     ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided, Store, StoreError,
 };
 use crate::core::risk::ChannelMode;
+use crate::core::rules::ChannelRule;
 use crate::core::tools::BoxFuture;
 
 /// How long opening a connection may take before the store gives up and says so.
@@ -132,6 +133,8 @@ macro_rules! with_writer {
         }
     };
 }
+
+mod rules;
 
 /// The bot's state in SQLite or PostgreSQL. Cheap to clone (the pool is shared).
 #[derive(Debug, Clone)]
@@ -538,7 +541,7 @@ impl SqlStore {
             sqlx::query(concat!(
                 "INSERT INTO approvals (",
                 approval_columns!(),
-                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
             ))
             .bind(approval.id.as_str())
             .bind(approval.run_id.as_str())
@@ -555,6 +558,8 @@ impl SqlStore {
             .bind(to_millis(approval.created_at))
             .bind(to_millis(approval.expires_at))
             .bind(approval.message_ref.as_deref())
+            .bind(approval.note.as_deref())
+            .bind(approval.resume.as_deref())
             .execute(pool)
             .await
             .map(|_| ())
@@ -589,6 +594,7 @@ impl SqlStore {
         id: &str,
         status: ApprovalStatus,
         by: Option<&str>,
+        note: Option<&str>,
     ) -> Result<Decided, SqlStoreError> {
         if status == ApprovalStatus::Pending {
             return Err(SqlStoreError::Invalid(format!(
@@ -598,7 +604,7 @@ impl SqlStore {
         let now = to_millis(SystemTime::now());
         let won = with_writer!(self, pool => {
             sqlx::query_as::<_, ApprovalRow>(concat!(
-                "UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3 ",
+                "UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3, note = $5 ",
                 "WHERE id = $4 AND status = 'pending' RETURNING ",
                 approval_columns!()
             ))
@@ -606,6 +612,7 @@ impl SqlStore {
             .bind(by)
             .bind(now)
             .bind(id)
+            .bind(note)
             .fetch_optional(pool)
             .await
             .map_err(SqlStoreError::query("record the decision"))?
@@ -712,6 +719,8 @@ impl SqlStore {
                 "UPDATE approvals SET status = 'abandoned', decided_at = $2 ",
                 "WHERE status = 'pending' AND run_id NOT IN ",
                 "(SELECT id FROM runs WHERE finished_at IS NULL AND heartbeat_at >= $1) ",
+                // One that can resume its run stays pending until answered or expired.
+                "AND (resume IS NULL OR expires_at <= $2) ",
                 "RETURNING ",
                 approval_columns!()
             ))
@@ -953,17 +962,18 @@ impl Store for SqlStore {
         })
     }
 
-    fn decide_approval<'a>(
+    fn decide_approval_noted<'a>(
         &'a self,
         id: &'a str,
         status: ApprovalStatus,
         by: Option<&'a str>,
+        note: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Decided, StoreError>> {
         Box::pin(async move {
             let decided = self
                 .retry
                 .run("record the decision", |attempt| async move {
-                    let decided = self.decide(id, status, by).await?;
+                    let decided = self.decide(id, status, by, note).await?;
                     Ok(own_decision(attempt, status, by, decided))
                 })
                 .await?;
@@ -1058,6 +1068,44 @@ impl Store for SqlStore {
             Ok(self
                 .retry
                 .run("read the audit log", |_| self.read_audit(channel, limit))
+                .await?)
+        })
+    }
+
+    fn create_rule<'a>(&'a self, rule: &'a ChannelRule) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("record the rule", |_| self.insert_rule(rule))
+                .await?)
+        })
+    }
+
+    fn channel_rules<'a>(
+        &'a self,
+        channel: &'a str,
+        now: SystemTime,
+    ) -> BoxFuture<'a, Result<Vec<ChannelRule>, StoreError>> {
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("read the channel's rules", |_| {
+                    self.read_rules(channel, now)
+                })
+                .await?)
+        })
+    }
+
+    fn revoke_rule<'a>(
+        &'a self,
+        channel: &'a str,
+        id: &'a str,
+        by: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("revoke the rule", |_| self.revoke(channel, id, by))
                 .await?)
         })
     }

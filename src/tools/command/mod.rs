@@ -24,6 +24,7 @@ pub mod reaper;
 mod render;
 pub mod sandbox;
 mod sed;
+pub mod similar;
 mod structure;
 mod syntax;
 mod words;
@@ -195,6 +196,11 @@ impl RiskAssessor for CommandTool {
 impl Tool for CommandTool {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn similarity(&self, arguments: &Map<String, Value>) -> Option<crate::core::rules::Similarity> {
+        let args: CommandArgs = super::parse_arguments(NAME, arguments).ok()?;
+        similar::similarity(&args.command)
     }
 
     fn description(&self) -> &'static str {

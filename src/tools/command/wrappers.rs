@@ -223,6 +223,48 @@ const PROGRAM_VARIABLES: &[&str] = &[
     "PROMPT_COMMAND",
 ];
 
+/// Programs that run other programs or code given to them: shells, wrappers, interpreters,
+/// `awk`. A channel rule never covers them, since the flag shape says nothing of what they run.
+pub(super) fn runs_other_code(program: &str) -> bool {
+    SHELLS.contains(&program)
+        || WRAPPERS.iter().any(|w| w.names.contains(&program))
+        || matches!(
+            program,
+            "xargs"
+                | "watch"
+                | "ssh"
+                | "eval"
+                | "trap"
+                | "alias"
+                | "source"
+                | "."
+                | "at"
+                | "batch"
+                | "parallel"
+                | "hash"
+                | "export"
+                | "declare"
+                | "typeset"
+                | "local"
+                | "readonly"
+                | "awk"
+                | "gawk"
+                | "mawk"
+                | "nawk"
+                | "python"
+                | "python2"
+                | "python3"
+                | "perl"
+                | "ruby"
+                | "node"
+                | "nodejs"
+                | "php"
+                | "lua"
+                | "find"
+                | "sed"
+        )
+}
+
 /// The judgement for a command that runs other commands, or `None` for any other command.
 pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Option<Judgement> {
     let program = invocation.program;

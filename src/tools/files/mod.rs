@@ -345,6 +345,33 @@ impl Tool for FileTool {
         NAME
     }
 
+    /// Similar operations: the same operation on paths in the same directory (a move also
+    /// to the same destination directory).
+    fn similarity(&self, arguments: &Map<String, Value>) -> Option<crate::core::rules::Similarity> {
+        let args: FileArgs = super::parse_arguments(NAME, arguments).ok()?;
+        let directory = |path: &str| {
+            let path = path.trim_start_matches("./");
+            path.rfind('/')
+                .map_or(String::new(), |i| path[..=i].to_owned())
+        };
+        let operation = format!("{:?}", args.operation).to_lowercase();
+        let dir = directory(&args.path);
+        let destination = args
+            .destination
+            .as_deref()
+            .map(directory)
+            .unwrap_or_default();
+        let shown = if dir.is_empty() { "./" } else { dir.as_str() };
+        Some(crate::core::rules::Similarity::new(
+            format!("`{operation}` in `{shown}`"),
+            &[
+                ("operation", operation.clone()),
+                ("directory", dir.clone()),
+                ("destination", destination),
+            ],
+        ))
+    }
+
     fn description(&self) -> &'static str {
         "Work with files in the workspace: read a file, list a directory, check that a path exists, write or append a file, create a directory, delete, or move. Paths are relative to the workspace."
     }

@@ -378,6 +378,25 @@ impl Tool for HttpTool {
         NAME
     }
 
+    /// Similar requests: the same method to the same scheme, host and port, under the same
+    /// path prefix (the path up to its last `/`), whatever the query and body.
+    fn similarity(&self, arguments: &Map<String, Value>) -> Option<crate::core::rules::Similarity> {
+        let args: HttpArgs = super::parse_arguments(NAME, arguments).ok()?;
+        let url = url::Url::parse(&args.url).ok()?;
+        let method = args.method.trim().to_ascii_uppercase();
+        let origin = url.origin().ascii_serialization();
+        let path = url.path();
+        let prefix = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+        Some(crate::core::rules::Similarity::new(
+            format!("`{method}` {origin}{prefix}…"),
+            &[
+                ("method", method.clone()),
+                ("origin", origin.clone()),
+                ("path_prefix", prefix.to_owned()),
+            ],
+        ))
+    }
+
     fn description(&self) -> &'static str {
         "Send one HTTP(S) request and return the status, headers and body. GET, HEAD and OPTIONS run at once; other methods wait for a person."
     }

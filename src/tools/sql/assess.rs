@@ -13,7 +13,8 @@
 //! The verdicts, as the gate uses them: `Safe` may run without asking, so it is given only
 //! to exactly one statement that only reads; `Destructive` always needs a person, whatever
 //! the LLM says; `Unknown` needs a person unless the LLM vouches for it; `Forbidden` (a name
-//! the operator denies) never runs. SQL_SAFETY.md lists the engine facts behind the rules.
+//! the operator denies) never runs. The engine facts behind the rules are stated where each
+//! rule is: `parsed.rs`, `functions.rs`, `pragma.rs`, and the executors' walls in `execute/`.
 
 mod escapes;
 mod functions;
@@ -125,7 +126,7 @@ pub fn assess_sql(sql: &str, dialect: SqlDialect, rules: &SqlRules) -> Assessmen
     }
 }
 
-fn parser_dialect(dialect: SqlDialect) -> &'static dyn Dialect {
+pub(super) fn parser_dialect(dialect: SqlDialect) -> &'static dyn Dialect {
     static POSTGRES: PostgreSqlDialect = PostgreSqlDialect {};
     static MYSQL: MySqlDialect = MySqlDialect {};
     static SQLITE: SQLiteDialect = SQLiteDialect {};

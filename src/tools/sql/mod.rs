@@ -9,6 +9,7 @@ mod assess;
 mod demo;
 mod execute;
 mod render;
+mod similar;
 mod value;
 
 pub use assess::{SqlRules, assess_sql};
@@ -125,6 +126,16 @@ impl RiskAssessor for SqlTool {
 impl Tool for SqlTool {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn similarity(&self, arguments: &Map<String, Value>) -> Option<crate::core::rules::Similarity> {
+        let args: SqlArgs = super::parse_arguments(NAME, arguments).ok()?;
+        let dialect = self.dialect_of(args.database.as_deref()).ok()?;
+        let database = match args.database {
+            Some(name) => name,
+            None => self.databases.first()?.0.clone(),
+        };
+        similar::similarity(&args.sql, dialect, &database)
     }
 
     fn description(&self) -> &'static str {

@@ -8,7 +8,7 @@
 //! PostgreSQL, qualified by `pg_catalog`. A function in any other schema, a quoted MySQL name
 //! (a stored function) and every name not on the list is user-defined or unknown: the
 //! statement is then not safe, and runs without a click only when the model vouches for it,
-//! behind the read-only account and transaction (SQL_SAFETY.md).
+//! behind the read-only account and transaction (`execute/postgres.rs`, `execute/mysql.rs`).
 //!
 //! Before the allow-list, [`side_effect`] names the built-ins (and common extensions') with
 //! effects, matched on the last name part whatever the schema or quoting: those are never

@@ -1,0 +1,494 @@
+//! One call's lifecycle, in one place: gate → (a channel rule) → approval → execute → the
+//! result and the audit record the loop writes.
+//!
+//! - [`Agent::handle_call`] takes a call the loop read from a reply and returns its result
+//!   for the model and its audit record.
+//! - [`Agent::ask_a_person`] records the approval (with where the run stood, when the surface
+//!   can be answered after a restart), shows it, waits, and settles it in the store.
+//! - [`Agent::decided`] turns a settled approval into what runs, or the result of a call that
+//!   does not; a run resumed after a restart (`resume.rs`) starts here.
+//! - [`Agent::execute`] runs what the gate or a person let through, under the run's time
+//!   limit, and tells the channel.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value, json};
+use tokio::time::Instant;
+
+use super::{
+    Agent, AgentEvent, CallResult, ERROR_CHAT_CHARS, HEARTBEAT, ParsedCall, RunContext, RunTimer,
+    arguments_hash, new_id, status_label, summarize, unix_seconds,
+};
+use crate::core::ports::{
+    ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, AuditRecord, Decided,
+};
+use crate::core::risk::{ChannelMode, Decision, DecisionSource, RiskDecision};
+use crate::core::rules::{ALLOW_SIMILAR_NOTE, ChannelRule};
+use crate::core::tools::{Approval, ERROR_SUMMARY_CHARS, GatedCall, ToolCall, canonical_json};
+
+/// Where the run stands, as JSON, for an approval that may be answered after a restart;
+/// given the calls a person cancelled so far in the run.
+pub(super) type Checkpoint<'c> = &'c (dyn Fn(&HashSet<String>) -> Option<String> + Sync);
+
+/// What identifies a call a person cancelled, so the run does not ask about it again.
+pub(super) fn cancel_key(tool: &str, arguments: &Map<String, Value>) -> String {
+    format!(
+        "{tool}\u{0}{}",
+        canonical_json(&Value::Object(arguments.clone()))
+    )
+}
+
+impl Agent {
+    /// Gates one call, asks a person when the gate says so, and runs it when allowed.
+    pub(super) async fn handle_call(
+        &self,
+        context: &RunContext<'_>,
+        call: &ParsedCall,
+        timer: &mut RunTimer,
+        cancelled: &mut HashSet<String>,
+        checkpoint: Checkpoint<'_>,
+    ) -> (CallResult, AuditRecord) {
+        let channel = context.inbound.channel.as_str();
+        let (gated, rule) = self.gated(channel, call, context.settings.mode).await;
+        let decision = &gated.decision;
+        let mut audit = self.audit_record(context, call, &gated, rule.as_ref());
+        let (approval, arguments) = match decision.decision {
+            Decision::Deny => {
+                let result = self.not_run(channel, call, "denied", &decision.reason, json!({}));
+                return (result, audit);
+            }
+            Decision::Auto => (Approval::Auto, gated.arguments.clone()),
+            Decision::Confirm => {
+                if cancelled.contains(&cancel_key(&call.tool, &gated.arguments)) {
+                    let result = self.not_run(
+                        channel,
+                        call,
+                        "cancelled",
+                        "a person already cancelled this exact call in this run; it is not asked again. Try another way or ask the user.",
+                        json!({}),
+                    );
+                    return (result, audit);
+                }
+                let resume = checkpoint(cancelled);
+                let (record, result) = self
+                    .ask_a_person(context, call, &gated, resume, timer)
+                    .await;
+                audit.approval_id = Some(record.id.clone());
+                if let Some(result) = result {
+                    return (result, audit);
+                }
+                let mode = context.settings.mode;
+                match self
+                    .decided(channel, call, &record, mode, cancelled, &mut audit)
+                    .await
+                {
+                    Ok(allowed) => allowed,
+                    Err(result) => return (result, audit),
+                }
+            }
+        };
+        let result = self
+            .execute(channel, call, &approval, &arguments, timer)
+            .await;
+        (result, audit)
+    }
+
+    /// The gate's decision, lifted by an active channel rule where one covers the call; the
+    /// channel sees the decision.
+    async fn gated(
+        &self,
+        channel: &str,
+        call: &ParsedCall,
+        mode: ChannelMode,
+    ) -> (GatedCall, Option<ChannelRule>) {
+        let mut gated = self.gate.check(
+            &ToolCall {
+                tool: call.tool.clone(),
+                arguments: call.arguments.clone(),
+            },
+            mode,
+            &self.assess_context,
+        );
+        let rule = self.rule_for(channel, &call.tool, &gated, mode).await;
+        if let Some(rule) = &rule {
+            gated.decision = crate::core::rules::lifted(rule);
+        }
+        let decision = &gated.decision;
+        self.emit(
+            channel,
+            AgentEvent::ToolCall {
+                call_id: call.id.clone(),
+                tool: call.tool.clone(),
+                arguments: gated.arguments.clone(),
+                decision: decision.decision.as_str().to_owned(),
+                source: decision.source.as_str().to_owned(),
+                reason: decision.reason.clone(),
+            },
+        );
+        (gated, rule)
+    }
+
+    fn audit_record(
+        &self,
+        context: &RunContext<'_>,
+        call: &ParsedCall,
+        gated: &GatedCall,
+        rule: Option<&ChannelRule>,
+    ) -> AuditRecord {
+        let decision = &gated.decision;
+        AuditRecord {
+            at: unix_seconds(self.clock.now()),
+            run_id: context.run_id.to_owned(),
+            channel: context.inbound.channel.clone(),
+            user: context.inbound.author.clone(),
+            tool: call.tool.clone(),
+            arguments_summary: summarize(&gated.arguments),
+            decision: decision.decision.as_str().to_owned(),
+            source: decision.source.as_str().to_owned(),
+            reason: decision.reason.clone(),
+            outcome: String::new(),
+            approval_id: None,
+            duration_ms: 0,
+            output_bytes: 0,
+            note: rule.map(ChannelRule::audit_note),
+        }
+    }
+
+    /// What a settled approval lets run (the stored, hash-checked arguments, confirmed by
+    /// whom), or the result of a call that does not run.
+    pub(super) async fn decided(
+        &self,
+        channel: &str,
+        call: &ParsedCall,
+        record: &ApprovalRecord,
+        mode: ChannelMode,
+        cancelled: &mut HashSet<String>,
+        audit: &mut AuditRecord,
+    ) -> Result<(Approval, Map<String, Value>), CallResult> {
+        let by = record.decided_by.clone().unwrap_or_default();
+        match record.status {
+            ApprovalStatus::Confirmed => {
+                if arguments_hash(&record.arguments) != record.arguments_hash {
+                    tracing::error!(approval = %record.id, "stored arguments do not match their hash");
+                    return Err(self.not_run(
+                        channel,
+                        call,
+                        "not_run",
+                        "the stored arguments do not match what was shown for approval, so nothing ran",
+                        json!({}),
+                    ));
+                }
+                if record.note.as_deref() == Some(ALLOW_SIMILAR_NOTE) {
+                    self.allow_similar(record, &stored_decision(record), mode)
+                        .await;
+                }
+                Ok((Approval::Confirmed { by }, record.arguments.clone()))
+            }
+            ApprovalStatus::Cancelled => {
+                cancelled.insert(cancel_key(&record.tool, &record.arguments));
+                let mut extra = json!({ "by": by });
+                if let Some(reason) = &record.note {
+                    extra["reason"] = json!(reason);
+                    audit.note = Some(format!("reason: {reason}"));
+                }
+                Err(self.not_run(
+                    channel,
+                    call,
+                    "cancelled",
+                    "a person cancelled this call",
+                    extra,
+                ))
+            }
+            status => Err(self.not_run(
+                channel,
+                call,
+                status_label(status),
+                "nobody confirmed this call in time",
+                json!({}),
+            )),
+        }
+    }
+
+    /// Records the approval, shows it, waits for a person (or the expiry), and settles it in
+    /// the store with a conditional update: whatever the store holds afterwards is what
+    /// happens. Returns the settled record, and a result when the call must not run.
+    pub(super) async fn ask_a_person(
+        &self,
+        context: &RunContext<'_>,
+        call: &ParsedCall,
+        gated: &GatedCall,
+        resume: Option<String>,
+        timer: &mut RunTimer,
+    ) -> (ApprovalRecord, Option<CallResult>) {
+        let channel = context.inbound.channel.as_str();
+        let record = self.approval_record(context, call, gated, resume);
+        if let Err(e) = self
+            .patiently(channel, self.store.create_approval(&record))
+            .await
+        {
+            let result = self.not_run(
+                channel,
+                call,
+                "not_run",
+                &format!("the approval could not be recorded, so nothing ran: {e}"),
+                json!({}),
+            );
+            return (record, Some(result));
+        }
+        let request = self.approval_request(&record, gated, context.settings.mode);
+        self.emit(
+            channel,
+            AgentEvent::ApprovalRequested {
+                approval_id: request.id.clone(),
+                call_id: call.id.clone(),
+                tool: call.tool.clone(),
+                arguments: request.arguments.clone(),
+                source: request.decision.source.as_str().to_owned(),
+                reason: request.decision.reason.clone(),
+                requester: request.requester.clone(),
+                expires_at: unix_seconds(request.expires_at),
+            },
+        );
+        let waiting = Instant::now();
+        let answer = self.wait_for_answer(&request, context.run_id).await;
+        timer.exclude(waiting.elapsed());
+        self.settle(channel, call, record, &answer).await
+    }
+
+    fn approval_record(
+        &self,
+        context: &RunContext<'_>,
+        call: &ParsedCall,
+        gated: &GatedCall,
+        resume: Option<String>,
+    ) -> ApprovalRecord {
+        let now = self.clock.now();
+        ApprovalRecord {
+            id: new_id(),
+            run_id: context.run_id.to_owned(),
+            channel: context.inbound.channel.clone(),
+            requester: context.inbound.author.clone(),
+            tool: call.tool.clone(),
+            arguments: gated.arguments.clone(),
+            arguments_hash: arguments_hash(&gated.arguments),
+            source: gated.decision.source.as_str().to_owned(),
+            reason: gated.decision.reason.clone(),
+            status: ApprovalStatus::Pending,
+            decided_by: None,
+            decided_at: None,
+            created_at: now,
+            expires_at: now + self.limits.approval_timeout,
+            message_ref: None,
+            note: None,
+            resume,
+        }
+    }
+
+    fn approval_request(
+        &self,
+        record: &ApprovalRecord,
+        gated: &GatedCall,
+        mode: ChannelMode,
+    ) -> ApprovalRequest {
+        let (tool, arguments, decision) = (&record.tool, &gated.arguments, &gated.decision);
+        ApprovalRequest {
+            id: record.id.clone(),
+            channel: record.channel.clone(),
+            requester: record.requester.clone(),
+            tool: tool.clone(),
+            arguments: arguments.clone(),
+            target: self
+                .gate
+                .registry()
+                .get(tool)
+                .and_then(|t| t.target(arguments)),
+            decision: decision.clone(),
+            expires_at: record.expires_at,
+            similar: self.similar_offer(tool, arguments, decision, mode),
+        }
+    }
+
+    /// Shows the request and waits for its answer or its expiry, keeping the run's
+    /// heartbeat going meanwhile.
+    async fn wait_for_answer(&self, request: &ApprovalRequest, run_id: &str) -> ApprovalOutcome {
+        let waiting = Instant::now();
+        let wait = tokio::time::timeout(
+            self.limits.approval_timeout,
+            self.approvals.request(request),
+        );
+        tokio::pin!(wait);
+        let mut heartbeat = tokio::time::interval_at(waiting + HEARTBEAT, HEARTBEAT);
+        loop {
+            tokio::select! {
+                answer = &mut wait => break answer.unwrap_or(ApprovalOutcome::Expired),
+                _ = heartbeat.tick() => {
+                    if let Err(e) = self.store.heartbeat_run(run_id).await {
+                        tracing::warn!(error = %e, "could not record a heartbeat");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Settles the approval in the store as `answer` says; whatever the store holds after
+    /// (someone else's decision may have won) is what happens.
+    async fn settle(
+        &self,
+        channel: &str,
+        call: &ParsedCall,
+        record: ApprovalRecord,
+        answer: &ApprovalOutcome,
+    ) -> (ApprovalRecord, Option<CallResult>) {
+        let (status, by, note) = match answer {
+            ApprovalOutcome::Confirmed { by } => {
+                (ApprovalStatus::Confirmed, Some(by.as_str()), None)
+            }
+            ApprovalOutcome::AllowSimilar { by } => (
+                ApprovalStatus::Confirmed,
+                Some(by.as_str()),
+                Some(ALLOW_SIMILAR_NOTE),
+            ),
+            ApprovalOutcome::Cancelled { by, reason } => (
+                ApprovalStatus::Cancelled,
+                Some(by.as_str()),
+                reason.as_deref(),
+            ),
+            ApprovalOutcome::Expired => (ApprovalStatus::Expired, None, None),
+            ApprovalOutcome::Undeliverable { .. } => (ApprovalStatus::Undeliverable, None, None),
+        };
+        let decided = self
+            .store
+            .decide_approval_noted(&record.id, status, by, note);
+        let record = match self.patiently(channel, decided).await {
+            Ok(Decided::Won(settled) | Decided::Lost(settled)) => settled,
+            Ok(Decided::Missing) => {
+                let result = self.not_run(
+                    channel,
+                    call,
+                    "not_run",
+                    "the approval disappeared from the store, so nothing ran",
+                    json!({}),
+                );
+                return (record, Some(result));
+            }
+            Err(e) => {
+                let result = self.not_run(
+                    channel,
+                    call,
+                    "not_run",
+                    &format!("the decision could not be recorded, so nothing ran: {e}"),
+                    json!({}),
+                );
+                return (record, Some(result));
+            }
+        };
+        self.emit(
+            channel,
+            AgentEvent::ApprovalResolved {
+                approval_id: record.id.clone(),
+                outcome: status_label(record.status).to_owned(),
+                by: record.decided_by.clone(),
+            },
+        );
+        if let ApprovalOutcome::Undeliverable { reason } = answer
+            && record.status == ApprovalStatus::Undeliverable
+        {
+            let result = self.not_run(
+                channel,
+                call,
+                "undeliverable",
+                &format!(
+                    "the approval request could not be shown in the channel, so nobody could answer it and nothing ran; the run ends here ({reason})"
+                ),
+                json!({}),
+            );
+            return (record, Some(result));
+        }
+        (record, None)
+    }
+
+    /// Runs a call the gate or a person let through, within the run's time left, and tells
+    /// the channel what came of it.
+    pub(super) async fn execute(
+        &self,
+        channel: &str,
+        call: &ParsedCall,
+        approval: &Approval,
+        arguments: &Map<String, Value>,
+        timer: &RunTimer,
+    ) -> CallResult {
+        let Some(tool) = self.gate.registry().get(&call.tool) else {
+            return self.not_run(channel, call, "denied", "the tool is gone", json!({}));
+        };
+        // No tool runs while an earlier call's audit record is still unwritten: at most the
+        // calls already running when the store went away wait in memory for their record.
+        if let Err(e) = self.patiently(channel, self.flush_audit()).await {
+            return self.not_run(
+                channel,
+                call,
+                "not_run",
+                &format!(
+                    "earlier audit records could not be written yet, so nothing runs until the state database answers again: {e}"
+                ),
+                json!({}),
+            );
+        }
+        let executed =
+            tokio::time::timeout(timer.remaining(), tool.execute(arguments, approval)).await;
+        let (ok, summary, chat, attachment, text, bytes) = match executed {
+            Ok(Ok(output)) => (
+                true,
+                output.summary.clone(),
+                output.chat.clone(),
+                output.attachment.clone(),
+                output.for_llm(self.limits.tool_output_budget_chars),
+                output
+                    .attachment
+                    .as_ref()
+                    .map_or(output.text.len(), |a| a.bytes.len()) as u64,
+            ),
+            Ok(Err(error)) => (
+                false,
+                error.shortened(ERROR_SUMMARY_CHARS),
+                format!(
+                    "**{}** failed: {}",
+                    call.tool,
+                    error.shortened(ERROR_CHAT_CHARS)
+                ),
+                None,
+                error.for_llm(self.limits.tool_output_budget_chars),
+                0,
+            ),
+            Err(_) => {
+                let text =
+                    "error: the run's time limit was reached while this call ran; it was stopped"
+                        .to_owned();
+                (false, text.clone(), text.clone(), None, text, 0)
+            }
+        };
+        self.emit(
+            channel,
+            AgentEvent::ToolResult {
+                call_id: call.id.clone(),
+                tool: call.tool.clone(),
+                ok,
+                summary,
+                chat,
+                attachment,
+            },
+        );
+        CallResult {
+            text,
+            ran: ok,
+            outcome: if ok { "ok" } else { "error" },
+            output_bytes: bytes,
+        }
+    }
+}
+
+/// The gate's decision as an approval stored it (its source and reason).
+fn stored_decision(record: &ApprovalRecord) -> RiskDecision {
+    let source = serde_json::from_value::<DecisionSource>(json!(record.source))
+        .unwrap_or(DecisionSource::Default);
+    RiskDecision::new(Decision::Confirm, source, record.reason.clone())
+}

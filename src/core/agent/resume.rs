@@ -1,0 +1,303 @@
+//! Runs that survive a restart. When a run asks a person on a surface that can be answered
+//! after a restart (Discord's buttons; not the console's prompt), the approval is stored
+//! with where the run stood: the person's message, the run's messages so far, the call
+//! waiting and the calls after it in the same reply, and the run's counters. If the process
+//! stops while it waits, the approval stays pending (the sweep does not abandon it before
+//! its expiry); a click then decides it in the store as usual, and since no run waits for
+//! it, the process serving the channel calls [`Agent::resume`]: the stored, hash-checked
+//! call runs (or its cancel goes back to the model), the rest of the reply's calls follow,
+//! and the run goes on from the stored conversation like any other.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+use super::{
+    Agent, AgentEvent, Behind, CallSlot, Inbound, ParsedCall, Progress, RunContext, RunMessages,
+    RunOutcome, RunTimer, Start, StopReason, completed, slot_id_and_tool, status_json,
+};
+use crate::core::ports::{ApprovalRecord, ApprovalStatus, AuditRecord};
+
+/// The format of a stored run; a different one is not resumed.
+const VERSION: u32 = 1;
+
+/// Where a run stood when it asked a person, as stored with the approval.
+#[derive(Serialize, Deserialize)]
+struct Saved {
+    version: u32,
+    inbound: Inbound,
+    run_id: String,
+    messages: RunMessages,
+    call: ParsedCall,
+    /// The calls of the same reply after the one waiting.
+    rest: Vec<CallSlot>,
+    iterations: u32,
+    next_id: u64,
+    results: Vec<String>,
+    cancelled: Vec<String>,
+}
+
+/// The call waiting and the run's counters, as the loop has them when it asks.
+pub(super) struct At<'c> {
+    pub call: &'c ParsedCall,
+    pub rest: &'c [CallSlot],
+    pub iterations: u32,
+    pub next_id: u64,
+    pub results: &'c [String],
+    pub cancelled: &'c HashSet<String>,
+}
+
+impl Agent {
+    /// Where the run stands, as stored with an approval; `None` when the approval surface
+    /// cannot be answered after a restart.
+    pub(super) fn checkpoint(
+        &self,
+        context: &RunContext<'_>,
+        messages: &RunMessages,
+        at: At<'_>,
+    ) -> Option<String> {
+        if !self.approvals.resumable() {
+            return None;
+        }
+        let mut cancelled: Vec<String> = at.cancelled.iter().cloned().collect();
+        cancelled.sort();
+        let saved = Saved {
+            version: VERSION,
+            inbound: context.inbound.clone(),
+            run_id: context.run_id.to_owned(),
+            messages: messages.clone(),
+            call: at.call.clone(),
+            rest: at.rest.to_vec(),
+            iterations: at.iterations,
+            next_id: at.next_id,
+            results: at.results.to_vec(),
+            cancelled,
+        };
+        match serde_json::to_string(&saved) {
+            Ok(json) => Some(json),
+            Err(e) => {
+                tracing::warn!(error = %e, "the run's state could not be stored with its approval");
+                None
+            }
+        }
+    }
+
+    /// Continues the run that waited for approval `approval_id` when its process stopped,
+    /// now that a person decided it. `None` when there is nothing to continue: no such
+    /// approval, no stored run, or not confirmed or cancelled.
+    pub async fn resume(&self, approval_id: &str) -> Option<RunOutcome> {
+        let (record, saved) = self.resumable(approval_id).await?;
+        let Saved {
+            inbound,
+            run_id,
+            messages,
+            call,
+            rest,
+            ..
+        } = &saved;
+        let mut messages = messages.clone();
+        let channel = inbound.channel.as_str();
+        tracing::info!(
+            approval = approval_id,
+            run_id,
+            "resuming a run after a restart"
+        );
+        self.emit(
+            channel,
+            AgentEvent::RunStarted {
+                author: inbound.author_name.clone(),
+                text: inbound.text.clone(),
+            },
+        );
+        self.emit(
+            channel,
+            AgentEvent::Notice {
+                message: format!(
+                    "continuing the run that waited for this approval when the bot restarted (asked by {})",
+                    inbound.author_name
+                ),
+            },
+        );
+        let mut behind = Behind::starting(Box::pin(self.patiently(
+            channel,
+            self.store.start_run(run_id, channel, &self.instance),
+        )));
+        let read = tokio::join!(
+            self.patiently(channel, self.channel_settings(channel)),
+            self.history_of(channel)
+        );
+        let (settings, history) = match read {
+            (Ok(settings), Ok(history)) => (settings, history),
+            (Err(e), _) | (_, Err(e)) => {
+                let outcome = (RunOutcome::Stopped(StopReason::Store(e)), 0);
+                let outcome = self
+                    .conclude(channel, run_id, behind, outcome, &messages)
+                    .await;
+                return Some(outcome);
+            }
+        };
+        let prepared = self.prepared(&settings.profile);
+        let context = RunContext {
+            inbound,
+            run_id,
+            settings: &settings,
+            prepared: &prepared,
+        };
+        let mut progress = Progress {
+            iterations: saved.iterations,
+            next_id: saved.next_id,
+            results: saved.results.clone(),
+            cancelled: saved.cancelled.iter().cloned().collect(),
+            ..Progress::default()
+        };
+        let mut timer = RunTimer::new(self.limits.run_timeout);
+        let mut stop = self
+            .resume_decided(
+                &context,
+                call,
+                &record,
+                &mut behind,
+                &mut timer,
+                &mut messages,
+                &mut progress,
+            )
+            .await;
+        if stop.is_none() {
+            let ran = self
+                .run_slots(
+                    &context,
+                    rest,
+                    &mut behind,
+                    &mut timer,
+                    &mut messages,
+                    &mut progress,
+                )
+                .await;
+            stop = self.after_slots(ran, &mut progress);
+        } else {
+            for slot in rest {
+                let (id, tool) = slot_id_and_tool(slot);
+                let text = status_json("not_run", "the run stopped before this call");
+                messages.push(self.protocol.result_message(id, tool, &text));
+            }
+        }
+        let ended = match stop {
+            Some(outcome) => (outcome, progress.iterations),
+            None => {
+                let start = Start {
+                    history,
+                    first_reply: None,
+                };
+                self.steps(
+                    &context,
+                    start,
+                    &mut behind,
+                    &mut timer,
+                    &mut messages,
+                    &mut progress,
+                )
+                .await
+            }
+        };
+        Some(
+            self.conclude(channel, run_id, behind, ended, &messages)
+                .await,
+        )
+    }
+
+    /// The approval and its stored run, when there is a run to continue.
+    async fn resumable(&self, approval_id: &str) -> Option<(ApprovalRecord, Saved)> {
+        let record = match self.store.approval(approval_id).await {
+            Ok(Some(record)) => record,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::error!(error = %e, approval = approval_id, "the approval to resume could not be read");
+                return None;
+            }
+        };
+        if !matches!(
+            record.status,
+            ApprovalStatus::Confirmed | ApprovalStatus::Cancelled
+        ) {
+            return None;
+        }
+        let saved: Saved = match serde_json::from_str(record.resume.as_deref()?) {
+            Ok(saved) => saved,
+            Err(e) => {
+                tracing::error!(error = %e, approval = approval_id, "the stored run could not be read; it is not resumed");
+                return None;
+            }
+        };
+        if saved.version != VERSION || saved.call.tool != record.tool {
+            tracing::warn!(
+                approval = approval_id,
+                "the stored run is of another format; it is not resumed"
+            );
+            return None;
+        }
+        Some((record, saved))
+    }
+
+    /// Runs (or cancels) the call a person decided after the restart, as its run would
+    /// have: the result goes to the model, the record to the audit log.
+    #[allow(clippy::too_many_arguments)]
+    async fn resume_decided<'a>(
+        &'a self,
+        context: &RunContext<'_>,
+        call: &ParsedCall,
+        record: &ApprovalRecord,
+        behind: &mut Behind<'a>,
+        timer: &mut RunTimer,
+        messages: &mut RunMessages,
+        progress: &mut Progress,
+    ) -> Option<RunOutcome> {
+        let channel = context.inbound.channel.as_str();
+        let started = Instant::now();
+        let mut audit = AuditRecord {
+            at: super::unix_seconds(self.clock.now()),
+            run_id: context.run_id.to_owned(),
+            channel: channel.to_owned(),
+            user: context.inbound.author.clone(),
+            tool: record.tool.clone(),
+            arguments_summary: super::summarize(&record.arguments),
+            decision: "confirm".to_owned(),
+            source: record.source.clone(),
+            reason: record.reason.clone(),
+            outcome: String::new(),
+            approval_id: Some(record.id.clone()),
+            duration_ms: 0,
+            output_bytes: 0,
+            note: None,
+        };
+        let mode = context.settings.mode;
+        let result = match self
+            .decided(
+                channel,
+                call,
+                record,
+                mode,
+                &mut progress.cancelled,
+                &mut audit,
+            )
+            .await
+        {
+            Ok((approval, arguments)) => {
+                self.execute(channel, call, &approval, &arguments, timer)
+                    .await
+            }
+            Err(result) => result,
+        };
+        behind.push(Box::pin(self.audit(completed(
+            audit,
+            &result,
+            started.elapsed(),
+        ))));
+        messages.push(
+            self.protocol
+                .result_message(&call.id, &call.tool, &result.text),
+        );
+        progress.results.push(result.text.clone());
+        self.stop_after(channel, call, &result, timer)
+    }
+}

@@ -1,0 +1,368 @@
+//! Channel commands, one type and one `apply` for every front end: `/mode`, `/profile`,
+//! `/status`, `/reset`, `/pending`, `/audit`, `/rules`. A front end reads its own syntax
+//! into a command name and one optional argument ([`ChannelCommand::parse`]), says who is
+//! asking ([`Caller`]), and renders the [`CommandOutcome`]; what a command does, and who may
+//! do it, is decided here once, so Discord and the console cannot drift apart.
+
+use std::time::SystemTime;
+
+use crate::core::ports::{ApprovalRecord, AuditRecord, ChannelSettings, Store};
+use crate::core::prompt::PROFILES;
+use crate::core::risk::ChannelMode;
+use crate::core::rules::ChannelRule;
+
+/// The most audit records one `/audit` shows.
+pub const AUDIT_MAX: usize = 25;
+
+/// A command as a front end read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChannelCommand {
+    /// Show the mode, or set it.
+    Mode(Option<ChannelMode>),
+    /// Show the profile, or set it.
+    Profile(Option<String>),
+    Status,
+    Reset,
+    Pending,
+    /// The newest audit records (1 to [`AUDIT_MAX`]).
+    Audit(usize),
+    /// The channel's active rules.
+    Rules,
+    /// End one rule now.
+    Revoke(String),
+}
+
+impl ChannelCommand {
+    /// Reads a command from its name and one optional argument, as both front ends give
+    /// them (`/audit 5`, `/rules revoke:r1`, `/rules revoke r1`). `Err` says what to write.
+    pub fn parse(name: &str, argument: Option<&str>) -> Result<Self, String> {
+        let argument = argument.map(str::trim).filter(|a| !a.is_empty());
+        Ok(match (name.to_ascii_lowercase().as_str(), argument) {
+            ("mode", None) => Self::Mode(None),
+            ("mode", Some(value)) => {
+                Self::Mode(Some(value.parse().map_err(|_| {
+                    format!("Unknown mode {value:?}: use strict or smart.")
+                })?))
+            }
+            ("profile", None) => Self::Profile(None),
+            ("profile", Some(value)) if PROFILES.contains(&value) => {
+                Self::Profile(Some(value.to_owned()))
+            }
+            ("profile", Some(value)) => {
+                return Err(format!("Unknown profile {value:?}: use sql or ops."));
+            }
+            ("status", _) => Self::Status,
+            ("reset", _) => Self::Reset,
+            ("pending", _) => Self::Pending,
+            ("audit", None) => Self::Audit(10),
+            ("audit", Some(n)) => Self::Audit(
+                n.parse::<usize>()
+                    .map_err(|_| format!("/audit takes a number from 1 to {AUDIT_MAX}."))?
+                    .clamp(1, AUDIT_MAX),
+            ),
+            ("rules", None) => Self::Rules,
+            ("rules", Some(id)) => Self::Revoke(id.trim_start_matches("revoke").trim().to_owned()),
+            (other, _) => return Err(format!("Unknown command /{other}.")),
+        })
+    }
+}
+
+/// Who asks, and what they may do here.
+#[derive(Debug, Clone, Copy)]
+pub struct Caller<'a> {
+    pub user: &'a str,
+    /// May change the channel's mode and profile (Manage Channels, an admin role, or the
+    /// console's own user).
+    pub may_configure: bool,
+    /// Has an approver role (may revoke any rule).
+    pub may_approve: bool,
+}
+
+/// What the commands read and change besides the store.
+pub struct CommandEnv<'a> {
+    pub store: &'a dyn Store,
+    /// The settings of a channel nobody configured.
+    pub defaults: &'a ChannelSettings,
+    pub model: &'a str,
+    pub protocol: &'a str,
+    /// The tools a profile offers, by name.
+    pub tools: &'a (dyn Fn(&str) -> Vec<String> + Sync),
+}
+
+/// What the channel's status is made of.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    pub settings: ChannelSettings,
+    pub model: String,
+    pub protocol: String,
+    pub tools: Vec<String>,
+    pub pending: usize,
+    pub rules: usize,
+}
+
+/// What came of a command, for a front end to render.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CommandOutcome {
+    /// The mode, and who just set it.
+    Mode {
+        mode: ChannelMode,
+        set_by: Option<String>,
+    },
+    Profile {
+        profile: String,
+        set_by: Option<String>,
+    },
+    Status(Status),
+    Reset {
+        by: String,
+    },
+    Pending(Vec<ApprovalRecord>),
+    Audit(Vec<AuditRecord>),
+    Rules(Vec<ChannelRule>),
+    Revoked {
+        rule: ChannelRule,
+        by: String,
+    },
+    /// Nothing was done: why, and what to do instead.
+    Refused(String),
+}
+
+impl CommandOutcome {
+    /// Whether the whole channel should see it (a change), rather than only the caller.
+    pub fn is_public(&self) -> bool {
+        matches!(
+            self,
+            Self::Mode {
+                set_by: Some(_),
+                ..
+            } | Self::Profile {
+                set_by: Some(_),
+                ..
+            } | Self::Reset { .. }
+                | Self::Revoked { .. }
+        )
+    }
+}
+
+/// Does `command` for `channel` as `caller`.
+pub async fn apply(
+    env: &CommandEnv<'_>,
+    channel: &str,
+    caller: Caller<'_>,
+    command: ChannelCommand,
+) -> CommandOutcome {
+    let refused = |what: &str, e: &dyn std::fmt::Display| {
+        CommandOutcome::Refused(format!("{what} could not be read or saved: {e}"))
+    };
+    let current = match env.store.channel_settings(channel).await {
+        Ok(settings) => settings.unwrap_or_else(|| env.defaults.clone()),
+        Err(e) => return refused("The settings", &e),
+    };
+    let configure = |what: &str| {
+        CommandOutcome::Refused(format!(
+            "Changing the {what} needs the Manage Channels permission or an admin role."
+        ))
+    };
+    match command {
+        ChannelCommand::Mode(None) => CommandOutcome::Mode {
+            mode: current.mode,
+            set_by: None,
+        },
+        ChannelCommand::Mode(Some(_)) | ChannelCommand::Profile(Some(_))
+            if !caller.may_configure =>
+        {
+            configure(if matches!(command, ChannelCommand::Mode(_)) {
+                "mode"
+            } else {
+                "profile"
+            })
+        }
+        ChannelCommand::Mode(Some(mode)) => {
+            let changed = ChannelSettings { mode, ..current };
+            match env
+                .store
+                .set_channel_settings(channel, &changed, caller.user)
+                .await
+            {
+                Ok(()) => CommandOutcome::Mode {
+                    mode,
+                    set_by: Some(caller.user.to_owned()),
+                },
+                Err(e) => refused("The mode", &e),
+            }
+        }
+        ChannelCommand::Profile(None) => CommandOutcome::Profile {
+            profile: current.profile,
+            set_by: None,
+        },
+        ChannelCommand::Profile(Some(profile)) => {
+            let changed = ChannelSettings {
+                profile: profile.clone(),
+                ..current
+            };
+            match env
+                .store
+                .set_channel_settings(channel, &changed, caller.user)
+                .await
+            {
+                Ok(()) => CommandOutcome::Profile {
+                    profile,
+                    set_by: Some(caller.user.to_owned()),
+                },
+                Err(e) => refused("The profile", &e),
+            }
+        }
+        ChannelCommand::Status => status(env, channel, current).await,
+        ChannelCommand::Reset => match env.store.clear(channel).await {
+            Ok(()) => CommandOutcome::Reset {
+                by: caller.user.to_owned(),
+            },
+            Err(e) => refused("The conversation", &e),
+        },
+        ChannelCommand::Pending => match env.store.pending_approvals(Some(channel)).await {
+            Ok(pending) => CommandOutcome::Pending(pending),
+            Err(e) => refused("The approvals", &e),
+        },
+        ChannelCommand::Audit(n) => match env.store.recent_audit(channel, n).await {
+            Ok(records) => CommandOutcome::Audit(records),
+            Err(e) => refused("The audit log", &e),
+        },
+        ChannelCommand::Rules => match env.store.channel_rules(channel, SystemTime::now()).await {
+            Ok(rules) => CommandOutcome::Rules(rules),
+            Err(e) => refused("The rules", &e),
+        },
+        ChannelCommand::Revoke(id) => revoke(env, channel, caller, &id).await,
+    }
+}
+
+async fn status(env: &CommandEnv<'_>, channel: &str, settings: ChannelSettings) -> CommandOutcome {
+    let (pending, rules) = tokio::join!(
+        env.store.pending_approvals(Some(channel)),
+        env.store.channel_rules(channel, SystemTime::now())
+    );
+    CommandOutcome::Status(Status {
+        model: env.model.to_owned(),
+        protocol: env.protocol.to_owned(),
+        tools: (env.tools)(&settings.profile),
+        pending: pending.map_or(0, |p| p.len()),
+        rules: rules.map_or(0, |r| r.len()),
+        settings,
+    })
+}
+
+/// Ends an active rule: its creator, an approver, or whoever may configure the channel.
+async fn revoke(
+    env: &CommandEnv<'_>,
+    channel: &str,
+    caller: Caller<'_>,
+    id: &str,
+) -> CommandOutcome {
+    let active = match env.store.channel_rules(channel, SystemTime::now()).await {
+        Ok(active) => active,
+        Err(e) => return CommandOutcome::Refused(format!("The rules could not be read: {e}")),
+    };
+    let Some(rule) = active.into_iter().find(|r| r.id == id) else {
+        return CommandOutcome::Refused(format!(
+            "There is no active rule `{id}` here; /rules lists them."
+        ));
+    };
+    if !(caller.may_configure || caller.may_approve || rule.created_by == caller.user) {
+        return CommandOutcome::Refused(
+            "Revoking a rule needs an approver role, an admin role or Manage Channels (or being its creator).".to_owned(),
+        );
+    }
+    match env.store.revoke_rule(channel, id, caller.user).await {
+        Ok(true) => CommandOutcome::Revoked {
+            rule,
+            by: caller.user.to_owned(),
+        },
+        Ok(false) => CommandOutcome::Refused(format!("Rule `{id}` had already ended.")),
+        Err(e) => CommandOutcome::Refused(format!("The rule could not be revoked: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    fn env<'a>(store: &'a MemoryStore, defaults: &'a ChannelSettings) -> CommandEnv<'a> {
+        CommandEnv {
+            store,
+            defaults,
+            model: "m",
+            protocol: "native",
+            tools: &|profile: &str| vec![format!("{profile}-tool")],
+        }
+    }
+
+    fn caller(configure: bool) -> Caller<'static> {
+        Caller {
+            user: "u1",
+            may_configure: configure,
+            may_approve: false,
+        }
+    }
+
+    #[test]
+    fn both_front_ends_syntax_reads_the_same_commands() {
+        assert_eq!(
+            ChannelCommand::parse("MODE", Some("strict")),
+            Ok(ChannelCommand::Mode(Some(ChannelMode::Strict)))
+        );
+        assert!(ChannelCommand::parse("mode", Some("loose")).is_err());
+        assert_eq!(
+            ChannelCommand::parse("audit", Some("99")),
+            Ok(ChannelCommand::Audit(AUDIT_MAX))
+        );
+        assert_eq!(
+            ChannelCommand::parse("audit", None),
+            Ok(ChannelCommand::Audit(10))
+        );
+        assert_eq!(
+            ChannelCommand::parse("rules", Some("revoke r1")),
+            Ok(ChannelCommand::Revoke("r1".into()))
+        );
+        assert_eq!(
+            ChannelCommand::parse("rules", Some("r1")),
+            Ok(ChannelCommand::Revoke("r1".into()))
+        );
+        assert!(ChannelCommand::parse("profile", Some("admin")).is_err());
+        assert!(ChannelCommand::parse("nope", None).is_err());
+    }
+
+    #[tokio::test]
+    async fn changes_need_the_right_and_are_public_while_views_are_private() {
+        let store = MemoryStore::new();
+        let defaults = ChannelSettings {
+            mode: ChannelMode::Smart,
+            profile: "ops".into(),
+        };
+        let env = env(&store, &defaults);
+        let strict = ChannelCommand::Mode(Some(ChannelMode::Strict));
+        let refused = apply(&env, "c", caller(false), strict.clone()).await;
+        assert!(
+            matches!(&refused, CommandOutcome::Refused(why) if why.contains("Manage Channels"))
+        );
+        assert!(!refused.is_public());
+        let done = apply(&env, "c", caller(true), strict).await;
+        assert!(done.is_public(), "{done:?}");
+        let CommandOutcome::Status(status) =
+            apply(&env, "c", caller(false), ChannelCommand::Status).await
+        else {
+            panic!("a status");
+        };
+        assert_eq!(status.settings.mode, ChannelMode::Strict);
+        assert_eq!(status.tools, ["ops-tool"]);
+        let other = apply(&env, "other", caller(false), ChannelCommand::Mode(None)).await;
+        assert_eq!(
+            other,
+            CommandOutcome::Mode {
+                mode: ChannelMode::Smart,
+                set_by: None
+            },
+            "another channel keeps the defaults"
+        );
+        assert!(!other.is_public());
+    }
+}

@@ -1,0 +1,302 @@
+//! Sending as Discord documents it. A server error (5xx), a rate limit serenity's own limiter
+//! did not foresee (429) or a dropped connection is retried with exponential backoff and
+//! jitter (`discord.send_retries`, `discord.retry_base_ms`); a refusal is final and is
+//! explained once: the channel, and the permission the bot needs there (403 Missing
+//! Permissions does not say which one is missing, so the log names every one the send
+//! needs). Backoff comes from `backon` (jittered exponential backoff is its whole job).
+
+use std::future::Future;
+use std::time::Duration;
+
+use backon::{ExponentialBuilder, Retryable};
+use serenity::all::ChannelId;
+use serenity::http::HttpError;
+
+use crate::config::DiscordSettings;
+
+/// How sends are retried.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    pub retries: usize,
+    pub base: Duration,
+}
+
+/// The longest wait between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+impl RetryPolicy {
+    pub fn from_settings(settings: &DiscordSettings) -> Self {
+        Self {
+            retries: usize::try_from(settings.send_retries).unwrap_or(usize::MAX),
+            base: Duration::from_millis(settings.retry_base_ms),
+        }
+    }
+}
+
+/// What a send asks of the channel, so a refusal can name the permissions involved.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Needs {
+    /// It carries a file (Attach Files).
+    pub attach: bool,
+    /// It replies to a message (Read Message History).
+    pub reply: bool,
+}
+
+impl Needs {
+    pub const PLAIN: Self = Self {
+        attach: false,
+        reply: false,
+    };
+
+    fn permissions(self) -> String {
+        let mut names = vec!["View Channel", "Send Messages"];
+        if self.attach {
+            names.push("Attach Files");
+        }
+        if self.reply {
+            names.push("Read Message History");
+        }
+        names.join(", ")
+    }
+}
+
+/// Why a send failed for good.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SendFailure {
+    /// 403: the bot lacks a permission there, or cannot see the channel.
+    #[error("the bot may not post in channel {channel}: {detail}")]
+    Forbidden { channel: ChannelId, detail: String },
+    /// 404: the channel (or the message) no longer exists.
+    #[error("channel {channel} or its message no longer exists ({detail})")]
+    Gone { channel: ChannelId, detail: String },
+    /// Discord kept failing (5xx, 429, connection) through every retry.
+    #[error(
+        "Discord did not take the message for channel {channel} after {attempts} attempts: {detail}"
+    )]
+    Unavailable {
+        channel: ChannelId,
+        attempts: usize,
+        detail: String,
+    },
+    /// Discord refused the request itself (400 and the like).
+    #[error("Discord refused the message for channel {channel}: {detail}")]
+    Rejected { channel: ChannelId, detail: String },
+}
+
+impl SendFailure {
+    /// Whether nothing sent to this channel can succeed until an operator acts.
+    pub fn is_channel_closed(&self) -> bool {
+        matches!(self, Self::Forbidden { .. } | Self::Gone { .. })
+    }
+}
+
+/// Whether a failed attempt may succeed if tried again.
+fn transient(error: &serenity::Error) -> bool {
+    match error {
+        serenity::Error::Http(HttpError::UnsuccessfulRequest(response)) => {
+            let status = response.status_code;
+            status.as_u16() == 429 || status.is_server_error()
+        }
+        serenity::Error::Http(HttpError::Request(e)) => {
+            e.is_timeout() || e.is_connect() || e.is_request() || e.is_body()
+        }
+        _ => false,
+    }
+}
+
+/// Sorts a final error into what it means for the channel.
+fn classify(
+    error: &serenity::Error,
+    channel: ChannelId,
+    needs: Needs,
+    attempts: usize,
+) -> SendFailure {
+    let detail = error.to_string();
+    let serenity::Error::Http(HttpError::UnsuccessfulRequest(response)) = error else {
+        return if transient(error) {
+            SendFailure::Unavailable {
+                channel,
+                attempts,
+                detail,
+            }
+        } else {
+            SendFailure::Rejected { channel, detail }
+        };
+    };
+    let message = &response.error.message;
+    match (response.status_code.as_u16(), response.error.code) {
+        (403, 50001) => SendFailure::Forbidden {
+            channel,
+            detail: format!("{message} (code 50001): the bot needs View Channel there"),
+        },
+        (403, code) => SendFailure::Forbidden {
+            channel,
+            detail: format!(
+                "{message} (code {code}): check that the bot's role has {} in this channel",
+                needs.permissions()
+            ),
+        },
+        (404, code) => SendFailure::Gone {
+            channel,
+            detail: format!("{message}, code {code}"),
+        },
+        _ if transient(error) => SendFailure::Unavailable {
+            channel,
+            attempts,
+            detail,
+        },
+        _ => SendFailure::Rejected { channel, detail },
+    }
+}
+
+/// Runs `attempt` (which builds and sends one request) until it succeeds, retrying what
+/// Discord documents as retryable; a final failure is logged once, with what to fix.
+pub async fn send<T, Fut>(
+    policy: RetryPolicy,
+    channel: ChannelId,
+    needs: Needs,
+    what: &'static str,
+    attempt: impl FnMut() -> Fut,
+) -> Result<T, SendFailure>
+where
+    Fut: Future<Output = Result<T, serenity::Error>>,
+{
+    let mut attempts = 0usize;
+    let backoff = ExponentialBuilder::default()
+        .with_min_delay(policy.base)
+        .with_max_delay(MAX_BACKOFF)
+        .with_max_times(policy.retries)
+        .with_jitter();
+    let mut attempt = attempt;
+    let result = (|| {
+        attempts += 1;
+        attempt()
+    })
+    .retry(backoff)
+    .when(transient)
+    .notify(|e, delay| {
+        tracing::warn!(%channel, what, error = %e, ?delay, "Discord failed a send; retrying");
+    })
+    .await;
+    result.map_err(|e| {
+        let failure = classify(&e, channel, needs, attempts);
+        tracing::error!(%channel, what, error = %failure, "a message could not be delivered");
+        failure
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serenity::http::ErrorResponse;
+
+    /// The error serenity returns for a Discord answer with `status` and this JSON body.
+    fn http_error(status: u16, code: isize, message: &str) -> serenity::Error {
+        let body = serde_json::json!({ "code": code, "message": message }).to_string();
+        let answer = axum::http::Response::builder()
+            .status(status)
+            .body(body)
+            .expect("response");
+        let response = futures_util::FutureExt::now_or_never(ErrorResponse::from_response(
+            reqwest::Response::from(answer),
+            reqwest::Method::POST,
+        ))
+        .expect("decoding an in-memory body does not wait");
+        serenity::Error::Http(HttpError::UnsuccessfulRequest(response))
+    }
+
+    #[test]
+    fn refusals_name_the_channel_and_the_permissions_the_send_needs() {
+        let channel = ChannelId::new(42);
+        let attach = Needs {
+            attach: true,
+            reply: false,
+        };
+        let failure = classify(
+            &http_error(403, 50013, "Missing Permissions"),
+            channel,
+            attach,
+            1,
+        );
+        assert!(failure.is_channel_closed());
+        let text = failure.to_string();
+        assert!(text.contains("42"), "{text}");
+        assert!(text.contains("Send Messages, Attach Files"), "{text}");
+        let hidden = classify(
+            &http_error(403, 50001, "Missing Access"),
+            channel,
+            Needs::PLAIN,
+            1,
+        );
+        assert!(hidden.to_string().contains("View Channel"), "{hidden}");
+        let gone = classify(
+            &http_error(404, 10003, "Unknown Channel"),
+            channel,
+            Needs::PLAIN,
+            1,
+        );
+        assert!(matches!(gone, SendFailure::Gone { .. }), "{gone:?}");
+        let busy = classify(&http_error(503, 0, "busy"), channel, Needs::PLAIN, 5);
+        assert!(
+            matches!(busy, SendFailure::Unavailable { attempts: 5, .. }),
+            "{busy:?}"
+        );
+        assert!(!busy.is_channel_closed());
+        let bad = classify(
+            &http_error(400, 50035, "Invalid Form Body"),
+            channel,
+            Needs::PLAIN,
+            1,
+        );
+        assert!(matches!(bad, SendFailure::Rejected { .. }), "{bad:?}");
+    }
+
+    #[test]
+    fn only_server_errors_rate_limits_and_lost_connections_are_retried() {
+        assert!(transient(&http_error(500, 0, "x")));
+        assert!(transient(&http_error(502, 0, "x")));
+        assert!(transient(&http_error(429, 0, "x")));
+        assert!(!transient(&http_error(403, 50013, "x")));
+        assert!(!transient(&http_error(404, 10003, "x")));
+        assert!(!transient(&http_error(400, 50035, "x")));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_send_is_retried_until_it_succeeds_and_a_refusal_is_not() {
+        let policy = RetryPolicy {
+            retries: 3,
+            base: Duration::from_millis(100),
+        };
+        let mut calls = 0;
+        let sent = send(policy, ChannelId::new(1), Needs::PLAIN, "test", || {
+            calls += 1;
+            let result = if calls < 3 {
+                Err(http_error(500, 0, "boom"))
+            } else {
+                Ok(calls)
+            };
+            async move { result }
+        })
+        .await;
+        assert_eq!(sent, Ok(3));
+        let mut calls = 0;
+        let refused: Result<(), _> = send(policy, ChannelId::new(1), Needs::PLAIN, "test", || {
+            calls += 1;
+            async { Err(http_error(403, 50013, "Missing Permissions")) }
+        })
+        .await;
+        assert!(refused.is_err_and(|f| f.is_channel_closed()));
+        assert_eq!(calls, 1, "a refusal is final");
+        let mut calls = 0;
+        let gave_up: Result<(), _> = send(policy, ChannelId::new(1), Needs::PLAIN, "test", || {
+            calls += 1;
+            async { Err(http_error(502, 0, "bad gateway")) }
+        })
+        .await;
+        assert!(
+            matches!(gave_up, Err(SendFailure::Unavailable { attempts: 4, .. })),
+            "{gave_up:?}"
+        );
+        assert_eq!(calls, 4, "one attempt and three retries");
+    }
+}
