@@ -1947,3 +1947,53 @@ async fn a_run_that_times_out_closes_its_request() {
         .expect("the request was left open")
         .expect("the server ended");
 }
+
+/// Qwen2.5-Coder-0.5B behind llama-server wrote one bare-JSON call ten times in a reply,
+/// followed by riskgate's own result object: the call runs once, the echo is no call.
+#[tokio::test]
+async fn a_call_repeated_in_one_reply_runs_once() {
+    let call = json!({"name": "spy", "arguments": {"value": "safe"}}).to_string();
+    let echo = json!({"status": "cancelled", "reason": "a person cancelled this call"});
+    let (fake, h) = strict(
+        vec![
+            fake_llm::text(&format!("{call} {call}\n{call} {echo}")),
+            fake_llm::text("done"),
+        ],
+        Protocol::Native,
+    )
+    .await;
+    assert_eq!(
+        h.agent.run(&inbound("go")).await,
+        RunOutcome::Replied("done".into())
+    );
+    assert_eq!(spy_runs(&h), 1);
+    assert_eq!(fake.rejections(), Vec::<String>::new());
+}
+
+/// llama-cpp-python's chatml-function-calling handler returned Qwen2.5-Coder-0.5B's
+/// `functions.spy:` as the whole reply, with no arguments: it is sent back as a call that
+/// could not be used, never posted as the answer.
+#[tokio::test]
+async fn a_tool_name_without_arguments_is_corrected_not_posted() {
+    let (fake, h) = strict(
+        vec![
+            fake_llm::text("functions.spy:"),
+            fake_llm::tool_calls(&[("c2", "spy", json!({"value": "safe"}))]),
+            fake_llm::text("done"),
+        ],
+        Protocol::Native,
+    )
+    .await;
+    assert_eq!(
+        h.agent.run(&inbound("go")).await,
+        RunOutcome::Replied("done".into())
+    );
+    assert_eq!(spy_runs(&h), 1);
+    let requests = fake.requests().await;
+    let correction = tool_messages(&requests[1])[0]["content"]
+        .as_str()
+        .expect("text")
+        .to_owned();
+    assert!(correction.contains("without its arguments"), "{correction}");
+    assert_eq!(fake.rejections(), Vec::<String>::new());
+}

@@ -73,6 +73,22 @@ pub fn json_protocol(data: &[u8]) {
     on_small_stack(|| check_json_protocol(&text));
 }
 
+/// Every slot has a non-empty id, unique within the reply; a malformed one says why.
+fn check_slot_ids(text: &str, slots: &[CallSlot]) {
+    let mut ids = HashSet::new();
+    for slot in slots {
+        let id = match slot {
+            CallSlot::Call(call) => &call.id,
+            CallSlot::Malformed { id, problem, .. } => {
+                assert!(!problem.is_empty(), "a malformed slot says why");
+                id
+            }
+        };
+        assert!(!id.is_empty(), "an empty call id from {text:?}");
+        assert!(ids.insert(id.clone()), "call id {id:?} twice in {text:?}");
+    }
+}
+
 /// The tool names `check_json_protocol` treats as real.
 const KNOWN_TOOLS: [&str; 2] = ["execute_sql", "execute_command"];
 
@@ -166,18 +182,7 @@ fn check_json_protocol(text: &str) {
                 slots.len() as u64,
                 "one id per slot in {text:?}"
             );
-            let mut ids = HashSet::new();
-            for slot in slots {
-                let id = match slot {
-                    CallSlot::Call(call) => &call.id,
-                    CallSlot::Malformed { id, problem, .. } => {
-                        assert!(!problem.is_empty(), "a malformed slot says why");
-                        id
-                    }
-                };
-                assert!(!id.is_empty(), "an empty call id from {text:?}");
-                assert!(ids.insert(id.clone()), "call id {id:?} twice in {text:?}");
-            }
+            check_slot_ids(text, slots);
             if names_a_tool {
                 assert!(slots.len() >= tool_objects.len(), "slots from {text:?}");
                 for slot in slots {

@@ -181,7 +181,22 @@ fn interpret_native(reply: &ChatReply, next_id: &mut u64, tools: &HashSet<String
             Some(text) => {
                 // A call the server left in the text: the call is what the model meant.
                 let found = text_calls::find(&text, tools, false);
-                if found.is_empty() {
+                if let Some(tool) = found
+                    .is_empty()
+                    .then(|| text_calls::bare_name(&text, tools))
+                    .flatten()
+                {
+                    // llama-cpp-python's chatml-function-calling handler returned a small
+                    // model's `functions.execute_sql:` as the whole reply.
+                    ReplyKind::Calls {
+                        content: None,
+                        slots: vec![CallSlot::Malformed {
+                            id: fresh_id(next_id),
+                            tool: tool.to_owned(),
+                            problem: format!("the call to {tool} came without its arguments"),
+                        }],
+                    }
+                } else if found.is_empty() {
                     ReplyKind::Text(text)
                 } else {
                     ReplyKind::Calls {

