@@ -103,22 +103,7 @@ impl Agent {
             run_id,
             "resuming a run after a restart"
         );
-        self.emit(
-            channel,
-            AgentEvent::RunStarted {
-                author: inbound.author_name.clone(),
-                text: inbound.text.clone(),
-            },
-        );
-        self.emit(
-            channel,
-            AgentEvent::Notice {
-                message: format!(
-                    "continuing the run that waited for this approval when the bot restarted (asked by {})",
-                    inbound.author_name
-                ),
-            },
-        );
+        self.announce_resume(inbound);
         let mut behind = Behind::starting(Box::pin(self.patiently(
             channel,
             self.store.start_run(run_id, channel, &self.instance),
@@ -152,7 +137,7 @@ impl Agent {
             ..Progress::default()
         };
         let mut timer = RunTimer::new(self.limits.run_timeout);
-        let mut stop = self
+        let stop = self
             .resume_decided(
                 &context,
                 call,
@@ -163,25 +148,17 @@ impl Agent {
                 &mut progress,
             )
             .await;
-        if stop.is_none() {
-            let ran = self
-                .run_slots(
-                    &context,
-                    rest,
-                    &mut behind,
-                    &mut timer,
-                    &mut messages,
-                    &mut progress,
-                )
-                .await;
-            stop = self.after_slots(ran, &mut progress);
-        } else {
-            for slot in rest {
-                let (id, tool) = slot_id_and_tool(slot);
-                let text = status_json("not_run", "the run stopped before this call");
-                messages.push(self.protocol.result_message(id, tool, &text));
-            }
-        }
+        let stop = self
+            .rest_of_reply(
+                &context,
+                rest,
+                stop,
+                &mut behind,
+                &mut timer,
+                &mut messages,
+                &mut progress,
+            )
+            .await;
         let ended = match stop {
             Some(outcome) => (outcome, progress.iterations),
             None => {
@@ -204,6 +181,54 @@ impl Agent {
             self.conclude(channel, run_id, behind, ended, &messages)
                 .await,
         )
+    }
+
+    /// Tells the channel that a run goes on after a restart.
+    fn announce_resume(&self, inbound: &Inbound) {
+        let channel = inbound.channel.as_str();
+        self.emit(
+            channel,
+            AgentEvent::RunStarted {
+                author: inbound.author_name.clone(),
+                text: inbound.text.clone(),
+            },
+        );
+        self.emit(
+            channel,
+            AgentEvent::Notice {
+                message: format!(
+                    "continuing the run that waited for this approval when the bot restarted (asked by {})",
+                    inbound.author_name
+                ),
+            },
+        );
+    }
+
+    /// The calls of the reply after the one a person decided: run as the loop would have,
+    /// or, after a stop, each given a result saying it did not run.
+    #[allow(clippy::too_many_arguments)]
+    async fn rest_of_reply<'a>(
+        &'a self,
+        context: &RunContext<'_>,
+        rest: &[CallSlot],
+        stop: Option<RunOutcome>,
+        behind: &mut Behind<'a>,
+        timer: &mut RunTimer,
+        messages: &mut RunMessages,
+        progress: &mut Progress,
+    ) -> Option<RunOutcome> {
+        if stop.is_some() {
+            for slot in rest {
+                let (id, tool) = slot_id_and_tool(slot);
+                let text = status_json("not_run", "the run stopped before this call");
+                messages.push(self.protocol.result_message(id, tool, &text));
+            }
+            return stop;
+        }
+        let ran = self
+            .run_slots(context, rest, behind, timer, messages, progress)
+            .await;
+        self.after_slots(ran, progress)
     }
 
     /// The approval and its stored run, when there is a run to continue.

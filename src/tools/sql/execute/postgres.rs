@@ -188,6 +188,35 @@ fn session_options(base: &PgConnectOptions, access: Access, limits: &Limits) -> 
     }
 }
 
+/// The guarded form of `sql` (see `guarded`), prepared inside a savepoint: if PostgreSQL
+/// cannot take it, the transaction is as it was and the statement runs as written (`None`).
+async fn prepare_guarded<'c>(
+    tx: &mut sqlx::Transaction<'c, sqlx::Postgres>,
+    sql: &str,
+    columns: usize,
+    limits: &Limits,
+) -> Result<Option<sqlx::postgres::PgStatement>, sqlx::Error> {
+    let Some(text) = guarded(sql, columns, limits.max_value_bytes) else {
+        return Ok(None);
+    };
+    sqlx::raw_sql("SAVEPOINT riskgate_guard")
+        .execute(&mut **tx)
+        .await?;
+    match (&mut **tx)
+        .prepare(AssertSqlSafe(text).into_sql_str())
+        .await
+    {
+        Ok(prepared) => Ok(Some(prepared)),
+        Err(sqlx::Error::Database(_)) => {
+            sqlx::raw_sql("ROLLBACK TO SAVEPOINT riskgate_guard")
+                .execute(&mut **tx)
+                .await?;
+            Ok(None)
+        }
+        Err(other) => Err(other),
+    }
+}
+
 async fn run_on(
     conn: &mut PgConnection,
     sql: &str,
@@ -210,26 +239,7 @@ async fn run_on(
         Access::ReadOnly => Fetch::UpToLimit,
         Access::ReadWrite => Fetch::ToEnd,
     };
-    // The guarded form is tried inside a savepoint: if PostgreSQL cannot take it, the
-    // transaction is as it was and the statement runs as written.
-    let wrapped = match guarded(sql, columns.len(), limits.max_value_bytes) {
-        Some(text) => {
-            sqlx::raw_sql("SAVEPOINT riskgate_guard")
-                .execute(&mut *tx)
-                .await?;
-            match (&mut *tx).prepare(AssertSqlSafe(text).into_sql_str()).await {
-                Ok(prepared) => Some(prepared),
-                Err(sqlx::Error::Database(_)) => {
-                    sqlx::raw_sql("ROLLBACK TO SAVEPOINT riskgate_guard")
-                        .execute(&mut *tx)
-                        .await?;
-                    None
-                }
-                Err(other) => return Err(other),
-            }
-        }
-        None => None,
-    };
+    let wrapped = prepare_guarded(&mut tx, sql, columns.len(), limits).await?;
     let fetched = match &wrapped {
         Some(prepared) => {
             let fetched = collect(
