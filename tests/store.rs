@@ -12,14 +12,16 @@ macro_rules! say_skipped {
     }};
 }
 
+#[path = "support/pg_schema.rs"]
+mod pg_schema;
 #[path = "support/turns.rs"]
 mod turns;
 
 use std::collections::VecDeque;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use pg_schema::TestSchema;
 use riskgate::config::Settings;
 use riskgate::core::agent::{
     AgentEvent, ChatMessage, ChatReply, ChatRequest, Inbound, ReplyToolCall, RunOutcome,
@@ -35,7 +37,7 @@ use riskgate::core::tools::{
 };
 use riskgate::store::SqlStore;
 use serde_json::{Map, Value, json};
-use sqlx::{AssertSqlSafe, ConnectOptions, Connection};
+use sqlx::{ConnectOptions, Connection};
 use turns::turn;
 
 const POSTGRES_ENV: &str = "RISKGATE_TEST_POSTGRES_URL";
@@ -50,19 +52,13 @@ struct TestDb {
 }
 
 enum Backend {
-    Sqlite { _dir: tempfile::TempDir },
-    Postgres { admin_url: String, schema: String },
-}
-
-fn random_suffix() -> String {
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .expect("clock")
-            .as_nanos(),
-    );
-    format!("{:016x}", hasher.finish())
+    Sqlite {
+        _dir: tempfile::TempDir,
+    },
+    /// Dropped with the test.
+    Postgres {
+        _schema: TestSchema,
+    },
 }
 
 impl TestDb {
@@ -77,22 +73,10 @@ impl TestDb {
     }
 
     async fn postgres() -> Option<Self> {
-        let admin_url = std::env::var(POSTGRES_ENV).ok().filter(|u| !u.is_empty())?;
-        let schema = format!("t_{}", random_suffix());
-        let mut admin = sqlx::PgConnection::connect(&admin_url)
-            .await
-            .expect("RISKGATE_TEST_POSTGRES_URL is set, so PostgreSQL must be reachable");
-        sqlx::query(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-            .execute(&mut admin)
-            .await
-            .expect("create schema");
-        admin.close().await.expect("close");
-        let separator = if admin_url.contains('?') { '&' } else { '?' };
-        // sqlx reads `options[KEY]=VALUE` as a server setting for every connection.
-        let url = format!("{admin_url}{separator}options[search_path]={schema}");
+        let schema = TestSchema::new().await?;
         Some(Self {
-            url,
-            backend: Backend::Postgres { admin_url, schema },
+            url: schema.url.clone(),
+            backend: Backend::Postgres { _schema: schema },
         })
     }
 
@@ -141,32 +125,6 @@ impl TestDb {
                 sqlx::raw_sql(sql).execute(&mut conn).await.expect("sql");
                 conn.close().await.expect("close");
             }
-        }
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        let Backend::Postgres { admin_url, schema } = &self.backend else {
-            return;
-        };
-        let (admin_url, schema) = (admin_url.clone(), schema.clone());
-        // Drop runs inside the test's runtime: clean up from a thread with its own.
-        let cleanup = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            runtime.block_on(async {
-                let mut admin = sqlx::PgConnection::connect(&admin_url).await?;
-                sqlx::query(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
-                    .execute(&mut admin)
-                    .await?;
-                admin.close().await
-            })
-        });
-        if let Ok(Err(e)) = cleanup.join() {
-            eprintln!("could not drop test schema {}: {e}", self.url);
         }
     }
 }

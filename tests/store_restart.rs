@@ -31,9 +31,10 @@ use riskgate::core::ports::{
 };
 use riskgate::core::tools::BoxFuture;
 use serde_json::json;
-use sqlx::{AssertSqlSafe, Connection};
+use sqlx::Connection;
 use support::fake_llm::{self, FakeLlm, Scripted};
 use support::pg_proxy::PgProxy;
+use support::pg_schema::TestSchema;
 use tokio::sync::Notify;
 
 const POSTGRES_ENV: &str = "RISKGATE_TEST_POSTGRES_URL";
@@ -42,8 +43,8 @@ const POSTGRES_ENV: &str = "RISKGATE_TEST_POSTGRES_URL";
 // A fresh schema per test, reached directly (for assertions) and through the proxy (the bot).
 
 struct TestDb {
-    admin_url: String,
-    schema: String,
+    /// Dropped with the test.
+    schema: TestSchema,
     /// The test schema, directly.
     direct_url: String,
     /// Marks the store's connections in pg_stat_activity.
@@ -68,23 +69,11 @@ fn with_query(url: &str, query: &str) -> String {
 
 impl TestDb {
     async fn new() -> Option<Self> {
-        let admin_url = std::env::var(POSTGRES_ENV).ok().filter(|u| !u.is_empty())?;
-        let suffix = random_suffix();
-        let schema = format!("r_{suffix}");
-        let mut admin = sqlx::PgConnection::connect(&admin_url)
-            .await
-            .expect("RISKGATE_TEST_POSTGRES_URL is set, so PostgreSQL must be reachable");
-        sqlx::query(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-            .execute(&mut admin)
-            .await
-            .expect("create schema");
-        admin.close().await.expect("close");
-        // sqlx reads `options[KEY]=VALUE` as a server setting for every connection.
-        let direct_url = with_query(&admin_url, &format!("options[search_path]={schema}"));
+        let schema = TestSchema::named("r").await?;
+        let suffix = schema.schema.trim_start_matches("r_").to_owned();
         Some(Self {
-            admin_url,
+            direct_url: schema.url.clone(),
             schema,
-            direct_url,
             application: format!("riskgate_restart_{suffix}"),
         })
     }
@@ -92,11 +81,11 @@ impl TestDb {
     /// The store's URL: through `proxy`, in this test's schema, named for pg_stat_activity.
     fn store_url(&self, proxy: &PgProxy) -> String {
         with_query(
-            &proxy.url(&self.admin_url),
+            &proxy.url(&self.schema.admin_url),
             &format!(
                 // Plain text on the wire, so the proxy can see which statement passes.
                 "options[search_path]={}&application_name={}&sslmode=disable",
-                self.schema, self.application
+                self.schema.schema, self.application
             ),
         )
     }
@@ -147,29 +136,6 @@ async fn terminate_backends(admin_url: &str, application: &str) -> i64 {
     .expect("terminate");
     conn.close().await.expect("close");
     killed
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        let (admin_url, schema) = (self.admin_url.clone(), self.schema.clone());
-        // Drop runs inside the test's runtime: clean up from a thread with its own.
-        let cleanup = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            runtime.block_on(async {
-                let mut admin = sqlx::PgConnection::connect(&admin_url).await?;
-                sqlx::query(AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
-                    .execute(&mut admin)
-                    .await?;
-                admin.close().await
-            })
-        });
-        if let Ok(Err(e)) = cleanup.join() {
-            eprintln!("could not drop test schema {}: {e}", self.schema);
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -349,13 +315,13 @@ macro_rules! postgres_or_skip {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_confirmation_during_a_restart_is_recorded_once_and_the_call_runs_once() {
     let db = postgres_or_skip!();
-    let proxy = Arc::new(PgProxy::start(&db.admin_url).await);
+    let proxy = Arc::new(PgProxy::start(&db.schema.admin_url).await);
     let fake = FakeLlm::start(vec![append_line("c1"), fake_llm::text("Appended.")]).await;
     let clicked: Arc<Mutex<Option<Decided>>> = Arc::default();
     let (restarting, clicks) = (proxy.clone(), clicked.clone());
     let killed = Arc::new(Mutex::new(0i64));
     let kill_count = killed.clone();
-    let db_admin = db.admin_url.clone();
+    let db_admin = db.schema.admin_url.clone();
     let application = db.application.clone();
     let bot = bot(&db, &proxy, &fake, 30, move |store| {
         Person(Box::new(move |request| {
@@ -424,7 +390,7 @@ async fn a_confirmation_during_a_restart_is_recorded_once_and_the_call_runs_once
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_audit_write_cut_by_a_restart_lands_exactly_once() {
     let db = postgres_or_skip!();
-    let proxy = PgProxy::start(&db.admin_url).await;
+    let proxy = PgProxy::start(&db.schema.admin_url).await;
     let marker = format!("marker-b-{}", random_suffix());
     let fake = FakeLlm::start(vec![echo("c1", &marker), fake_llm::text("Echoed.")]).await;
     let bot = bot(&db, &proxy, &fake, 30, |_| nobody()).await;
@@ -462,7 +428,7 @@ async fn an_audit_write_cut_by_a_restart_lands_exactly_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn another_channel_is_served_through_a_restart_and_the_waiting_run_goes_on() {
     let db = postgres_or_skip!();
-    let proxy = Arc::new(PgProxy::start(&db.admin_url).await);
+    let proxy = Arc::new(PgProxy::start(&db.schema.admin_url).await);
     let fake = FakeLlm::start(vec![
         append_line("a1"),
         fake_llm::text("B is fine."),
@@ -533,7 +499,7 @@ async fn another_channel_is_served_through_a_restart_and_the_waiting_run_goes_on
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_outage_longer_than_the_window_is_told_runs_nothing_and_the_next_message_works() {
     let db = postgres_or_skip!();
-    let proxy = PgProxy::start(&db.admin_url).await;
+    let proxy = PgProxy::start(&db.schema.admin_url).await;
     let marker = format!("marker-d-{}", random_suffix());
     let fake = FakeLlm::start(vec![echo("d1", &marker), fake_llm::text("Back.")]).await;
     let bot = bot(&db, &proxy, &fake, 1, |_| nobody()).await;
@@ -586,7 +552,7 @@ async fn an_outage_longer_than_the_window_is_told_runs_nothing_and_the_next_mess
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_audit_record_outliving_the_window_is_kept_and_blocks_further_calls_until_written() {
     let db = postgres_or_skip!();
-    let proxy = Arc::new(PgProxy::start(&db.admin_url).await);
+    let proxy = Arc::new(PgProxy::start(&db.schema.admin_url).await);
     let first = format!("marker-e1-{}", random_suffix());
     let second = format!("marker-e2-{}", random_suffix());
     let fake = FakeLlm::start(vec![
@@ -656,7 +622,7 @@ async fn an_audit_record_outliving_the_window_is_kept_and_blocks_further_calls_u
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_approval_insert_cut_by_a_restart_is_recorded_once_and_still_asked() {
     let db = postgres_or_skip!();
-    let proxy = PgProxy::start(&db.admin_url).await;
+    let proxy = PgProxy::start(&db.schema.admin_url).await;
     let marker = format!("marker-f-{}", random_suffix());
     let fake = FakeLlm::start(vec![
         fake_llm::tool_calls(&[(
@@ -716,7 +682,7 @@ mod discord_end_to_end {
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn a_click_during_a_restart_is_acknowledged_then_recorded_and_the_call_runs_once() {
         let db = postgres_or_skip!();
-        let proxy = PgProxy::start(&db.admin_url).await;
+        let proxy = PgProxy::start(&db.schema.admin_url).await;
         let discord = FakeDiscord::start(vec![
             GuildSpec::new(GUILD, "team")
                 .text_channel(CHANNEL, "agent")

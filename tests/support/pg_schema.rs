@@ -11,13 +11,20 @@ pub const POSTGRES_ENV: &str = "RISKGATE_TEST_POSTGRES_URL";
 pub struct TestSchema {
     /// The server's URL with the schema as its search path: give it to the store.
     pub url: String,
-    admin_url: String,
-    schema: String,
+    /// The server's URL as given.
+    pub admin_url: String,
+    /// The schema's name.
+    pub schema: String,
 }
 
 impl TestSchema {
     /// `None` when `RISKGATE_TEST_POSTGRES_URL` is not set (the test says it is skipped).
     pub async fn new() -> Option<Self> {
+        Self::named("t").await
+    }
+
+    /// Like [`TestSchema::new`], the schema's name starting with `prefix`.
+    pub async fn named(prefix: &str) -> Option<Self> {
         let admin_url = std::env::var(POSTGRES_ENV).ok().filter(|u| !u.is_empty())?;
         let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
         hasher.write_u128(
@@ -25,7 +32,7 @@ impl TestSchema {
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos()),
         );
-        let schema = format!("t_{:016x}", hasher.finish());
+        let schema = format!("{prefix}_{:016x}", hasher.finish());
         let mut admin = sqlx::PgConnection::connect(&admin_url)
             .await
             .expect("RISKGATE_TEST_POSTGRES_URL is set, so PostgreSQL must be reachable");
