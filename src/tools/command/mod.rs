@@ -3,7 +3,9 @@
 //! Layout:
 //! - `assess` — the gate's half: is the line safe, destructive or unknown.
 //! - [`plan`] — can the line run without a shell, and as which argv vectors.
-//! - `expand` — riskgate's own glob expansion, kept inside the workspace.
+//! - `expand` — riskgate's own glob expansion, kept inside the workspace; [`braces`] and
+//!   `arith` — its own brace and integer arithmetic expansion, shared by the assessor and
+//!   the plan so both see the same words.
 //! - [`execute`] — the walls: scrubbed environment, one process group, timeout, capped
 //!   output; planned lines without a shell, the rest through `sh -c`.
 //! - `render` — the summary, the LLM text and the chat message.
@@ -11,7 +13,10 @@
 //! The rule between the gate and the walls: a line with a plan runs without a shell whatever
 //! the approval; a line that needs a shell runs only when a person confirmed it.
 
+mod arith;
 mod assess;
+mod awk;
+pub mod braces;
 mod danger;
 pub mod execute;
 pub mod expand;
@@ -27,6 +32,7 @@ mod sed;
 pub mod similar;
 mod structure;
 mod syntax;
+mod tar;
 mod words;
 mod wrappers;
 

@@ -10,6 +10,8 @@
 
 use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 
+use super::arith;
+use super::braces::{self, BracesRefused};
 use super::syntax::{self, ParseFailure};
 
 /// How deeply expansions may hide inside one another in one word before the word is refused.
@@ -42,7 +44,6 @@ impl Arg {
     }
 
     /// A word known to be exactly `text` (used for words split out of a literal script).
-    #[cfg(test)]
     pub(super) fn literal(text: &str) -> Self {
         Self {
             raw: text.to_owned(),
@@ -78,6 +79,28 @@ pub(super) struct WordReport {
     pub substitutions: Vec<String>,
     /// Set when the word could not be parsed; the line then cannot be shown harmless.
     pub failure: Option<ParseFailure>,
+}
+
+/// Reads one word as written in the line after brace expansion: the words it becomes
+/// ([`braces`]), each read by [`analyze`]. A word whose braces riskgate does not expand
+/// itself is read whole, its braces a problem.
+pub(super) fn analyze_expanded(raw: &str) -> Vec<WordReport> {
+    match braces::expand_braces(raw) {
+        Ok(Some(words)) => words.iter().map(|word| analyze(word)).collect(),
+        Ok(None) => vec![analyze(raw)],
+        Err(refused) => {
+            let mut report = analyze(raw);
+            report.arg.value = None;
+            report.arg.pattern = None;
+            report.problem = Some(match refused {
+                BracesRefused::TooMany(_) => refused.to_string(),
+                BracesRefused::Unsupported(_) => format!(
+                    "`{raw}` is a brace expansion, which the shell turns into several words"
+                ),
+            });
+            vec![report]
+        }
+    }
 }
 
 /// Reads one word as written in the line.
@@ -143,9 +166,23 @@ pub(super) fn analyze(raw: &str) -> WordReport {
                             value.push_str(unescaped);
                             escape_into(&mut pattern, unescaped);
                         }
+                        WordPiece::ArithmeticExpression(expression)
+                            if let Some(number) = arith::evaluate(&expression.value) =>
+                        {
+                            value.push_str(&number.to_string());
+                            pattern.push_str(&number.to_string());
+                        }
                         _ => reader.expansion(inner_piece, raw, 0),
                     }
                 }
+            }
+            WordPiece::ArithmeticExpression(expression)
+                if let Some(number) = arith::evaluate(&expression.value) =>
+            {
+                // A number: nothing to split or glob.
+                value.push_str(&number.to_string());
+                pattern.push_str(&number.to_string());
+                unquoted.push(QUOTED);
             }
             WordPiece::TildeExpansion(_) if index == 0 => {
                 tilde = true;
@@ -493,7 +530,7 @@ mod tests {
             "${x:-y}",
             "$(whoami)",
             "`whoami`",
-            "$((1+2))",
+            "$((x+2))",
             "$'a\\nb'",
             "$\"hi\"",
             "{a,b}",
