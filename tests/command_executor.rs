@@ -557,7 +557,11 @@ async fn outputs(t: &TestTool, line: &str, approval: &Approval) -> (String, Stri
         .await
         .unwrap_or_else(|e| panic!("{line:?} failed: {e}"));
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
-    (text(outcome.stdout.bytes), text(outcome.stderr.bytes), outcome.exit)
+    (
+        text(outcome.stdout.bytes),
+        text(outcome.stderr.bytes),
+        outcome.exit,
+    )
 }
 
 #[tokio::test]
@@ -604,10 +608,16 @@ async fn without_a_click_cd_and_input_stay_inside_the_workspace() {
     ] {
         let started = Instant::now();
         let (out, err, exit) = outputs(&t, line, &auto).await;
-        assert!(started.elapsed() < Duration::from_secs(5), "{line:?} blocked");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{line:?} blocked"
+        );
         assert_eq!(exit, Exit::Code(1), "{line:?}");
         assert!(err.contains(problem), "{line:?}: {err}");
-        assert!(!out.contains("top secret") && !out.contains("secret.txt"), "{out}");
+        assert!(
+            !out.contains("top secret") && !out.contains("secret.txt"),
+            "{out}"
+        );
     }
     // A person may take a line out of the workspace (its sandbox still holds there).
     let (out, _, exit) = outputs(&t, "cd .. && pwd", &confirmed()).await;

@@ -157,7 +157,10 @@ fn friction_below_one_percent() {
     let contained = riskgate::tools::command::sandbox::kernel_support().is_ready();
     let list = include_str!("data/friction_lines.tsv");
     let (mut safe, mut clicks, mut let_through) = (0, Vec::new(), Vec::new());
-    for entry in list.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+    for entry in list
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
         let (label, command) = entry.split_once('\t').expect("label<TAB>command");
         let call = ToolCall {
             tool: riskgate::tools::command::NAME.to_owned(),

@@ -52,19 +52,15 @@ fn tokenize(text: &str) -> Option<Vec<Token>> {
 }
 
 fn literal(text: &str) -> Option<i64> {
-    let (digits, radix) = if let Some(hex) = text
-        .strip_prefix("0x")
-        .or_else(|| text.strip_prefix("0X"))
-    {
-        (hex, 16)
-    } else if text.len() > 1 && text.starts_with('0') {
-        (&text[1..], 8)
-    } else {
-        (text, 10)
-    };
-    u64::from_str_radix(digits, radix)
-        .ok()
-        .map(|n| n as i64)
+    let (digits, radix) =
+        if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+            (hex, 16)
+        } else if text.len() > 1 && text.starts_with('0') {
+            (&text[1..], 8)
+        } else {
+            (text, 10)
+        };
+    u64::from_str_radix(digits, radix).ok().map(|n| n as i64)
 }
 
 /// Binding power of a binary operator (higher binds tighter), as in C and bash.

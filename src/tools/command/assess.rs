@@ -260,9 +260,13 @@ impl<'p> Walker<'p> {
         // never reaches a shell, whoever approves it, so only its plan's reading counts.
         // (The text parsed above, so it is neither nested too deep nor unclosed; the
         // planner's parse is still guarded against brush-parser's panics.)
-        let planned = top
-            && std::panic::catch_unwind(|| super::plan::plan(text).is_some()).unwrap_or(false);
-        if !planned && let Some(dash) = syntax::parse_as_dash(text) {
+        // Planning only where dash could differ keeps a second parse off ordinary lines.
+        if let Some(dash) = syntax::parse_as_dash(text) {
+            let planned = top
+                && std::panic::catch_unwind(|| super::plan::plan(text).is_some()).unwrap_or(false);
+            if planned {
+                return;
+            }
             for list in &dash.complete_commands {
                 self.list(list, stdin, depth);
             }
@@ -581,52 +585,10 @@ impl<'p> Walker<'p> {
     fn redirect(&mut self, redirect: &IoRedirect, depth: usize) -> Option<Stdin> {
         match redirect {
             IoRedirect::File(fd, kind, target) => {
-                let writes = matches!(
-                    kind,
-                    IoFileRedirectKind::Write
-                        | IoFileRedirectKind::Append
-                        | IoFileRedirectKind::Clobber
-                        | IoFileRedirectKind::ReadAndWrite
-                );
                 let symbol = redirect_symbol(kind);
                 match target {
                     IoFileRedirectTarget::Filename(word) => {
-                        let arg = self.word(&word.value, depth);
-                        if writes && fd.is_some_and(|fd| fd != 1 && fd != 2) {
-                            self.unknown(format!(
-                                "`{}{symbol} {}` opens another file descriptor",
-                                fd.unwrap_or_default(),
-                                word.value
-                            ));
-                        }
-                        if writes {
-                            self.write_redirect(&format!("{symbol} {}", word.value), &arg);
-                            return None;
-                        }
-                        // `<`: the command reads the file, which must be a plain word naming
-                        // a place inside the workspace (or /dev/null), for standard input.
-                        let reads_stdin = fd.is_none_or(|fd| fd == 0);
-                        match arg.text() {
-                            Some(_) if arg.pattern.is_some() => self.unknown(format!(
-                                "`< {}` redirects input from a pattern",
-                                word.value
-                            )),
-                            Some(NULL_DEVICE) => {}
-                            Some(path) => {
-                                if let Some(problem) = self.path_problem("<", path) {
-                                    self.unknown(problem);
-                                }
-                            }
-                            None => {}
-                        }
-                        if !reads_stdin {
-                            self.unknown(format!(
-                                "`{}< {}` opens a file on another descriptor",
-                                fd.unwrap_or_default(),
-                                word.value
-                            ));
-                        }
-                        reads_stdin.then(|| Stdin::File(word.value.clone()))
+                        self.file_redirect(*fd, kind, &word.value, depth)
                     }
                     IoFileRedirectTarget::Fd(number) => {
                         let shown = format!(
@@ -673,36 +635,7 @@ impl<'p> Walker<'p> {
                 self.write_redirect(&format!("{symbol} {}", word.value), &arg);
                 None
             }
-            IoRedirect::HereDocument(fd, document) => {
-                self.unknown("a here-document feeds the command its input".to_owned());
-                let mut text = document.doc.value.clone();
-                if document.remove_tabs {
-                    text = text
-                        .lines()
-                        .map(|line| line.trim_start_matches('\t'))
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                }
-                let mut visible = true;
-                if document.requires_expansion {
-                    let (expands, substitutions, failure) = words::heredoc_expansions(&text);
-                    if let Some(failure) = failure {
-                        self.destructive(failure.reason());
-                    }
-                    for script in substitutions {
-                        self.script(&script, &Stdin::Inherited, depth + 1, false);
-                    }
-                    visible = !expands;
-                }
-                let reads_stdin = fd.is_none_or(|fd| fd == 0);
-                reads_stdin.then(|| {
-                    if visible {
-                        Stdin::Text(text)
-                    } else {
-                        Stdin::Unseen("a here-document with expansions".to_owned())
-                    }
-                })
-            }
+            IoRedirect::HereDocument(fd, document) => self.here_document(*fd, document, depth),
             IoRedirect::HereString(fd, word) => {
                 let arg = self.word(&word.value, depth);
                 self.unknown(format!(
@@ -716,6 +649,95 @@ impl<'p> Walker<'p> {
                 })
             }
         }
+    }
+
+    /// `N< file`, `N> file` and the like: writes are judged by their target; input must be
+    /// a plain word naming a place inside the workspace (or /dev/null), for standard input.
+    fn file_redirect(
+        &mut self,
+        fd: Option<i32>,
+        kind: &IoFileRedirectKind,
+        raw: &str,
+        depth: usize,
+    ) -> Option<Stdin> {
+        let writes = matches!(
+            kind,
+            IoFileRedirectKind::Write
+                | IoFileRedirectKind::Append
+                | IoFileRedirectKind::Clobber
+                | IoFileRedirectKind::ReadAndWrite
+        );
+        let symbol = redirect_symbol(kind);
+        let arg = self.word(raw, depth);
+        if writes && fd.is_some_and(|fd| fd != 1 && fd != 2) {
+            self.unknown(format!(
+                "`{}{symbol} {}` opens another file descriptor",
+                fd.unwrap_or_default(),
+                raw
+            ));
+        }
+        if writes {
+            self.write_redirect(&format!("{symbol} {}", raw), &arg);
+            return None;
+        }
+        let reads_stdin = fd.is_none_or(|fd| fd == 0);
+        match arg.text() {
+            Some(_) if arg.pattern.is_some() => {
+                self.unknown(format!("`< {}` redirects input from a pattern", raw))
+            }
+            Some(NULL_DEVICE) => {}
+            Some(path) => {
+                if let Some(problem) = self.path_problem("<", path) {
+                    self.unknown(problem);
+                }
+            }
+            None => {}
+        }
+        if !reads_stdin {
+            self.unknown(format!(
+                "`{}< {}` opens a file on another descriptor",
+                fd.unwrap_or_default(),
+                raw
+            ));
+        }
+        reads_stdin.then(|| Stdin::File(raw.to_owned()))
+    }
+
+    /// A here-document: its text is the command's input when the line shows it.
+    fn here_document(
+        &mut self,
+        fd: Option<i32>,
+        document: &ast::IoHereDocument,
+        depth: usize,
+    ) -> Option<Stdin> {
+        self.unknown("a here-document feeds the command its input".to_owned());
+        let mut text = document.doc.value.clone();
+        if document.remove_tabs {
+            text = text
+                .lines()
+                .map(|line| line.trim_start_matches('\t'))
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+        let mut visible = true;
+        if document.requires_expansion {
+            let (expands, substitutions, failure) = words::heredoc_expansions(&text);
+            if let Some(failure) = failure {
+                self.destructive(failure.reason());
+            }
+            for script in substitutions {
+                self.script(&script, &Stdin::Inherited, depth + 1, false);
+            }
+            visible = !expands;
+        }
+        let reads_stdin = fd.is_none_or(|fd| fd == 0);
+        reads_stdin.then(|| {
+            if visible {
+                Stdin::Text(text)
+            } else {
+                Stdin::Unseen("a here-document with expansions".to_owned())
+            }
+        })
     }
 
     /// `N>&M`: standard output and error may become copies of each other (`2>&1`, `>&2`),

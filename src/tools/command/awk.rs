@@ -26,7 +26,9 @@ pub(super) fn print_only_problem(code: &str) -> Option<String> {
                 }
                 "system" => return Some("runs a shell command (`system`)".to_owned()),
                 "ENVIRON" => {
-                    return Some("reads the environment (`ENVIRON`), which may hold secrets".to_owned());
+                    return Some(
+                        "reads the environment (`ENVIRON`), which may hold secrets".to_owned(),
+                    );
                 }
                 "getline"
                     if tokens[index + 1..]
@@ -125,7 +127,10 @@ fn tokenize(code: &str) -> Option<Vec<Token>> {
             }
             _ => {
                 let two: String = chars[at..(at + 2).min(chars.len())].iter().collect();
-                let op = if matches!(two.as_str(), ">>" | "|&" | "||" | "&&" | ">=" | "<=" | "==" | "!=") {
+                let op = if matches!(
+                    two.as_str(),
+                    ">>" | "|&" | "||" | "&&" | ">=" | "<=" | "==" | "!="
+                ) {
                     two
                 } else {
                     c.to_string()

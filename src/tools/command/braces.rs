@@ -166,13 +166,12 @@ fn expand(chars: &[Char], raw: &str, out: &mut Vec<Vec<Char>>) -> Result<(), Bra
     let alternatives: Vec<Vec<Char>> = match sequence(&text(inner)) {
         Some(items) => items?
             .into_iter()
-            .map(|item| {
-                item.chars()
-                    .map(|c| Char { c, active: false })
-                    .collect()
-            })
+            .map(|item| item.chars().map(|c| Char { c, active: false }).collect())
             .collect(),
-        None => split_top_level(inner).into_iter().map(<[Char]>::to_vec).collect(),
+        None => split_top_level(inner)
+            .into_iter()
+            .map(<[Char]>::to_vec)
+            .collect(),
     };
     for alternative in alternatives {
         let mut word = chars[..start].to_vec();
@@ -265,7 +264,10 @@ mod tests {
         assert_eq!(words("{3..1}"), list(&["3", "2", "1"]));
         assert_eq!(words("{01..03}"), list(&["01", "02", "03"]));
         assert_eq!(words("{-1..1}"), list(&["-1", "0", "1"]));
-        assert_eq!(words("src/{main,lib}.rs"), list(&["src/main.rs", "src/lib.rs"]));
+        assert_eq!(
+            words("src/{main,lib}.rs"),
+            list(&["src/main.rs", "src/lib.rs"])
+        );
         assert_eq!(words("{a,{b,c}}d"), list(&["ad", "bd", "cd"]));
         assert_eq!(words("{a,b}{1,2}"), list(&["a1", "a2", "b1", "b2"]));
         // Empty words are dropped; quotes stay for the reading of the word.
@@ -276,7 +278,17 @@ mod tests {
 
     #[test]
     fn words_without_an_expression_are_left_alone() {
-        for raw in ["{}", "{x}", "'{a,b}'", "\\{a,b}", "\"{a,b}\"", "{a,b", "a}", "{1..}", "x{}"] {
+        for raw in [
+            "{}",
+            "{x}",
+            "'{a,b}'",
+            "\\{a,b}",
+            "\"{a,b}\"",
+            "{a,b",
+            "a}",
+            "{1..}",
+            "x{}",
+        ] {
             assert_eq!(words(raw), None, "{raw}");
         }
     }

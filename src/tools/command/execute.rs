@@ -564,7 +564,9 @@ impl<'r> Jail<'r> {
                 (OwnedFd::from(writer), Some(OwnedFd::from(reader)))
             };
             let base = [
-                stdin.take().map_or_else(|| null_device(false).map(OwnedFd::from), Ok)?,
+                stdin
+                    .take()
+                    .map_or_else(|| null_device(false).map(OwnedFd::from), Ok)?,
                 stdout,
                 OwnedFd::from(sinks.writer(&sinks.stderr)?),
             ];
@@ -615,7 +617,9 @@ impl<'r> Jail<'r> {
                     fds[fd] = null_device(true).map_err(|e| e.to_string())?.into();
                 }
                 Redirect::Duplicate { fd, to } => {
-                    let (fd, to) = slot(*fd).zip(slot(*to)).ok_or("a descriptor other than 1 or 2")?;
+                    let (fd, to) = slot(*fd)
+                        .zip(slot(*to))
+                        .ok_or("a descriptor other than 1 or 2")?;
                     fds[fd] = fds[to].try_clone().map_err(|e| e.to_string())?;
                 }
             }
@@ -628,7 +632,9 @@ impl<'r> Jail<'r> {
     /// the bot.
     fn open_input(&self, path: &str, cwd: &Path) -> Result<OwnedFd, String> {
         if path == NULL_DEVICE {
-            return null_device(false).map(OwnedFd::from).map_err(|e| e.to_string());
+            return null_device(false)
+                .map(OwnedFd::from)
+                .map_err(|e| e.to_string());
         }
         let full = cwd.join(path);
         if self.walls == Walls::ReadOnly {
@@ -650,7 +656,9 @@ impl<'r> Jail<'r> {
         // SAFETY: fcntl on a descriptor we own, with integer arguments only.
         let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
         // SAFETY: as above; clears O_NONBLOCK so the reader sees ordinary blocking reads.
-        if flags < 0 || unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        if flags < 0
+            || unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0
+        {
             return Err(format!("{path}: {}", io::Error::last_os_error()));
         }
         Ok(fd)

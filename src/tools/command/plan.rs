@@ -311,7 +311,9 @@ pub fn cd_directory(command: &SimpleCommand) -> Option<Option<&str>> {
     }
     match words {
         [] => Some(None),
-        [word] if word.pattern.is_none() && !word.text.starts_with('-') && !word.text.is_empty() => {
+        [word]
+            if word.pattern.is_none() && !word.text.starts_with('-') && !word.text.is_empty() =>
+        {
             Some(Some(word.text.as_str()))
         }
         _ => None,
@@ -350,7 +352,10 @@ fn simple_command(
 }
 
 /// The redirection the runner performs itself, or why a shell must.
-fn redirect(redirect: &ast::IoRedirect, options: &ParserOptions) -> Result<Vec<Redirect>, NeedsShell> {
+fn redirect(
+    redirect: &ast::IoRedirect,
+    options: &ParserOptions,
+) -> Result<Vec<Redirect>, NeedsShell> {
     use ast::{IoFileRedirectKind as Kind, IoFileRedirectTarget as Target};
     let refused = || NeedsShell::Redirection(redirect.to_string().trim().to_owned());
     let standard = |fd: i32| (fd == 1 || fd == 2).then_some(fd);
@@ -361,10 +366,16 @@ fn redirect(redirect: &ast::IoRedirect, options: &ParserOptions) -> Result<Vec<R
             .map(|w| w.text)
     };
     let planned = match redirect {
-        ast::IoRedirect::File(fd, Kind::Read, Target::Filename(target)) if fd.is_none_or(|fd| fd == 0) => {
+        ast::IoRedirect::File(fd, Kind::Read, Target::Filename(target))
+            if fd.is_none_or(|fd| fd == 0) =>
+        {
             vec![Redirect::Input(literal(target).ok_or_else(refused)?)]
         }
-        ast::IoRedirect::File(fd, Kind::Write | Kind::Append | Kind::Clobber, Target::Filename(target)) => {
+        ast::IoRedirect::File(
+            fd,
+            Kind::Write | Kind::Append | Kind::Clobber,
+            Target::Filename(target),
+        ) => {
             let fd = standard(fd.unwrap_or(1)).ok_or_else(refused)?;
             if literal(target).as_deref() != Some(NULL_DEVICE) {
                 return Err(refused());
@@ -381,7 +392,9 @@ fn redirect(redirect: &ast::IoRedirect, options: &ParserOptions) -> Result<Vec<R
             let to = to.and_then(standard).ok_or_else(refused)?;
             vec![Redirect::Duplicate { fd, to }]
         }
-        ast::IoRedirect::OutputAndError(target, _) if literal(target).as_deref() == Some(NULL_DEVICE) => {
+        ast::IoRedirect::OutputAndError(target, _)
+            if literal(target).as_deref() == Some(NULL_DEVICE) =>
+        {
             vec![Redirect::Discard(1), Redirect::Discard(2)]
         }
         _ => return Err(refused()),

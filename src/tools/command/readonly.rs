@@ -815,32 +815,7 @@ fn find_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement 
         match word {
             "-delete" => judgement.destructive("`find -delete` removes every file it matches"),
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
-                let start = index;
-                let mut end = start;
-                while let Some(part) = args.get(end) {
-                    let text = part.text();
-                    if text == Some(";")
-                        || (text == Some("+") && end > start && args[end - 1].text() == Some("{}"))
-                    {
-                        break;
-                    }
-                    end += 1;
-                }
-                // `{}` alone, after the program, is a path under a starting point (`./x`),
-                // never an option; anywhere else what replaces it is only known at run time.
-                let first_start = starts.first().copied().unwrap_or(".");
-                let command: Vec<Arg> = args[start..end]
-                    .iter()
-                    .enumerate()
-                    .map(|(at, a)| match a.text() {
-                        Some("{}") if at > 0 => Arg {
-                            value: Some(format!("{}/{{}}", first_start.trim_end_matches('/'))),
-                            ..Arg::opaque("{}")
-                        },
-                        Some(t) if t.contains("{}") => Arg::opaque("{}"),
-                        _ => a.clone(),
-                    })
-                    .collect();
+                let (command, end) = find_command(args, index, &starts);
                 if word.starts_with("-ok") {
                     judgement.unknown(format!("`find {word}` asks on its input before it runs"));
                 }
@@ -884,6 +859,36 @@ fn find_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement 
         }
     }
     judgement
+}
+
+/// The command of `find -exec` starting at `start`, and where its `;` or `+` is. `{}`
+/// alone, after the program, is a path under a starting point (`./x`), never an option;
+/// anywhere else what replaces it is only known at run time.
+fn find_command(args: &[Arg], start: usize, starts: &[&str]) -> (Vec<Arg>, usize) {
+    let mut end = start;
+    while let Some(part) = args.get(end) {
+        let text = part.text();
+        if text == Some(";")
+            || (text == Some("+") && end > start && args[end - 1].text() == Some("{}"))
+        {
+            break;
+        }
+        end += 1;
+    }
+    let first_start = starts.first().copied().unwrap_or(".");
+    let command = args[start..end.min(args.len())]
+        .iter()
+        .enumerate()
+        .map(|(at, a)| match a.text() {
+            Some("{}") if at > 0 => Arg {
+                value: Some(format!("{}/{{}}", first_start.trim_end_matches('/'))),
+                ..Arg::opaque("{}")
+            },
+            Some(t) if t.contains("{}") => Arg::opaque("{}"),
+            _ => a.clone(),
+        })
+        .collect();
+    (command, end)
 }
 
 /// `jq` reading files, with a filter that does not read the environment or load modules.
@@ -1077,8 +1082,8 @@ fn hostname_rule(invocation: &Invocation<'_>) -> Judgement {
 
 /// `test` and `[` operators whose operand names a file.
 const FILE_TESTS: &[&str] = &[
-    "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-G", "-h", "-k", "-L", "-N", "-O", "-p", "-r",
-    "-s", "-S", "-u", "-w", "-x",
+    "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-G", "-h", "-k", "-L", "-N", "-O", "-p", "-r", "-s",
+    "-S", "-u", "-w", "-x",
 ];
 
 /// `test`/`[` only answer with a status; the files they ask about must be in the workspace.

@@ -253,7 +253,10 @@ fn check_value(
         Value::Text => {}
         Value::Archive if value == "-" => {}
         Value::Archive => {
-            let remote = value.split('/').next().is_some_and(|head| head.contains(':'));
+            let remote = value
+                .split('/')
+                .next()
+                .is_some_and(|head| head.contains(':'));
             if remote && !reading.force_local {
                 judgement.unknown(format!(
                     "`tar {shown} {value}` names an archive on another host"

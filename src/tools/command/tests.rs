@@ -283,58 +283,136 @@ fn everyday_lines_run_without_a_click() {
         lines.iter().map(|line| (*line, Safe)).collect()
     };
     // stderr and stdout onto /dev/null or each other.
-    check_table(&policy, &safe(&[
-        "ls 2>/dev/null", "ls > /dev/null", "ls >>/dev/null", "ls 2>&1", "ls >&2", "ls 1>&2",
-        "grep -rn x src 2>/dev/null | head", "ls x >/dev/null 2>&1 || echo no", "ls &>/dev/null",
-        "ls 2>&1 | wc -l", "ls 2> /dev/null", "ls |& wc",
-    ]));
+    check_table(
+        &policy,
+        &safe(&[
+            "ls 2>/dev/null",
+            "ls > /dev/null",
+            "ls >>/dev/null",
+            "ls 2>&1",
+            "ls >&2",
+            "ls 1>&2",
+            "grep -rn x src 2>/dev/null | head",
+            "ls x >/dev/null 2>&1 || echo no",
+            "ls &>/dev/null",
+            "ls 2>&1 | wc -l",
+            "ls 2> /dev/null",
+            "ls |& wc",
+        ]),
+    );
     // Input from a file in the workspace.
-    check_table(&policy, &safe(&[
-        "wc -l < notes.txt", "sort < notes.txt | uniq -c", "cat < /dev/null",
-        "tr a-z A-Z < src/main.rs", "head -n1 <notes.txt", "< notes.txt wc -l",
-    ]));
+    check_table(
+        &policy,
+        &safe(&[
+            "wc -l < notes.txt",
+            "sort < notes.txt | uniq -c",
+            "cat < /dev/null",
+            "tr a-z A-Z < src/main.rs",
+            "head -n1 <notes.txt",
+            "< notes.txt wc -l",
+        ]),
+    );
     // test and [.
-    check_table(&policy, &safe(&[
-        "test -f notes.txt && echo yes", "[ -d src ] && ls src", "[ ! -e x ] || echo there",
-        "test -w notes.txt", "[ 1 -lt 2 ]", "[ notes.txt -nt README.md ]", "test -n abc",
-        "[ -f notes.txt -a -r notes.txt ]",
-    ]));
+    check_table(
+        &policy,
+        &safe(&[
+            "test -f notes.txt && echo yes",
+            "[ -d src ] && ls src",
+            "[ ! -e x ] || echo there",
+            "test -w notes.txt",
+            "[ 1 -lt 2 ]",
+            "[ notes.txt -nt README.md ]",
+            "test -n abc",
+            "[ -f notes.txt -a -r notes.txt ]",
+        ]),
+    );
     // awk programs that only print.
-    check_table(&policy, &safe(&[
-        "awk '{print $1}' notes.txt", "awk -F, '{s += $2} END {print s}' notes.txt",
-        "awk '$3 > 100' notes.txt", "awk 'NR==1' notes.txt", "awk '/a|b/' notes.txt",
-        "awk -v OFS=, '{print $1, $2}' notes.txt", "awk '{print > \"/dev/stderr\"}' notes.txt",
-        "ls -l | awk '{print $5}'", "awk 'BEGIN {print 2^10}'",
-    ]));
+    check_table(
+        &policy,
+        &safe(&[
+            "awk '{print $1}' notes.txt",
+            "awk -F, '{s += $2} END {print s}' notes.txt",
+            "awk '$3 > 100' notes.txt",
+            "awk 'NR==1' notes.txt",
+            "awk '/a|b/' notes.txt",
+            "awk -v OFS=, '{print $1, $2}' notes.txt",
+            "awk '{print > \"/dev/stderr\"}' notes.txt",
+            "ls -l | awk '{print $5}'",
+            "awk 'BEGIN {print 2^10}'",
+        ]),
+    );
     // tar listings.
-    check_table(&policy, &safe(&[
-        "tar -tf x.tar", "tar tvf x.tar", "tar -tzvf x.tar", "tar --list --file=x.tar",
-        "tar -xOf x.tar notes.txt", "tar -t -f x.tar | head",
-    ]));
+    check_table(
+        &policy,
+        &safe(&[
+            "tar -tf x.tar",
+            "tar tvf x.tar",
+            "tar -tzvf x.tar",
+            "tar --list --file=x.tar",
+            "tar -xOf x.tar notes.txt",
+            "tar -t -f x.tar | head",
+        ]),
+    );
     // Wrappers around read-only programs.
-    check_table(&policy, &safe(&[
-        "timeout 5 ls", "timeout -s KILL 5 git status", "timeout 5s grep -rn x src",
-        "nice ls", "find . -name '*.rs' | xargs wc -l", "xargs ls", "echo notes.txt | xargs cat",
-        "find . -print0 | xargs -0 -n1 basename", "ls | xargs -I{} echo {}",
-        "find . -exec grep foo {} \\;", "find src -name '*.rs' -exec wc -l {} +",
-        "find . -type f -execdir ls -la {} \\;",
-    ]));
+    check_table(
+        &policy,
+        &safe(&[
+            "timeout 5 ls",
+            "timeout -s KILL 5 git status",
+            "timeout 5s grep -rn x src",
+            "nice ls",
+            "find . -name '*.rs' | xargs wc -l",
+            "xargs ls",
+            "echo notes.txt | xargs cat",
+            "find . -print0 | xargs -0 -n1 basename",
+            "ls | xargs -I{} echo {}",
+            "find . -exec grep foo {} \\;",
+            "find src -name '*.rs' -exec wc -l {} +",
+            "find . -type f -execdir ls -la {} \\;",
+        ]),
+    );
     // expr and numfmt.
-    check_table(&policy, &safe(&[
-        "expr 1 + 2", "expr 7 \\* 6", "expr length hello", "numfmt --to=iec 1048576",
-        "du -sb src | numfmt --to=iec --field=1", "numfmt --header --to=si 1 2",
-    ]));
+    check_table(
+        &policy,
+        &safe(&[
+            "expr 1 + 2",
+            "expr 7 \\* 6",
+            "expr length hello",
+            "numfmt --to=iec 1048576",
+            "du -sb src | numfmt --to=iec --field=1",
+            "numfmt --header --to=si 1 2",
+        ]),
+    );
     // cd inside the workspace: later paths are checked from there.
-    check_table(&policy, &safe(&[
-        "cd src && ls", "cd src; ls", "cd sub/deeper && cat x.txt", "cd src && cat ../README.md",
-        "cd src && cd .. && ls", "cd", "cd ./docs && ls *.md", "cd -- src && pwd",
-    ]));
+    check_table(
+        &policy,
+        &safe(&[
+            "cd src && ls",
+            "cd src; ls",
+            "cd sub/deeper && cat x.txt",
+            "cd src && cat ../README.md",
+            "cd src && cd .. && ls",
+            "cd",
+            "cd ./docs && ls *.md",
+            "cd -- src && pwd",
+        ]),
+    );
     // Brace and arithmetic expansion.
-    check_table(&policy, &safe(&[
-        "echo {a,b,c}", "echo file{1..3}.txt", "ls src/{main,lib}.rs", "echo {01..03}",
-        "echo {a..e}", "echo $((1 + 2))", "echo \"$((60 * 60))s\"", "head -n $((2 * 5)) notes.txt",
-        "echo $(( (5 + 3) * 2 ))", "echo $((0x10))",
-    ]));
+    check_table(
+        &policy,
+        &safe(&[
+            "echo {a,b,c}",
+            "echo file{1..3}.txt",
+            "ls src/{main,lib}.rs",
+            "echo {01..03}",
+            "echo {a..e}",
+            "echo $((1 + 2))",
+            "echo \"$((60 * 60))s\"",
+            "head -n $((2 * 5)) notes.txt",
+            "echo $(( (5 + 3) * 2 ))",
+            "echo $((0x10))",
+        ]),
+    );
 }
 
 /// Beside every class above, the forms that write, run other code or leave the workspace.

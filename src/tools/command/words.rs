@@ -156,23 +156,12 @@ pub(super) fn analyze(raw: &str) -> WordReport {
             WordPiece::DoubleQuotedSequence(inner) => {
                 unquoted.push(QUOTED);
                 for inner_piece in inner {
-                    match &inner_piece.piece {
-                        WordPiece::Text(text) => {
-                            value.push_str(text);
-                            escape_into(&mut pattern, text);
+                    match literal_text(&inner_piece.piece) {
+                        Some(text) => {
+                            value.push_str(&text);
+                            escape_into(&mut pattern, &text);
                         }
-                        WordPiece::EscapeSequence(escape) => {
-                            let unescaped = unescape(escape);
-                            value.push_str(unescaped);
-                            escape_into(&mut pattern, unescaped);
-                        }
-                        WordPiece::ArithmeticExpression(expression)
-                            if let Some(number) = arith::evaluate(&expression.value) =>
-                        {
-                            value.push_str(&number.to_string());
-                            pattern.push_str(&number.to_string());
-                        }
-                        _ => reader.expansion(inner_piece, raw, 0),
+                        None => reader.expansion(inner_piece, raw, 0),
                     }
                 }
             }
@@ -212,6 +201,19 @@ pub(super) fn analyze(raw: &str) -> WordReport {
         problem: reader.problem,
         substitutions: reader.substitutions,
         failure: reader.failure,
+    }
+}
+
+/// The text of a piece inside double quotes that expands to known text: literal text,
+/// an escape, or integer arithmetic.
+fn literal_text(piece: &WordPiece) -> Option<String> {
+    match piece {
+        WordPiece::Text(text) => Some(text.clone()),
+        WordPiece::EscapeSequence(escape) => Some(unescape(escape).to_owned()),
+        WordPiece::ArithmeticExpression(expression) => {
+            arith::evaluate(&expression.value).map(|n| n.to_string())
+        }
+        _ => None,
     }
 }
 

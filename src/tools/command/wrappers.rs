@@ -601,9 +601,11 @@ fn xargs(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         });
     }
     let shown = match invocation.stdin {
-        Stdin::Text(text) if !arg_file && !replaces && !text.contains(['\\', '\'', '"']) => {
-            Some(text.split_whitespace().map(Arg::literal).collect::<Vec<_>>())
-        }
+        Stdin::Text(text) if !arg_file && !replaces && !text.contains(['\\', '\'', '"']) => Some(
+            text.split_whitespace()
+                .map(Arg::literal)
+                .collect::<Vec<_>>(),
+        ),
         _ => None,
     };
     match shown {
