@@ -637,15 +637,17 @@ impl<'r> Jail<'r> {
                 .map_err(|e| e.to_string());
         }
         let full = cwd.join(path);
-        if self.walls == Walls::ReadOnly {
-            let real = std::fs::canonicalize(&full).map_err(|e| format!("{path}: {e}"))?;
-            if !real.starts_with(self.runner.workspace.root()) {
-                return Err(format!("{path}: outside the workspace"));
-            }
+        let real = std::fs::canonicalize(&full).map_err(|e| format!("{path}: {e}"))?;
+        if self.walls == Walls::ReadOnly && !real.starts_with(self.runner.workspace.root()) {
+            return Err(format!("{path}: outside the workspace"));
+        }
+        // Only regular files are opened at all: opening a device may do something.
+        if !std::fs::metadata(&real).is_ok_and(|meta| meta.is_file()) {
+            return Err(format!("{path}: not a regular file"));
         }
         let file = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
             .open(&full)
             .map_err(|e| format!("{path}: {e}"))?;
         let meta = file.metadata().map_err(|e| format!("{path}: {e}"))?;
@@ -653,6 +655,16 @@ impl<'r> Jail<'r> {
             return Err(format!("{path}: not a regular file"));
         }
         let fd = OwnedFd::from(file);
+        // The bot opens the file, outside Landlock: what was opened, not what the path said
+        // a moment before, must be inside the workspace (a symlink swapped in between is
+        // caught here; hard links stop lines without a click before they start).
+        if self.walls == Walls::ReadOnly {
+            let opened = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+                .map_err(|e| format!("{path}: {e}"))?;
+            if !opened.starts_with(self.runner.workspace.root()) {
+                return Err(format!("{path}: outside the workspace"));
+            }
+        }
         // SAFETY: fcntl on a descriptor we own, with integer arguments only.
         let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
         // SAFETY: as above; clears O_NONBLOCK so the reader sees ordinary blocking reads.

@@ -476,6 +476,7 @@ fn their_dangerous_neighbours_still_wait() {
             ("find . -ok cat {} \\;", NotSafe),
             ("find . | xargs rm", Destructive),
             ("echo /etc/passwd | xargs cat", NotSafe),
+            ("echo /etc/shadow | xargs -n1 cat", NotSafe),
             ("xargs -a /etc/passwd echo", NotSafe),
             ("ls | xargs sed -i s/a/b/", Destructive),
             ("expr $(rm x) + 1", Destructive),

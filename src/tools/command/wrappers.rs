@@ -582,6 +582,23 @@ fn xargs(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let mut judgement = Judgement::whitelisted();
     let mut replaces = false;
     let mut arg_file = false;
+    // Options that change how input splits into words (`-0`, `-d ,`, `-E`) make the
+    // words xargs passes differ from the line's: they are then unknown.
+    let splits_plainly = items.iter().all(|item| {
+        item.named(
+            &[
+                "n",
+                "max-args",
+                "r",
+                "no-run-if-empty",
+                "t",
+                "verbose",
+                "P",
+                "max-procs",
+            ],
+            false,
+        )
+    });
     for item in &items {
         if names(item, &["a", "arg-file"]) {
             arg_file = true;
@@ -601,11 +618,15 @@ fn xargs(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         });
     }
     let shown = match invocation.stdin {
-        Stdin::Text(text) if !arg_file && !replaces && !text.contains(['\\', '\'', '"']) => Some(
-            text.split_whitespace()
-                .map(Arg::literal)
-                .collect::<Vec<_>>(),
-        ),
+        Stdin::Text(text)
+            if splits_plainly && !arg_file && !replaces && !text.contains(['\\', '\'', '"']) =>
+        {
+            Some(
+                text.split_whitespace()
+                    .map(Arg::literal)
+                    .collect::<Vec<_>>(),
+            )
+        }
         _ => None,
     };
     match shown {
