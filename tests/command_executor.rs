@@ -580,6 +580,8 @@ async fn redirections_and_cd_run_in_the_plan_in_sh_order() {
     assert_eq!((out.as_str(), err.as_str()), ("", ""));
     let (out, _, _) = outputs(&t, "echo {a,b} $((2 * 3)) >&2 2>/dev/null; pwd", &auto).await;
     assert_eq!(out, format!("{}\n", t.root.display()));
+    let (out, err, _) = outputs(&t, "cd nowhere 2>/dev/null || echo no-such-dir", &auto).await;
+    assert_eq!((out.as_str(), err.as_str()), ("no-such-dir\n", ""));
     // `cd` alone goes back to the workspace; a later `;` list keeps the directory.
     let (out, _, _) = outputs(&t, "cd sub; ls; cd; ls", &auto).await;
     assert_eq!(out, "inner.txt\nsub\n");

@@ -705,13 +705,21 @@ impl<'r> Jail<'r> {
                 None
             }
         };
-        match problem {
-            Some(problem) => {
-                sinks.complain(&format!("{problem}\n"));
-                Ok(Exit::Code(1))
-            }
-            None => Ok(Exit::Code(0)),
+        let Some(problem) = problem else {
+            return Ok(Exit::Code(0));
+        };
+        // Said where the command's stderr goes (`cd x 2>/dev/null || ...`).
+        let standard = [
+            OwnedFd::from(null_device(false)?),
+            OwnedFd::from(sinks.writer(&sinks.stdout)?),
+            OwnedFd::from(sinks.writer(&sinks.stderr)?),
+        ];
+        let redirected = self.redirected(standard, &command.redirects, cwd);
+        if let Ok([_, _, error]) = redirected {
+            use std::io::Write;
+            let _ = std::fs::File::from(error).write_all(format!("{problem}\n").as_bytes());
         }
+        Ok(Exit::Code(1))
     }
 
     /// The arguments after the program name, globs expanded from the line's directory.

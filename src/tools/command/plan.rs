@@ -298,17 +298,14 @@ fn pipeline(pipeline: &ast::Pipeline, options: &ParserOptions) -> Result<Pipelin
     Ok(Pipeline { commands })
 }
 
-/// The directory a planned `cd` changes into: `None` (the home directory, which is the
-/// workspace) for `cd` alone; `Some(None)` for a form the runner does not take (an option,
-/// `-`, a pattern, several words, a redirection).
+/// The directory a planned `cd` changes into: `Some(None)` (the home directory, which is
+/// the workspace) for `cd` alone; `None` for a form the runner does not take (an option,
+/// `-`, a pattern, several words). Its redirections only say where its complaint goes.
 pub fn cd_directory(command: &SimpleCommand) -> Option<Option<&str>> {
     let words = match command.words.get(1) {
         Some(word) if word.text == "--" => &command.words[2..],
         _ => &command.words[1..],
     };
-    if !command.redirects.is_empty() {
-        return None;
-    }
     match words {
         [] => Some(None),
         [word]
@@ -728,6 +725,7 @@ y"#
             "cd src | ls",
             "cd src*",
             "cd src > x",
+            "cd src 2>x",
             "export A=b",
             "exec ls",
             "eval ls",

@@ -395,6 +395,7 @@ fn everyday_lines_run_without_a_click() {
             "cd",
             "cd ./docs && ls *.md",
             "cd -- src && pwd",
+            "cd src 2>/dev/null || echo missing",
         ]),
     );
     // Brace and arithmetic expansion.
