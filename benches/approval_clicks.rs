@@ -4,8 +4,9 @@
 //! `cargo bench --bench approval_clicks`
 //!
 //! A 30-step incident-triage conversation, one tool call per step, through the real loop,
-//! gate, sandbox and store: reading compressed logs, listing backups, checking certificates,
-//! converting a latin-1 export, sizing numbers, a dry-run `make`, and two deletions. Each
+//! gate, sandbox and store: reading compressed logs, sizing compressed backups, checking
+//! certificates, converting a latin-1 export, factoring numbers, a dry-run `make`, and two
+//! deletions. Each
 //! of these is a call the gate asks about (the programs are not on the read-only
 //! whitelist, or delete files). The person answers every request with Confirm (rules off),
 //! or with "Allow similar" wherever it is offered (rules on). Printed: the clicks, how many
@@ -31,7 +32,7 @@ fn session() -> Vec<String> {
         steps.push(format!("zcat logs/app-{i}.log.gz"));
     }
     for i in 0..6 {
-        steps.push(format!("tar -tzf backups/b-{i}.tgz"));
+        steps.push(format!("gzip -l backups/b-{i}.tgz"));
     }
     for name in ["api", "web", "db", "queue", "auth"] {
         steps.push(format!("openssl x509 -noout -subject -in certs/{name}.pem"));
@@ -39,8 +40,9 @@ fn session() -> Vec<String> {
     for i in 0..4 {
         steps.push(format!("iconv -f latin1 -t utf-8 exports/e-{i}.txt"));
     }
+    // (`tar -t` and `numfmt` would run without a click now; these still ask.)
     for n in [1_048_576, 5_000_000, 734_003_200] {
-        steps.push(format!("numfmt --to=iec {n}"));
+        steps.push(format!("factor {n}"));
     }
     steps.push("make -n deploy".to_owned());
     steps.push("make -n deploy".to_owned());

@@ -492,7 +492,7 @@ async fn a_missing_program_is_a_clear_error_and_nothing_runs() {
 async fn an_auto_line_that_needs_a_shell_is_refused_and_runs_when_confirmed() {
     let t = tool();
     std::fs::create_dir_all(&t.root).expect("mkdir");
-    for line in ["echo $HOME", "ls > listing.txt", "cd .. && ls", "(ls)"] {
+    for line in ["echo $HOME", "ls > listing.txt", "cd - && ls", "(ls)"] {
         match t.execute(line, &Approval::Auto).await {
             Err(ToolError::Refused(message)) => {
                 assert!(message.contains("needs a shell"), "{message}");
@@ -547,4 +547,83 @@ async fn chat_shows_the_command_and_output_in_code_blocks() {
         out.chat,
         "```sh\nprintf 'x`\u{200b}`\u{200b}`y\\n'\n```\n```\nx`\u{200b}`\u{200b}`y\n```\nexit status 0"
     );
+}
+
+/// What a line wrote to stdout and stderr, and how it ended.
+async fn outputs(t: &TestTool, line: &str, approval: &Approval) -> (String, String, Exit) {
+    let outcome = t
+        .tool
+        .run(line, approval)
+        .await
+        .unwrap_or_else(|e| panic!("{line:?} failed: {e}"));
+    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
+    (
+        text(outcome.stdout.bytes),
+        text(outcome.stderr.bytes),
+        outcome.exit,
+    )
+}
+
+#[tokio::test]
+async fn redirections_and_cd_run_in_the_plan_in_sh_order() {
+    let t = tool();
+    std::fs::create_dir_all(t.root.join("sub")).expect("mkdir");
+    std::fs::write(t.root.join("sub/inner.txt"), "inner\n").expect("write");
+    let auto = Approval::Auto;
+    let (out, _, exit) = outputs(&t, "cd sub && cat < inner.txt 2>/dev/null", &auto).await;
+    assert_eq!((out.as_str(), exit), ("inner\n", Exit::Code(0)));
+    // `2>&1 >/dev/null`: the error goes where stdout was, then stdout is dropped.
+    let (out, err, _) = outputs(&t, "ls missing 2>&1 >/dev/null", &auto).await;
+    assert!(out.contains("missing"), "{out}");
+    assert!(err.is_empty(), "{err}");
+    let (out, err, _) = outputs(&t, "ls missing >/dev/null 2>&1", &auto).await;
+    assert_eq!((out.as_str(), err.as_str()), ("", ""));
+    let (out, _, _) = outputs(&t, "echo {a,b} $((2 * 3)) >&2 2>/dev/null; pwd", &auto).await;
+    assert_eq!(out, format!("{}\n", t.root.display()));
+    let (out, err, _) = outputs(&t, "cd nowhere 2>/dev/null || echo no-such-dir", &auto).await;
+    assert_eq!((out.as_str(), err.as_str()), ("no-such-dir\n", ""));
+    // `cd` alone goes back to the workspace; a later `;` list keeps the directory.
+    let (out, _, _) = outputs(&t, "cd sub; ls; cd; ls", &auto).await;
+    assert_eq!(out, "inner.txt\nsub\n");
+}
+
+#[tokio::test]
+async fn without_a_click_cd_and_input_stay_inside_the_workspace() {
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(outside.path().join("secret.txt"), "top secret").expect("write");
+    std::os::unix::fs::symlink(outside.path(), t.root.join("link")).expect("symlink");
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), t.root.join("leak"))
+        .expect("symlink");
+    let fifo = std::ffi::CString::new(t.root.join("fifo").to_str().expect("utf-8")).expect("c");
+    // SAFETY: a valid NUL-terminated path and a mode.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let auto = Approval::Auto;
+    let absolute = format!("cat < {}/secret.txt", outside.path().display());
+    for (line, problem) in [
+        ("cd .. && ls", "outside the workspace"),
+        ("cd link && cat secret.txt", "outside the workspace"),
+        ("cat < leak", "outside the workspace"),
+        (absolute.as_str(), "outside the workspace"),
+        ("cat < fifo", "not a regular file"),
+    ] {
+        let started = Instant::now();
+        let (out, err, exit) = outputs(&t, line, &auto).await;
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{line:?} blocked"
+        );
+        assert_eq!(exit, Exit::Code(1), "{line:?}");
+        assert!(err.contains(problem), "{line:?}: {err}");
+        assert!(
+            !out.contains("top secret") && !out.contains("secret.txt"),
+            "{out}"
+        );
+    }
+    // A person may take a line out of the workspace (its sandbox still holds there).
+    let (out, _, exit) = outputs(&t, "cd .. && pwd", &confirmed()).await;
+    assert_eq!(exit, Exit::Code(0));
+    let parent = t.root.parent().expect("parent");
+    assert_eq!(out, format!("{}\n", parent.display()));
 }

@@ -532,14 +532,15 @@ async fn a_prompt_names_the_database_and_shows_the_whole_statement() {
 
 #[tokio::test]
 async fn a_reason_after_n_reaches_the_model_and_a_allows_similar_calls() {
-    let numfmt = |id: &str, command: &str| {
+    // `shuf` is harmless but off the read-only whitelist, so it is asked about.
+    let shuf = |id: &str, command: &str| {
         fake_llm::tool_calls(&[(id, "execute_command", json!({ "command": command }))])
     };
     let fake = FakeLlm::start(vec![
-        numfmt("c1", "numfmt --to=iec 2048"),
+        shuf("c1", "shuf -e a b"),
         fake_llm::text("Cancelled."),
-        numfmt("c2", "numfmt --to=iec 4096"),
-        numfmt("c3", "numfmt --to=si 5000"),
+        shuf("c2", "shuf -e c d"),
+        shuf("c3", "shuf -e e f"),
         fake_llm::text("Done."),
     ])
     .await;
@@ -557,7 +558,7 @@ async fn a_reason_after_n_reaches_the_model_and_a_allows_similar_calls() {
     assert!(status.success(), "{stderr}");
     let stdout = lines.join("\n");
     assert!(
-        stdout.contains("a: confirm and allow similar calls for 60 min (`numfmt` with flags --to)"),
+        stdout.contains("a: confirm and allow similar calls for 60 min (`shuf` with flags -e)"),
         "{stdout}"
     );
     assert!(stdout.contains("rule r"), "{stdout}");

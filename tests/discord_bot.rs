@@ -1244,14 +1244,15 @@ async fn cancel_with_a_reason_reaches_the_model_the_history_and_the_audit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allow_similar_makes_a_rule_that_runs_matching_calls_only() {
-    let numfmt = |id: &str, command: &str| {
+    // `shuf` is harmless but off the read-only whitelist, so it is asked about.
+    let shuf = |id: &str, command: &str| {
         fake_llm::tool_calls(&[(id, "execute_command", json!({ "command": command }))])
     };
     let h = start(
         vec![
-            numfmt("c1", "numfmt --to=iec 2048"),
-            numfmt("c2", "numfmt --to=si 5000"),
-            numfmt("c3", "numfmt --from=iec 2K"),
+            shuf("c1", "shuf -e 2048"),
+            shuf("c2", "shuf -e 5000"),
+            shuf("c3", "shuf -n 1 -e 2K"),
             fake_llm::text("Done."),
         ],
         |s| s.agent.approval_timeout_secs = 3,
@@ -1268,7 +1269,7 @@ async fn allow_similar_makes_a_rule_that_runs_matching_calls_only() {
     assert!(
         shown["content"]
             .as_str()
-            .is_some_and(|c| c.contains("`numfmt` with flags --to")),
+            .is_some_and(|c| c.contains("`shuf` with flags -e")),
         "the message says what the rule would cover: {shown}"
     );
     // The requester without an approver role may confirm, but not make a rule for everyone.
@@ -1295,7 +1296,7 @@ async fn allow_similar_makes_a_rule_that_runs_matching_calls_only() {
         .await;
     let created = h.posted(CHANNEL, |c| c.starts_with("🔓")).await;
     let text = created.at("/content").as_str().expect("content");
-    assert!(text.contains("`numfmt` with flags --to"), "{text}");
+    assert!(text.contains("`shuf` with flags -e"), "{text}");
     // The second call matches: it runs without asking, under the rule.
     let auto = h
         .posted(CHANNEL, |c| c.contains("ran automatically (channel_rule"))
@@ -1303,7 +1304,7 @@ async fn allow_similar_makes_a_rule_that_runs_matching_calls_only() {
     assert!(
         auto.at("/content")
             .as_str()
-            .is_some_and(|c| c.contains("5.0K") && c.contains("exit status 0")),
+            .is_some_and(|c| c.contains("5000") && c.contains("exit status 0")),
         "{:?}",
         auto.at("/content")
     );
@@ -1342,14 +1343,15 @@ async fn allow_similar_makes_a_rule_that_runs_matching_calls_only() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rules_are_listed_revoked_and_ignored_in_strict_mode() {
-    let numfmt = |id: &str, command: &str| {
+    // `shuf` is harmless but off the read-only whitelist, so it is asked about.
+    let shuf = |id: &str, command: &str| {
         fake_llm::tool_calls(&[(id, "execute_command", json!({ "command": command }))])
     };
     let h = start(
         vec![
-            numfmt("c1", "numfmt --to=iec 1"),
+            shuf("c1", "shuf -e 1"),
             fake_llm::text("first"),
-            numfmt("c2", "numfmt --to=iec 2"),
+            shuf("c2", "shuf -e 2"),
             fake_llm::text("second"),
         ],
         |s| s.agent.approval_timeout_secs = 2,
@@ -1361,11 +1363,11 @@ async fn rules_are_listed_revoked_and_ignored_in_strict_mode() {
         channel: CHANNEL.to_string(),
         tool: "execute_command".into(),
         similarity: riskgate::core::rules::Similarity::new(
-            "`numfmt` with flags --to",
+            "`shuf` with flags -e",
             &[
-                ("program", "numfmt".to_owned()),
+                ("program", "shuf".to_owned()),
                 ("subcommand", String::new()),
-                ("flags", "--to".to_owned()),
+                ("flags", "-e".to_owned()),
             ],
         ),
         created_by: bob().id.to_string(),
@@ -1408,7 +1410,7 @@ async fn rules_are_listed_revoked_and_ignored_in_strict_mode() {
         listed
             .at("/data/content")
             .as_str()
-            .is_some_and(|c| c.contains("rtest000001") && c.contains("numfmt")),
+            .is_some_and(|c| c.contains("rtest000001") && c.contains("shuf")),
         "{:?}",
         listed.at("/data/content")
     );

@@ -839,3 +839,71 @@ async fn a_hard_link_in_the_workspace_stops_lines_without_a_click() {
         "nothing ran while the link exists: {saw}"
     );
 }
+
+/// The everyday forms of issue 18 (redirections that write no file, `< file`, `cd`, braces,
+/// arithmetic, tar listings, print-only awk, wrappers, expr, numfmt) run without a click,
+/// without a shell, inside the walls: each gives its output and nothing on disk changes.
+#[tokio::test]
+async fn everyday_lines_run_contained_without_a_click() {
+    if !sandbox_ready() {
+        return;
+    }
+    let scene = Scene::new();
+    std::fs::write(scene.ws.join("notes.txt"), "alpha\nbeta\n").expect("write");
+    std::fs::write(scene.ws.join("data.csv"), "a,10\nb,20\n").expect("write");
+    std::fs::create_dir(scene.ws.join("sub")).expect("mkdir");
+    std::fs::write(scene.ws.join("sub/inner.txt"), "inner-content\n").expect("write");
+    let tar = Command::new("tar")
+        .args(["-cf", "x.tar", "notes.txt"])
+        .current_dir(&scene.ws)
+        .status()
+        .expect("tar");
+    assert!(tar.success());
+    let before = {
+        let mut files = Vec::new();
+        collect(&scene.ws, &mut files);
+        files
+    };
+    let lines = [
+        ("cat < notes.txt 2>/dev/null", None),
+        ("cd sub && ls", None),
+        ("echo {left,right}-brace", None),
+        ("tar -tf x.tar", None),
+        ("echo $((1000 + 337))", None),
+        ("cat missing.txt 2>&1 | tr a-z A-Z", None),
+        ("awk -F, '{s += $2} END {print \"sum=\" s}' data.csv", None),
+        ("timeout 5 grep -n beta notes.txt", None),
+        ("find sub -name '*.txt' -exec cat {} \\;", None),
+        ("expr 6 \\* 7", None),
+        ("numfmt --to=iec 1048576", None),
+        ("[ -f notes.txt ] && echo notes-exist", None),
+    ];
+    // A run takes at most ten steps: two runs of six.
+    let mut saw = String::new();
+    for half in lines.chunks(6) {
+        let fake = FakeLlm::start(script(half)).await;
+        let events = scene.run(&fake, "look around\n", &[]);
+        assert_eq!(decisions(&events), vec!["auto"; half.len()]);
+        saw.push_str(&model_saw(&fake).await);
+    }
+    for expected in [
+        "alpha\\nbeta",
+        "inner.txt",
+        "left-brace right-brace",
+        "notes.txt",
+        "1337",
+        "CAT: MISSING.TXT",
+        "sum=30",
+        "2:beta",
+        "inner-content",
+        "42",
+        "1.0M",
+        "notes-exist",
+    ] {
+        assert!(saw.contains(expected), "{expected} missing:\n{saw}");
+    }
+    assert!(!saw.contains("needs a shell"), "{saw}");
+    let mut after = Vec::new();
+    collect(&scene.ws, &mut after);
+    assert_eq!(after, before, "nothing in the workspace changed");
+}

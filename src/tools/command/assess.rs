@@ -19,6 +19,7 @@ use brush_parser::ast::{
     IoFileRedirectTarget, IoRedirect, Pipeline, SeparatorOperator, SimpleCommand,
 };
 
+use super::sandbox::NULL_DEVICE;
 use super::words::{self, Arg, WordReport};
 use super::{danger, git, paths, readonly, syntax, wrappers};
 use crate::core::risk::Assessment;
@@ -27,6 +28,9 @@ use crate::tools::Workspace;
 /// Scripts inside scripts (substitutions, `sh -c`, wrappers) deeper than this are not
 /// followed; the line is then treated as destructive, since what it runs cannot be seen.
 pub(super) const MAX_DEPTH: usize = 8;
+
+/// Directories a line may change into (`cd`) that the assessor follows.
+const MAX_DIRECTORIES: usize = 8;
 
 /// What the command assessor needs: the workspace and the operator's rules.
 #[derive(Debug, Clone)]
@@ -171,6 +175,12 @@ pub(super) struct Walker<'p> {
     verdict: Verdict,
     /// How deep in nested scripts and wrapped commands the walk is.
     depth: usize,
+    /// Every directory the next command may run in, relative to the workspace root (`""`
+    /// is the root): `cd` adds to them; paths are checked from each.
+    cwds: Vec<String>,
+    /// Where the `cd` just judged leads, when it succeeds, with the depth it was judged at:
+    /// only a `cd` that is itself a command of the list changes the directory.
+    cd_targets: Option<(usize, Vec<String>)>,
 }
 
 impl<'p> Walker<'p> {
@@ -179,7 +189,14 @@ impl<'p> Walker<'p> {
             policy,
             verdict: Verdict::default(),
             depth: 0,
+            cwds: vec![String::new()],
+            cd_targets: None,
         }
+    }
+
+    /// The directories the next command may run in.
+    pub(super) fn cwds(&self) -> &[String] {
+        &self.cwds
     }
 
     pub(super) fn workspace(&self) -> &Workspace {
@@ -239,8 +256,17 @@ impl<'p> Walker<'p> {
             self.list(list, stdin, depth);
         }
         // The executor runs lines it cannot plan with /bin/sh (dash), which reads some bash
-        // syntax differently; whatever dash would run is judged too.
+        // syntax differently; whatever dash would run is judged too. A line with a plan
+        // never reaches a shell, whoever approves it, so only its plan's reading counts.
+        // (The text parsed above, so it is neither nested too deep nor unclosed; the
+        // planner's parse is still guarded against brush-parser's panics.)
+        // Planning only where dash could differ keeps a second parse off ordinary lines.
         if let Some(dash) = syntax::parse_as_dash(text) {
+            let planned = top
+                && std::panic::catch_unwind(|| super::plan::plan(text).is_some()).unwrap_or(false);
+            if planned {
+                return;
+            }
             for list in &dash.complete_commands {
                 self.list(list, stdin, depth);
             }
@@ -254,10 +280,45 @@ impl<'p> Walker<'p> {
                     "`{and_or} &` runs in the background, beyond the reach of the result"
                 ));
             }
-            for (_, pipeline) in and_or.iter() {
-                self.pipeline(pipeline, stdin, depth);
+            self.and_or(and_or, stdin, depth);
+        }
+    }
+
+    /// Walks pipelines joined by `&&` and `||`, following where `cd` may lead: right after
+    /// `cd dir &&` the directory is `dir`; anywhere else in the list, and after it, it is any
+    /// of the directories seen so far.
+    fn and_or(&mut self, and_or: &ast::AndOrList, stdin: &Stdin, depth: usize) {
+        let mut seen = self.cwds.clone();
+        let mut previous: Option<Vec<String>> = None;
+        for (operator, pipeline) in and_or.iter() {
+            self.cwds = match (operator, previous.take()) {
+                (ast::PipelineOperator::And, Some(targets)) => targets,
+                (ast::PipelineOperator::And, None) => self.cwds.clone(),
+                _ => seen.clone(),
+            };
+            self.cd_targets = None;
+            self.pipeline(pipeline, stdin, depth);
+            if let Some((at, targets)) = self.cd_targets.take()
+                && at == depth
+            {
+                if pipeline.seq.len() > 1 {
+                    self.unknown("`cd` in a pipeline changes nothing".to_owned());
+                }
+                for target in &targets {
+                    if !seen.contains(target) {
+                        seen.push(target.clone());
+                    }
+                }
+                previous = Some(targets);
             }
         }
+        if seen.len() > MAX_DIRECTORIES {
+            self.unknown(format!(
+                "the line may change into more than {MAX_DIRECTORIES} directories"
+            ));
+            seen.truncate(MAX_DIRECTORIES);
+        }
+        self.cwds = seen;
     }
 
     fn pipeline(&mut self, pipeline: &Pipeline, stdin: &Stdin, depth: usize) {
@@ -385,12 +446,24 @@ impl<'p> Walker<'p> {
     /// Reads a word: records why its value is unknown, judges the commands it substitutes,
     /// and checks where a glob in it may lead.
     fn word(&mut self, raw: &str, depth: usize) -> Arg {
+        self.read_word(words::analyze(raw), depth)
+    }
+
+    /// The words a command word becomes after brace expansion, each read like [`Self::word`].
+    fn words(&mut self, raw: &str, depth: usize) -> Vec<Arg> {
+        words::analyze_expanded(raw)
+            .into_iter()
+            .map(|report| self.read_word(report, depth))
+            .collect()
+    }
+
+    fn read_word(&mut self, report: WordReport, depth: usize) -> Arg {
         let WordReport {
             arg,
             problem,
             substitutions,
             failure,
-        } = words::analyze(raw);
+        } = report;
         if let Some(failure) = failure {
             self.destructive(failure.reason());
         }
@@ -401,7 +474,7 @@ impl<'p> Walker<'p> {
             self.script(&script, &Stdin::Inherited, depth + 1, false);
         }
         if let Some(pattern) = &arg.pattern
-            && let Some(problem) = paths::glob_problem(self.workspace(), pattern, &arg.raw)
+            && let Some(problem) = self.glob_problem(pattern, &arg.raw)
         {
             self.unknown(problem);
         }
@@ -427,12 +500,14 @@ impl<'p> Walker<'p> {
                 CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
                     self.assignment(assignment, word, depth);
                 }
-                CommandPrefixOrSuffixItem::Word(word) => args.push(self.word(&word.value, depth)),
+                CommandPrefixOrSuffixItem::Word(word) => {
+                    args.extend(self.words(&word.value, depth));
+                }
                 other => self.redirect_or_substitution(other, &mut input, &mut args, depth),
             }
         }
         if let Some(name) = &simple.word_or_name {
-            args.push(self.word(&name.value, depth));
+            args.extend(self.words(&name.value, depth));
         }
         for item in simple.suffix.iter().flat_map(|s| s.0.iter()) {
             match item {
@@ -440,7 +515,7 @@ impl<'p> Walker<'p> {
                 // brush-parser still reports as an assignment.
                 CommandPrefixOrSuffixItem::Word(word)
                 | CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
-                    args.push(self.word(&word.value, depth));
+                    args.extend(self.words(&word.value, depth));
                 }
                 other => self.redirect_or_substitution(other, &mut input, &mut args, depth),
             }
@@ -482,7 +557,7 @@ impl<'p> Walker<'p> {
             }
             CommandPrefixOrSuffixItem::Word(word)
             | CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
-                args.push(self.word(&word.value, depth));
+                args.extend(self.words(&word.value, depth));
             }
         }
     }
@@ -510,36 +585,17 @@ impl<'p> Walker<'p> {
     fn redirect(&mut self, redirect: &IoRedirect, depth: usize) -> Option<Stdin> {
         match redirect {
             IoRedirect::File(fd, kind, target) => {
-                let writes = matches!(
-                    kind,
-                    IoFileRedirectKind::Write
-                        | IoFileRedirectKind::Append
-                        | IoFileRedirectKind::Clobber
-                        | IoFileRedirectKind::ReadAndWrite
-                );
                 let symbol = redirect_symbol(kind);
                 match target {
                     IoFileRedirectTarget::Filename(word) => {
-                        let arg = self.word(&word.value, depth);
-                        if writes {
-                            self.write_redirect(&format!("{symbol} {}", word.value), &arg);
-                            return None;
-                        }
-                        // `<`: the command reads the file.
-                        if let Some(path) = arg.text()
-                            && let Some(problem) = paths::path_problem(self.workspace(), "<", path)
-                        {
-                            self.unknown(problem);
-                        }
-                        self.unknown(format!("`< {}` redirects input from a file", word.value));
-                        let reads_stdin = fd.is_none_or(|fd| fd == 0);
-                        reads_stdin.then(|| Stdin::File(word.value.clone()))
+                        self.file_redirect(*fd, kind, &word.value, depth)
                     }
                     IoFileRedirectTarget::Fd(number) => {
-                        self.unknown(format!(
-                            "`{}{symbol}{number}` redirects a file descriptor",
+                        let shown = format!(
+                            "{}{symbol}{number}",
                             fd.map(|f| f.to_string()).unwrap_or_default()
-                        ));
+                        );
+                        self.duplicate(kind, *fd, &number.to_string(), &shown);
                         None
                     }
                     IoFileRedirectTarget::Duplicate(word) => {
@@ -552,11 +608,12 @@ impl<'p> Walker<'p> {
                             // `>&word` with a word that is not a descriptor writes to a file.
                             self.write_redirect(&format!(">&{}", word.value), &arg);
                         } else {
-                            self.unknown(format!(
-                                "`{}{symbol}{}` redirects a file descriptor",
+                            let shown = format!(
+                                "{}{symbol}{}",
                                 fd.map(|f| f.to_string()).unwrap_or_default(),
                                 word.value
-                            ));
+                            );
+                            self.duplicate(kind, *fd, arg.text().unwrap_or_default(), &shown);
                         }
                         None
                     }
@@ -578,36 +635,7 @@ impl<'p> Walker<'p> {
                 self.write_redirect(&format!("{symbol} {}", word.value), &arg);
                 None
             }
-            IoRedirect::HereDocument(fd, document) => {
-                self.unknown("a here-document feeds the command its input".to_owned());
-                let mut text = document.doc.value.clone();
-                if document.remove_tabs {
-                    text = text
-                        .lines()
-                        .map(|line| line.trim_start_matches('\t'))
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                }
-                let mut visible = true;
-                if document.requires_expansion {
-                    let (expands, substitutions, failure) = words::heredoc_expansions(&text);
-                    if let Some(failure) = failure {
-                        self.destructive(failure.reason());
-                    }
-                    for script in substitutions {
-                        self.script(&script, &Stdin::Inherited, depth + 1, false);
-                    }
-                    visible = !expands;
-                }
-                let reads_stdin = fd.is_none_or(|fd| fd == 0);
-                reads_stdin.then(|| {
-                    if visible {
-                        Stdin::Text(text)
-                    } else {
-                        Stdin::Unseen("a here-document with expansions".to_owned())
-                    }
-                })
-            }
+            IoRedirect::HereDocument(fd, document) => self.here_document(*fd, document, depth),
             IoRedirect::HereString(fd, word) => {
                 let arg = self.word(&word.value, depth);
                 self.unknown(format!(
@@ -623,10 +651,110 @@ impl<'p> Walker<'p> {
         }
     }
 
-    /// Output redirected onto a file replaces or grows it; onto `/dev/null` and the
-    /// standard streams it only hides or moves output.
+    /// `N< file`, `N> file` and the like: writes are judged by their target; input must be
+    /// a plain word naming a place inside the workspace (or /dev/null), for standard input.
+    fn file_redirect(
+        &mut self,
+        fd: Option<i32>,
+        kind: &IoFileRedirectKind,
+        raw: &str,
+        depth: usize,
+    ) -> Option<Stdin> {
+        let writes = matches!(
+            kind,
+            IoFileRedirectKind::Write
+                | IoFileRedirectKind::Append
+                | IoFileRedirectKind::Clobber
+                | IoFileRedirectKind::ReadAndWrite
+        );
+        let symbol = redirect_symbol(kind);
+        let arg = self.word(raw, depth);
+        if writes && fd.is_some_and(|fd| fd != 1 && fd != 2) {
+            self.unknown(format!(
+                "`{}{symbol} {}` opens another file descriptor",
+                fd.unwrap_or_default(),
+                raw
+            ));
+        }
+        if writes {
+            self.write_redirect(&format!("{symbol} {}", raw), &arg);
+            return None;
+        }
+        let reads_stdin = fd.is_none_or(|fd| fd == 0);
+        match arg.text() {
+            Some(_) if arg.pattern.is_some() => {
+                self.unknown(format!("`< {}` redirects input from a pattern", raw))
+            }
+            Some(NULL_DEVICE) => {}
+            Some(path) => {
+                if let Some(problem) = self.path_problem("<", path) {
+                    self.unknown(problem);
+                }
+            }
+            None => {}
+        }
+        if !reads_stdin {
+            self.unknown(format!(
+                "`{}< {}` opens a file on another descriptor",
+                fd.unwrap_or_default(),
+                raw
+            ));
+        }
+        reads_stdin.then(|| Stdin::File(raw.to_owned()))
+    }
+
+    /// A here-document: its text is the command's input when the line shows it.
+    fn here_document(
+        &mut self,
+        fd: Option<i32>,
+        document: &ast::IoHereDocument,
+        depth: usize,
+    ) -> Option<Stdin> {
+        self.unknown("a here-document feeds the command its input".to_owned());
+        let mut text = document.doc.value.clone();
+        if document.remove_tabs {
+            text = text
+                .lines()
+                .map(|line| line.trim_start_matches('\t'))
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+        let mut visible = true;
+        if document.requires_expansion {
+            let (expands, substitutions, failure) = words::heredoc_expansions(&text);
+            if let Some(failure) = failure {
+                self.destructive(failure.reason());
+            }
+            for script in substitutions {
+                self.script(&script, &Stdin::Inherited, depth + 1, false);
+            }
+            visible = !expands;
+        }
+        let reads_stdin = fd.is_none_or(|fd| fd == 0);
+        reads_stdin.then(|| {
+            if visible {
+                Stdin::Text(text)
+            } else {
+                Stdin::Unseen("a here-document with expansions".to_owned())
+            }
+        })
+    }
+
+    /// `N>&M`: standard output and error may become copies of each other (`2>&1`, `>&2`),
+    /// which the plan runs itself; any other descriptor, or closing one, needs a shell.
+    fn duplicate(&mut self, kind: &IoFileRedirectKind, fd: Option<i32>, to: &str, shown: &str) {
+        let output = matches!(kind, IoFileRedirectKind::DuplicateOutput);
+        let standard = |n: i32| n == 1 || n == 2;
+        if !(output && fd.is_none_or(standard) && to.parse().is_ok_and(standard)) {
+            self.unknown(format!("`{shown}` redirects a file descriptor"));
+        }
+    }
+
+    /// Output redirected onto a file replaces or grows it; onto `/dev/null` it is dropped,
+    /// which the plan does itself; onto the other standard streams it only moves output.
     fn write_redirect(&mut self, shown: &str, target: &Arg) {
         match target.text() {
+            Some(NULL_DEVICE) if target.pattern.is_none() => {}
             Some(path) if is_sink(path) => {
                 self.unknown(format!("`{shown}` redirects output"));
             }
@@ -802,7 +930,7 @@ impl<'p> Walker<'p> {
             candidates.push(value);
         }
         for candidate in candidates {
-            if let Some(problem) = paths::path_problem(self.workspace(), program, candidate) {
+            if let Some(problem) = self.path_problem(program, candidate) {
                 self.unknown(problem);
             }
         }
@@ -810,9 +938,30 @@ impl<'p> Walker<'p> {
 
     /// Checks operands and option values that name files.
     pub(super) fn check_path(&self, judgement: &mut Judgement, program: &str, path: &str) {
-        if let Some(problem) = paths::path_problem(self.workspace(), program, path) {
+        if let Some(problem) = self.path_problem(program, path) {
             judgement.unknown(problem);
         }
+    }
+
+    /// Why `path` may lead outside the workspace from any directory the command may run in.
+    pub(super) fn path_problem(&self, program: &str, path: &str) -> Option<String> {
+        self.cwds.iter().find_map(|cwd| {
+            paths::path_problem(self.workspace(), program, &in_directory(cwd, path))
+        })
+    }
+
+    /// Why the glob `pattern` may expand outside the workspace from any directory the
+    /// command may run in.
+    fn glob_problem(&self, pattern: &str, shown: &str) -> Option<String> {
+        self.cwds.iter().find_map(|cwd| {
+            let escaped = glob::Pattern::escape(cwd);
+            paths::glob_problem(self.workspace(), &in_directory(&escaped, pattern), shown)
+        })
+    }
+
+    /// Records where a successful `cd` leads (`targets`, one per directory it may start in).
+    pub(super) fn changes_directory(&mut self, depth: usize, targets: Vec<String>) {
+        self.cd_targets = Some((depth, targets));
     }
 }
 
@@ -820,6 +969,16 @@ impl<'p> Walker<'p> {
 fn keep_shallowest(slot: &mut Option<(usize, String)>, depth: usize, reason: String) {
     if slot.as_ref().is_none_or(|(kept, _)| depth < *kept) {
         *slot = Some((depth, reason));
+    }
+}
+
+/// `path` as seen from the directory `cwd` (relative to the workspace root, `""` for the
+/// root itself); absolute paths and `~` stay as they are.
+pub(super) fn in_directory(cwd: &str, path: &str) -> String {
+    if cwd.is_empty() || path.starts_with(['/', '~']) {
+        path.to_owned()
+    } else {
+        format!("{cwd}/{path}")
     }
 }
 

@@ -27,9 +27,9 @@ use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io::{self, PipeReader, PipeWriter};
 use std::mem::MaybeUninit;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
@@ -41,10 +41,12 @@ use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
-use super::expand::{ExpansionRefused, expand};
-use super::plan::{Connector, Pipeline, Plan, SimpleCommand};
+use super::expand::{ExpansionRefused, expand_in};
+use super::plan::{Connector, Pipeline, Plan, Redirect, SimpleCommand, cd_directory};
 use super::reaper::Reaper;
-use super::sandbox::{LineSandbox, Sandbox, SandboxError, Walls, find_hard_link, git_environment};
+use super::sandbox::{
+    LineSandbox, NULL_DEVICE, Sandbox, SandboxError, Walls, find_hard_link, git_environment,
+};
 use crate::config::CommandSettings;
 use crate::core::tools::format_duration;
 use crate::tools::Workspace;
@@ -389,9 +391,13 @@ impl CommandRunner {
     /// runs, and refuses a glob that names a place outside the workspace.
     fn preflight<'p>(&self, plan: &'p Plan) -> Result<HashMap<&'p str, PathBuf>, RunError> {
         let mut programs = HashMap::new();
+        // After a `cd`, a program named by a path is found from the new directory, when its
+        // pipeline starts.
+        let moves = plan.commands().any(|c| c.program() == "cd");
         for command in plan.commands() {
             let name = command.program();
-            if !programs.contains_key(name) {
+            let later = name == "cd" || (moves && name.contains('/'));
+            if !later && !programs.contains_key(name) {
                 programs.insert(name, self.resolve_program(name)?);
             }
             for word in command.words.iter().filter(|w| w.pattern.is_some()) {
@@ -408,8 +414,13 @@ impl CommandRunner {
 
     /// Where `name` is: on PATH, or relative to the workspace when it has a `/`.
     fn resolve_program(&self, name: &str) -> Result<PathBuf, RunError> {
+        self.resolve_program_in(name, self.workspace.root())
+    }
+
+    /// Where `name` is: on PATH, or relative to `cwd` when it has a `/`.
+    fn resolve_program_in(&self, name: &str, cwd: &Path) -> Result<PathBuf, RunError> {
         if name.contains('/') {
-            let candidate = self.workspace.root().join(name);
+            let candidate = cwd.join(name);
             return match std::fs::metadata(&candidate) {
                 Ok(meta) if meta.is_file() && meta.permissions().mode() & 0o111 != 0 => {
                     Ok(candidate)
@@ -444,6 +455,7 @@ struct Jail<'r> {
     runner: &'r CommandRunner,
     sandbox: LineSandbox,
     env: Vec<(OsString, OsString)>,
+    walls: Walls,
 }
 
 impl<'r> Jail<'r> {
@@ -458,6 +470,7 @@ impl<'r> Jail<'r> {
             runner,
             sandbox,
             env,
+            walls,
         })
     }
 
@@ -473,7 +486,8 @@ impl<'r> Jail<'r> {
         match line {
             Line::Plan(plan) => self.run_plan(plan, programs, group, &sinks).await,
             Line::Shell(text) => {
-                let mut command = self.command(Path::new(SHELL), "sh", ["-c", text])?;
+                let root = self.runner.workspace.root();
+                let mut command = self.command(Path::new(SHELL), "sh", ["-c", text], root)?;
                 command
                     .stdin(Stdio::null())
                     .stdout(sinks.stdout()?)
@@ -493,9 +507,11 @@ impl<'r> Jail<'r> {
         sinks: &Sinks,
     ) -> Result<Exit, RunError> {
         let mut last = Exit::Code(0);
+        // The line's directory, which `cd` changes, like a shell's.
+        let mut cwd = self.runner.workspace.root().to_path_buf();
         for list in &plan.lists {
             last = self
-                .run_pipeline(&list.first, programs, group, sinks)
+                .run_pipeline(&list.first, programs, group, sinks, &mut cwd)
                 .await?;
             for (connector, pipeline) in &list.rest {
                 let runs = match connector {
@@ -503,7 +519,9 @@ impl<'r> Jail<'r> {
                     Connector::Or => !last.success(),
                 };
                 if runs {
-                    last = self.run_pipeline(pipeline, programs, group, sinks).await?;
+                    last = self
+                        .run_pipeline(pipeline, programs, group, sinks, &mut cwd)
+                        .await?;
                 }
             }
         }
@@ -516,35 +534,58 @@ impl<'r> Jail<'r> {
         programs: &HashMap<&str, PathBuf>,
         group: &mut ProcessGroup,
         sinks: &Sinks,
+        cwd: &mut PathBuf,
     ) -> Result<Exit, RunError> {
+        if let [command] = pipeline.commands.as_slice()
+            && command.program() == "cd"
+        {
+            return self.change_directory(command, cwd, sinks);
+        }
         // Globs expand when their pipeline starts, as in sh, and a refused one stops the
         // line before this pipeline runs.
         let arguments = pipeline
             .commands
             .iter()
-            .map(|command| self.arguments(command))
+            .map(|command| self.arguments(command, cwd))
             .collect::<Result<Vec<_>, _>>()?;
         let mut members = Vec::with_capacity(pipeline.commands.len());
-        let mut stdin = Stdio::null();
+        let mut stdin = Some(OwnedFd::from(null_device(false)?));
         let count = pipeline.commands.len();
         for (i, (command, args)) in pipeline.commands.iter().zip(arguments).enumerate() {
             let name = command.program();
             let program = match programs.get(name) {
                 Some(path) => path.clone(),
-                None => self.runner.resolve_program(name)?,
+                None => self.runner.resolve_program_in(name, cwd)?,
             };
             let (stdout, next_stdin) = if i + 1 == count {
-                (sinks.stdout()?, Stdio::null())
+                (OwnedFd::from(sinks.writer(&sinks.stdout)?), None)
             } else {
                 let (reader, writer) = io::pipe().map_err(RunError::Setup)?;
-                (Stdio::from(writer), Stdio::from(reader))
+                (OwnedFd::from(writer), Some(OwnedFd::from(reader)))
             };
-            let mut process = self.command(&program, name, args)?;
+            let base = [
+                stdin
+                    .take()
+                    .map_or_else(|| null_device(false).map(OwnedFd::from), Ok)?,
+                stdout,
+                OwnedFd::from(sinks.writer(&sinks.stderr)?),
+            ];
+            stdin = next_stdin;
+            let [input, output, error] = match self.redirected(base, &command.redirects, cwd) {
+                Ok(fds) => fds,
+                Err(problem) => {
+                    // Like sh: the command does not run, and fails.
+                    sinks.complain(&format!("riskgate: {problem}\n"));
+                    members.push(None);
+                    continue;
+                }
+            };
+            let mut process = self.command(&program, name, args, cwd)?;
             process
-                .stdin(std::mem::replace(&mut stdin, next_stdin))
-                .stdout(stdout)
-                .stderr(sinks.stderr()?);
-            members.push(group.spawn(&mut process, name)?);
+                .stdin(Stdio::from(input))
+                .stdout(Stdio::from(output))
+                .stderr(Stdio::from(error));
+            members.push(Some(group.spawn(&mut process, name)?));
             // The Command holds the parent's copies of the pipe ends; a reader sees EOF only
             // once they are closed.
             drop(process);
@@ -552,22 +593,156 @@ impl<'r> Jail<'r> {
         drop(stdin);
         let mut exit = Exit::Code(0);
         for member in members {
-            exit = member.wait().await?;
+            exit = match member {
+                Some(member) => member.wait().await?,
+                None => Exit::Code(1),
+            };
         }
         Ok(exit)
     }
 
-    /// The arguments after the program name, globs expanded.
-    fn arguments(&self, command: &SimpleCommand) -> Result<Vec<OsString>, ExpansionRefused> {
+    /// Applies a command's redirections, in order, to its standard descriptors.
+    fn redirected(
+        &self,
+        mut fds: [OwnedFd; 3],
+        redirects: &[Redirect],
+        cwd: &Path,
+    ) -> Result<[OwnedFd; 3], String> {
+        let slot = |fd: i32| usize::try_from(fd).ok().filter(|fd| *fd < 3);
+        for redirect in redirects {
+            match redirect {
+                Redirect::Input(path) => fds[0] = self.open_input(path, cwd)?,
+                Redirect::Discard(fd) => {
+                    let fd = slot(*fd).ok_or("a descriptor other than 1 or 2")?;
+                    fds[fd] = null_device(true).map_err(|e| e.to_string())?.into();
+                }
+                Redirect::Duplicate { fd, to } => {
+                    let (fd, to) = slot(*fd)
+                        .zip(slot(*to))
+                        .ok_or("a descriptor other than 1 or 2")?;
+                    fds[fd] = fds[to].try_clone().map_err(|e| e.to_string())?;
+                }
+            }
+        }
+        Ok(fds)
+    }
+
+    /// Opens `path` for `< path`: /dev/null, or a regular file, which a line without a click
+    /// may only read inside the workspace. Opened without blocking, so a FIFO cannot stall
+    /// the bot.
+    fn open_input(&self, path: &str, cwd: &Path) -> Result<OwnedFd, String> {
+        if path == NULL_DEVICE {
+            return null_device(false)
+                .map(OwnedFd::from)
+                .map_err(|e| e.to_string());
+        }
+        let full = cwd.join(path);
+        let real = std::fs::canonicalize(&full).map_err(|e| format!("{path}: {e}"))?;
+        if self.walls == Walls::ReadOnly && !real.starts_with(self.runner.workspace.root()) {
+            return Err(format!("{path}: outside the workspace"));
+        }
+        // Only regular files are opened at all: opening a device may do something.
+        if !std::fs::metadata(&real).is_ok_and(|meta| meta.is_file()) {
+            return Err(format!("{path}: not a regular file"));
+        }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
+            .open(&full)
+            .map_err(|e| format!("{path}: {e}"))?;
+        let meta = file.metadata().map_err(|e| format!("{path}: {e}"))?;
+        if !meta.is_file() {
+            return Err(format!("{path}: not a regular file"));
+        }
+        let fd = OwnedFd::from(file);
+        // The bot opens the file, outside Landlock: what was opened, not what the path said
+        // a moment before, must be inside the workspace (a symlink swapped in between is
+        // caught here; hard links stop lines without a click before they start).
+        if self.walls == Walls::ReadOnly {
+            let opened = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+                .map_err(|e| format!("{path}: {e}"))?;
+            if !opened.starts_with(self.runner.workspace.root()) {
+                return Err(format!("{path}: outside the workspace"));
+            }
+        }
+        // SAFETY: fcntl on a descriptor we own, with integer arguments only.
+        let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+        // SAFETY: as above; clears O_NONBLOCK so the reader sees ordinary blocking reads.
+        if flags < 0
+            || unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0
+        {
+            return Err(format!("{path}: {}", io::Error::last_os_error()));
+        }
+        Ok(fd)
+    }
+
+    /// `cd [dir]`: the line's directory for the pipelines after it. A line without a click
+    /// stays inside the workspace. Like sh, a failure is reported and the status is 1.
+    fn change_directory(
+        &self,
+        command: &SimpleCommand,
+        cwd: &mut PathBuf,
+        sinks: &Sinks,
+    ) -> Result<Exit, RunError> {
+        let root = self.runner.workspace.root();
+        let target = match cd_directory(command) {
+            Some(Some(directory)) => cwd.join(directory),
+            Some(None) => root.to_path_buf(),
+            None => {
+                sinks.complain("cd: riskgate takes `cd` with one directory only\n");
+                return Ok(Exit::Code(2));
+            }
+        };
+        let shown = target.display();
+        let problem = match std::fs::canonicalize(&target) {
+            Err(e) => Some(format!("cd: {shown}: {e}")),
+            Ok(real) if !real.is_dir() => Some(format!("cd: {shown}: not a directory")),
+            Ok(real) if self.walls == Walls::ReadOnly && !real.starts_with(root) => {
+                Some(format!("cd: {shown}: outside the workspace"))
+            }
+            Ok(real) => {
+                *cwd = real;
+                None
+            }
+        };
+        let Some(problem) = problem else {
+            return Ok(Exit::Code(0));
+        };
+        // Said where the command's stderr goes (`cd x 2>/dev/null || ...`).
+        let standard = [
+            OwnedFd::from(null_device(false)?),
+            OwnedFd::from(sinks.writer(&sinks.stdout)?),
+            OwnedFd::from(sinks.writer(&sinks.stderr)?),
+        ];
+        let redirected = self.redirected(standard, &command.redirects, cwd);
+        if let Ok([_, _, error]) = redirected {
+            use std::io::Write;
+            let _ = std::fs::File::from(error).write_all(format!("{problem}\n").as_bytes());
+        }
+        Ok(Exit::Code(1))
+    }
+
+    /// The arguments after the program name, globs expanded from the line's directory.
+    fn arguments(
+        &self,
+        command: &SimpleCommand,
+        cwd: &Path,
+    ) -> Result<Vec<OsString>, ExpansionRefused> {
         let mut arguments = Vec::new();
         for word in command.words.iter().skip(1) {
-            arguments.extend(expand(word, &self.runner.workspace)?);
+            arguments.extend(expand_in(word, &self.runner.workspace, cwd)?);
         }
         Ok(arguments)
     }
 
     /// A process with the walls every child gets, but no stdio and no group yet.
-    fn command<I, S>(&self, program: &Path, arg0: &str, args: I) -> Result<Command, RunError>
+    fn command<I, S>(
+        &self,
+        program: &Path,
+        arg0: &str,
+        args: I,
+        cwd: &Path,
+    ) -> Result<Command, RunError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -577,7 +752,7 @@ impl<'r> Jail<'r> {
         command
             .arg0(arg0)
             .args(&args)
-            .current_dir(self.runner.workspace.root())
+            .current_dir(cwd)
             .env_clear()
             .envs(self.env.iter().map(|(name, value)| (name, value)))
             .kill_on_drop(true);
@@ -599,16 +774,32 @@ struct Sinks {
 
 impl Sinks {
     fn stdout(&self) -> Result<Stdio, RunError> {
-        Ok(Stdio::from(
-            self.stdout.try_clone().map_err(RunError::Setup)?,
-        ))
+        Ok(Stdio::from(self.writer(&self.stdout)?))
     }
 
     fn stderr(&self) -> Result<Stdio, RunError> {
-        Ok(Stdio::from(
-            self.stderr.try_clone().map_err(RunError::Setup)?,
-        ))
+        Ok(Stdio::from(self.writer(&self.stderr)?))
     }
+
+    fn writer(&self, pipe: &PipeWriter) -> Result<PipeWriter, RunError> {
+        pipe.try_clone().map_err(RunError::Setup)
+    }
+
+    /// Writes what the runner itself has to say (a failed `cd` or redirection) to the
+    /// line's stderr, as a shell would. Best effort: the reader drains the pipe.
+    fn complain(&self, message: &str) {
+        use std::io::Write;
+        let _ = (&self.stderr).write_all(message.as_bytes());
+    }
+}
+
+/// `/dev/null`, for reading or writing.
+fn null_device(write: bool) -> Result<std::fs::File, RunError> {
+    std::fs::OpenOptions::new()
+        .read(!write)
+        .write(write)
+        .open(NULL_DEVICE)
+        .map_err(RunError::Setup)
 }
 
 /// The process group of one line. Its id is the leader's pid, which stays ours for as long

@@ -44,18 +44,32 @@ pub enum ExpansionRefused {
 
 /// The arguments `word` stands for in `workspace`.
 pub fn expand(word: &Word, workspace: &Workspace) -> Result<Vec<OsString>, ExpansionRefused> {
+    expand_in(word, workspace, workspace.root())
+}
+
+/// The arguments `word` stands for in the directory `cwd` (after a `cd`), every match
+/// still inside `workspace`.
+pub fn expand_in(
+    word: &Word,
+    workspace: &Workspace,
+    cwd: &Path,
+) -> Result<Vec<OsString>, ExpansionRefused> {
     let Some(pattern) = &word.pattern else {
         return Ok(vec![OsString::from(&word.text)]);
     };
     // Glob characters are ordinary path characters to the lexical check, which catches
     // absolute paths elsewhere, `~` and `..` escapes before anything is read.
+    let seen_from_root = match cwd.join(&word.text).to_str() {
+        Some(joined) if !word.text.starts_with('~') => joined.to_owned(),
+        _ => word.text.clone(),
+    };
     workspace
-        .resolve_lexically(&word.text)
+        .resolve_lexically(&seen_from_root)
         .map_err(|e| ExpansionRefused::PatternOutside {
             pattern: word.text.clone(),
             reason: e.to_string(),
         })?;
-    let root = workspace.root();
+    let root = cwd;
     let root_text = root
         .to_str()
         .ok_or_else(|| ExpansionRefused::RootNotUtf8(root.display().to_string()))?;

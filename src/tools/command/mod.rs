@@ -3,7 +3,9 @@
 //! Layout:
 //! - `assess` — the gate's half: is the line safe, destructive or unknown.
 //! - [`plan`] — can the line run without a shell, and as which argv vectors.
-//! - `expand` — riskgate's own glob expansion, kept inside the workspace.
+//! - `expand` — riskgate's own glob expansion, kept inside the workspace; [`braces`] and
+//!   `arith` — its own brace and integer arithmetic expansion, shared by the assessor and
+//!   the plan so both see the same words.
 //! - [`execute`] — the walls: scrubbed environment, one process group, timeout, capped
 //!   output; planned lines without a shell, the rest through `sh -c`.
 //! - `render` — the summary, the LLM text and the chat message.
@@ -11,7 +13,10 @@
 //! The rule between the gate and the walls: a line with a plan runs without a shell whatever
 //! the approval; a line that needs a shell runs only when a person confirmed it.
 
+mod arith;
 mod assess;
+mod awk;
+pub mod braces;
 mod danger;
 pub mod execute;
 pub mod expand;
@@ -27,6 +32,7 @@ mod sed;
 pub mod similar;
 mod structure;
 mod syntax;
+mod tar;
 mod words;
 mod wrappers;
 
@@ -204,7 +210,7 @@ impl Tool for CommandTool {
     }
 
     fn description(&self) -> &'static str {
-        "Run a command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person. Plain commands joined by |, &&, || and ; run without a shell; lines that need one ($VAR, ~, redirections, subshells, cd) always need a person's confirmation."
+        "Run a command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person. Plain commands joined by |, &&, || and ; run without a shell, and so do `cd dir`, `< file`, `2>/dev/null`, `2>&1`, `{a,b}` and `$((1 + 2))`; lines that need one ($VAR, ~, $(...), writing redirections, subshells) always need a person's confirmation."
     }
 
     fn execute<'a>(

@@ -6,9 +6,14 @@
 //! words already unquoted. Such a line runs without a shell (see `execute`), so nothing in it
 //! can expand, substitute or redirect: what the gate read is exactly what runs.
 //!
-//! Everything else — `$VAR`, `$(...)`, backquotes, `~`, `{a,b}`, assignments, redirections,
+//! A plan also holds what riskgate does itself, the same way the assessor reads it: brace
+//! expansion ([`braces`](super::braces)), arithmetic on integer literals (`$((1 + 2))`),
+//! `cd dir` as a pipeline of its own (the runner changes the line's directory), and the
+//! redirections that write no file ([`Redirect`]: `< file`, `N>/dev/null`, `2>&1`, `>&2`).
+//!
+//! Everything else — `$VAR`, `$(...)`, backquotes, `~`, assignments, other redirections,
 //! heredocs, `&`, subshells and other compound commands, `!`, `time`, functions, several
-//! lines, shell builtins such as `cd` — has no plan: [`plan_line`] says why, and such a line
+//! lines, other shell builtins — has no plan: [`plan_line`] says why, and such a line
 //! runs through `sh -c` only when a person confirmed it.
 //!
 //! Unquoted glob characters (`*`, `?`, `[`) are the one thing a planned word may still
@@ -16,7 +21,7 @@
 //! itself, inside the workspace, just before the pipeline runs.
 
 use brush_parser::ast;
-use brush_parser::word::{BraceExpressionOrText, WordPiece, WordPieceWithSource};
+use brush_parser::word::{WordPiece, WordPieceWithSource};
 use brush_parser::{Parser, ParserImpl, ParserOptions};
 
 /// A line that can run without a shell: its `;`-separated and-or lists, in order.
@@ -51,11 +56,27 @@ pub struct Pipeline {
 }
 
 /// One program and its arguments. `words` is never empty; the first names the program and is
-/// never a glob pattern.
+/// never a glob pattern. `cd` is one too: the runner changes the line's directory itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimpleCommand {
     pub words: Vec<Word>,
+    /// Applied in order, after the pipe ends are in place, like sh.
+    pub redirects: Vec<Redirect>,
 }
+
+/// A redirection the runner performs itself. None of them writes to a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Redirect {
+    /// `< path`: standard input from a file, as written (relative to the line's directory).
+    Input(String),
+    /// `N> /dev/null`, `N>> /dev/null`, `&> /dev/null`: descriptor 1 or 2 discarded.
+    Discard(i32),
+    /// `N>&M`: descriptor `fd` (1 or 2) becomes a copy of `to` (1 or 2).
+    Duplicate { fd: i32, to: i32 },
+}
+
+/// The one file a planned redirection may write.
+const NULL_DEVICE: &str = "/dev/null";
 
 /// One word with its quotes removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,7 +172,6 @@ const SHELL_ONLY_BUILTINS: &[&str] = &[
     "break",
     "builtin",
     "caller",
-    "cd",
     "command",
     "compgen",
     "complete",
@@ -270,46 +290,142 @@ fn pipeline(pipeline: &ast::Pipeline, options: &ParserOptions) -> Result<Pipelin
             ast::Command::ExtendedTest(..) => Err(NeedsShell::ExtendedTest),
         })
         .collect::<Result<Vec<_>, _>>()?;
+    for command in &commands {
+        if command.program() == "cd" && (commands.len() > 1 || cd_directory(command).is_none()) {
+            return Err(NeedsShell::Builtin("cd".to_owned()));
+        }
+    }
     Ok(Pipeline { commands })
+}
+
+/// The directory a planned `cd` changes into: `Some(None)` (the home directory, which is
+/// the workspace) for `cd` alone; `None` for a form the runner does not take (an option,
+/// `-`, a pattern, several words). Its redirections only say where its complaint goes.
+pub fn cd_directory(command: &SimpleCommand) -> Option<Option<&str>> {
+    let words = match command.words.get(1) {
+        Some(word) if word.text == "--" => &command.words[2..],
+        _ => &command.words[1..],
+    };
+    match words {
+        [] => Some(None),
+        [word]
+            if word.pattern.is_none() && !word.text.starts_with('-') && !word.text.is_empty() =>
+        {
+            Some(Some(word.text.as_str()))
+        }
+        _ => None,
+    }
 }
 
 fn simple_command(
     command: &ast::SimpleCommand,
     options: &ParserOptions,
 ) -> Result<SimpleCommand, NeedsShell> {
-    let mut words = Vec::new();
-    // A prefix holds only assignments and redirections (`a=b ls`, `<in ls`), so every item
-    // in it refuses the plan.
+    let mut planned = SimpleCommand {
+        words: Vec::new(),
+        redirects: Vec::new(),
+    };
+    // A prefix holds only assignments and redirections (`a=b ls`, `<in ls`).
     for item in command.prefix.iter().flat_map(|p| p.0.iter()) {
-        prefix_or_suffix_item(item, true, options, &mut words)?;
+        prefix_or_suffix_item(item, true, options, &mut planned)?;
     }
     let Some(name) = &command.word_or_name else {
         return Err(NeedsShell::NoCommand);
     };
-    let program = word(&name.value, false, options)?;
+    let mut names = expanded_words(&name.value, options)?.into_iter();
+    let program = names.next().ok_or(NeedsShell::NoCommand)?;
     if program.pattern.is_some() {
         return Err(NeedsShell::GlobbedProgram(program.text));
     }
     if SHELL_ONLY_BUILTINS.contains(&program.text.as_str()) {
         return Err(NeedsShell::Builtin(program.text));
     }
-    words.push(program);
+    planned.words.push(program);
+    planned.words.extend(names);
     for item in command.suffix.iter().flat_map(|s| s.0.iter()) {
-        prefix_or_suffix_item(item, false, options, &mut words)?;
+        prefix_or_suffix_item(item, false, options, &mut planned)?;
     }
-    Ok(SimpleCommand { words })
+    Ok(planned)
+}
+
+/// The redirection the runner performs itself, or why a shell must.
+fn redirect(
+    redirect: &ast::IoRedirect,
+    options: &ParserOptions,
+) -> Result<Vec<Redirect>, NeedsShell> {
+    use ast::{IoFileRedirectKind as Kind, IoFileRedirectTarget as Target};
+    let refused = || NeedsShell::Redirection(redirect.to_string().trim().to_owned());
+    let standard = |fd: i32| (fd == 1 || fd == 2).then_some(fd);
+    let literal = |raw: &ast::Word| {
+        word(&raw.value, false, options)
+            .ok()
+            .filter(|w| w.pattern.is_none())
+            .map(|w| w.text)
+    };
+    let planned = match redirect {
+        ast::IoRedirect::File(fd, Kind::Read, Target::Filename(target))
+            if fd.is_none_or(|fd| fd == 0) =>
+        {
+            vec![Redirect::Input(literal(target).ok_or_else(refused)?)]
+        }
+        ast::IoRedirect::File(
+            fd,
+            Kind::Write | Kind::Append | Kind::Clobber,
+            Target::Filename(target),
+        ) => {
+            let fd = standard(fd.unwrap_or(1)).ok_or_else(refused)?;
+            if literal(target).as_deref() != Some(NULL_DEVICE) {
+                return Err(refused());
+            }
+            vec![Redirect::Discard(fd)]
+        }
+        ast::IoRedirect::File(fd, Kind::DuplicateOutput, target) => {
+            let to = match target {
+                Target::Fd(to) => Some(*to),
+                Target::Duplicate(word) => literal(word).and_then(|t| t.parse().ok()),
+                _ => None,
+            };
+            let fd = standard(fd.unwrap_or(1)).ok_or_else(refused)?;
+            let to = to.and_then(standard).ok_or_else(refused)?;
+            vec![Redirect::Duplicate { fd, to }]
+        }
+        ast::IoRedirect::OutputAndError(target, _)
+            if literal(target).as_deref() == Some(NULL_DEVICE) =>
+        {
+            vec![Redirect::Discard(1), Redirect::Discard(2)]
+        }
+        _ => return Err(refused()),
+    };
+    Ok(planned)
+}
+
+/// The words one word becomes after brace expansion, each unquoted.
+fn expanded_words(raw: &str, options: &ParserOptions) -> Result<Vec<Word>, NeedsShell> {
+    match super::braces::expand_braces(raw) {
+        Ok(Some(words)) => words.iter().map(|w| word(w, false, options)).collect(),
+        Ok(None) => Ok(vec![word(raw, false, options)?]),
+        Err(refused) => Err(NeedsShell::Expansion {
+            kind: match refused {
+                super::braces::BracesRefused::TooMany(_) => "a brace expansion too large",
+                super::braces::BracesRefused::Unsupported(_) => "brace expansion",
+            },
+            word: raw.to_owned(),
+        }),
+    }
 }
 
 fn prefix_or_suffix_item(
     item: &ast::CommandPrefixOrSuffixItem,
     in_prefix: bool,
     options: &ParserOptions,
-    words: &mut Vec<Word>,
+    command: &mut SimpleCommand,
 ) -> Result<(), NeedsShell> {
+    let words = &mut command.words;
     match item {
-        ast::CommandPrefixOrSuffixItem::IoRedirect(redirect) => Err(NeedsShell::Redirection(
-            redirect.to_string().trim().to_owned(),
-        )),
+        ast::CommandPrefixOrSuffixItem::IoRedirect(io) => {
+            command.redirects.extend(redirect(io, options)?);
+            Ok(())
+        }
         ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
             Err(NeedsShell::ProcessSubstitution)
         }
@@ -318,6 +434,10 @@ fn prefix_or_suffix_item(
         ast::CommandPrefixOrSuffixItem::AssignmentWord(_, raw) => {
             if in_prefix {
                 return Err(NeedsShell::Assignment(raw.value.clone()));
+            }
+            if super::braces::expand_braces(&raw.value).is_ok_and(|w| w.is_some()) {
+                words.extend(expanded_words(&raw.value, options)?);
+                return Ok(());
             }
             words.push(word(&raw.value, true, options)?);
             Ok(())
@@ -330,7 +450,7 @@ fn prefix_or_suffix_item(
                     raw.value
                 )));
             }
-            words.push(word(&raw.value, false, options)?);
+            words.extend(expanded_words(&raw.value, options)?);
             Ok(())
         }
     }
@@ -343,14 +463,10 @@ fn word(raw: &str, assignment_shaped: bool, options: &ParserOptions) -> Result<W
         kind,
         word: raw.to_owned(),
     };
-    // Brace expansion happens before quote removal, on the raw text.
-    let braces = brush_parser::word::parse_brace_expansions(raw, options)
-        .map_err(|e| NeedsShell::Syntax(e.to_string()))?;
-    if braces
-        .iter()
-        .flatten()
-        .any(|part| matches!(part, BraceExpressionOrText::Expr(_)))
-    {
+    // Brace expansion happens before quote removal, on the raw text, and is done by
+    // `expanded_words` before a word gets here; any expression left is refused. (Not with
+    // brush-parser's brace parser, which backtracks exponentially on `{a,{a,{a,...`.)
+    if super::braces::has_expression(raw) {
         return Err(expansion("brace expansion"));
     }
     let pieces =
@@ -366,12 +482,22 @@ fn word(raw: &str, assignment_shaped: bool, options: &ParserOptions) -> Result<W
             }
             WordPiece::SingleQuotedText(text) => unquoted.push_quoted(text),
             WordPiece::EscapeSequence(escaped) => unquoted.push_quoted(unescape(escaped)),
+            WordPiece::ArithmeticExpression(expression) => {
+                let number = super::arith::evaluate(&expression.value)
+                    .ok_or_else(|| expansion("arithmetic expansion"))?;
+                unquoted.push_quoted(&number.to_string());
+            }
             WordPiece::DoubleQuotedSequence(inner) => {
                 for WordPieceWithSource { piece, .. } in inner {
                     match piece {
                         WordPiece::Text(text) => unquoted.push_quoted(text),
                         WordPiece::EscapeSequence(escaped) => {
                             unquoted.push_quoted(unescape(escaped));
+                        }
+                        WordPiece::ArithmeticExpression(expression) => {
+                            let number = super::arith::evaluate(&expression.value)
+                                .ok_or_else(|| expansion("arithmetic expansion"))?;
+                            unquoted.push_quoted(&number.to_string());
                         }
                         other => return Err(expansion(expansion_kind(other))),
                     }
@@ -418,8 +544,10 @@ struct Unquoted {
 impl Unquoted {
     fn push_unquoted(&mut self, text: &str) {
         self.text.push_str(text);
-        for c in text.chars() {
-            if matches!(c, '*' | '?' | '[') {
+        for (at, c) in text.char_indices() {
+            // A `[` opens a bracket expression only when a `]` follows (`[` alone is the
+            // program `[`), as the assessor reads it.
+            if matches!(c, '*' | '?') || (c == '[' && text[at..].contains(']')) {
                 self.has_glob = true;
             }
             if c == '*' && self.pattern.ends_with('*') {
@@ -557,11 +685,17 @@ y"#
             "echo $(id)",
             "echo `id`",
             "echo \"$(id)\"",
-            "echo $((1+2))",
+            "echo $((x+2))",
+            "echo $((1/0))",
             "ls > x",
-            "ls 2>&1",
-            "ls |& cat",
-            "cat < x",
+            "ls 2>x",
+            "ls 3>&1",
+            "ls 2>&-",
+            "ls >/dev/stderr",
+            "cat 3< x",
+            "cat < *.txt",
+            "cat < $f",
+            "cat <> x",
             "(ls)",
             "{ ls; }",
             "a=b ls",
@@ -574,9 +708,8 @@ y"#
             "ls ~",
             "ls ~/x",
             "make DIR=~/x",
-            "echo {a,b}",
-            "echo x{1..3}",
-            "echo {a,'b'}",
+            "echo {a,$b}",
+            "echo x{1..999}",
             "echo $'a\\n'",
             "echo $\"a\"",
             "diff <(ls) x",
@@ -586,7 +719,13 @@ y"#
             "f() { ls; }",
             "if true; then ls; fi",
             "for f in a; do ls; done",
-            "cd src && ls",
+            "cd - && ls",
+            "cd -P src",
+            "cd a b",
+            "cd src | ls",
+            "cd src*",
+            "cd src > x",
+            "cd src 2>x",
             "export A=b",
             "exec ls",
             "eval ls",
@@ -615,7 +754,7 @@ y"#
             Some("it redirects input or output (`> x`)".to_owned())
         );
         assert_eq!(
-            reason("cd src && ls"),
+            reason("cd - && ls"),
             Some("`cd` is a shell builtin, which only a shell can run".to_owned())
         );
         assert_eq!(plan_line(""), Err(NeedsShell::NoCommand));

@@ -113,6 +113,33 @@ const TOOLS: &[Tool] = &[
         ..TOOL
     },
     Tool {
+        names: &["expr"],
+        operands: Operands::Text,
+        ..TOOL
+    },
+    Tool {
+        names: &["numfmt"],
+        spec: Spec::values(
+            "d",
+            &[
+                "delimiter",
+                "field",
+                "format",
+                "from",
+                "from-unit",
+                "to",
+                "to-unit",
+                "padding",
+                "round",
+                "suffix",
+                "unit-separator",
+                "invalid",
+            ],
+        ),
+        operands: Operands::Text,
+        ..TOOL
+    },
+    Tool {
         names: &["basename"],
         spec: Spec::values("s", &["suffix"]),
         operands: Operands::Text,
@@ -517,6 +544,9 @@ pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Opt
         "date" => date_rule(walker, invocation),
         "hostname" => hostname_rule(invocation),
         "uniq" => uniq_rule(walker, invocation),
+        "test" | "[" => test_rule(walker, invocation),
+        "cd" => cd_rule(walker, invocation),
+        "tar" => super::tar::judge(walker, invocation),
         _ => return None,
     })
 }
@@ -766,11 +796,13 @@ fn find_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement 
         }
     }
     // Starting points.
+    let mut starts = Vec::new();
     while let Some(word) = text(index) {
         if word.starts_with('-') || matches!(word, "(" | "!" | ")" | ",") {
             break;
         }
         walker.check_path(&mut judgement, "find", word);
+        starts.push(word);
         index += 1;
     }
     // The expression.
@@ -783,28 +815,10 @@ fn find_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement 
         match word {
             "-delete" => judgement.destructive("`find -delete` removes every file it matches"),
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
-                let start = index;
-                let mut end = start;
-                while let Some(part) = args.get(end) {
-                    let text = part.text();
-                    if text == Some(";")
-                        || (text == Some("+") && end > start && args[end - 1].text() == Some("{}"))
-                    {
-                        break;
-                    }
-                    end += 1;
+                let (command, end) = find_command(args, index, &starts);
+                if word.starts_with("-ok") {
+                    judgement.unknown(format!("`find {word}` asks on its input before it runs"));
                 }
-                let command: Vec<Arg> = args[start..end]
-                    .iter()
-                    .map(|a| {
-                        if a.text().is_some_and(|t| t.contains("{}")) {
-                            Arg::opaque("{}")
-                        } else {
-                            a.clone()
-                        }
-                    })
-                    .collect();
-                judgement.unknown(format!("`find {word}` runs another command"));
                 walker.judge(
                     &command,
                     &super::assess::Stdin::Inherited,
@@ -845,6 +859,36 @@ fn find_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement 
         }
     }
     judgement
+}
+
+/// The command of `find -exec` starting at `start`, and where its `;` or `+` is. `{}`
+/// alone, after the program, is a path under a starting point (`./x`), never an option;
+/// anywhere else what replaces it is only known at run time.
+fn find_command(args: &[Arg], start: usize, starts: &[&str]) -> (Vec<Arg>, usize) {
+    let mut end = start;
+    while let Some(part) = args.get(end) {
+        let text = part.text();
+        if text == Some(";")
+            || (text == Some("+") && end > start && args[end - 1].text() == Some("{}"))
+        {
+            break;
+        }
+        end += 1;
+    }
+    let first_start = starts.first().copied().unwrap_or(".");
+    let command = args[start..end.min(args.len())]
+        .iter()
+        .enumerate()
+        .map(|(at, a)| match a.text() {
+            Some("{}") if at > 0 => Arg {
+                value: Some(format!("{}/{{}}", first_start.trim_end_matches('/'))),
+                ..Arg::opaque("{}")
+            },
+            Some(t) if t.contains("{}") => Arg::opaque("{}"),
+            _ => a.clone(),
+        })
+        .collect();
+    (command, end)
 }
 
 /// `jq` reading files, with a filter that does not read the environment or load modules.
@@ -1033,5 +1077,84 @@ fn hostname_rule(invocation: &Invocation<'_>) -> Judgement {
             judgement.unknown(format!("`hostname {}` sets the host name", word.raw));
         }
     }
+    judgement
+}
+
+/// `test` and `[` operators whose operand names a file.
+const FILE_TESTS: &[&str] = &[
+    "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-G", "-h", "-k", "-L", "-N", "-O", "-p", "-r", "-s",
+    "-S", "-u", "-w", "-x",
+];
+
+/// `test`/`[` only answer with a status; the files they ask about must be in the workspace.
+fn test_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut judgement = Judgement::whitelisted();
+    let mut args = invocation.args;
+    if invocation.program == "[" {
+        match args.split_last() {
+            Some((last, rest)) if last.text() == Some("]") => args = rest,
+            _ => judgement.unknown("`[` without its closing `]`"),
+        }
+    }
+    let text = |index: usize| args.get(index).and_then(Arg::text);
+    for index in 0..args.len() {
+        let Some(word) = text(index) else { continue };
+        // `-a` between two expressions is "and"; before one operand it asks for a file.
+        let unary = FILE_TESTS.contains(&word) && (word != "-a" || index == 0);
+        if unary && let Some(path) = text(index + 1) {
+            walker.check_path(&mut judgement, invocation.program, path);
+        }
+        if matches!(word, "-nt" | "-ot" | "-ef") {
+            for side in [index.wrapping_sub(1), index + 1] {
+                if let Some(path) = text(side) {
+                    walker.check_path(&mut judgement, invocation.program, path);
+                }
+            }
+        }
+    }
+    judgement
+}
+
+/// `cd [dir]` into a directory inside the workspace, named by a plain word; the walker
+/// checks the paths of the commands after it from there.
+fn cd_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut judgement = Judgement::whitelisted();
+    let args = match invocation.args.split_first() {
+        Some((first, rest)) if first.text() == Some("--") => rest,
+        _ => invocation.args,
+    };
+    let directory = match args {
+        [] => String::new(),
+        [one] => match one.text() {
+            Some(text) if one.pattern.is_some() => {
+                judgement.unknown(format!("`cd {text}` changes into a pattern"));
+                return judgement;
+            }
+            Some(text) if text.starts_with('-') => {
+                judgement.unknown(format!("`cd {text}` is not a directory in the workspace"));
+                return judgement;
+            }
+            Some(text) => text.to_owned(),
+            None => return judgement,
+        },
+        _ => {
+            judgement.unknown("`cd` is given more than one directory");
+            return judgement;
+        }
+    };
+    if directory.is_empty() {
+        // `cd` alone goes HOME, which is the workspace root for every command.
+        walker.changes_directory(invocation.depth, vec![String::new()]);
+        return judgement;
+    }
+    if let Some(problem) = walker.path_problem("cd", &directory) {
+        judgement.unknown(problem.replace("reads", "changes into"));
+    }
+    let targets = walker
+        .cwds()
+        .iter()
+        .map(|cwd| super::assess::in_directory(cwd, &directory))
+        .collect();
+    walker.changes_directory(invocation.depth, targets);
     judgement
 }

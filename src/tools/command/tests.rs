@@ -266,6 +266,252 @@ fn safe_lines_stay_safe() {
     );
 }
 
+/// The lines an assistant writes every day (issue 18, item 7), one table per class: each
+/// safe form runs without a click, and each dangerous neighbour still waits (or is
+/// destructive where the command is).
+#[test]
+fn everyday_lines_run_without_a_click() {
+    use Expect::Safe;
+    let dir = workspace();
+    for path in ["sub/deeper/x.txt", "x.tar"] {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, "x").expect("write");
+    }
+    let policy = policy_for(dir.path(), &[], &[]);
+    let safe = |lines: &[&'static str]| -> Vec<(&'static str, Expect)> {
+        lines.iter().map(|line| (*line, Safe)).collect()
+    };
+    // stderr and stdout onto /dev/null or each other.
+    check_table(
+        &policy,
+        &safe(&[
+            "ls 2>/dev/null",
+            "ls > /dev/null",
+            "ls >>/dev/null",
+            "ls 2>&1",
+            "ls >&2",
+            "ls 1>&2",
+            "grep -rn x src 2>/dev/null | head",
+            "ls x >/dev/null 2>&1 || echo no",
+            "ls &>/dev/null",
+            "ls 2>&1 | wc -l",
+            "ls 2> /dev/null",
+            "ls |& wc",
+        ]),
+    );
+    // Input from a file in the workspace.
+    check_table(
+        &policy,
+        &safe(&[
+            "wc -l < notes.txt",
+            "sort < notes.txt | uniq -c",
+            "cat < /dev/null",
+            "tr a-z A-Z < src/main.rs",
+            "head -n1 <notes.txt",
+            "< notes.txt wc -l",
+        ]),
+    );
+    // test and [.
+    check_table(
+        &policy,
+        &safe(&[
+            "test -f notes.txt && echo yes",
+            "[ -d src ] && ls src",
+            "[ ! -e x ] || echo there",
+            "test -w notes.txt",
+            "[ 1 -lt 2 ]",
+            "[ notes.txt -nt README.md ]",
+            "test -n abc",
+            "[ -f notes.txt -a -r notes.txt ]",
+        ]),
+    );
+    // awk programs that only print.
+    check_table(
+        &policy,
+        &safe(&[
+            "awk '{print $1}' notes.txt",
+            "awk -F, '{s += $2} END {print s}' notes.txt",
+            "awk '$3 > 100' notes.txt",
+            "awk 'NR==1' notes.txt",
+            "awk '/a|b/' notes.txt",
+            "awk -v OFS=, '{print $1, $2}' notes.txt",
+            "awk '{print > \"/dev/stderr\"}' notes.txt",
+            "ls -l | awk '{print $5}'",
+            "awk 'BEGIN {print 2^10}'",
+        ]),
+    );
+    // tar listings.
+    check_table(
+        &policy,
+        &safe(&[
+            "tar -tf x.tar",
+            "tar tvf x.tar",
+            "tar -tzvf x.tar",
+            "tar --list --file=x.tar",
+            "tar -xOf x.tar notes.txt",
+            "tar -t -f x.tar | head",
+        ]),
+    );
+    // Wrappers around read-only programs.
+    check_table(
+        &policy,
+        &safe(&[
+            "timeout 5 ls",
+            "timeout -s KILL 5 git status",
+            "timeout 5s grep -rn x src",
+            "nice ls",
+            "find . -name '*.rs' | xargs wc -l",
+            "xargs ls",
+            "echo notes.txt | xargs cat",
+            "find . -print0 | xargs -0 -n1 basename",
+            "ls | xargs -I{} echo {}",
+            "find . -exec grep foo {} \\;",
+            "find src -name '*.rs' -exec wc -l {} +",
+            "find . -type f -execdir ls -la {} \\;",
+        ]),
+    );
+    // expr and numfmt.
+    check_table(
+        &policy,
+        &safe(&[
+            "expr 1 + 2",
+            "expr 7 \\* 6",
+            "expr length hello",
+            "numfmt --to=iec 1048576",
+            "du -sb src | numfmt --to=iec --field=1",
+            "numfmt --header --to=si 1 2",
+        ]),
+    );
+    // cd inside the workspace: later paths are checked from there.
+    check_table(
+        &policy,
+        &safe(&[
+            "cd src && ls",
+            "cd src; ls",
+            "cd sub/deeper && cat x.txt",
+            "cd src && cat ../README.md",
+            "cd src && cd .. && ls",
+            "cd",
+            "cd ./docs && ls *.md",
+            "cd -- src && pwd",
+            "cd src 2>/dev/null || echo missing",
+        ]),
+    );
+    // Brace and arithmetic expansion.
+    check_table(
+        &policy,
+        &safe(&[
+            "echo {a,b,c}",
+            "echo file{1..3}.txt",
+            "ls src/{main,lib}.rs",
+            "echo {01..03}",
+            "echo {a..e}",
+            "echo $((1 + 2))",
+            "echo \"$((60 * 60))s\"",
+            "head -n $((2 * 5)) notes.txt",
+            "echo $(( (5 + 3) * 2 ))",
+            "echo $((0x10))",
+        ]),
+    );
+}
+
+/// Beside every class above, the forms that write, run other code or leave the workspace.
+#[test]
+fn their_dangerous_neighbours_still_wait() {
+    use Expect::{Destructive, NotSafe};
+    let dir = workspace();
+    let policy = policy_for(dir.path(), &[], &[]);
+    check_table(
+        &policy,
+        &[
+            ("ls 2>/etc/passwd", Destructive),
+            ("ls 2>err.log", Destructive),
+            ("ls > out.txt", Destructive),
+            ("ls 2>&1 >out.txt", Destructive),
+            ("ls &>all.log", Destructive),
+            ("ls 2>$F", Destructive),
+            ("ls 2>/dev/tty", NotSafe),
+            ("ls 5>/dev/null", NotSafe),
+            ("cat < /etc/shadow", NotSafe),
+            ("cat < ../x", NotSafe),
+            ("cat < ~/.ssh/id_rsa", NotSafe),
+            ("cat < $F", NotSafe),
+            ("cat < *.txt", NotSafe),
+            ("cat <> notes.txt", Destructive),
+            ("sh < notes.txt", NotSafe),
+            ("[ -f x ] && rm x", Destructive),
+            ("test -f notes.txt && rm notes.txt", Destructive),
+            ("[ -f /etc/shadow ]", NotSafe),
+            ("[ -f notes.txt", NotSafe),
+            ("awk '{system(\"rm x\")}' notes.txt", Destructive),
+            ("awk '{print > \"f\"}' notes.txt", Destructive),
+            ("awk '{print $1 > out}' notes.txt", NotSafe),
+            ("awk '{print | \"sh\"}' notes.txt", NotSafe),
+            ("awk 'BEGIN {\"date\" | getline d}'", NotSafe),
+            ("awk 'BEGIN {getline l < \"/etc/shadow\"}'", NotSafe),
+            ("awk 'BEGIN {print ENVIRON[\"X\"]}'", NotSafe),
+            ("awk -f prog.awk notes.txt", NotSafe),
+            ("awk '{print}' /etc/shadow", NotSafe),
+            ("gawk -i inplace '{print}' notes.txt", NotSafe),
+            ("awk $PROG notes.txt", NotSafe),
+            ("tar -xf x.tar", NotSafe),
+            ("tar xf x.tar", NotSafe),
+            ("tar -cf out.tar src", NotSafe),
+            ("tar -czf b.tgz .", NotSafe),
+            ("tar --delete -f x.tar a", NotSafe),
+            ("tar -tf /etc/x.tar", NotSafe),
+            ("tar -tf host:x.tar", NotSafe),
+            ("tar -tf x.tar --to-command=sh", NotSafe),
+            ("tar -t -I 'sh -c id' -f x.tar", NotSafe),
+            ("tar -tf x.tar --checkpoint-action=exec=sh", NotSafe),
+            ("tar -tg snap -f x.tar", NotSafe),
+            ("tar -tf $A", NotSafe),
+            ("timeout 5 rm x", Destructive),
+            ("timeout 5 sh -c 'rm x'", Destructive),
+            ("timeout 5 cat /etc/shadow", NotSafe),
+            ("timeout 5", NotSafe),
+            ("nice rm x", Destructive),
+            ("find . -exec rm {} \\;", Destructive),
+            ("find . -exec sh -c 'rm $1' _ {} \\;", NotSafe),
+            ("find . -ok cat {} \\;", NotSafe),
+            ("find . | xargs rm", Destructive),
+            ("echo /etc/passwd | xargs cat", NotSafe),
+            ("echo /etc/shadow | xargs -n1 cat", NotSafe),
+            ("xargs -a /etc/passwd echo", NotSafe),
+            ("ls | xargs sed -i s/a/b/", Destructive),
+            ("expr $(rm x) + 1", Destructive),
+            ("expr 1 + 2 > r.txt", Destructive),
+            ("numfmt --to=iec 1 > r.txt", Destructive),
+            ("cd /etc && cat passwd", NotSafe),
+            ("cd .. && ls", NotSafe),
+            ("cd .. && rm -rf x", Destructive),
+            ("cd ~ && ls", NotSafe),
+            ("cd $D && ls", NotSafe),
+            ("cd - && ls", NotSafe),
+            ("cd src && cat ../../x", NotSafe),
+            ("cd nowhere; cat ../x", NotSafe),
+            ("cd src || cat ../x", NotSafe),
+            ("cd src && ls || cat ../x", NotSafe),
+            ("cd src | cat ../x", NotSafe),
+            ("timeout 5 cd src && cat ../x", NotSafe),
+            ("echo $(( $(rm x) + 1 ))", Destructive),
+            ("echo $((x + 1))", NotSafe),
+            ("echo $((a = 5))", NotSafe),
+            ("echo $((1 / 0))", NotSafe),
+            ("{rm,-rf} x", Destructive),
+            ("echo {a,b} > f", Destructive),
+            ("cat {/etc/passwd,notes.txt}", NotSafe),
+            ("cat {notes.txt,../x}", NotSafe),
+            ("git {push,status}", NotSafe),
+            ("find . -{delete,print}", Destructive),
+            ("sed -{n,i} p notes.txt", Destructive),
+            ("echo {1..100000}", NotSafe),
+            ("echo {a,$(rm x)}", Destructive),
+        ],
+    );
+}
+
 #[test]
 fn safe_reason_lists_the_commands() {
     let dir = workspace();
@@ -334,10 +580,13 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("echo ${HOME}", Unknown),
             ("echo $(whoami)", Unknown),
             ("echo `whoami`", Unknown),
-            ("echo $((1+2))", Unknown),
-            ("echo {a,b}", Unknown),
-            ("echo x{1..3}", Unknown),
             ("echo {1..99999999999999999999999}", Unknown),
+            ("echo $((x+1))", Unknown),
+            ("echo {a,$b}", Unknown),
+            ("ls 2>/dev/stderr", Unknown),
+            ("ls 3>&1", Unknown),
+            ("ls 2>&-", Unknown),
+            ("cat 3< notes.txt", Unknown),
             ("echo $'a\\nb'", Unknown),
             ("echo $\"hi\"", Unknown),
             ("ls @(src|docs)", Unknown),
@@ -345,11 +594,6 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("grep $PATTERN notes.txt", Unknown),
             ("wc -l \"$f\"", Unknown),
             // Structure.
-            ("ls 2>/dev/null", Unknown),
-            ("ls > /dev/null", Unknown),
-            ("ls 2>&1", Unknown),
-            ("ls >&2", Unknown),
-            ("ls |& wc", Unknown),
             ("ls &", Unknown),
             ("FOO=bar ls", Unknown),
             ("(ls)", Unknown),
@@ -379,7 +623,6 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("sed -n 'r /etc/passwd' notes.txt", Unknown),
             ("sed -n -f script.sed notes.txt", Unknown),
             ("sed -n 's/a/b/e' notes.txt", Unknown),
-            ("find . -exec grep foo {} \\;", Unknown),
             ("git branch new-branch", Unknown),
             ("git branch -m old new", Unknown),
             ("git tag v1.0", Unknown),
@@ -420,8 +663,6 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("tee", Unknown),
             ("curl https://example.com", Unknown),
             ("awk 'BEGIN{system(\"reboot\")}'", Expect::NotSafe),
-            ("awk '{print $1}' notes.txt", Unknown),
-            ("awk 'BEGIN{x = \"a|b\"}'", Unknown),
             ("python3 -c \"import os; os.system('ls')\"", Unknown),
             ("export EDITOR=vim", Unknown),
             ("bash scripts/x.sh", Unknown),
@@ -430,11 +671,8 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("sh <<'EOF'\nls\nEOF", Unknown),
             ("sh < script.sh", Unknown),
             ("source ./env.sh", Unknown),
-            ("xargs ls", Unknown),
             ("ssh host ls", Unknown),
             ("watch ls", Unknown),
-            ("timeout 5 ls", Unknown),
-            ("nice ls", Unknown),
             ("crontab -l", Unknown),
             ("systemctl status nginx", Unknown),
             ("kubectl get pods", Unknown),
@@ -769,8 +1007,9 @@ fn destructive_commands_anywhere() {
         "tree -o out.html",
         "/usr/bin/time -o out.txt ls",
         // Read differently by dash (/bin/sh), which runs lines the executor cannot plan;
-        // each was checked against dash 0.5 and bash 5.2.
-        "ls &> /dev/null rm -rf x",
+        // each was checked against dash 0.5 and bash 5.2. (`ls &> /dev/null rm -rf x` has a
+        // plan, so bash's reading, `ls rm -rf x`, is what runs; `$x` takes the plan away.)
+        "ls &> /dev/null rm -rf $x",
         "((rm -rf x))",
         "(( a > out.txt ))",
         "[[ a > out.txt ]]",
@@ -818,7 +1057,8 @@ fn operator_rules() {
             ("make test /etc/passwd", Unknown),
             ("make test --file=/etc/x", Unknown),
             ("make deploy", Unknown),
-            ("make test 2>&1", Unknown),
+            ("make test 2>&1", Safe),
+            ("make test 2>test.log", Destructive),
             ("make test > out.txt", Destructive),
             ("make test && rm x", Destructive),
             ("kubectl delete pod x", Forbidden),
@@ -1142,7 +1382,7 @@ proptest! {
     }
 
     /// Over words that need no quoting and commands whose operands are files, a safe
-    /// verdict never comes with a redirection, an expansion, a background job, a subshell,
+    /// verdict never comes with an output redirection, an expansion, a background job, a subshell,
     /// a path outside the workspace, or (in command position) an assignment, a group or a
     /// command off the whitelist. A `#` starts a comment.
     #[test]
@@ -1157,8 +1397,9 @@ proptest! {
         let policy = policy_for(dir.path(), &[], &[]);
         let line = words.join(" ");
         if let Assessment::Safe(_) = assess_command(&line, &policy) {
+            // `<` from a file in the workspace and `2>&1` are safe: the plan runs them.
             let anywhere = [
-                "&", ">", ">>", "<", "2>&1", "$HOME", "$(ls)", "`ls`", "~", "..", "/etc", "(", ")",
+                "&", ">", ">>", "$HOME", "$(ls)", "`ls`", "~", "..", "/etc", "(", ")",
             ];
             let as_command = ["rm", "sudo", "x=1", "{"];
             let mut command_position = true;

@@ -10,6 +10,8 @@
 
 use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 
+use super::arith;
+use super::braces::{self, BracesRefused};
 use super::syntax::{self, ParseFailure};
 
 /// How deeply expansions may hide inside one another in one word before the word is refused.
@@ -42,7 +44,6 @@ impl Arg {
     }
 
     /// A word known to be exactly `text` (used for words split out of a literal script).
-    #[cfg(test)]
     pub(super) fn literal(text: &str) -> Self {
         Self {
             raw: text.to_owned(),
@@ -78,6 +79,28 @@ pub(super) struct WordReport {
     pub substitutions: Vec<String>,
     /// Set when the word could not be parsed; the line then cannot be shown harmless.
     pub failure: Option<ParseFailure>,
+}
+
+/// Reads one word as written in the line after brace expansion: the words it becomes
+/// ([`braces`]), each read by [`analyze`]. A word whose braces riskgate does not expand
+/// itself is read whole, its braces a problem.
+pub(super) fn analyze_expanded(raw: &str) -> Vec<WordReport> {
+    match braces::expand_braces(raw) {
+        Ok(Some(words)) => words.iter().map(|word| analyze(word)).collect(),
+        Ok(None) => vec![analyze(raw)],
+        Err(refused) => {
+            let mut report = analyze(raw);
+            report.arg.value = None;
+            report.arg.pattern = None;
+            report.problem = Some(match refused {
+                BracesRefused::TooMany(_) => refused.to_string(),
+                BracesRefused::Unsupported(_) => format!(
+                    "`{raw}` is a brace expansion, which the shell turns into several words"
+                ),
+            });
+            vec![report]
+        }
+    }
 }
 
 /// Reads one word as written in the line.
@@ -133,19 +156,22 @@ pub(super) fn analyze(raw: &str) -> WordReport {
             WordPiece::DoubleQuotedSequence(inner) => {
                 unquoted.push(QUOTED);
                 for inner_piece in inner {
-                    match &inner_piece.piece {
-                        WordPiece::Text(text) => {
-                            value.push_str(text);
-                            escape_into(&mut pattern, text);
+                    match literal_text(&inner_piece.piece) {
+                        Some(text) => {
+                            value.push_str(&text);
+                            escape_into(&mut pattern, &text);
                         }
-                        WordPiece::EscapeSequence(escape) => {
-                            let unescaped = unescape(escape);
-                            value.push_str(unescaped);
-                            escape_into(&mut pattern, unescaped);
-                        }
-                        _ => reader.expansion(inner_piece, raw, 0),
+                        None => reader.expansion(inner_piece, raw, 0),
                     }
                 }
+            }
+            WordPiece::ArithmeticExpression(expression)
+                if let Some(number) = arith::evaluate(&expression.value) =>
+            {
+                // A number: nothing to split or glob.
+                value.push_str(&number.to_string());
+                pattern.push_str(&number.to_string());
+                unquoted.push(QUOTED);
             }
             WordPiece::TildeExpansion(_) if index == 0 => {
                 tilde = true;
@@ -175,6 +201,19 @@ pub(super) fn analyze(raw: &str) -> WordReport {
         problem: reader.problem,
         substitutions: reader.substitutions,
         failure: reader.failure,
+    }
+}
+
+/// The text of a piece inside double quotes that expands to known text: literal text,
+/// an escape, or integer arithmetic.
+fn literal_text(piece: &WordPiece) -> Option<String> {
+    match piece {
+        WordPiece::Text(text) => Some(text.clone()),
+        WordPiece::EscapeSequence(escape) => Some(unescape(escape).to_owned()),
+        WordPiece::ArithmeticExpression(expression) => {
+            arith::evaluate(&expression.value).map(|n| n.to_string())
+        }
+        _ => None,
     }
 }
 
@@ -493,7 +532,7 @@ mod tests {
             "${x:-y}",
             "$(whoami)",
             "`whoami`",
-            "$((1+2))",
+            "$((x+2))",
             "$'a\\nb'",
             "$\"hi\"",
             "{a,b}",

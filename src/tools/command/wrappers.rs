@@ -29,6 +29,8 @@ struct Wrapper {
     privileged: bool,
     /// Its operands are not a command (`su user`).
     runs_operands: bool,
+    /// Adds nothing of its own (`timeout`, `nice`): the line is as safe as its command.
+    transparent: bool,
 }
 
 const WRAPPER: Wrapper = Wrapper {
@@ -41,6 +43,7 @@ const WRAPPER: Wrapper = Wrapper {
     assignments: false,
     privileged: false,
     runs_operands: true,
+    transparent: false,
 };
 
 const WRAPPERS: &[Wrapper] = &[
@@ -104,6 +107,7 @@ const WRAPPERS: &[Wrapper] = &[
     Wrapper {
         names: &["nice", "gnice"],
         spec: Spec::values("n", &["adjustment"]),
+        transparent: true,
         ..WRAPPER
     },
     Wrapper {
@@ -126,6 +130,7 @@ const WRAPPERS: &[Wrapper] = &[
         names: &["timeout", "gtimeout"],
         spec: Spec::values("sk", &["signal", "kill-after"]),
         skip: 1,
+        transparent: true,
         ..WRAPPER
     },
     Wrapper {
@@ -331,6 +336,8 @@ fn wrapped(walker: &mut Walker<'_>, invocation: &Invocation<'_>, wrapper: &Wrapp
         Judgement::destroys(format!(
             "`{program}` runs a command with other privileges (as root, by default)"
         ))
+    } else if wrapper.transparent {
+        Judgement::whitelisted()
     } else {
         Judgement::not_whitelisted(program)
     };
@@ -395,6 +402,9 @@ fn wrapped(walker: &mut Walker<'_>, invocation: &Invocation<'_>, wrapper: &Wrapp
     }
     let command = args.get(start + wrapper.skip..).unwrap_or_default();
     if command.is_empty() {
+        if wrapper.transparent {
+            judgement.unknown(format!("`{program}` is given no command to run"));
+        }
         if program == "env" {
             judgement.unknown("`env` prints the environment, which may hold secrets");
         }
@@ -564,9 +574,42 @@ const XARGS: Spec = Spec::values(
 )
 .optional("eil");
 
-/// `xargs cmd args...` runs `cmd args...` with more arguments read from its input.
+/// `xargs cmd args...` runs `cmd args...` with more arguments read from its input: the
+/// words of input the line shows (`echo a b | xargs cat`), else words that may be anything
+/// (the names `find` prints). xargs itself only reads; the command is judged on its own.
 fn xargs(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
-    let (_, start) = options::split_operands(invocation.args, &XARGS);
+    let (items, start) = options::split_operands(invocation.args, &XARGS);
+    let mut judgement = Judgement::whitelisted();
+    let mut replaces = false;
+    let mut arg_file = false;
+    // Options that change how input splits into words (`-0`, `-d ,`, `-E`) make the
+    // words xargs passes differ from the line's: they are then unknown.
+    let splits_plainly = items.iter().all(|item| {
+        item.named(
+            &[
+                "n",
+                "max-args",
+                "r",
+                "no-run-if-empty",
+                "t",
+                "verbose",
+                "P",
+                "max-procs",
+            ],
+            false,
+        )
+    });
+    for item in &items {
+        if names(item, &["a", "arg-file"]) {
+            arg_file = true;
+            if let Some(path) = item.value().and_then(|v| v.text) {
+                walker.check_path(&mut judgement, "xargs", path);
+            }
+        }
+        if names(item, &["I", "i", "replace"]) {
+            replaces = true;
+        }
+    }
     let mut command: Vec<Arg> = invocation.args[start..].to_vec();
     if command.is_empty() {
         command.push(Arg {
@@ -574,9 +617,32 @@ fn xargs(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             ..Arg::opaque("echo")
         });
     }
-    command.push(Arg::opaque("(the arguments xargs reads from its input)"));
+    let shown = match invocation.stdin {
+        Stdin::Text(text)
+            if splits_plainly && !arg_file && !replaces && !text.contains(['\\', '\'', '"']) =>
+        {
+            Some(
+                text.split_whitespace()
+                    .map(Arg::literal)
+                    .collect::<Vec<_>>(),
+            )
+        }
+        _ => None,
+    };
+    match shown {
+        Some(words) => command.extend(words),
+        None if replaces => {
+            // `-I {}`: the input replaces the marker inside the words.
+            for word in command.iter_mut().skip(1) {
+                if word.text().is_some_and(|t| t.contains("{}")) {
+                    *word = Arg::opaque("(a line xargs reads from its input)");
+                }
+            }
+        }
+        None => command.push(Arg::opaque("(the arguments xargs reads from its input)")),
+    }
     walker.judge(&command, &Stdin::Inherited, invocation.depth + 1);
-    Judgement::not_whitelisted("xargs")
+    judgement
 }
 
 const WATCH: Spec = Spec::values("nq", &["interval", "equexit"]).optional("d");
@@ -817,18 +883,78 @@ fn interpreter(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgemen
     }
 }
 
+/// awk options that only set variables, separators and dialects.
+const AWK_OPTIONS: &[&str] = &[
+    "F",
+    "v",
+    "field-separator",
+    "assign",
+    "posix",
+    "traditional",
+    "re-interval",
+    "characters-as-bytes",
+    "sandbox",
+    "b",
+    "c",
+    "P",
+    "r",
+    "S",
+];
+
 /// `awk` runs shell commands from its program: `system("cmd")`, `print | "cmd"` and
 /// `"cmd" | getline`; `print > "file"` writes a file.
+///
+/// A program that only prints (see [`super::awk`]), given as a plain word with options that
+/// only set variables and separators, reading files in the workspace, is read-only.
 fn awk(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
-    let mut judgement = Judgement::not_whitelisted(invocation.program);
+    let mut judgement = Judgement::whitelisted();
     let spec = Spec::values("fvF", &["file", "assign", "field-separator"]);
     let items = options::parse(invocation.args, &spec);
     let program_from_file = items.iter().any(|i| i.named(&["f", "file"], true));
+    for item in &items {
+        let known = item.named(AWK_OPTIONS, false);
+        if matches!(item, Item::Short { .. } | Item::Long { .. }) && !known {
+            judgement.unknown(format!(
+                "`{} {}` is not an option known to be read-only",
+                invocation.program,
+                item.shown()
+            ));
+        }
+        if let Item::Opaque(word) = item {
+            judgement.unknown(format!(
+                "`{}` is given `{}`, which may become any option when the line runs",
+                invocation.program, word.raw
+            ));
+        }
+    }
+    let operands = options::operands(&items);
     let program = if program_from_file {
+        judgement.unknown("`awk -f` reads its program from a file, which is not checked");
         None
     } else {
-        options::operands(&items).first().copied()
+        operands.first().copied()
     };
+    let files = if program_from_file {
+        &operands[..]
+    } else {
+        operands.get(1..).unwrap_or_default()
+    };
+    for file in files.iter().filter_map(|f| f.text()) {
+        // `name=value` between files sets a variable.
+        if !file.split_once('=').is_some_and(|(name, _)| is_name(name)) {
+            walker.check_path(&mut judgement, invocation.program, file);
+        }
+    }
+    match program.map(Arg::text) {
+        Some(Some(code)) => {
+            if let Some(problem) = super::awk::print_only_problem(code) {
+                judgement.unknown(format!("the awk program {problem}"));
+            }
+        }
+        Some(None) => judgement.unknown("the awk program is only known when the line runs"),
+        None if !program_from_file => judgement.unknown("`awk` is given no program"),
+        None => {}
+    }
     if let Some(code) = program.and_then(Arg::text) {
         embedded_commands(walker, code, invocation.depth);
         for target in string_literals_after(code, &[">", ">>"]) {
