@@ -121,6 +121,30 @@ impl Harness {
             .await
     }
 
+    /// Sends a slash command in `CHANNEL` and waits for its answer containing `expect`.
+    async fn answered(
+        &self,
+        name: &str,
+        options: Value,
+        user: &UserSpec,
+        expect: &str,
+    ) -> discord::RecordedRequest {
+        self.discord
+            .slash_command(CHANNEL, name, options, user)
+            .await;
+        self.discord
+            .wait_for_request(
+                |r| {
+                    r.path.ends_with("/callback")
+                        && r.at("/data/content")
+                            .as_str()
+                            .is_some_and(|c| c.contains(expect))
+                },
+                WAIT,
+            )
+            .await
+    }
+
     /// Waits for the approval message and returns (message id, approval id).
     async fn approval(&self, channel: u64) -> (u64, String) {
         let path = format!("/api/v10/channels/{channel}/messages");
@@ -461,25 +485,13 @@ async fn strict_mode_makes_the_next_safe_call_ask_first() {
             .expect("content")
             .contains("Manage Channels")
     );
-    h.discord
-        .slash_command(
-            CHANNEL,
-            "mode",
-            json!([{"name": "mode", "type": 3, "value": "strict"}]),
-            &admin(),
-        )
-        .await;
-    h.discord
-        .wait_for_request(
-            |r| {
-                r.path.ends_with("/callback")
-                    && r.at("/data/content")
-                        .as_str()
-                        .is_some_and(|c| c.contains("**strict**"))
-            },
-            WAIT,
-        )
-        .await;
+    h.answered(
+        "mode",
+        json!([{"name": "mode", "type": 3, "value": "strict"}]),
+        &admin(),
+        "**strict**",
+    )
+    .await;
     h.discord
         .message_create(CHANNEL, &alice(), "what is here?", &[])
         .await;
@@ -1421,45 +1433,21 @@ async fn rules_are_listed_revoked_and_ignored_in_strict_mode() {
             .filter(|r| r.path.ends_with("/callback"))
             .count()
     };
-    h.discord
-        .slash_command(
-            CHANNEL,
-            "rules",
-            json!([{"name": "revoke", "type": 3, "value": "rtest000001"}]),
-            &eve(),
-        )
-        .await;
-    h.discord
-        .wait_for_request(
-            |r| {
-                r.path.ends_with("/callback")
-                    && r.at("/data/content")
-                        .as_str()
-                        .is_some_and(|c| c.contains("needs an approver role"))
-            },
-            WAIT,
-        )
-        .await;
+    h.answered(
+        "rules",
+        json!([{"name": "revoke", "type": 3, "value": "rtest000001"}]),
+        &eve(),
+        "needs an approver role",
+    )
+    .await;
     let before = callbacks(&h);
-    h.discord
-        .slash_command(
-            CHANNEL,
-            "rules",
-            json!([{"name": "revoke", "type": 3, "value": "rtest000001"}]),
-            &bob(),
-        )
-        .await;
-    h.discord
-        .wait_for_request(
-            |r| {
-                r.path.ends_with("/callback")
-                    && r.at("/data/content")
-                        .as_str()
-                        .is_some_and(|c| c.contains("revoked rule `rtest000001`"))
-            },
-            WAIT,
-        )
-        .await;
+    h.answered(
+        "rules",
+        json!([{"name": "revoke", "type": 3, "value": "rtest000001"}]),
+        &bob(),
+        "revoked rule `rtest000001`",
+    )
+    .await;
     assert_eq!(callbacks(&h), before + 1);
     assert!(
         h.store
