@@ -61,7 +61,14 @@ impl ChannelCommand {
                     .clamp(1, AUDIT_MAX),
             ),
             ("rules", None) => Self::Rules,
-            ("rules", Some(id)) => Self::Revoke(id.trim_start_matches("revoke").trim().to_owned()),
+            ("rules", Some(id)) => match id.trim_start_matches("revoke").trim() {
+                "" => {
+                    return Err(
+                        "Name the rule to revoke: /rules revoke ID (/rules lists them).".to_owned(),
+                    );
+                }
+                id => Self::Revoke(id.to_owned()),
+            },
             (other, _) => return Err(format!("Unknown command /{other}.")),
         })
     }
@@ -327,6 +334,7 @@ mod tests {
             ChannelCommand::parse("rules", Some("r1")),
             Ok(ChannelCommand::Revoke("r1".into()))
         );
+        assert!(ChannelCommand::parse("rules", Some("revoke")).is_err());
         assert!(ChannelCommand::parse("profile", Some("admin")).is_err());
         assert!(ChannelCommand::parse("nope", None).is_err());
     }

@@ -502,9 +502,10 @@ impl Agent {
     }
 }
 
-/// The gate's decision as an approval stored it (its source and reason).
+/// The gate's decision as an approval stored it (its source and reason). A source this
+/// version cannot read counts as the operator's policy, which no channel rule lifts.
 fn stored_decision(record: &ApprovalRecord) -> RiskDecision {
     let source = serde_json::from_value::<DecisionSource>(json!(record.source))
-        .unwrap_or(DecisionSource::Default);
+        .unwrap_or(DecisionSource::Policy);
     RiskDecision::new(Decision::Confirm, source, record.reason.clone())
 }
