@@ -16,10 +16,7 @@
 //! - `--store URL|memory` [a SQLite file in a temp directory] the state store;
 //! - `--max-connections N` [16, the default of `store.max_connections`] PostgreSQL pool size;
 //! - `--history-cache N` [1000, the default of `store.history_cache_channels`] channels
-//!   whose conversation is kept in memory in front of the store (0: read it every run);
-//! - `--remembered-profiles N` [50000, the default of `agent.remembered_profiles`] channels
-//!   whose profile is remembered, so a run's first model call does not wait for the settings
-//!   read (0: every run waits for it).
+//!   whose conversation is kept in memory in front of the store (0: read it every run).
 //!
 //! Definitions, per model step (a run of three model calls has three steps):
 //! - *loop overhead* = (the time from the message to its reply being posted - the model's
@@ -313,10 +310,6 @@ fn main() {
             &format!("sqlite://{}", dir.path().join("state.db").display()),
         );
         let mut settings = Settings::default();
-        settings.agent.remembered_profiles = number(
-            "--remembered-profiles",
-            &settings.agent.remembered_profiles.to_string(),
-        );
         settings.tools.workspace = dir.path().join("workspace");
         std::fs::create_dir_all(&settings.tools.workspace).expect("workspace");
         for i in 0..20 {

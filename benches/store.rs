@@ -18,8 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use riskgate::core::agent::{CallRecord, ChatMessage, arguments_hash};
+use riskgate::core::agent::{CallOutcome, CallRecord, ChatMessage, arguments_hash};
 use riskgate::core::ports::{ApprovalRecord, ApprovalStatus, AuditRecord, Decided, Store};
+use riskgate::core::risk::{Decision, DecisionSource};
 use riskgate::store::SqlStore;
 use serde_json::{Map, json};
 use sqlx::{AssertSqlSafe, Connection};
@@ -58,14 +59,13 @@ fn audit(n: u64, approval_id: Option<String>) -> AuditRecord {
         tool: "execute_sql".into(),
         arguments_summary: r#"{"query":"SELECT count(*) FROM orders"}"#.into(),
         decision: if approval_id.is_some() {
-            "confirm"
+            Decision::Confirm
         } else {
-            "auto"
-        }
-        .into(),
-        source: "whitelist".into(),
+            Decision::Auto
+        },
+        source: DecisionSource::Whitelist,
         reason: "a read-only query".into(),
-        outcome: "ok".into(),
+        outcome: CallOutcome::Ok,
         approval_id,
         duration_ms: 3,
         output_bytes: 240,

@@ -8,8 +8,7 @@ use std::time::SystemTime;
 use url::Url;
 
 use crate::config::Settings;
-use crate::core::agent::profiles::ProfileWatch;
-use crate::core::agent::{Agent, AgentLimits, ProfileMemory, Protocol};
+use crate::core::agent::{Agent, AgentLimits, Protocol};
 use crate::core::ports::{
     ApprovalRecord, ApprovalSurface, ChannelSettings, ChatModel, EventSink, Store, StoreError,
     SystemClock,
@@ -127,12 +126,6 @@ pub fn build_agent(
     let gate = crate::tools::builtin_gate(settings);
     announce_sandbox(&gate);
     preflight_in_background(&gate);
-    let profiles = Arc::new(ProfileMemory::with_capacity(
-        settings.agent.remembered_profiles,
-    ));
-    // Settings written through the agent's store (as every front end does) reach the
-    // profile memory at once.
-    let store: Arc<dyn Store> = Arc::new(ProfileWatch::new(store, profiles.clone()));
     Ok(Agent {
         gate,
         model,
@@ -151,7 +144,6 @@ pub fn build_agent(
         assess_context: AssessContext::default(),
         instance: instance_name(),
         prepared: Default::default(),
-        profiles,
         unwritten_audit: Default::default(),
     })
 }

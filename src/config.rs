@@ -49,6 +49,47 @@ pub enum ConfigError {
         value: String,
         problem: String,
     },
+    #[error(
+        "`{key}` is no longer a setting ({why}): delete it from the configuration file, or unset {var}"
+    )]
+    Retired {
+        key: &'static str,
+        var: String,
+        why: &'static str,
+    },
+}
+
+/// Keys earlier versions read (`section.key`), and why they went: a configuration that
+/// still sets one is told so by name instead of meeting serde's "unknown field".
+const RETIRED_KEYS: &[(&str, &str)] = &[(
+    "agent.remembered_profiles",
+    "every run now reads its channel's settings before it asks the model",
+)];
+
+/// Fails on the first key of [`RETIRED_KEYS`] that `tree` (defaults, file and environment
+/// merged) still sets.
+fn reject_retired(tree: &config::Value) -> Result<(), ConfigError> {
+    let config::ValueKind::Table(sections) = &tree.kind else {
+        return Ok(());
+    };
+    for &(full, why) in RETIRED_KEYS {
+        let Some((section, key)) = full.split_once('.') else {
+            continue;
+        };
+        let set = matches!(
+            sections.get(section).map(|value| &value.kind),
+            Some(config::ValueKind::Table(keys)) if keys.contains_key(key)
+        );
+        if set {
+            let var = format!("{}{}", env::PREFIX, full.replace('.', "__")).to_ascii_uppercase();
+            return Err(ConfigError::Retired {
+                key: full,
+                var,
+                why,
+            });
+        }
+    }
+    Ok(())
 }
 
 impl ConfigError {
@@ -135,9 +176,11 @@ pub struct LlmSettings {
     /// `generic` (the default, what every server accepts) or `openai` (OpenAI's own API,
     /// whose newer models take the cap only as `max_completion_tokens`).
     pub server: String,
-    /// Retries after a 429 or 5xx answer (with backoff, honouring Retry-After).
+    /// Retries after a 429 or 5xx answer (with backoff, honouring Retry-After in seconds or
+    /// as an HTTP date).
     pub max_retries: u32,
-    /// The first backoff between retries; doubled each time.
+    /// The first backoff between retries; doubled each time, plus random jitter up to as
+    /// much again, at most 30 s.
     pub retry_base_delay_ms: u64,
 }
 
@@ -272,8 +315,8 @@ pub struct StoreSettings {
     /// and the affected channel is told. 0 tries once.
     pub retry_window_secs: u64,
     /// PostgreSQL: connections of the store's pool at most (a share of the server's
-    /// `max_connections`); the batchers open four more. SQLite always uses one writer, four
-    /// readers and one connection that batches the settings reads.
+    /// `max_connections`); the write batcher opens two more. SQLite always uses one writer
+    /// and four readers.
     pub max_connections: u32,
     /// Channels whose recent conversation is kept in memory, so a run does not wait for
     /// the database to read it (each holds at most `agent.history_budget_chars`). 0 reads
@@ -328,11 +371,6 @@ pub struct AgentSettings {
     pub max_message_chars: u64,
     /// The prompt profile of a channel nobody has switched: `sql` or `ops`.
     pub default_profile: String,
-    /// Channels whose profile this process remembers from their last run, so their next
-    /// run's first model call goes out while the channel's settings are read (the read
-    /// still confirms the profile, and decides the mode, before the reply is looked at).
-    /// 0: every run waits for its settings read before asking the model.
-    pub remembered_profiles: usize,
 }
 
 impl Default for AgentSettings {
@@ -345,7 +383,6 @@ impl Default for AgentSettings {
             history_budget_chars: 24_000,
             max_message_chars: 100_000,
             default_profile: "ops".to_owned(),
-            remembered_profiles: crate::core::agent::profiles::DEFAULT_CAPACITY,
         }
     }
 }
@@ -718,6 +755,7 @@ impl Settings {
         }
         let mut tree = builder.build()?.cache;
         let file_origins = env.overlay(&mut tree)?;
+        reject_retired(&tree)?;
         let settings: Settings = tree
             .try_deserialize()
             .map_err(|error| hide_file_content(error, &file_origins))?;
@@ -732,6 +770,7 @@ impl Settings {
         self.validate_choices()?;
         self.validate_counts()?;
         self.validate_discord()?;
+        self.validate_file_rules()?;
         self.validate_databases()
     }
 
@@ -912,6 +951,20 @@ impl Settings {
             if value == 0 {
                 return Err(ConfigError::invalid(key, "0", "must be greater than 0"));
             }
+        }
+        Ok(())
+    }
+
+    /// `file_operations` allow and deny entries: each a path or a valid glob pattern.
+    fn validate_file_rules(&self) -> Result<(), ConfigError> {
+        let rules = &self.tools.file_operations;
+        for (key, entries) in [
+            ("tools.file_operations.allow", &rules.allow),
+            ("tools.file_operations.deny", &rules.deny),
+        ] {
+            crate::tools::files::rules::check(entries).map_err(|error| {
+                ConfigError::invalid(key, format!("{:?}", error.entry), error.advice())
+            })?;
         }
         Ok(())
     }

@@ -1,12 +1,18 @@
 //! Metrics for operators: counters and a latency histogram kept in memory, served in the
-//! Prometheus text format on an optional HTTP port together with `/healthz`
-//! (`observability.listen`).
+//! OpenMetrics text format on an optional HTTP port together with `/healthz`
+//! (`observability.listen`). The registry and its encoding are `prometheus-client`'s: the
+//! format's escaping, `_total` suffixes, histogram buckets and `# EOF` are its job.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
 
 use crate::core::agent::{AgentEvent, ChatReply, ChatRequest};
 use crate::core::ports::{ChatModel, EventSink, ModelError};
@@ -15,62 +21,136 @@ use crate::core::tools::BoxFuture;
 /// Upper bounds (seconds) of the LLM latency buckets.
 const LATENCY_BUCKETS: [f64; 10] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
 
-#[derive(Debug, Default)]
-struct Histogram {
-    counts: [u64; LATENCY_BUCKETS.len()],
-    sum: f64,
-    count: u64,
+/// What `/metrics` answers with: OpenMetrics text, which Prometheus reads.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Outcome {
+    outcome: String,
 }
 
-/// Everything counted.
-#[derive(Debug, Default)]
-pub struct Metrics {
-    runs: Mutex<BTreeMap<String, u64>>,
-    tool_calls: Mutex<BTreeMap<(String, String), u64>>,
-    approvals: Mutex<BTreeMap<String, u64>>,
-    llm_errors: Mutex<BTreeMap<String, u64>>,
-    llm_latency: Mutex<Histogram>,
-    queue_depth: AtomicI64,
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ToolCall {
+    decision: String,
+    source: String,
 }
 
-fn bump<K: Ord>(map: &Mutex<BTreeMap<K, u64>>, key: K) {
-    if let Ok(mut map) = map.lock() {
-        *map.entry(key).or_default() += 1;
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ErrorKind {
+    kind: &'static str,
+}
+
+/// Messages waiting in channel queues. A worker can take a message before the enqueuer
+/// counts it, so the sum may dip below zero for a moment; it is shown as zero then.
+#[derive(Debug, Clone, Default)]
+struct QueueDepth(Arc<AtomicI64>);
+
+impl EncodeMetric for QueueDepth {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        encoder.encode_gauge(&self.0.load(Ordering::Relaxed).max(0))
     }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Gauge
+    }
+}
+
+/// Everything counted, and the registry that serves it.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    runs: Family<Outcome, Counter>,
+    tool_calls: Family<ToolCall, Counter>,
+    approvals: Family<Outcome, Counter>,
+    llm_errors: Family<ErrorKind, Counter>,
+    llm_latency: Histogram,
+    queue_depth: QueueDepth,
 }
 
 impl Metrics {
     pub fn new() -> Arc<Self> {
-        Arc::new(Self::default())
+        let runs = Family::<Outcome, Counter>::default();
+        let tool_calls = Family::<ToolCall, Counter>::default();
+        let approvals = Family::<Outcome, Counter>::default();
+        let llm_errors = Family::<ErrorKind, Counter>::default();
+        let llm_latency = Histogram::new(LATENCY_BUCKETS);
+        let queue_depth = QueueDepth::default();
+        // Help texts without the final period: the registry adds it.
+        let mut registry = Registry::default();
+        registry.register(
+            "riskgate_runs",
+            "Agent runs by how they ended",
+            runs.clone(),
+        );
+        registry.register(
+            "riskgate_tool_calls",
+            "Tool calls by gate decision and its source",
+            tool_calls.clone(),
+        );
+        registry.register(
+            "riskgate_approvals",
+            "Approvals by outcome",
+            approvals.clone(),
+        );
+        registry.register(
+            "riskgate_llm_errors",
+            "Failed model requests by kind",
+            llm_errors.clone(),
+        );
+        registry.register(
+            "riskgate_llm_request_seconds",
+            "Model request latency",
+            llm_latency.clone(),
+        );
+        registry.register(
+            "riskgate_queue_depth",
+            "Messages waiting in channel queues",
+            queue_depth.clone(),
+        );
+        Arc::new(Self {
+            registry,
+            runs,
+            tool_calls,
+            approvals,
+            llm_errors,
+            llm_latency,
+            queue_depth,
+        })
     }
 
     /// Counts what an event says.
     pub fn observe(&self, event: &AgentEvent) {
         match event {
-            AgentEvent::RunFinished { outcome, .. } => bump(&self.runs, outcome.clone()),
+            AgentEvent::RunFinished { outcome, .. } => {
+                self.runs
+                    .get_or_create(&Outcome {
+                        outcome: outcome.clone(),
+                    })
+                    .inc();
+            }
             AgentEvent::ToolCall {
                 decision, source, ..
-            } => bump(
-                &self.tool_calls,
-                (decision.as_str().to_owned(), source.as_str().to_owned()),
-            ),
+            } => {
+                self.tool_calls
+                    .get_or_create(&ToolCall {
+                        decision: decision.as_str().to_owned(),
+                        source: source.as_str().to_owned(),
+                    })
+                    .inc();
+            }
             AgentEvent::ApprovalResolved { outcome, .. } => {
-                bump(&self.approvals, outcome.as_str().to_owned());
+                self.approvals
+                    .get_or_create(&Outcome {
+                        outcome: outcome.as_str().to_owned(),
+                    })
+                    .inc();
             }
             _ => {}
         }
     }
 
     pub fn observe_llm(&self, seconds: f64, error: Option<&ModelError>) {
-        if let Ok(mut h) = self.llm_latency.lock() {
-            for (i, bound) in LATENCY_BUCKETS.iter().enumerate() {
-                if seconds <= *bound {
-                    h.counts[i] += 1;
-                }
-            }
-            h.sum += seconds;
-            h.count += 1;
-        }
+        self.llm_latency.observe(seconds);
         if let Some(error) = error {
             let kind = match error {
                 ModelError::Unauthorized(_) => "unauthorized",
@@ -82,79 +162,24 @@ impl Metrics {
                 ModelError::BadReply(_) => "bad_reply",
                 ModelError::Timeout(_) => "timeout",
             };
-            bump(&self.llm_errors, kind.to_owned());
+            self.llm_errors.get_or_create(&ErrorKind { kind }).inc();
         }
     }
 
     /// Messages waiting in channel queues, across channels.
     pub fn queue_changed(&self, delta: i64) {
-        self.queue_depth.fetch_add(delta, Ordering::Relaxed);
+        self.queue_depth.0.fetch_add(delta, Ordering::Relaxed);
     }
 
-    /// The Prometheus text exposition.
+    /// The OpenMetrics text exposition ([`CONTENT_TYPE`]).
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let escape = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
-        out.push_str("# HELP riskgate_runs_total Agent runs by how they ended.\n# TYPE riskgate_runs_total counter\n");
-        if let Ok(runs) = self.runs.lock() {
-            for (outcome, n) in runs.iter() {
-                let _ = writeln!(
-                    out,
-                    "riskgate_runs_total{{outcome=\"{}\"}} {n}",
-                    escape(outcome)
-                );
-            }
+        if let Err(error) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
+            // Writing to a String fails only if an encoder reports an error; say so in the
+            // exposition rather than serving half of it.
+            tracing::error!(%error, "the metrics could not be encoded");
+            return format!("# the metrics could not be encoded: {error}\n# EOF\n");
         }
-        out.push_str("# HELP riskgate_tool_calls_total Tool calls by gate decision and its source.\n# TYPE riskgate_tool_calls_total counter\n");
-        if let Ok(calls) = self.tool_calls.lock() {
-            for ((decision, source), n) in calls.iter() {
-                let _ = writeln!(
-                    out,
-                    "riskgate_tool_calls_total{{decision=\"{}\",source=\"{}\"}} {n}",
-                    escape(decision),
-                    escape(source)
-                );
-            }
-        }
-        out.push_str("# HELP riskgate_approvals_total Approvals by outcome.\n# TYPE riskgate_approvals_total counter\n");
-        if let Ok(approvals) = self.approvals.lock() {
-            for (outcome, n) in approvals.iter() {
-                let _ = writeln!(
-                    out,
-                    "riskgate_approvals_total{{outcome=\"{}\"}} {n}",
-                    escape(outcome)
-                );
-            }
-        }
-        out.push_str("# HELP riskgate_llm_errors_total Failed model requests by kind.\n# TYPE riskgate_llm_errors_total counter\n");
-        if let Ok(errors) = self.llm_errors.lock() {
-            for (kind, n) in errors.iter() {
-                let _ = writeln!(out, "riskgate_llm_errors_total{{kind=\"{kind}\"}} {n}");
-            }
-        }
-        out.push_str("# HELP riskgate_llm_request_seconds Model request latency.\n# TYPE riskgate_llm_request_seconds histogram\n");
-        if let Ok(h) = self.llm_latency.lock() {
-            for (i, bound) in LATENCY_BUCKETS.iter().enumerate() {
-                let _ = writeln!(
-                    out,
-                    "riskgate_llm_request_seconds_bucket{{le=\"{bound}\"}} {}",
-                    h.counts[i]
-                );
-            }
-            let _ = writeln!(
-                out,
-                "riskgate_llm_request_seconds_bucket{{le=\"+Inf\"}} {}",
-                h.count
-            );
-            let _ = writeln!(out, "riskgate_llm_request_seconds_sum {}", h.sum);
-            let _ = writeln!(out, "riskgate_llm_request_seconds_count {}", h.count);
-        }
-        out.push_str("# HELP riskgate_queue_depth Messages waiting in channel queues.\n# TYPE riskgate_queue_depth gauge\n");
-        let _ = writeln!(
-            out,
-            "riskgate_queue_depth {}",
-            self.queue_depth.load(Ordering::Relaxed).max(0)
-        );
         out
     }
 }
@@ -208,10 +233,7 @@ pub async fn serve(
                 let metrics = metrics.clone();
                 async move {
                     (
-                        [(
-                            axum::http::header::CONTENT_TYPE,
-                            "text/plain; version=0.0.4",
-                        )],
+                        [(axum::http::header::CONTENT_TYPE, CONTENT_TYPE)],
                         metrics.render(),
                     )
                 }
@@ -220,4 +242,60 @@ pub async fn serve(
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exposition() -> String {
+        let metrics = Metrics::new();
+        for outcome in ["replied", "replied", "said \"no\""] {
+            metrics.observe(&AgentEvent::RunFinished {
+                outcome: outcome.to_owned(),
+                iterations: 1,
+            });
+        }
+        metrics.observe_llm(0.2, None);
+        metrics.observe_llm(
+            3.0,
+            Some(&ModelError::Timeout(std::time::Duration::from_secs(3))),
+        );
+        metrics.queue_changed(-1);
+        metrics.render()
+    }
+
+    #[test]
+    fn the_exposition_keeps_the_names_types_labels_and_help_texts() {
+        let text = exposition();
+        for line in [
+            "# HELP riskgate_runs Agent runs by how they ended.",
+            "# TYPE riskgate_runs counter",
+            "riskgate_runs_total{outcome=\"replied\"} 2",
+            "riskgate_runs_total{outcome=\"said \\\"no\\\"\"} 1",
+            "# HELP riskgate_llm_errors Failed model requests by kind.",
+            "# TYPE riskgate_llm_errors counter",
+            "riskgate_llm_errors_total{kind=\"timeout\"} 1",
+            "# HELP riskgate_llm_request_seconds Model request latency.",
+            "# TYPE riskgate_llm_request_seconds histogram",
+            "riskgate_llm_request_seconds_bucket{le=\"0.05\"} 0",
+            "riskgate_llm_request_seconds_bucket{le=\"0.25\"} 1",
+            "riskgate_llm_request_seconds_bucket{le=\"2.5\"} 1",
+            "riskgate_llm_request_seconds_bucket{le=\"5.0\"} 2",
+            "riskgate_llm_request_seconds_bucket{le=\"60.0\"} 2",
+            "riskgate_llm_request_seconds_bucket{le=\"+Inf\"} 2",
+            "riskgate_llm_request_seconds_sum 3.2",
+            "riskgate_llm_request_seconds_count 2",
+            "# HELP riskgate_queue_depth Messages waiting in channel queues.",
+            "# TYPE riskgate_queue_depth gauge",
+            // A dip below zero (a message taken before it was counted) shows as zero.
+            "riskgate_queue_depth 0",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in:\n{text}"
+            );
+        }
+        assert!(text.ends_with("# EOF\n"), "{text}");
+    }
 }

@@ -119,6 +119,37 @@ fn database_urls_must_name_a_known_engine_and_unique_names() {
     }
 }
 
+#[test]
+fn an_invalid_file_pattern_is_refused_at_load_with_the_pattern_and_the_fix() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("riskgate.toml");
+    std::fs::write(
+        &file,
+        "[tools.file_operations]\nallow = [\"scratch\"]\ndeny = [\"*.pem\", \"keys/[a-\"]\n",
+    )
+    .expect("write");
+    let said = Settings::load_from(Some(&file), NO_ENV)
+        .expect_err("an unclosed character class")
+        .to_string();
+    assert!(
+        said.contains("tools.file_operations.deny")
+            && said.contains("\"keys/[a-\"")
+            && said.contains("not a valid pattern")
+            && said.contains("put a \\ before"),
+        "{said}"
+    );
+    let said = load_env(&[("RISKGATE__TOOLS__FILE_OPERATIONS__ALLOW", "out/{a,b")])
+        .expect_err("an unclosed alternation")
+        .to_string();
+    assert!(said.contains("tools.file_operations.allow"), "{said}");
+    let fine = load_env(&[(
+        "RISKGATE__TOOLS__FILE_OPERATIONS__DENY",
+        r#"["*.pem", "**/secrets/**", "config/*.key", ".env"]"#,
+    )])
+    .expect("valid patterns load");
+    assert_eq!(fine.tools.file_operations.deny.len(), 4);
+}
+
 /// Loads with no file but the given variables (a directory without `riskgate.toml` is not
 /// guaranteed, so an empty file is named).
 fn load_env(vars: &[(&str, &str)]) -> Result<Settings, riskgate::config::ConfigError> {
@@ -434,6 +465,35 @@ fn a_misspelt_key_in_the_environment_is_an_error() {
         .to_string();
     assert!(
         error.contains("RISKGATE__DISCORD____CHANNELS") && error.contains("empty part"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_retired_key_is_named_with_what_to_do_instead_of_failing_as_unknown() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("riskgate.toml");
+    std::fs::write(&file, "[agent]\nremembered_profiles = 50000\n").expect("write");
+    let error = Settings::load_from(Some(&file), NO_ENV)
+        .expect_err("a retired key is refused")
+        .to_string();
+    assert!(
+        error.contains("`agent.remembered_profiles` is no longer a setting"),
+        "{error}"
+    );
+    assert!(error.contains("delete it"), "{error}");
+    assert!(
+        !error.contains("unknown field"),
+        "the key is named as retired, not unknown: {error}"
+    );
+
+    // Set in the environment instead: the variable is named.
+    std::fs::write(&file, "").expect("write");
+    let error = Settings::load_from(Some(&file), [("RISKGATE__AGENT__REMEMBERED_PROFILES", "0")])
+        .expect_err("a retired key is refused")
+        .to_string();
+    assert!(
+        error.contains("unset RISKGATE__AGENT__REMEMBERED_PROFILES"),
         "{error}"
     );
 }

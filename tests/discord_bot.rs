@@ -892,10 +892,10 @@ async fn audit_with_25_entries_fits_one_answer() {
                 user: alice().id.to_string(),
                 tool: "execute_command".into(),
                 arguments_summary: "rm -rf build".into(),
-                decision: "confirm".into(),
-                source: "destructive_floor".into(),
+                decision: riskgate::core::risk::Decision::Confirm,
+                source: riskgate::core::risk::DecisionSource::DestructiveFloor,
                 reason: "`rm` deletes files".into(),
-                outcome: "cancelled".into(),
+                outcome: riskgate::core::agent::CallOutcome::Cancelled,
                 approval_id: None,
                 duration_ms: 0,
                 output_bytes: 0,
@@ -1245,7 +1245,7 @@ async fn cancel_with_a_reason_reaches_the_model_the_history_and_the_audit() {
         .recent_audit(&CHANNEL.to_string(), 5)
         .await
         .expect("audit");
-    assert_eq!(audit[0].outcome, "cancelled");
+    assert_eq!(audit[0].outcome.as_str(), "cancelled");
     assert_eq!(
         audit[0].note.as_deref(),
         Some("reason: move it to trash/ instead")
@@ -1336,7 +1336,7 @@ async fn allow_similar_makes_a_rule_that_runs_matching_calls_only() {
         .expect("audit");
     let by_rule: Vec<_> = audit
         .iter()
-        .filter(|r| r.source == "channel_rule")
+        .filter(|r| r.source.as_str() == "channel_rule")
         .collect();
     assert_eq!(by_rule.len(), 1, "{audit:#?}");
     let rules = h
@@ -1349,7 +1349,7 @@ async fn allow_similar_makes_a_rule_that_runs_matching_calls_only() {
         by_rule[0].note.as_deref(),
         Some(format!("rule {}", rules[0].id).as_str())
     );
-    assert_eq!(by_rule[0].outcome, "ok");
+    assert_eq!(by_rule[0].outcome.as_str(), "ok");
     h.stop().await;
 }
 
@@ -1590,7 +1590,7 @@ async fn a_click_after_a_restart_continues_the_run(store_url: &str) {
         .recent_audit(&CHANNEL.to_string(), 5)
         .await
         .expect("audit");
-    assert_eq!(audit[0].outcome, "ok", "{audit:#?}");
+    assert_eq!(audit[0].outcome.as_str(), "ok", "{audit:#?}");
     assert!(audit[0].approval_id.is_some());
     stop.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(10), task).await;

@@ -94,14 +94,18 @@ async fn metrics_count_runs_calls_approvals_and_model_latency() {
         .await
         .expect("healthz");
     assert_eq!(health.status(), 200);
-    let text = client
+    let response = client
         .get(format!("http://{address}/metrics"))
         .send()
         .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("body");
+        .expect("metrics");
+    // OpenMetrics text, which Prometheus asks for and reads.
+    assert_eq!(
+        response.headers()[reqwest::header::CONTENT_TYPE],
+        "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    );
+    let text = response.text().await.expect("body");
+    assert!(text.ends_with("# EOF\n"), "{text}");
     for line in [
         "riskgate_runs_total{outcome=\"replied\"} 1",
         "riskgate_tool_calls_total{decision=\"auto\",source=\"whitelist\"} 1",

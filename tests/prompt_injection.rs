@@ -56,7 +56,14 @@ async fn audit(dir: &std::path::Path) -> Vec<(String, String, String, String)> {
     records.reverse();
     records
         .into_iter()
-        .map(|r| (r.tool, r.decision, r.source, r.outcome))
+        .map(|r| {
+            (
+                r.tool,
+                r.decision.to_string(),
+                r.source.to_string(),
+                r.outcome.to_string(),
+            )
+        })
         .collect()
 }
 

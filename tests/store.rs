@@ -24,14 +24,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use pg_schema::TestSchema;
 use riskgate::config::Settings;
 use riskgate::core::agent::{
-    AgentEvent, ChatMessage, ChatReply, ChatRequest, Inbound, ReplyToolCall, RunOutcome,
-    arguments_hash,
+    AgentEvent, CallOutcome, ChatMessage, ChatReply, ChatRequest, Inbound, ReplyToolCall,
+    RunOutcome, arguments_hash,
 };
 use riskgate::core::ports::{
     ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, ApprovalSurface, AuditRecord,
     ChannelSettings, ChatModel, Decided, EventSink, ModelError, Store,
 };
-use riskgate::core::risk::{Assessment, ChannelMode};
+use riskgate::core::risk::{Assessment, ChannelMode, Decision, DecisionSource};
 use riskgate::core::tools::{
     Approval, AssessContext, BoxFuture, RiskAssessor, RiskGate, Tool, ToolError, ToolOutput,
 };
@@ -227,10 +227,10 @@ fn audit(channel: &str, n: u64) -> AuditRecord {
         user: "alice".into(),
         tool: "execute_sql".into(),
         arguments_summary: r#"{"query":"SELECT 1"}"#.into(),
-        decision: "auto".into(),
-        source: "whitelist".into(),
+        decision: Decision::Auto,
+        source: DecisionSource::Whitelist,
         reason: "a query".into(),
-        outcome: "ok".into(),
+        outcome: CallOutcome::Ok,
         approval_id: None,
         duration_ms: 12,
         output_bytes: 34,
@@ -462,8 +462,7 @@ async fn a_refused_write_fails_alone_and_its_batch_lands(db: TestDb) {
     }
 }
 
-/// Many runs read their channel's settings at once (on PostgreSQL in one batch): each reads
-/// its own channel's, or none.
+/// Many runs read their channel's settings at once: each reads its own channel's, or none.
 async fn concurrent_settings_reads_each_get_their_own_channel(db: TestDb) {
     let store = Arc::new(db.connect().await);
     let settings = |i: usize| ChannelSettings {
@@ -487,7 +486,7 @@ async fn concurrent_settings_reads_each_get_their_own_channel(db: TestDb) {
             let start = start.clone();
             tokio::spawn(async move {
                 start.wait().await;
-                // Channels read twice in one batch get the same answer.
+                // Channels read twice at once get the same answer.
                 let read = store.channel_settings(&format!("c{}", i % 60)).await;
                 (i % 60, read.expect("read"))
             })

@@ -2,7 +2,9 @@
 //! (so it can be scripted); an approval shows the call and the reason and takes the next line
 //! read after it was shown (`y`/`yes` confirms, anything else cancels). Commands:
 //! `/mode [strict|smart]`, `/profile [sql|ops]`, `/reset`, `/status`, `/help`, `/quit`.
-//! `--json` prints one JSON object per event instead of text.
+//! `--json` prints one JSON object per event instead of text. Where stdin and stdout are a
+//! terminal (and not `--json`), lines are typed in a line editor with the session's history
+//! (`editor.rs`); piped input is read as it comes.
 //!
 //! One thread reads stdin and routes each line as it is read (see [`Router`]): to the open
 //! approval prompt if there is one, else to the queue of messages, which run one after
@@ -11,6 +13,7 @@
 //! queued messages. A line that is not UTF-8 ends the input with an error naming it, after
 //! the lines before it have run. The session exits with 1 if the model server failed a run.
 
+mod editor;
 mod render;
 
 use std::io::{BufRead, IsTerminal, Write};
@@ -236,6 +239,22 @@ fn read_input(mut input: impl BufRead, router: &Router) {
     }
 }
 
+/// Starts reading stdin on a thread that routes the lines as they come (reading blocks):
+/// with the line editor when `edit` and both ends are a terminal, else line by line.
+/// Returns where output goes.
+fn start_reading(router: Arc<Router>, edit: bool) -> Box<dyn Write + Send> {
+    if edit && std::io::stdout().is_terminal() {
+        match editor::start(router.clone()) {
+            Ok(out) => return out,
+            Err(e) => {
+                tracing::warn!(error = %e, "the line editor could not start; reading plain lines");
+            }
+        }
+    }
+    std::thread::spawn(move || read_input(std::io::stdin().lock(), &router));
+    Box::new(std::io::stdout())
+}
+
 struct ConsoleApprovals {
     router: Arc<Router>,
     output: Output,
@@ -286,10 +305,6 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
     let model = crate::app::model_client(&settings)?;
     check_reachable(model.endpoint()).await?;
 
-    let output = Output {
-        out: Arc::new(Mutex::new(Box::new(std::io::stdout()))),
-        json: options.json,
-    };
     let (tx, mut messages) = mpsc::unbounded_channel::<Message>();
     let router = Arc::new(Router {
         state: Mutex::new(RouterState {
@@ -298,9 +313,13 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
         }),
     });
     let interactive = std::io::stdin().is_terminal();
-    // Reading stdin blocks; a thread routes the lines as they come.
-    let reader = router.clone();
-    std::thread::spawn(move || read_input(std::io::stdin().lock(), &reader));
+    let output = Output {
+        out: Arc::new(Mutex::new(start_reading(
+            router.clone(),
+            interactive && !options.json,
+        ))),
+        json: options.json,
+    };
     let store = crate::app::cache_history(
         Arc::new(crate::app::open_store(&settings).await?),
         &settings,

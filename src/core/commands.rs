@@ -6,7 +6,7 @@
 
 use std::time::SystemTime;
 
-use crate::core::ports::{ApprovalRecord, AuditRecord, ChannelSettings, Store};
+use crate::core::ports::{ApprovalRecord, AuditRecord, ChannelSettings, Store, StoreError};
 use crate::core::prompt::PROFILES;
 use crate::core::risk::ChannelMode;
 use crate::core::rules::ChannelRule;
@@ -158,9 +158,8 @@ pub async fn apply(
     caller: Caller<'_>,
     command: ChannelCommand,
 ) -> CommandOutcome {
-    let refused = |what: &str, e: &dyn std::fmt::Display| {
-        CommandOutcome::Refused(format!("{what} could not be read or saved: {e}"))
-    };
+    let refused =
+        |what: &str, e: &StoreError| store_failed(&format!("{what} could not be read or saved"), e);
     let current = match env.store.channel_settings(channel).await {
         Ok(settings) => settings.unwrap_or_else(|| env.defaults.clone()),
         Err(e) => return refused("The settings", &e),
@@ -266,7 +265,7 @@ async fn revoke(
 ) -> CommandOutcome {
     let active = match env.store.channel_rules(channel, SystemTime::now()).await {
         Ok(active) => active,
-        Err(e) => return CommandOutcome::Refused(format!("The rules could not be read: {e}")),
+        Err(e) => return store_failed("The rules could not be read", &e),
     };
     let Some(rule) = active.into_iter().find(|r| r.id == id) else {
         return CommandOutcome::Refused(format!(
@@ -284,8 +283,17 @@ async fn revoke(
             by: caller.user.to_owned(),
         },
         Ok(false) => CommandOutcome::Refused(format!("Rule `{id}` had already ended.")),
-        Err(e) => CommandOutcome::Refused(format!("The rule could not be revoked: {e}")),
+        Err(e) => store_failed("The rule could not be revoked", &e),
     }
+}
+
+/// A command the store could not serve: what failed, why, and what to do when the kind of
+/// failure says it.
+fn store_failed(what: &str, error: &StoreError) -> CommandOutcome {
+    CommandOutcome::Refused(match error.advice() {
+        Some(advice) => format!("{what}: {error}. {advice}"),
+        None => format!("{what}: {error}"),
+    })
 }
 
 #[cfg(test)]
@@ -372,5 +380,24 @@ mod tests {
             "another channel keeps the defaults"
         );
         assert!(!other.is_public());
+    }
+
+    #[test]
+    fn a_store_failure_says_what_to_do_when_its_kind_tells() {
+        use crate::core::ports::StoreErrorKind;
+        let away = StoreError::new(StoreErrorKind::Unavailable, "no answer from the database");
+        let CommandOutcome::Refused(why) = store_failed("The mode could not be saved", &away)
+        else {
+            panic!("a refusal");
+        };
+        assert!(why.starts_with("The mode could not be saved: "), "{why}");
+        assert!(why.contains("no answer from the database"), "{why}");
+        assert!(why.ends_with("Try again in a minute."), "{why}");
+        let duplicate = StoreError::new(StoreErrorKind::Refused, "rule r1 exists already");
+        let CommandOutcome::Refused(why) = store_failed("The rule could not be saved", &duplicate)
+        else {
+            panic!("a refusal");
+        };
+        assert!(why.ends_with("rule r1 exists already"), "{why}");
     }
 }

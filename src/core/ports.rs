@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::core::agent::{AgentEvent, ChatMessage, ChatReply, ChatRequest};
-use crate::core::risk::{ChannelMode, RiskDecision};
+use crate::core::agent::{AgentEvent, CallOutcome, ChatMessage, ChatReply, ChatRequest};
+use crate::core::risk::{ChannelMode, Decision, DecisionSource, RiskDecision};
 use crate::core::rules::ChannelRule;
 use crate::core::tools::BoxFuture;
 
@@ -149,10 +149,59 @@ pub struct ChannelSettings {
     pub profile: String,
 }
 
-/// A store failure.
+/// A store failure: its kind, for callers that act on it, and the whole message (cause
+/// included) for people.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the state store failed: {0}")]
-pub struct StoreError(pub String);
+#[error("the state store failed: {message}")]
+pub struct StoreError {
+    kind: StoreErrorKind,
+    message: String,
+}
+
+/// What kind of failure a [`StoreError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreErrorKind {
+    /// The database is unreachable or did not answer: the same request may work a moment
+    /// later.
+    Unavailable,
+    /// The store is closed: the process is shutting down.
+    Closed,
+    /// The request broke the store's contract (an id that exists already, a value out of
+    /// range).
+    Refused,
+    /// A stored value cannot be read back.
+    Corrupt,
+    /// The store could not be opened or brought up to date (its URL, login or migrations).
+    Setup,
+    /// A statement failed for a reason of its own.
+    Failed,
+}
+
+impl StoreError {
+    pub fn new(kind: StoreErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    pub fn kind(&self) -> StoreErrorKind {
+        self.kind
+    }
+
+    /// What a person asking for something the store could not do should do next, when the
+    /// kind says more than the message.
+    pub fn advice(&self) -> Option<&'static str> {
+        match self.kind {
+            StoreErrorKind::Unavailable => Some("Try again in a minute."),
+            StoreErrorKind::Closed => Some("The bot is shutting down; try again once it is back."),
+            StoreErrorKind::Corrupt | StoreErrorKind::Setup => {
+                Some("Tell the bot's operator; the log has the details.")
+            }
+            StoreErrorKind::Refused | StoreErrorKind::Failed => None,
+        }
+    }
+}
 
 /// Where an approval stands. Only `Pending` may change, and only once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -252,11 +301,11 @@ pub struct AuditRecord {
     pub tool: String,
     /// The arguments, shortened for the log.
     pub arguments_summary: String,
-    pub decision: String,
-    pub source: String,
+    pub decision: Decision,
+    pub source: DecisionSource,
     pub reason: String,
-    /// `ok`, `error`, `denied`, `cancelled`, `expired`, `not_run`.
-    pub outcome: String,
+    /// What became of the call (stored as `ok`, `error`, `denied`, `cancelled`, ...).
+    pub outcome: CallOutcome,
     pub approval_id: Option<String>,
     pub duration_ms: u64,
     pub output_bytes: u64,
@@ -394,4 +443,128 @@ impl Clock for SystemClock {
     fn now(&self) -> SystemTime {
         SystemTime::now()
     }
+}
+
+/// Implements [`Store`] methods of a wrapper by handing them to the store it wraps, for
+/// the methods the wrapper has nothing to add to: written inside `impl Store for Wrapper`
+/// next to the methods it does override, with the name of the field that holds the inner
+/// store (an `Arc<dyn Store>` or any other `Store`) and the methods to forward.
+///
+/// - `forward_store!(inner: channel_settings, start_run);` forwards each call as it is;
+/// - `forward_store!(inner via around: load_history, append);` goes through the wrapper's
+///   own `around(name, call)`, which gets the method's name (`"load_history"`) and a closure
+///   that makes the inner call, and returns the method's future (a test store that delays
+///   or fails chosen operations uses it).
+///
+/// `decide_approval` has a default that calls `decide_approval_noted`: forward that one.
+#[macro_export]
+macro_rules! forward_store {
+    ($inner:ident: $($method:ident),+ $(,)?) => {
+        $( $crate::forward_store!(@sig $method [plain $inner]); )+
+    };
+    ($inner:ident via $around:ident: $($method:ident),+ $(,)?) => {
+        $( $crate::forward_store!(@sig $method [$around $inner]); )+
+    };
+    // Each method's arguments and answer, as the `Store` trait declares them.
+    (@sig load_history $how:tt) => {
+        $crate::forward_store!(@fn $how 'a load_history(channel: &'a str, budget: usize)
+            -> ::std::vec::Vec<$crate::core::agent::ChatMessage>);
+    };
+    (@sig append $how:tt) => {
+        $crate::forward_store!(@fn $how 'a append(
+            channel: &'a str, messages: &'a [$crate::core::agent::ChatMessage]) -> ());
+    };
+    (@sig clear $how:tt) => {
+        $crate::forward_store!(@fn $how 'a clear(channel: &'a str) -> ());
+    };
+    (@sig prune_history $how:tt) => {
+        $crate::forward_store!(@fn $how 'a prune_history(before: ::std::time::SystemTime) -> u64);
+    };
+    (@sig channel_settings $how:tt) => {
+        $crate::forward_store!(@fn $how 'a channel_settings(channel: &'a str)
+            -> ::std::option::Option<$crate::core::ports::ChannelSettings>);
+    };
+    (@sig set_channel_settings $how:tt) => {
+        $crate::forward_store!(@fn $how 'a set_channel_settings(channel: &'a str,
+            settings: &'a $crate::core::ports::ChannelSettings, changed_by: &'a str) -> ());
+    };
+    (@sig start_run $how:tt) => {
+        $crate::forward_store!(@fn $how 'a start_run(
+            run_id: &'a str, channel: &'a str, instance: &'a str) -> ());
+    };
+    (@sig heartbeat_run $how:tt) => {
+        $crate::forward_store!(@fn $how 'a heartbeat_run(run_id: &'a str) -> ());
+    };
+    (@sig finish_run $how:tt) => {
+        $crate::forward_store!(@fn $how 'a finish_run(run_id: &'a str) -> ());
+    };
+    (@sig create_approval $how:tt) => {
+        $crate::forward_store!(@fn $how 'a create_approval(
+            approval: &'a $crate::core::ports::ApprovalRecord) -> ());
+    };
+    (@sig decide_approval_noted $how:tt) => {
+        $crate::forward_store!(@fn $how 'a decide_approval_noted(id: &'a str,
+            status: $crate::core::ports::ApprovalStatus, by: ::std::option::Option<&'a str>,
+            note: ::std::option::Option<&'a str>) -> $crate::core::ports::Decided);
+    };
+    (@sig approval $how:tt) => {
+        $crate::forward_store!(@fn $how 'a approval(id: &'a str)
+            -> ::std::option::Option<$crate::core::ports::ApprovalRecord>);
+    };
+    (@sig set_approval_message $how:tt) => {
+        $crate::forward_store!(@fn $how 'a set_approval_message(
+            id: &'a str, message_ref: &'a str) -> ());
+    };
+    (@sig pending_approvals $how:tt) => {
+        $crate::forward_store!(@fn $how 'a pending_approvals(
+            channel: ::std::option::Option<&'a str>)
+            -> ::std::vec::Vec<$crate::core::ports::ApprovalRecord>);
+    };
+    (@sig expire_overdue $how:tt) => {
+        $crate::forward_store!(@fn $how 'a expire_overdue(now: ::std::time::SystemTime)
+            -> ::std::vec::Vec<$crate::core::ports::ApprovalRecord>);
+    };
+    (@sig abandon_orphaned $how:tt) => {
+        $crate::forward_store!(@fn $how 'a abandon_orphaned(
+            stale_before: ::std::time::SystemTime)
+            -> ::std::vec::Vec<$crate::core::ports::ApprovalRecord>);
+    };
+    (@sig record_audit $how:tt) => {
+        $crate::forward_store!(@fn $how 'a record_audit(
+            record: &'a $crate::core::ports::AuditRecord) -> ());
+    };
+    (@sig create_rule $how:tt) => {
+        $crate::forward_store!(@fn $how 'a create_rule(
+            rule: &'a $crate::core::rules::ChannelRule) -> ());
+    };
+    (@sig channel_rules $how:tt) => {
+        $crate::forward_store!(@fn $how 'a channel_rules(
+            channel: &'a str, now: ::std::time::SystemTime)
+            -> ::std::vec::Vec<$crate::core::rules::ChannelRule>);
+    };
+    (@sig revoke_rule $how:tt) => {
+        $crate::forward_store!(@fn $how 'a revoke_rule(
+            channel: &'a str, id: &'a str, by: &'a str) -> bool);
+    };
+    (@sig recent_audit $how:tt) => {
+        $crate::forward_store!(@fn $how 'a recent_audit(channel: &'a str, limit: usize)
+            -> ::std::vec::Vec<$crate::core::ports::AuditRecord>);
+    };
+    // The method itself.
+    (@fn [plain $inner:ident] $lt:lifetime $method:ident($($arg:ident: $ty:ty),*) -> $answer:ty) => {
+        fn $method<$lt>(&$lt self, $($arg: $ty),*) -> $crate::core::tools::BoxFuture<
+            $lt,
+            ::std::result::Result<$answer, $crate::core::ports::StoreError>,
+        > {
+            self.$inner.$method($($arg),*)
+        }
+    };
+    (@fn [$around:ident $inner:ident] $lt:lifetime $method:ident($($arg:ident: $ty:ty),*) -> $answer:ty) => {
+        fn $method<$lt>(&$lt self, $($arg: $ty),*) -> $crate::core::tools::BoxFuture<
+            $lt,
+            ::std::result::Result<$answer, $crate::core::ports::StoreError>,
+        > {
+            self.$around(::std::stringify!($method), move || self.$inner.$method($($arg),*))
+        }
+    };
 }

@@ -2,8 +2,9 @@
 //! servers people run (OpenAI, Ollama, vLLM, llama.cpp server, LM Studio, OpenRouter):
 //! `content: null` beside tool calls, arguments as a JSON string or an object, missing call
 //! ids, several calls in one reply, the legacy `function_call`, unusual finish reasons.
-//! 429 and 5xx are retried with backoff (honouring `Retry-After`); other 4xx fail at once
-//! with an error that says what to fix.
+//! 429 and 5xx are retried with jittered exponential backoff (`backon`), or after the wait
+//! the server's `Retry-After` asks for, in seconds or as an HTTP date (`httpdate`), at most
+//! 30 s either way; other 4xx fail at once with an error that says what to fix.
 //!
 //! What it sends is what every common server accepts (checked against llama.cpp's
 //! `llama-server`, llama-cpp-python's server and the fakes in `tests/support/fake_llm.rs`):
@@ -17,8 +18,10 @@ mod wire;
 
 pub use wire::ServerKind;
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, SystemTime};
 
+use backon::{ExponentialBuilder, Retryable};
 use reqwest::StatusCode;
 use secrecy::{ExposeSecret, SecretString};
 use url::Url;
@@ -42,7 +45,8 @@ pub struct LlmConfig {
     pub request_timeout: Duration,
     /// Attempts after the first for 429 and 5xx answers.
     pub max_retries: u32,
-    /// The first backoff; doubled each retry, at most 30 s.
+    /// The first backoff; doubled each retry, plus up to as much again at random so that
+    /// clients refused together do not come back together; at most 30 s.
     pub retry_base_delay: Duration,
 }
 
@@ -94,58 +98,118 @@ impl OpenAiClient {
         };
         let body = serde_json::to_vec(&wire::request_body(settings, request))
             .map_err(|e| ModelError::BadReply(format!("the request could not be encoded: {e}")))?;
-        let mut attempt = 0u32;
-        loop {
-            attempt += 1;
-            let mut builder = self
-                .http
-                .post(self.endpoint.clone())
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(body.clone());
-            if let Some(key) = &self.config.api_key {
-                builder = builder.bearer_auth(key.expose_secret());
+        let attempts = AtomicU32::new(0);
+        let backoff = ExponentialBuilder::default()
+            .with_min_delay(self.config.retry_base_delay)
+            .with_max_delay(MAX_RETRY_WAIT)
+            .with_max_times(usize::try_from(self.config.max_retries).unwrap_or(usize::MAX))
+            .with_jitter();
+        let result = (|| {
+            attempts.fetch_add(1, Ordering::Relaxed);
+            self.attempt(&body)
+        })
+        .retry(backoff)
+        .when(AttemptError::is_retryable)
+        .adjust(|error, backoff| {
+            // `None` means the retries are spent; a Retry-After never adds one.
+            backoff.map(|backoff| error.wait(backoff))
+        })
+        .notify(|error, delay| {
+            if let AttemptError::Refused { status, .. } = error {
+                tracing::warn!(%status, attempt = attempts.load(Ordering::Relaxed), ?delay, "model server busy or failing; retrying");
             }
-            let started = std::time::Instant::now();
-            let response = builder.send().await;
-            let response = match response {
-                Ok(response) => response,
-                Err(e) if e.is_timeout() => {
-                    return Err(ModelError::Timeout(self.config.request_timeout));
-                }
-                Err(e) => {
-                    return Err(ModelError::Unreachable {
-                        url: self.endpoint.to_string(),
-                        reason: crate::core::tools::error_chain(&e),
-                    });
-                }
-            };
-            let status = response.status();
-            let retry_after = retry_after(response.headers());
-            let text = match response.text().await {
-                Ok(text) => text,
-                Err(e) if e.is_timeout() => {
-                    return Err(ModelError::Timeout(self.config.request_timeout));
-                }
-                Err(e) => return Err(ModelError::BadReply(crate::core::tools::error_chain(&e))),
-            };
-            tracing::debug!(%status, elapsed_ms = started.elapsed().as_millis() as u64, "model answered");
-            if status.is_success() {
-                return wire::parse_reply(&text);
-            }
-            let message = wire::error_message(&text).unwrap_or_else(|| shorten(&text));
-            let retryable = status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
-            if retryable && attempt <= self.config.max_retries {
-                let backoff = self
-                    .config
-                    .retry_base_delay
-                    .saturating_mul(2u32.saturating_pow(attempt - 1));
-                let delay = retry_after.unwrap_or(backoff).min(Duration::from_secs(30));
-                tracing::warn!(%status, attempt, ?delay, "model server busy or failing; retrying");
-                tokio::time::sleep(delay).await;
-                continue;
-            }
-            return Err(classify(status, message, attempt, &self.endpoint));
+        })
+        .await;
+        result.map_err(|error| match error {
+            AttemptError::Refused {
+                status, message, ..
+            } => classify(
+                status,
+                message,
+                attempts.load(Ordering::Relaxed),
+                &self.endpoint,
+            ),
+            AttemptError::Failed(error) => error,
+        })
+    }
+
+    /// One request and its answer.
+    async fn attempt(&self, body: &[u8]) -> Result<ChatReply, AttemptError> {
+        let mut builder = self
+            .http
+            .post(self.endpoint.clone())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_vec());
+        if let Some(key) = &self.config.api_key {
+            builder = builder.bearer_auth(key.expose_secret());
         }
+        let started = std::time::Instant::now();
+        let response = builder.send().await.map_err(|e| {
+            AttemptError::Failed(if e.is_timeout() {
+                ModelError::Timeout(self.config.request_timeout)
+            } else {
+                ModelError::Unreachable {
+                    url: self.endpoint.to_string(),
+                    reason: crate::core::tools::error_chain(&e),
+                }
+            })
+        })?;
+        let status = response.status();
+        let retry_after = retry_after(response.headers(), SystemTime::now());
+        let text = response.text().await.map_err(|e| {
+            AttemptError::Failed(if e.is_timeout() {
+                ModelError::Timeout(self.config.request_timeout)
+            } else {
+                ModelError::BadReply(crate::core::tools::error_chain(&e))
+            })
+        })?;
+        tracing::debug!(%status, elapsed_ms = started.elapsed().as_millis() as u64, "model answered");
+        if status.is_success() {
+            return wire::parse_reply(&text).map_err(AttemptError::Failed);
+        }
+        Err(AttemptError::Refused {
+            status,
+            message: wire::error_message(&text).unwrap_or_else(|| shorten(&text)),
+            retry_after,
+        })
+    }
+}
+
+/// The longest wait between two attempts, whatever the backoff or `Retry-After` says.
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
+
+/// Why one attempt did not give a reply.
+#[derive(Debug)]
+enum AttemptError {
+    /// The server answered with an error status.
+    Refused {
+        status: StatusCode,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    /// No usable answer: unreachable, timed out, or a success whose body is not a reply.
+    Failed(ModelError),
+}
+
+impl AttemptError {
+    /// 429 and 5xx may succeed if tried again; nothing else will.
+    fn is_retryable(&self) -> bool {
+        match self {
+            Self::Refused { status, .. } => {
+                *status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
+            }
+            Self::Failed(_) => false,
+        }
+    }
+
+    /// The wait before the next attempt: the server's `Retry-After` when it sent one, else
+    /// the backoff; never more than [`MAX_RETRY_WAIT`].
+    fn wait(&self, backoff: Duration) -> Duration {
+        let asked = match self {
+            Self::Refused { retry_after, .. } => *retry_after,
+            Self::Failed(_) => None,
+        };
+        asked.unwrap_or(backoff).min(MAX_RETRY_WAIT)
     }
 }
 
@@ -210,11 +274,21 @@ fn lacks_tool_support(lower: &str) -> bool {
             || lower.contains("tool use is not supported"))
 }
 
-/// `Retry-After` in seconds (the HTTP-date form is rare from model servers and ignored).
-fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    let seconds: f64 = value.trim().parse().ok()?;
-    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+/// How long `Retry-After` asks the client to wait, read at `now`: either form RFC 9110
+/// allows, seconds (fractions accepted, as some servers send them) or an HTTP date; a date
+/// already past means at once. `None` when the header is absent or unreadable.
+fn retry_after(headers: &reqwest::header::HeaderMap, now: SystemTime) -> Option<Duration> {
+    let value = headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0)
+            .then(|| Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX));
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 fn shorten(text: &str) -> String {
@@ -276,5 +350,90 @@ mod tests {
             matches!(&error, ModelError::Rejected(m) if m.contains("llm.server")),
             "{error:?}"
         );
+    }
+
+    fn headers_with_retry_after(value: &str) -> reqwest::header::HeaderMap {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(
+            reqwest::header::RETRY_AFTER,
+            value.parse().expect("a header value"),
+        );
+        headers
+    }
+
+    #[test]
+    fn retry_after_is_read_in_seconds_or_as_an_http_date() {
+        // Tue, 24 Nov 2026 03:00:00 GMT.
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_489_200);
+        assert_eq!(
+            httpdate::fmt_http_date(now),
+            "Tue, 24 Nov 2026 03:00:00 GMT"
+        );
+        for (value, expected) in [
+            ("7", Some(Duration::from_secs(7))),
+            (" 1.5 ", Some(Duration::from_millis(1500))),
+            ("0", Some(Duration::ZERO)),
+            (
+                "Tue, 24 Nov 2026 03:00:12 GMT",
+                Some(Duration::from_secs(12)),
+            ),
+            // The two obsolete forms RFC 9110 still asks recipients to accept.
+            (
+                "Tuesday, 24-Nov-26 03:01:00 GMT",
+                Some(Duration::from_secs(60)),
+            ),
+            ("Tue Nov 24 03:00:05 2026", Some(Duration::from_secs(5))),
+            // A date already past: retry at once.
+            ("Tue, 24 Nov 2026 02:59:00 GMT", Some(Duration::ZERO)),
+            ("Thu, 01 Jan 1970 00:00:00 GMT", Some(Duration::ZERO)),
+            ("-3", None),
+            ("soon", None),
+            ("NaN", None),
+            ("", None),
+        ] {
+            assert_eq!(
+                retry_after(&headers_with_retry_after(value), now),
+                expected,
+                "{value:?}"
+            );
+        }
+        assert_eq!(retry_after(&reqwest::header::HeaderMap::new(), now), None);
+    }
+
+    #[test]
+    fn the_wait_before_a_retry_is_what_the_server_asked_for_at_most_30_s() {
+        let refused = |retry_after| AttemptError::Refused {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            message: "slow down".to_owned(),
+            retry_after,
+        };
+        let backoff = Duration::from_millis(400);
+        assert_eq!(refused(None).wait(backoff), backoff);
+        assert_eq!(
+            refused(Some(Duration::from_secs(3))).wait(backoff),
+            Duration::from_secs(3)
+        );
+        assert_eq!(refused(Some(Duration::ZERO)).wait(backoff), Duration::ZERO);
+        assert_eq!(
+            refused(Some(Duration::from_secs(3600))).wait(backoff),
+            MAX_RETRY_WAIT
+        );
+        assert_eq!(refused(None).wait(Duration::from_secs(90)), MAX_RETRY_WAIT);
+    }
+
+    #[test]
+    fn only_429_and_5xx_answers_are_retried() {
+        let refused = |status: u16| AttemptError::Refused {
+            status: StatusCode::from_u16(status).expect("status"),
+            message: String::new(),
+            retry_after: None,
+        };
+        assert!(refused(429).is_retryable());
+        assert!(refused(500).is_retryable());
+        assert!(refused(503).is_retryable());
+        assert!(!refused(400).is_retryable());
+        assert!(!refused(401).is_retryable());
+        assert!(!refused(404).is_retryable());
+        assert!(!AttemptError::Failed(ModelError::Timeout(Duration::from_secs(1))).is_retryable());
     }
 }

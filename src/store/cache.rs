@@ -24,10 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use crate::core::agent::{ChatMessage, trim_to_budget};
-use crate::core::ports::{
-    ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided, Store, StoreError,
-};
-use crate::core::rules::ChannelRule;
+use crate::core::ports::{Store, StoreError};
 use crate::core::tools::BoxFuture;
 
 /// A store whose `load_history` is served from memory when it can be.
@@ -276,110 +273,10 @@ impl Store for HistoryCache {
     fn prune_history<'a>(&'a self, before: SystemTime) -> BoxFuture<'a, Result<u64, StoreError>> {
         Box::pin(self.prune_through(before))
     }
-    fn channel_settings<'a>(
-        &'a self,
-        channel: &'a str,
-    ) -> BoxFuture<'a, Result<Option<ChannelSettings>, StoreError>> {
-        self.inner.channel_settings(channel)
-    }
-    fn set_channel_settings<'a>(
-        &'a self,
-        channel: &'a str,
-        settings: &'a ChannelSettings,
-        changed_by: &'a str,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.inner
-            .set_channel_settings(channel, settings, changed_by)
-    }
-    fn start_run<'a>(
-        &'a self,
-        run_id: &'a str,
-        channel: &'a str,
-        instance: &'a str,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.inner.start_run(run_id, channel, instance)
-    }
-    fn heartbeat_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.inner.heartbeat_run(run_id)
-    }
-    fn finish_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.inner.finish_run(run_id)
-    }
-    fn create_approval<'a>(
-        &'a self,
-        approval: &'a ApprovalRecord,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.inner.create_approval(approval)
-    }
-    fn decide_approval_noted<'a>(
-        &'a self,
-        id: &'a str,
-        status: ApprovalStatus,
-        by: Option<&'a str>,
-        note: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Decided, StoreError>> {
-        self.inner.decide_approval_noted(id, status, by, note)
-    }
-    fn approval<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<ApprovalRecord>, StoreError>> {
-        self.inner.approval(id)
-    }
-    fn set_approval_message<'a>(
-        &'a self,
-        id: &'a str,
-        message_ref: &'a str,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.inner.set_approval_message(id, message_ref)
-    }
-    fn pending_approvals<'a>(
-        &'a self,
-        channel: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        self.inner.pending_approvals(channel)
-    }
-    fn expire_overdue<'a>(
-        &'a self,
-        now: SystemTime,
-    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        self.inner.expire_overdue(now)
-    }
-    fn abandon_orphaned<'a>(
-        &'a self,
-        stale_before: SystemTime,
-    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        self.inner.abandon_orphaned(stale_before)
-    }
-    fn record_audit<'a>(
-        &'a self,
-        record: &'a AuditRecord,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.inner.record_audit(record)
-    }
-    fn recent_audit<'a>(
-        &'a self,
-        channel: &'a str,
-        limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<AuditRecord>, StoreError>> {
-        self.inner.recent_audit(channel, limit)
-    }
-    fn create_rule<'a>(&'a self, rule: &'a ChannelRule) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.inner.create_rule(rule)
-    }
-    fn channel_rules<'a>(
-        &'a self,
-        channel: &'a str,
-        now: SystemTime,
-    ) -> BoxFuture<'a, Result<Vec<ChannelRule>, StoreError>> {
-        self.inner.channel_rules(channel, now)
-    }
-    fn revoke_rule<'a>(
-        &'a self,
-        channel: &'a str,
-        id: &'a str,
-        by: &'a str,
-    ) -> BoxFuture<'a, Result<bool, StoreError>> {
-        self.inner.revoke_rule(channel, id, by)
-    }
+    crate::forward_store!(inner:
+        channel_settings, set_channel_settings, start_run, heartbeat_run, finish_run,
+        create_approval, decide_approval_noted, approval, set_approval_message,
+        pending_approvals, expire_overdue, abandon_orphaned, record_audit, recent_audit,
+        create_rule, channel_rules, revoke_rule,
+    );
 }

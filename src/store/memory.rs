@@ -7,6 +7,7 @@ use std::time::SystemTime;
 use crate::core::agent::{ChatMessage, trim_to_budget};
 use crate::core::ports::{
     ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided, Store, StoreError,
+    StoreErrorKind,
 };
 use crate::core::rules::ChannelRule;
 use crate::core::tools::BoxFuture;
@@ -40,10 +41,12 @@ impl MemoryStore {
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> Result<T, StoreError> {
-        let mut inner = self
-            .inner
-            .lock()
-            .map_err(|_| StoreError("the in-memory store was poisoned by a panic".to_owned()))?;
+        let mut inner = self.inner.lock().map_err(|_| {
+            StoreError::new(
+                StoreErrorKind::Failed,
+                "the in-memory store was poisoned by a panic",
+            )
+        })?;
         Ok(f(&mut inner))
     }
 
@@ -161,10 +164,10 @@ impl Store for MemoryStore {
         Self::ready(
             self.with(|inner| {
                 if inner.approvals.iter().any(|a| a.id == approval.id) {
-                    Err(StoreError(format!(
-                        "approval {} exists already",
-                        approval.id
-                    )))
+                    Err(StoreError::new(
+                        StoreErrorKind::Refused,
+                        format!("approval {} exists already", approval.id),
+                    ))
                 } else {
                     inner.approvals.push(approval.clone());
                     Ok(())
@@ -302,7 +305,10 @@ impl Store for MemoryStore {
         Self::ready(
             self.with(|inner| {
                 if inner.rules.iter().any(|(r, _)| r.id == rule.id) {
-                    Err(StoreError(format!("rule {} exists already", rule.id)))
+                    Err(StoreError::new(
+                        StoreErrorKind::Refused,
+                        format!("rule {} exists already", rule.id),
+                    ))
                 } else {
                     inner.rules.push((rule.clone(), None));
                     Ok(())

@@ -4,13 +4,9 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use riskgate::core::agent::ChatMessage;
-use riskgate::core::ports::{
-    ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided, Store, StoreError,
-};
-use riskgate::core::rules::ChannelRule;
+use riskgate::core::ports::{Store, StoreError, StoreErrorKind};
 use riskgate::core::tools::BoxFuture;
 
 /// What happens to an operation before it reaches the inner store.
@@ -63,7 +59,9 @@ impl HookedStore {
             let started = tokio::time::Instant::now();
             match hook {
                 Some(Hook::Delay(delay)) => tokio::time::sleep(delay).await,
-                Some(Hook::Fail(message)) => return Err(StoreError(message)),
+                Some(Hook::Fail(message)) => {
+                    return Err(StoreError::new(StoreErrorKind::Unavailable, message));
+                }
                 Some(Hook::DelayAnswer(_)) | None => {}
             }
             let result = operation().await;
@@ -83,154 +81,10 @@ impl HookedStore {
 }
 
 impl Store for HookedStore {
-    fn load_history<'a>(
-        &'a self,
-        channel: &'a str,
-        budget: usize,
-    ) -> BoxFuture<'a, Result<Vec<ChatMessage>, StoreError>> {
-        self.around("load_history", move || {
-            self.inner.load_history(channel, budget)
-        })
-    }
-    fn append<'a>(
-        &'a self,
-        channel: &'a str,
-        messages: &'a [ChatMessage],
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("append", move || self.inner.append(channel, messages))
-    }
-    fn clear<'a>(&'a self, channel: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("clear", move || self.inner.clear(channel))
-    }
-    fn prune_history<'a>(&'a self, before: SystemTime) -> BoxFuture<'a, Result<u64, StoreError>> {
-        self.around("prune_history", move || self.inner.prune_history(before))
-    }
-    fn channel_settings<'a>(
-        &'a self,
-        channel: &'a str,
-    ) -> BoxFuture<'a, Result<Option<ChannelSettings>, StoreError>> {
-        self.around("channel_settings", move || {
-            self.inner.channel_settings(channel)
-        })
-    }
-    fn set_channel_settings<'a>(
-        &'a self,
-        channel: &'a str,
-        settings: &'a ChannelSettings,
-        changed_by: &'a str,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("set_channel_settings", move || {
-            self.inner
-                .set_channel_settings(channel, settings, changed_by)
-        })
-    }
-    fn start_run<'a>(
-        &'a self,
-        run_id: &'a str,
-        channel: &'a str,
-        instance: &'a str,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("start_run", move || {
-            self.inner.start_run(run_id, channel, instance)
-        })
-    }
-    fn heartbeat_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("heartbeat_run", move || self.inner.heartbeat_run(run_id))
-    }
-    fn finish_run<'a>(&'a self, run_id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("finish_run", move || self.inner.finish_run(run_id))
-    }
-    fn create_approval<'a>(
-        &'a self,
-        approval: &'a ApprovalRecord,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("create_approval", move || {
-            self.inner.create_approval(approval)
-        })
-    }
-    fn decide_approval_noted<'a>(
-        &'a self,
-        id: &'a str,
-        status: ApprovalStatus,
-        by: Option<&'a str>,
-        note: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Decided, StoreError>> {
-        self.around("decide_approval", move || {
-            self.inner.decide_approval_noted(id, status, by, note)
-        })
-    }
-    fn approval<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<ApprovalRecord>, StoreError>> {
-        self.around("approval", move || self.inner.approval(id))
-    }
-    fn set_approval_message<'a>(
-        &'a self,
-        id: &'a str,
-        message_ref: &'a str,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("set_approval_message", move || {
-            self.inner.set_approval_message(id, message_ref)
-        })
-    }
-    fn pending_approvals<'a>(
-        &'a self,
-        channel: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        self.around("pending_approvals", move || {
-            self.inner.pending_approvals(channel)
-        })
-    }
-    fn expire_overdue<'a>(
-        &'a self,
-        now: SystemTime,
-    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        self.around("expire_overdue", move || self.inner.expire_overdue(now))
-    }
-    fn abandon_orphaned<'a>(
-        &'a self,
-        stale_before: SystemTime,
-    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
-        self.around("abandon_orphaned", move || {
-            self.inner.abandon_orphaned(stale_before)
-        })
-    }
-    fn record_audit<'a>(
-        &'a self,
-        record: &'a AuditRecord,
-    ) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("record_audit", move || self.inner.record_audit(record))
-    }
-    fn recent_audit<'a>(
-        &'a self,
-        channel: &'a str,
-        limit: usize,
-    ) -> BoxFuture<'a, Result<Vec<AuditRecord>, StoreError>> {
-        self.around("recent_audit", move || {
-            self.inner.recent_audit(channel, limit)
-        })
-    }
-    fn create_rule<'a>(&'a self, rule: &'a ChannelRule) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.around("create_rule", move || self.inner.create_rule(rule))
-    }
-    fn channel_rules<'a>(
-        &'a self,
-        channel: &'a str,
-        now: SystemTime,
-    ) -> BoxFuture<'a, Result<Vec<ChannelRule>, StoreError>> {
-        self.around("channel_rules", move || {
-            self.inner.channel_rules(channel, now)
-        })
-    }
-    fn revoke_rule<'a>(
-        &'a self,
-        channel: &'a str,
-        id: &'a str,
-        by: &'a str,
-    ) -> BoxFuture<'a, Result<bool, StoreError>> {
-        self.around("revoke_rule", move || {
-            self.inner.revoke_rule(channel, id, by)
-        })
-    }
+    riskgate::forward_store!(inner via around:
+        load_history, append, clear, prune_history, channel_settings, set_channel_settings,
+        start_run, heartbeat_run, finish_run, create_approval, decide_approval_noted,
+        approval, set_approval_message, pending_approvals, expire_overdue, abandon_orphaned,
+        record_audit, recent_audit, create_rule, channel_rules, revoke_rule,
+    );
 }

@@ -24,7 +24,9 @@ use crate::core::ports::{
 };
 use crate::core::risk::{ChannelMode, Decision, DecisionSource, RiskDecision};
 use crate::core::rules::{ALLOW_SIMILAR_NOTE, ChannelRule};
-use crate::core::tools::{Approval, ERROR_SUMMARY_CHARS, GatedCall, ToolCall, canonical_json};
+use crate::core::tools::{
+    Approval, Attachment, ERROR_SUMMARY_CHARS, GatedCall, ToolCall, canonical_json,
+};
 
 /// Where the run stands, as JSON, for an approval that may be answered after a restart;
 /// given the calls a person cancelled so far in the run.
@@ -149,10 +151,11 @@ impl Agent {
             user: context.inbound.author.clone(),
             tool: call.tool.clone(),
             arguments_summary: summarize(&gated.arguments),
-            decision: decision.decision.as_str().to_owned(),
-            source: decision.source.as_str().to_owned(),
+            decision: decision.decision,
+            source: decision.source,
             reason: decision.reason.clone(),
-            outcome: String::new(),
+            // Set once the call is settled (see `completed`).
+            outcome: CallOutcome::NotRun,
             approval_id: None,
             duration_ms: 0,
             output_bytes: 0,
@@ -447,35 +450,42 @@ impl Agent {
         }
         let executed =
             tokio::time::timeout(timer.remaining(), tool.execute(arguments, approval)).await;
-        let (ok, summary, chat, attachment, text, bytes) = match executed {
-            Ok(Ok(output)) => (
-                true,
-                output.summary.clone(),
-                output.chat.clone(),
-                output.attachment.clone(),
-                output.for_llm(self.limits.tool_output_budget_chars),
-                output
+        let ran = match executed {
+            Ok(Ok(output)) => Ran {
+                ok: true,
+                summary: output.summary.clone(),
+                chat: output.chat.clone(),
+                text: output.for_llm(self.limits.tool_output_budget_chars),
+                bytes: output
                     .attachment
                     .as_ref()
                     .map_or(output.text.len(), |a| a.bytes.len()) as u64,
-            ),
-            Ok(Err(error)) => (
-                false,
-                error.shortened(ERROR_SUMMARY_CHARS),
-                format!(
+                attachment: output.attachment,
+            },
+            Ok(Err(error)) => Ran {
+                ok: false,
+                summary: error.shortened(ERROR_SUMMARY_CHARS),
+                chat: format!(
                     "**{}** failed: {}",
                     call.tool,
                     error.shortened(ERROR_CHAT_CHARS)
                 ),
-                None,
-                error.for_llm(self.limits.tool_output_budget_chars),
-                0,
-            ),
+                attachment: None,
+                text: error.for_llm(self.limits.tool_output_budget_chars),
+                bytes: 0,
+            },
             Err(_) => {
                 let text =
                     "error: the run's time limit was reached while this call ran; it was stopped"
                         .to_owned();
-                (false, text.clone(), text.clone(), None, text, 0)
+                Ran {
+                    ok: false,
+                    summary: text.clone(),
+                    chat: text.clone(),
+                    attachment: None,
+                    text,
+                    bytes: 0,
+                }
             }
         };
         self.emit(
@@ -483,28 +493,39 @@ impl Agent {
             AgentEvent::ToolResult {
                 call_id: call.id.clone(),
                 tool: call.tool.clone(),
-                ok,
-                summary,
-                chat,
-                attachment,
+                ok: ran.ok,
+                summary: ran.summary,
+                chat: ran.chat,
+                attachment: ran.attachment,
             },
         );
         CallResult {
-            text,
-            ran: ok,
-            outcome: if ok {
+            text: ran.text,
+            ran: ran.ok,
+            outcome: if ran.ok {
                 CallOutcome::Ok
             } else {
                 CallOutcome::Error
             },
-            output_bytes: bytes,
+            output_bytes: ran.bytes,
         }
     }
 }
 
+/// What a tool's run came to: the event's parts for the channel, the text for the model.
+struct Ran {
+    ok: bool,
+    summary: String,
+    chat: String,
+    attachment: Option<Attachment>,
+    text: String,
+    /// The output's size, for the audit record.
+    bytes: u64,
+}
+
 /// The gate's decision as an approval stored it (its source and reason). A source this
 /// version cannot read counts as the operator's policy, which no channel rule lifts.
-fn stored_decision(record: &ApprovalRecord) -> RiskDecision {
+pub(super) fn stored_decision(record: &ApprovalRecord) -> RiskDecision {
     let source = serde_json::from_value::<DecisionSource>(json!(record.source))
         .unwrap_or(DecisionSource::Policy);
     RiskDecision::new(Decision::Confirm, source, record.reason.clone())

@@ -12,7 +12,6 @@ mod channel_rules;
 mod event;
 mod history;
 mod message;
-pub mod profiles;
 mod protocol;
 mod resume;
 mod run_messages;
@@ -21,7 +20,6 @@ mod text_calls;
 pub use event::{AgentEvent, CallOutcome};
 pub use history::trim_to_budget;
 pub use message::{CallRecord, ChatMessage, ChatReply, ChatRequest, ReplyToolCall, Role};
-pub use profiles::ProfileMemory;
 pub use protocol::{CallSlot, ParsedCall, Protocol, ReplyKind, json_objects};
 
 use run_messages::RunMessages;
@@ -111,6 +109,29 @@ pub enum RunOutcome {
     Stopped(StopReason),
 }
 
+/// How a run's steps ended: the outcome, and how many model steps were taken.
+struct Ended {
+    outcome: RunOutcome,
+    iterations: u32,
+}
+
+impl Ended {
+    fn before_any_step(outcome: RunOutcome) -> Self {
+        Self {
+            outcome,
+            iterations: 0,
+        }
+    }
+}
+
+/// A store failure as the channel reads it: the failure, and what to do when its kind says.
+fn stopped_by_store(error: &StoreError) -> String {
+    match error.advice() {
+        Some(advice) => format!("{error}. {advice}"),
+        None => error.to_string(),
+    }
+}
+
 /// Why a run stopped early. Each is told to the user as an [`AgentEvent::Error`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StopReason {
@@ -134,7 +155,7 @@ pub enum StopReason {
     },
     #[error("{0}")]
     Model(ModelError),
-    #[error("{0}")]
+    #[error("{}", stopped_by_store(.0))]
     Store(StoreError),
     #[error(
         "your message has {chars} characters, more than the {limit} I accept (agent.max_message_chars), so nothing was sent to the model; send a shorter message, or put the text in a file in the workspace and ask me to read it"
@@ -183,10 +204,6 @@ pub struct Agent {
     pub instance: String,
     /// What each profile's runs send every time, built on first use.
     pub prepared: PreparedCache,
-    /// The profile each channel's last run was confirmed on: a run of a known channel asks
-    /// the model while its settings are read (see [`ProfileMemory`]). Shared with the
-    /// [`profiles::ProfileWatch`] in front of `store`, which settings changes go through.
-    pub profiles: Arc<ProfileMemory>,
     /// Audit records of calls that ran (or were refused) while the store could not take
     /// them, oldest first; see [`Agent::flush_audit`].
     pub unwritten_audit: AuditSpool,
@@ -295,36 +312,9 @@ impl<'a> Behind<'a> {
 /// A model call's result, or the run's time running out first.
 type Asked = Result<Result<ChatReply, ModelError>, tokio::time::error::Elapsed>;
 
-/// The first model call of a run sent on a remembered profile (`first`), raced with the
-/// settings read that confirms it (`read`). Returns the stored settings, and the call's
-/// result only if they name the same profile; otherwise the call is dropped (cancelled) as
-/// soon as the read is back. A failed read drops the call too.
-async fn confirmed_first<T>(
-    first: impl Future<Output = T>,
-    read: impl Future<Output = Result<ChannelSettings, StoreError>>,
-    profile: &str,
-) -> Result<(ChannelSettings, Option<T>), StoreError> {
-    tokio::pin!(first, read);
-    let mut early = None;
-    let settings = loop {
-        tokio::select! {
-            settings = &mut read => break settings?,
-            done = &mut first, if early.is_none() => early = Some(done),
-        }
-    };
-    if settings.profile != profile {
-        return Ok((settings, None));
-    }
-    let done = match early {
-        Some(done) => done,
-        None => first.await,
-    };
-    Ok((settings, Some(done)))
-}
-
 /// A call's audit record with what became of the call.
 fn completed(mut record: AuditRecord, result: &CallResult, elapsed: Duration) -> AuditRecord {
-    record.outcome = result.outcome.as_str().to_owned();
+    record.outcome = result.outcome;
     record.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
     record.output_bytes = result.output_bytes;
     record
@@ -359,13 +349,6 @@ struct SlotsRun {
     stop: Option<RunOutcome>,
     any_malformed: bool,
     any_checked: bool,
-}
-
-/// Where a run starts asking the model: the channel's history, and the first reply when it
-/// was already asked (a remembered profile).
-struct Start {
-    history: Vec<ChatMessage>,
-    first_reply: Option<Asked>,
 }
 
 /// Where a run stands between steps.
@@ -449,10 +432,10 @@ impl Agent {
             channel,
             self.store.start_run(&run_id, channel, &self.instance),
         )));
-        let (outcome, iterations) = self
+        let ended = self
             .drive(inbound, &run_id, &mut behind, &mut messages)
             .await;
-        self.conclude(channel, &run_id, behind, (outcome, iterations), &messages)
+        self.conclude(channel, &run_id, behind, ended, &messages)
             .await
     }
 
@@ -463,7 +446,10 @@ impl Agent {
         channel: &str,
         run_id: &str,
         mut behind: Behind<'_>,
-        (outcome, iterations): (RunOutcome, u32),
+        Ended {
+            outcome,
+            iterations,
+        }: Ended,
         messages: &RunMessages,
     ) -> RunOutcome {
         let outcome = match behind.settle().await {
@@ -607,14 +593,13 @@ impl Agent {
         run_id: &str,
         behind: &mut Behind<'a>,
         messages: &mut RunMessages,
-    ) -> (RunOutcome, u32) {
+    ) -> Ended {
         let channel = inbound.channel.as_str();
         let mut timer = RunTimer::new(self.limits.run_timeout);
-        let (settings, history, first_reply) =
-            match self.begin(channel, &timer, behind, messages).await {
-                Ok(begun) => begun,
-                Err((e, asked)) => return (RunOutcome::Stopped(StopReason::Store(e)), asked),
-            };
+        let (settings, history) = match self.begin(channel).await {
+            Ok(begun) => begun,
+            Err(e) => return Ended::before_any_step(RunOutcome::Stopped(StopReason::Store(e))),
+        };
         let prepared = self.prepared(&settings.profile);
         let context = RunContext {
             inbound,
@@ -623,12 +608,20 @@ impl Agent {
             prepared: &prepared,
         };
         let mut progress = Progress::default();
-        let start = Start {
-            history,
-            first_reply,
-        };
-        self.steps(&context, start, behind, &mut timer, messages, &mut progress)
-            .await
+        let outcome = self
+            .steps(
+                &context,
+                history,
+                behind,
+                &mut timer,
+                messages,
+                &mut progress,
+            )
+            .await;
+        Ended {
+            outcome,
+            iterations: progress.iterations,
+        }
     }
 
     /// The run's steps from where it stands: ask the model, act on the reply, until an
@@ -636,53 +629,31 @@ impl Agent {
     async fn steps<'a>(
         &'a self,
         context: &RunContext<'_>,
-        start: Start,
+        mut history: Vec<ChatMessage>,
         behind: &mut Behind<'a>,
         timer: &mut RunTimer,
         messages: &mut RunMessages,
         progress: &mut Progress,
-    ) -> (RunOutcome, u32) {
+    ) -> RunOutcome {
         let channel = context.inbound.channel.as_str();
         let prepared = context.prepared;
-        let Start {
-            mut history,
-            mut first_reply,
-        } = start;
         loop {
             if progress.iterations >= self.limits.max_iterations {
-                let outcome = RunOutcome::Stopped(StopReason::MaxIterations(progress.iterations));
-                return (outcome, progress.iterations);
+                return RunOutcome::Stopped(StopReason::MaxIterations(progress.iterations));
             }
             progress.iterations += 1;
-            let asked = match first_reply.take() {
-                Some(reply) => reply,
-                None => {
-                    let request = self.request(prepared, &history, messages.all());
-                    // The writes left behind by the previous step land while the model thinks.
-                    let (reply, settled) = tokio::join!(self.ask(&request, timer), behind.settle());
-                    if let Err(e) = settled {
-                        return (
-                            RunOutcome::Stopped(StopReason::Store(e)),
-                            progress.iterations,
-                        );
-                    }
-                    reply
-                }
-            };
+            let request = self.request(prepared, &history, messages.all());
+            // The writes left behind by the previous step land while the model thinks.
+            let (asked, settled) = tokio::join!(self.ask(&request, timer), behind.settle());
+            if let Err(e) = settled {
+                return RunOutcome::Stopped(StopReason::Store(e));
+            }
             let asked = self
                 .without_history_if_refused(channel, asked, prepared, &mut history, messages, timer)
                 .await;
             let reply = match asked {
-                Err(_) => {
-                    let outcome = RunOutcome::Stopped(StopReason::WallClock(timer.limit));
-                    return (outcome, progress.iterations);
-                }
-                Ok(Err(e)) => {
-                    return (
-                        RunOutcome::Stopped(StopReason::Model(e)),
-                        progress.iterations,
-                    );
-                }
+                Err(_) => return RunOutcome::Stopped(StopReason::WallClock(timer.limit)),
+                Ok(Err(e)) => return RunOutcome::Stopped(StopReason::Model(e)),
                 Ok(Ok(reply)) => reply,
             };
             let kind = self
@@ -707,38 +678,23 @@ impl Agent {
                 }
             };
             if let Some(outcome) = stop {
-                return (outcome, progress.iterations);
+                return outcome;
             }
         }
     }
 
-    /// Reads the channel's settings and history, asking the model at once on a remembered
-    /// profile (see `start_remembered`); returns the first reply when it was asked.
-    async fn begin<'a>(
-        &'a self,
+    /// Reads the channel's settings and history, both at once: the first model call needs
+    /// the profile, and every run takes its mode from the store, whatever any process
+    /// changed a moment ago.
+    async fn begin(
+        &self,
         channel: &str,
-        timer: &RunTimer,
-        behind: &mut Behind<'a>,
-        messages: &RunMessages,
-    ) -> Result<(ChannelSettings, Vec<ChatMessage>, Option<Asked>), (StoreError, u32)> {
-        // Taken before the read: a change made through this process after it wins.
-        let mark = self.profiles.mark();
-        let begun = match self.profiles.last(channel) {
-            Some(profile) if self.limits.max_iterations > 0 => {
-                self.start_remembered(channel, &profile, timer, behind, messages.all())
-                    .await?
-            }
-            // Both reads at once: the first model call needs them.
-            _ => match tokio::join!(
-                self.patiently(channel, self.channel_settings(channel)),
-                self.history_of(channel)
-            ) {
-                (Ok(settings), Ok(history)) => (settings, history, None),
-                (Err(e), _) | (_, Err(e)) => return Err((e, 0)),
-            },
-        };
-        self.profiles.confirm(channel, &begun.0.profile, mark);
-        Ok(begun)
+    ) -> Result<(ChannelSettings, Vec<ChatMessage>), StoreError> {
+        let (settings, history) = tokio::join!(
+            self.patiently(channel, self.channel_settings(channel)),
+            self.history_of(channel)
+        );
+        Ok((settings?, history?))
     }
 
     /// A reply that could not be used: sent back with a correction during this run only.
@@ -949,46 +905,6 @@ impl Agent {
             tool: call.tool.clone(),
             result: result.text.clone(),
         })
-    }
-
-    /// The start of a run of a channel this process served before: the first model call goes
-    /// out on the profile the channel's last run had while the settings read confirms it
-    /// (see `profiles`), alongside the writes left behind. Returns the stored settings, the
-    /// history, and the first reply if it was asked on the stored profile (else the loop asks
-    /// again); a store error comes with the number of model calls whose reply was kept.
-    async fn start_remembered<'a>(
-        &'a self,
-        channel: &str,
-        profile: &str,
-        timer: &RunTimer,
-        behind: &mut Behind<'a>,
-        new_messages: &[ChatMessage],
-    ) -> Result<(ChannelSettings, Vec<ChatMessage>, Option<Asked>), (StoreError, u32)> {
-        let prepared = self.prepared(profile);
-        let first = async {
-            let history = self.history_of(channel).await?;
-            let reply = self
-                .ask(&self.request(&prepared, &history, new_messages), timer)
-                .await;
-            Ok::<_, StoreError>((history, reply))
-        };
-        let read = self.patiently(channel, self.channel_settings(channel));
-        let (confirmed, settled) =
-            tokio::join!(confirmed_first(first, read, profile), behind.settle());
-        let started = match confirmed {
-            Ok((settings, Some(Ok((history, reply))))) => Ok((settings, history, Some(reply))),
-            Ok((_, Some(Err(e)))) | Err(e) => Err(e),
-            // Another profile: that reply was dropped.
-            Ok((settings, None)) => self
-                .history_of(channel)
-                .await
-                .map(|history| (settings, history, None)),
-        };
-        match (started, settled) {
-            (Ok(started), Ok(())) => Ok(started),
-            (Ok((_, _, reply)), Err(e)) => Err((e, u32::from(reply.is_some()))),
-            (Err(e), _) => Err((e, 0)),
-        }
     }
 
     /// The channel's history, within the budget, with every call paired with a result

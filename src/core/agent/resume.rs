@@ -14,10 +14,12 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use super::{
-    Agent, AgentEvent, Behind, CallSlot, Inbound, ParsedCall, Progress, RunContext, RunMessages,
-    RunOutcome, RunTimer, Start, StopReason, completed, slot_id_and_tool, status_json,
+    Agent, AgentEvent, Behind, CallOutcome, CallSlot, Ended, Inbound, ParsedCall, Progress,
+    RunContext, RunMessages, RunOutcome, RunTimer, StopReason, completed, slot_id_and_tool,
+    status_json,
 };
 use crate::core::ports::{ApprovalRecord, ApprovalStatus, AuditRecord};
+use crate::core::risk::Decision;
 
 /// The format of a stored run; a different one is not resumed.
 const VERSION: u32 = 1;
@@ -108,16 +110,12 @@ impl Agent {
             channel,
             self.store.start_run(run_id, channel, &self.instance),
         )));
-        let read = tokio::join!(
-            self.patiently(channel, self.channel_settings(channel)),
-            self.history_of(channel)
-        );
-        let (settings, history) = match read {
-            (Ok(settings), Ok(history)) => (settings, history),
-            (Err(e), _) | (_, Err(e)) => {
-                let outcome = (RunOutcome::Stopped(StopReason::Store(e)), 0);
+        let (settings, history) = match self.begin(channel).await {
+            Ok(begun) => begun,
+            Err(e) => {
+                let ended = Ended::before_any_step(RunOutcome::Stopped(StopReason::Store(e)));
                 let outcome = self
-                    .conclude(channel, run_id, behind, outcome, &messages)
+                    .conclude(channel, run_id, behind, ended, &messages)
                     .await;
                 return Some(outcome);
             }
@@ -159,16 +157,12 @@ impl Agent {
                 &mut progress,
             )
             .await;
-        let ended = match stop {
-            Some(outcome) => (outcome, progress.iterations),
+        let outcome = match stop {
+            Some(outcome) => outcome,
             None => {
-                let start = Start {
-                    history,
-                    first_reply: None,
-                };
                 self.steps(
                     &context,
-                    start,
+                    history,
                     &mut behind,
                     &mut timer,
                     &mut messages,
@@ -176,6 +170,10 @@ impl Agent {
                 )
                 .await
             }
+        };
+        let ended = Ended {
+            outcome,
+            iterations: progress.iterations,
         };
         Some(
             self.conclude(channel, run_id, behind, ended, &messages)
@@ -286,10 +284,11 @@ impl Agent {
             user: context.inbound.author.clone(),
             tool: record.tool.clone(),
             arguments_summary: super::summarize(&record.arguments),
-            decision: "confirm".to_owned(),
-            source: record.source.clone(),
+            decision: Decision::Confirm,
+            source: super::call::stored_decision(record).source,
             reason: record.reason.clone(),
-            outcome: String::new(),
+            // Set once the call is settled (see `completed`).
+            outcome: CallOutcome::NotRun,
             approval_id: Some(record.id.clone()),
             duration_ms: 0,
             output_bytes: 0,

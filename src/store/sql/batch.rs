@@ -24,8 +24,8 @@
 //!   one PostgreSQL statement see one snapshot, so they could not see each other.
 //! - A write whose caller gave up (cut off by the retry loop) before it was sent is dropped.
 //!
-//! The channel-settings read that starts every run goes the same way ([`SettingsRead`]): many
-//! runs' reads in one `SELECT`, on connections of their own.
+//! Reads, the channel-settings read that starts every run among them, do not come here: they
+//! go straight to the store's pool, which the run's writes do not crowd.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -128,22 +128,7 @@ impl Request for Write {
     }
 }
 
-/// A read of one channel's settings: `(mode, profile)` if it has any.
-#[derive(Debug, Clone)]
-pub(super) struct SettingsRead {
-    pub(super) channel: String,
-}
-
-impl Request for SettingsRead {
-    type Answer = Option<(String, String)>;
-    const SEVERAL: &'static str = "read the settings of several channels";
-
-    fn operation(&self) -> &'static str {
-        "read the channel's settings"
-    }
-}
-
-/// Something a batcher takes: a write, or a read.
+/// Something a batcher takes.
 pub(super) trait Request: Send + Sync + 'static {
     type Answer: Send + 'static;
     /// What a batch of several such requests does, for errors.
@@ -500,98 +485,6 @@ impl Sink<Write> for PgLink {
 
     fn close(&mut self) -> BoxFuture<'_, ()> {
         Box::pin(self.shut())
-    }
-}
-
-impl Sink<SettingsRead> for PgLink {
-    fn send<'a>(
-        &'a mut self,
-        operation: &'static str,
-        reads: &'a [&'a SettingsRead],
-    ) -> BoxFuture<'a, Result<Vec<Option<(String, String)>>, SqlStoreError>> {
-        Box::pin(async move {
-            let channels: Vec<&str> = reads.iter().map(|read| read.channel.as_str()).collect();
-            let rows = self
-                .run(async |connection| {
-                    sqlx::query_as::<_, (String, String, String)>(
-                        "SELECT channel, mode, profile FROM channel_settings \
-                         WHERE channel = ANY($1)",
-                    )
-                    .bind(&channels)
-                    .fetch_all(connection)
-                    .await
-                })
-                .await
-                .map_err(SqlStoreError::query(operation))?;
-            Ok(settings_answers(reads, rows))
-        })
-    }
-
-    fn close(&mut self) -> BoxFuture<'_, ()> {
-        Box::pin(self.shut())
-    }
-}
-
-/// One answer per read (channels read twice get the same one) from the rows found.
-fn settings_answers(
-    reads: &[&SettingsRead],
-    rows: Vec<(String, String, String)>,
-) -> Vec<Option<(String, String)>> {
-    let found: std::collections::HashMap<String, (String, String)> = rows
-        .into_iter()
-        .map(|(channel, mode, profile)| (channel, (mode, profile)))
-        .collect();
-    reads
-        .iter()
-        .map(|read| found.get(&read.channel).cloned())
-        .collect()
-}
-
-/// SQLite: settings reads of many runs in one statement on a `query_only` connection of
-/// the batcher's own (a file database's; an in-memory one reads through its writer).
-pub(super) struct SqliteReader {
-    /// `None` once closed.
-    connection: Option<SqliteConnection>,
-}
-
-impl SqliteReader {
-    pub(super) fn new(connection: SqliteConnection) -> Self {
-        Self {
-            connection: Some(connection),
-        }
-    }
-}
-
-impl Sink<SettingsRead> for SqliteReader {
-    fn send<'a>(
-        &'a mut self,
-        operation: &'static str,
-        reads: &'a [&'a SettingsRead],
-    ) -> BoxFuture<'a, Result<Vec<Option<(String, String)>>, SqlStoreError>> {
-        Box::pin(async move {
-            let mut select = QueryBuilder::<Sqlite>::new(
-                "SELECT channel, mode, profile FROM channel_settings WHERE channel IN (",
-            );
-            let mut channels = select.separated(", ");
-            for read in reads {
-                channels.push_bind(read.channel.as_str());
-            }
-            select.push(")");
-            let connection = self
-                .connection
-                .as_mut()
-                .ok_or(SqlStoreError::Closed { operation })?;
-            let rows = select
-                .build_query_as::<(String, String, String)>()
-                .fetch_all(connection)
-                .await
-                .map_err(SqlStoreError::query(operation))?;
-            Ok(settings_answers(reads, rows))
-        })
-    }
-
-    fn close(&mut self) -> BoxFuture<'_, ()> {
-        Box::pin(close_quietly(self.connection.take()))
     }
 }
 

@@ -207,6 +207,17 @@ pub type AuditRow = (
     Option<String>, // note
 );
 
+/// An enum stored as its label (`confirm`, `destructive_floor`, `not_run`): the same text
+/// its serde form and `as_str` give.
+fn from_label<T: serde::de::DeserializeOwned>(
+    label: &str,
+    what: &'static str,
+) -> Result<T, SqlStoreError> {
+    use serde::de::IntoDeserializer;
+    T::deserialize(IntoDeserializer::<serde::de::value::Error>::into_deserializer(label))
+        .map_err(|e| SqlStoreError::corrupt(what, format!("{label:?}: {e}")))
+}
+
 pub fn audit_from_row(row: AuditRow) -> Result<AuditRecord, SqlStoreError> {
     let (
         at,
@@ -231,10 +242,10 @@ pub fn audit_from_row(row: AuditRow) -> Result<AuditRecord, SqlStoreError> {
         user,
         tool,
         arguments_summary,
-        decision,
-        source,
+        decision: from_label(&decision, "audit.decision")?,
+        source: from_label(&source, "audit.source")?,
         reason,
-        outcome,
+        outcome: from_label(&outcome, "audit.outcome")?,
         approval_id,
         duration_ms: from_bigint(duration_ms, "audit.duration_ms")?,
         output_bytes: from_bigint(output_bytes, "audit.output_bytes")?,
@@ -245,6 +256,28 @@ pub fn audit_from_row(row: AuditRow) -> Result<AuditRecord, SqlStoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_labels_read_back_as_the_enums_that_wrote_them() {
+        use crate::core::agent::CallOutcome;
+        use crate::core::risk::{Decision, DecisionSource};
+        for outcome in [
+            CallOutcome::Ok,
+            CallOutcome::NotRun,
+            CallOutcome::Undeliverable,
+        ] {
+            let read: CallOutcome = from_label(outcome.as_str(), "o").expect("reads");
+            assert_eq!(read, outcome);
+        }
+        let source: DecisionSource = from_label("destructive_floor", "s").expect("reads");
+        assert_eq!(source, DecisionSource::DestructiveFloor);
+        let decision: Decision = from_label("confirm", "d").expect("reads");
+        assert_eq!(decision, Decision::Confirm);
+        let bad = from_label::<Decision>("maybe", "audit.decision")
+            .expect_err("an unknown label is refused");
+        assert!(bad.to_string().contains("audit.decision"), "{bad}");
+        assert!(bad.to_string().contains("\"maybe\""), "{bad}");
+    }
 
     #[test]
     fn millis_round_trip_and_round_down() {

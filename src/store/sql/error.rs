@@ -1,7 +1,7 @@
 //! What can go wrong in the SQL store, said so an operator knows what to fix. The core sees
-//! these as a [`StoreError`] carrying the whole message (cause included).
+//! these as a [`StoreError`] carrying the whole message (cause included) and its kind.
 
-use crate::core::ports::StoreError;
+use crate::core::ports::{StoreError, StoreErrorKind};
 
 /// A failure of the SQL store.
 #[derive(Debug, thiserror::Error)]
@@ -106,6 +106,27 @@ impl SqlStoreError {
         matches!(self, Self::Query { cause: sqlx::Error::Database(db), .. } if db.is_unique_violation())
     }
 
+    /// The kind the core sees.
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            _ if self.is_transient() => StoreErrorKind::Unavailable,
+            Self::Closed { .. } => StoreErrorKind::Closed,
+            Self::Corrupt { .. } => StoreErrorKind::Corrupt,
+            Self::Invalid(_) => StoreErrorKind::Refused,
+            Self::Query { .. } if self.is_unique_violation() => StoreErrorKind::Refused,
+            Self::Batched { cause, .. } => cause.kind(),
+            Self::UnsupportedUrl { .. }
+            | Self::InvalidUrl { .. }
+            | Self::Connect { .. }
+            | Self::ConnectTimeout { .. }
+            | Self::Migrate { .. } => StoreErrorKind::Setup,
+            Self::Query { .. }
+            | Self::Commit { .. }
+            | Self::NoAnswer { .. }
+            | Self::Unreachable { .. } => StoreErrorKind::Failed,
+        }
+    }
+
     pub(crate) fn corrupt(what: &'static str, problem: impl ToString) -> Self {
         Self::Corrupt {
             what,
@@ -118,6 +139,49 @@ impl From<SqlStoreError> for StoreError {
     fn from(error: SqlStoreError) -> Self {
         // Each variant's message includes its cause (the causes are not `source()`s, so a
         // chain printer does not repeat them).
-        StoreError(error.to_string())
+        StoreError::new(error.kind(), error.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_core_sees_what_kind_of_failure_each_one_is() {
+        let kind = |error: SqlStoreError| StoreError::from(error).kind();
+        assert_eq!(
+            kind(SqlStoreError::Unreachable {
+                operation: "save",
+                attempts: 3,
+                seconds: 30,
+                last: Box::new(SqlStoreError::Closed { operation: "save" }),
+            }),
+            StoreErrorKind::Unavailable
+        );
+        assert_eq!(
+            kind(SqlStoreError::query("save")(sqlx::Error::PoolTimedOut)),
+            StoreErrorKind::Unavailable
+        );
+        assert_eq!(
+            kind(SqlStoreError::Closed { operation: "save" }),
+            StoreErrorKind::Closed
+        );
+        assert_eq!(
+            kind(SqlStoreError::corrupt("approvals.status", "bogus")),
+            StoreErrorKind::Corrupt
+        );
+        assert_eq!(
+            kind(SqlStoreError::Invalid("no".into())),
+            StoreErrorKind::Refused
+        );
+        assert_eq!(
+            kind(SqlStoreError::UnsupportedUrl { url: "x://".into() }),
+            StoreErrorKind::Setup
+        );
+        assert_eq!(
+            kind(SqlStoreError::query("save")(sqlx::Error::RowNotFound)),
+            StoreErrorKind::Failed
+        );
     }
 }

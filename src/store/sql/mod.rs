@@ -7,7 +7,9 @@
 //! the store connects. (sqlx's `Any` driver would need its `any` feature and maps types
 //! more loosely; two concrete pools keep each backend's own types.) The exception is the
 //! writes every run makes (start, end, audit, conversation), which [`batch`] sends many at
-//! a time, in SQL of each backend's own.
+//! a time, in SQL of each backend's own: one commit then serves many runs, where a
+//! statement each made the commits queue (see `BENCHMARKS.md`, Load). Reads, the settings
+//! read every run starts with among them, are plain statements on the pool.
 //!
 //! Decisions happen exactly once because every status change is one conditional statement:
 //! `UPDATE approvals ... WHERE id = $4 AND status = 'pending'`. Whichever caller's statement
@@ -42,7 +44,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions, Connection};
 
-use self::batch::{Batcher, PgLink, SettingsRead, SqliteReader, SqliteSink, Write};
+use self::batch::{Batcher, PgLink, SqliteSink, Write};
 use self::codec::{
     ApprovalRow, AuditRow, approval_columns, approval_from_row, arguments_to_json, audit_columns,
     audit_from_row, message_from_json, message_to_json, to_millis,
@@ -60,9 +62,8 @@ use crate::core::tools::BoxFuture;
 
 /// How long opening a connection may take before the store gives up and says so.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Connections of the PostgreSQL store's batchers, each: one for the run's writes and one
-/// for the settings reads could each carry the load; two let a batch be gathered while the
-/// previous one is on the wire.
+/// Connections of the PostgreSQL store's write batcher: one could carry the load; two let a
+/// batch be gathered while the previous one is on the wire.
 const POSTGRES_BATCH_CONNECTIONS: usize = 2;
 /// How long PostgreSQL may take to answer one batch before its connection is given up as
 /// hung (the batch's requests fail, and the retry loop sends them again on a new one).
@@ -143,9 +144,6 @@ pub struct SqlStore {
     /// Takes the writes every run makes (its start and end, audit records, its conversation
     /// turn) and sends them in batches.
     batcher: Batcher<Write>,
-    /// Reads the channel settings every run starts with, many runs' in one statement (an
-    /// in-memory SQLite database has none: it reads through its writer).
-    settings: Option<Batcher<SettingsRead>>,
     /// `store.url` with its password redacted, for messages and logs.
     url: String,
     /// How long operations keep trying while the database is unreachable.
@@ -206,10 +204,10 @@ impl SqlStore {
                 url: shown.clone(),
                 cause,
             })?;
-        let (read, settings) = if in_memory {
+        let read = if in_memory {
             // An in-memory database lives as long as its one connection, the writer's: it
             // serves reads as well (a second connection would see another database).
-            (None, None)
+            None
         } else {
             // Readers cannot write even by mistake: a write there would bypass the queue.
             let reading = options.clone().pragma("query_only", "ON");
@@ -218,12 +216,10 @@ impl SqlStore {
                 .max_connections(SQLITE_READERS)
                 .test_before_acquire(false)
                 .acquire_timeout(CONNECT_TIMEOUT)
-                .connect_with(reading.clone())
+                .connect_with(reading)
                 .await
                 .map_err(open_failed)?;
-            let reader = reading.connect().await.map_err(open_failed)?;
-            let settings = Batcher::start(vec![SqliteReader::new(reader)]);
-            (Some(pool), Some(settings))
+            Some(pool)
         };
         let writer = Arc::new(Writer::start(connection));
         // Two sinks on the one writer: a batch runs while the previous one waits for its
@@ -235,7 +231,6 @@ impl SqlStore {
         Ok(Self {
             backend: Backend::Sqlite { read, writer },
             batcher,
-            settings,
             url: shown,
             retry: Retry {
                 cut_off_hung: false,
@@ -285,17 +280,13 @@ impl SqlStore {
             hint: POSTGRES_HINT,
         };
         let mut writers = Vec::with_capacity(POSTGRES_BATCH_CONNECTIONS);
-        let mut readers = Vec::with_capacity(POSTGRES_BATCH_CONNECTIONS);
         for _ in 0..POSTGRES_BATCH_CONNECTIONS {
             let link = PgLink::open(options.clone(), BATCH_ANSWER_TIMEOUT);
             writers.push(link.await.map_err(opened)?);
-            let link = PgLink::open(options.clone(), BATCH_ANSWER_TIMEOUT);
-            readers.push(link.await.map_err(opened)?);
         }
         Ok(Self {
             backend: Backend::Postgres(pool),
             batcher: Batcher::start(writers),
-            settings: Some(Batcher::start(readers)),
             url: shown,
             retry: Retry::default(),
         })
@@ -324,11 +315,8 @@ impl SqlStore {
     /// Closes the pool, waiting for connections in use to be returned (for a clean shutdown;
     /// SQLite checkpoints its WAL as the last connection closes).
     pub async fn close(&self) {
-        // The batchers first: they send what is queued (through the writer on SQLite).
+        // The batcher first: it sends what is queued (through the writer on SQLite).
         self.batcher.close().await;
-        if let Some(settings) = &self.settings {
-            settings.close().await;
-        }
         match &self.backend {
             Backend::Sqlite { read, writer } => {
                 writer.close().await;
@@ -432,25 +420,15 @@ impl SqlStore {
         &self,
         channel: &str,
     ) -> Result<Option<ChannelSettings>, SqlStoreError> {
-        let row = match &self.settings {
-            // Every run reads its channel's settings first: batched, many runs' reads cost
-            // one round trip.
-            Some(settings) => {
-                let read = SettingsRead {
-                    channel: channel.to_owned(),
-                };
-                settings.ask(read).await?
-            }
-            None => with_pool!(self, pool => {
-                sqlx::query_as::<_, (String, String)>(
-                    "SELECT mode, profile FROM channel_settings WHERE channel = $1",
-                )
-                .bind(channel)
-                .fetch_optional(pool)
-                .await
-                .map_err(SqlStoreError::query("read the channel's settings"))?
-            }),
-        };
+        let row = with_pool!(self, pool => {
+            sqlx::query_as::<_, (String, String)>(
+                "SELECT mode, profile FROM channel_settings WHERE channel = $1",
+            )
+            .bind(channel)
+            .fetch_optional(pool)
+            .await
+            .map_err(SqlStoreError::query("read the channel's settings"))?
+        });
         row.map(|(mode, profile)| {
             let mode = ChannelMode::from_str(&mode)
                 .map_err(|e| SqlStoreError::corrupt("channel_settings.mode", e))?;

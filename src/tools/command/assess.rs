@@ -6,22 +6,28 @@
 //!
 //! Every part is judged on its own and the worst judgement wins:
 //! - `Forbidden`: a command matches an operator deny rule.
-//! - `Destructive`: a command known to destroy or overwrite (the tables in `danger` and
-//!   `git`), output redirection onto a file, a shell running code the line does not show,
-//!   or a line that cannot be parsed or is nested too deeply to check.
+//! - `Destructive`: a command known to destroy or overwrite (the rules in `programs`),
+//!   output redirection onto a file, a shell running code the line does not show, or a line
+//!   that cannot be parsed or is nested too deeply to check.
 //! - `Unknown`: anything not shown to be safe, with the first problem as the reason.
 //! - `Safe`: one complete command whose parts are all simple, literal, unredirected
-//!   commands on the read-only whitelist (`readonly`), with safe options and paths inside
+//!   commands on the read-only whitelist (`programs`), with safe options and paths inside
 //!   the workspace, joined only by `&&`, `||`, `;` and `|`.
+//!
+//! The line is parsed once ([`read_line`]): the walker judges that tree and the line's plan
+//! is built from it, with the parse and planning the runner uses too (`plan_line`), so a
+//! planned line runs the words that were judged.
 
 use brush_parser::ast::{
     self, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, IoFileRedirectKind,
     IoFileRedirectTarget, IoRedirect, Pipeline, SeparatorOperator, SimpleCommand,
 };
 
+use super::plan::{self, NeedsShell, Plan};
 use super::sandbox::NULL_DEVICE;
+use super::syntax::ParseFailure;
 use super::words::{self, Arg, WordReport};
-use super::{danger, git, paths, readonly, syntax, wrappers};
+use super::{paths, programs, syntax};
 use crate::core::risk::Assessment;
 use crate::tools::Workspace;
 
@@ -61,12 +67,60 @@ impl CommandPolicy {
 
 /// Judges one command line.
 pub fn assess_command(line: &str, policy: &CommandPolicy) -> Assessment {
-    if line.trim().is_empty() {
-        return Assessment::Unknown("the command line is empty".to_owned());
+    walk_line(line, &syntax::parse_script(line), policy).0
+}
+
+/// A command line as the gate reads it, from one parse: the verdict, and the plan the
+/// runner executes (or why the line needs a shell). The plan is built from the syntax tree
+/// the walker judged, so for a line with a plan the argv vectors that run are the words
+/// that were judged.
+#[derive(Debug)]
+pub struct LineReading {
+    pub assessment: Assessment,
+    pub plan: Result<Plan, NeedsShell>,
+}
+
+/// Parses `line` once, judges it and plans it; see [`LineReading`]. ([`assess_command`]
+/// plans only the lines whose verdict depends on having a plan.)
+pub fn read_line(line: &str, policy: &CommandPolicy) -> LineReading {
+    let parsed = syntax::parse_script(line);
+    let assessment = walk_line(line, &parsed, policy).0;
+    LineReading {
+        assessment,
+        plan: plan::plan_parsed(&parsed),
     }
+}
+
+fn walk_line<'p>(
+    line: &str,
+    parsed: &Result<ast::Program, ParseFailure>,
+    policy: &'p CommandPolicy,
+) -> (Assessment, Walker<'p>) {
     let mut walker = Walker::new(policy);
-    walker.script(line, &Stdin::Inherited, 0, true);
-    walker.verdict.into_assessment()
+    let assessment = if line.trim().is_empty() {
+        Assessment::Unknown("the command line is empty".to_owned())
+    } else {
+        walker.parsed_script(line, parsed, &Stdin::Inherited, 0, Level::Line);
+        std::mem::take(&mut walker.verdict).into_assessment()
+    };
+    (assessment, walker)
+}
+
+/// The words of each command of the line itself (not of the scripts inside it) as the
+/// walker judged them, in order, with the line's reading from the same parse.
+#[cfg(test)]
+pub(super) fn judged_words(line: &str, policy: &CommandPolicy) -> (LineReading, Vec<Vec<String>>) {
+    let parsed = syntax::parse_script(line);
+    let (assessment, walker) = walk_line(line, &parsed, policy);
+    let plan = plan::plan_parsed(&parsed);
+    (LineReading { assessment, plan }, walker.judged)
+}
+
+/// Which script the walker reads: the line itself, or one inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Line,
+    Nested,
 }
 
 /// The findings so far. Of each kind the reason kept is the first one found at the
@@ -181,6 +235,9 @@ pub(super) struct Walker<'p> {
     /// Where the `cd` just judged leads, when it succeeds, with the depth it was judged at:
     /// only a `cd` that is itself a command of the list changes the directory.
     cd_targets: Option<(usize, Vec<String>)>,
+    /// The words of each command of the line itself, as judged (see [`judged_words`]).
+    #[cfg(test)]
+    judged: Vec<Vec<String>>,
 }
 
 impl<'p> Walker<'p> {
@@ -191,6 +248,8 @@ impl<'p> Walker<'p> {
             depth: 0,
             cwds: vec![String::new()],
             cd_targets: None,
+            #[cfg(test)]
+            judged: Vec::new(),
         }
     }
 
@@ -221,29 +280,48 @@ impl<'p> Walker<'p> {
         }
     }
 
-    /// Parses and walks a script. `top` marks the line itself, which must be one complete
-    /// command to be safe.
-    pub(super) fn script(&mut self, text: &str, stdin: &Stdin, depth: usize, top: bool) {
+    /// Parses and walks a script inside the line (a substitution, `sh -c`, a wrapped
+    /// command's script); the line itself is walked by [`read_line`].
+    pub(super) fn script(&mut self, text: &str, stdin: &Stdin, depth: usize) {
         let outer = std::mem::replace(&mut self.depth, depth);
-        self.script_at_depth(text, stdin, depth, top);
+        self.script_at_depth(text, stdin, depth);
         self.depth = outer;
     }
 
-    fn script_at_depth(&mut self, text: &str, stdin: &Stdin, depth: usize, top: bool) {
+    fn script_at_depth(&mut self, text: &str, stdin: &Stdin, depth: usize) {
         if depth > MAX_DEPTH {
             self.destructive(format!(
                 "it nests scripts more than {MAX_DEPTH} levels deep, too deep to check what they run"
             ));
             return;
         }
-        let program = match syntax::parse_script(text) {
+        self.parsed_script(
+            text,
+            &syntax::parse_script(text),
+            stdin,
+            depth,
+            Level::Nested,
+        );
+    }
+
+    /// Walks a script already parsed. The line itself must be one complete command to be
+    /// safe.
+    fn parsed_script(
+        &mut self,
+        text: &str,
+        parsed: &Result<ast::Program, ParseFailure>,
+        stdin: &Stdin,
+        depth: usize,
+        level: Level,
+    ) {
+        let program = match parsed {
             Ok(program) => program,
             Err(failure) => {
                 self.destructive(failure.reason());
                 return;
             }
         };
-        if top {
+        if level == Level::Line {
             match program.complete_commands.len() {
                 0 => self.unknown("the line holds no command".to_owned()),
                 1 => {}
@@ -257,14 +335,10 @@ impl<'p> Walker<'p> {
         }
         // The executor runs lines it cannot plan with /bin/sh (dash), which reads some bash
         // syntax differently; whatever dash would run is judged too. A line with a plan
-        // never reaches a shell, whoever approves it, so only its plan's reading counts.
-        // (The text parsed above, so it is neither nested too deep nor unclosed; the
-        // planner's parse is still guarded against brush-parser's panics.)
-        // Planning only where dash could differ keeps a second parse off ordinary lines.
+        // never reaches a shell, whoever approves it, so only its plan's reading counts. (The
+        // plan is built from the tree just walked; only where dash could differ.)
         if let Some(dash) = syntax::parse_as_dash(text) {
-            let planned = top
-                && std::panic::catch_unwind(|| super::plan::plan(text).is_some()).unwrap_or(false);
-            if planned {
+            if level == Level::Line && plan::plan_parsed(parsed).is_ok() {
                 return;
             }
             for list in &dash.complete_commands {
@@ -471,7 +545,7 @@ impl<'p> Walker<'p> {
             self.unknown(problem);
         }
         for script in substitutions {
-            self.script(&script, &Stdin::Inherited, depth + 1, false);
+            self.script(&script, &Stdin::Inherited, depth + 1);
         }
         if let Some(pattern) = &arg.pattern
             && let Some(problem) = self.glob_problem(pattern, &arg.raw)
@@ -488,7 +562,7 @@ impl<'p> Walker<'p> {
             self.destructive(failure.reason());
         }
         for script in substitutions {
-            self.script(&script, &Stdin::Inherited, depth + 1, false);
+            self.script(&script, &Stdin::Inherited, depth + 1);
         }
     }
 
@@ -523,13 +597,27 @@ impl<'p> Walker<'p> {
         if args.is_empty() {
             return Stdin::Unseen("an assignment".to_owned());
         }
+        self.record_judged(&args, depth);
         self.judge(&args, &input, depth);
         // Tildes are judged after the command, so a path check can name the path instead.
         if let Some(word) = args.iter().find(|arg| arg.tilde) {
             self.unknown(format!("`{}` expands `~` to a home directory", word.raw));
         }
-        output_of(&args, &input)
+        programs::output_of(&args, &input)
     }
+
+    /// Keeps the words of a command of the line itself, for the test that a plan runs what
+    /// was judged.
+    #[cfg(test)]
+    fn record_judged(&mut self, args: &[Arg], depth: usize) {
+        if depth == 0 {
+            let words = args.iter().map(|a| a.text().unwrap_or(&a.raw).to_owned());
+            self.judged.push(words.collect());
+        }
+    }
+
+    #[cfg(not(test))]
+    fn record_judged(&mut self, _args: &[Arg], _depth: usize) {}
 
     fn redirect_or_substitution(
         &mut self,
@@ -577,7 +665,7 @@ impl<'p> Walker<'p> {
                 ast::AssignmentName::VariableName(name)
                 | ast::AssignmentName::ArrayElementName(name, _) => name.as_str(),
             };
-            wrappers::program_variable(self, name, &arg, depth);
+            programs::program_variable(self, name, &arg, depth);
         }
     }
 
@@ -726,7 +814,7 @@ impl<'p> Walker<'p> {
                 self.destructive(failure.reason());
             }
             for script in substitutions {
-                self.script(&script, &Stdin::Inherited, depth + 1, false);
+                self.script(&script, &Stdin::Inherited, depth + 1);
             }
             visible = !expands;
         }
@@ -808,7 +896,7 @@ impl<'p> Walker<'p> {
             stdin,
             depth,
         };
-        let mut judgement = self.judge_program(&invocation);
+        let mut judgement = programs::judge(self, &invocation);
         if written.contains('/') && judgement.whitelisted {
             judgement.whitelisted = false;
             judgement.unknown(format!(
@@ -838,20 +926,6 @@ impl<'p> Walker<'p> {
             None if judgement.whitelisted => self.read_only(program),
             None => self.unknown(format!("`{program}` is not on the read-only whitelist")),
         }
-    }
-
-    fn judge_program(&mut self, invocation: &Invocation<'_>) -> Judgement {
-        if let Some(judgement) = danger::judge(self, invocation) {
-            return judgement;
-        }
-        if let Some(judgement) = wrappers::judge(self, invocation) {
-            return judgement;
-        }
-        if invocation.program == "git" {
-            return git::judge(self, invocation);
-        }
-        readonly::judge(self, invocation)
-            .unwrap_or_else(|| Judgement::not_whitelisted(invocation.program))
     }
 
     /// Forbids a command whose leading words match an operator deny rule. A word only known
@@ -1018,97 +1092,5 @@ fn describe_compound(compound: &CompoundCommand) -> &'static str {
         CompoundCommand::WhileClause(_) => "a `while` loop",
         CompoundCommand::UntilClause(_) => "an `until` loop",
         CompoundCommand::Coprocess(_) => "a `coproc`",
-    }
-}
-
-/// What a command writes to its standard output, when the line shows it: `echo` and
-/// `printf` with literal words and plain escapes, `cat` passing on visible input.
-fn output_of(args: &[Arg], stdin: &Stdin) -> Stdin {
-    let unseen = || {
-        Stdin::Unseen(
-            args.first()
-                .map(|a| format!("`{}`", a.raw))
-                .unwrap_or_default(),
-        )
-    };
-    let Some(words) = args
-        .iter()
-        .map(|a| a.pattern.is_none().then_some(a.text()).flatten())
-        .collect::<Option<Vec<&str>>>()
-    else {
-        return unseen();
-    };
-    let Some((name, rest)) = words.split_first() else {
-        return unseen();
-    };
-    let rendered = match *name {
-        "echo" => render_echo(rest),
-        "printf" => render_printf(rest),
-        "cat" if rest.iter().all(|w| *w == "-") => match stdin {
-            Stdin::Text(text) => Some(text.clone()),
-            _ => None,
-        },
-        _ => None,
-    };
-    rendered.map_or_else(unseen, Stdin::Text)
-}
-
-/// `echo`'s output; `None` when escapes could change it (bash and dash disagree on them).
-fn render_echo(words: &[&str]) -> Option<String> {
-    let mut newline = true;
-    let mut rest = words;
-    while let Some((first, tail)) = rest.split_first() {
-        let flags = first
-            .strip_prefix('-')
-            .filter(|f| !f.is_empty() && f.chars().all(|c| matches!(c, 'n' | 'e' | 'E')));
-        let Some(flags) = flags else { break };
-        if flags.contains('n') {
-            newline = false;
-        }
-        rest = tail;
-    }
-    let text = rest.join(" ");
-    if text.contains('\\') {
-        return None;
-    }
-    Some(if newline { text + "\n" } else { text })
-}
-
-/// `printf`'s output for formats with only `%s`, `%b`, `%%` and the escapes `\n`, `\t`,
-/// `\\`; `None` for anything else.
-fn render_printf(words: &[&str]) -> Option<String> {
-    let (format, mut values) = words.split_first()?;
-    if values.iter().any(|v| v.contains('\\')) {
-        return None;
-    }
-    let mut out = String::new();
-    loop {
-        let mut chars = format.chars();
-        let mut consumed_any = false;
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' => match chars.next()? {
-                    'n' => out.push('\n'),
-                    't' => out.push('\t'),
-                    '\\' => out.push('\\'),
-                    _ => return None,
-                },
-                '%' => match chars.next()? {
-                    '%' => out.push('%'),
-                    's' | 'b' => {
-                        if let Some((value, tail)) = values.split_first() {
-                            out.push_str(value);
-                            values = tail;
-                            consumed_any = true;
-                        }
-                    }
-                    _ => return None,
-                },
-                other => out.push(other),
-            }
-        }
-        if values.is_empty() || !consumed_any {
-            return Some(out);
-        }
     }
 }

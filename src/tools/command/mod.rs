@@ -1,8 +1,12 @@
 //! `execute_command`: one shell command line run in the workspace.
 //!
 //! Layout:
-//! - `assess` — the gate's half: is the line safe, destructive or unknown.
-//! - [`plan`] — can the line run without a shell, and as which argv vectors.
+//! - `assess` — the gate's half: parses the line once, walks it (is it safe, destructive or
+//!   unknown) and plans it from the same tree ([`read_line`]).
+//! - `programs` — what each program's words mean, one file per program family (coreutils,
+//!   git, find, sed, awk, containers, system, wrappers, shells, ...) behind one registry.
+//!   `options` reads getopt-style options for them.
+//! - [`plan`](mod@plan) — can the line run without a shell, and as which argv vectors.
 //! - `expand` — riskgate's own glob expansion, kept inside the workspace; [`braces`] and
 //!   `arith` — its own brace and integer arithmetic expansion, shared by the assessor and
 //!   the plan so both see the same words.
@@ -15,31 +19,25 @@
 
 mod arith;
 mod assess;
-mod awk;
 pub mod braces;
-mod danger;
 pub mod execute;
 pub mod expand;
-mod git;
 mod options;
 mod paths;
 pub mod plan;
-mod readonly;
+mod programs;
 pub mod reaper;
 mod render;
 pub mod sandbox;
-mod sed;
 pub mod similar;
 mod structure;
 mod syntax;
-mod tar;
 mod words;
-mod wrappers;
 
 #[cfg(test)]
 mod tests;
 
-pub use assess::{CommandPolicy, assess_command};
+pub use assess::{CommandPolicy, LineReading, assess_command, read_line};
 pub use execute::{Captured, CommandRunner, Exit, Line, LineOutcome, RunError};
 pub use expand::ExpansionRefused;
 pub use plan::{NeedsShell, Plan, plan, plan_line};

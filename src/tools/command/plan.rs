@@ -1,6 +1,7 @@
 //! Planning a command line that needs no shell.
 //!
-//! [`plan`] parses a line with the bash grammar (brush-parser) and, when the line is one
+//! [`plan`] parses a line with the bash grammar (brush-parser, the assessor's guarded parse;
+//! the assessor plans the very tree it judged with `plan_parsed`) and, when the line is one
 //! complete command made only of simple commands whose words are all literal, joined only by
 //! `|`, `&&`, `||` and `;`, returns a [`Plan`]: and-or lists of pipelines of argv vectors, the
 //! words already unquoted. Such a line runs without a shell (see `execute`), so nothing in it
@@ -22,7 +23,11 @@
 
 use brush_parser::ast;
 use brush_parser::word::{WordPiece, WordPieceWithSource};
-use brush_parser::{Parser, ParserImpl, ParserOptions};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use brush_parser::{ParserImpl, ParserOptions};
+
+use super::syntax::ParseFailure;
 
 /// A line that can run without a shell: its `;`-separated and-or lists, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -223,12 +228,25 @@ pub fn plan(line: &str) -> Option<Plan> {
     plan_line(line).ok()
 }
 
-/// The plan of `line`, or why it needs a shell.
+/// The plan of `line`, or why it needs a shell. The line is parsed exactly as the assessor
+/// parses it (`syntax::parse_script`), and the assessor builds its plan from that same tree
+/// (`plan_parsed`): the argv vectors the runner executes are the words the gate judged.
 pub fn plan_line(line: &str) -> Result<Plan, NeedsShell> {
+    plan_parsed(&super::syntax::parse_script(line))
+}
+
+/// The plan of a parsed line, or why it needs a shell. brush-parser's word parser panics
+/// on a few number overflows; such a word has no plan.
+pub(super) fn plan_parsed(parsed: &Result<ast::Program, ParseFailure>) -> Result<Plan, NeedsShell> {
+    let program = parsed
+        .as_ref()
+        .map_err(|failure| NeedsShell::Syntax(failure.detail()))?;
+    catch_unwind(AssertUnwindSafe(|| plan_program(program)))
+        .unwrap_or_else(|_| Err(NeedsShell::Syntax("the parser failed on it".to_owned())))
+}
+
+fn plan_program(program: &ast::Program) -> Result<Plan, NeedsShell> {
     let options = parser_options();
-    let program = Parser::new(line.as_bytes(), &options)
-        .parse_program()
-        .map_err(|e| NeedsShell::Syntax(e.to_string()))?;
     let complete = match program.complete_commands.as_slice() {
         [] => return Err(NeedsShell::NoCommand),
         [one] => one,
@@ -248,7 +266,8 @@ pub fn plan_line(line: &str) -> Result<Plan, NeedsShell> {
     Ok(Plan { lists })
 }
 
-/// bash's grammar without `extglob`, so `@(...)` and friends are syntax, not words.
+/// The options words are unquoted with: bash's, without `extglob` (a word with an extended
+/// glob pattern is refused before it gets here).
 fn parser_options() -> ParserOptions {
     ParserOptions {
         enable_extended_globbing: false,
@@ -477,6 +496,11 @@ fn word(raw: &str, assignment_shaped: bool, options: &ParserOptions) -> Result<W
             WordPiece::Text(text) => {
                 if assignment_shaped && text.contains('~') {
                     return Err(expansion("tilde expansion"));
+                }
+                // The line is parsed as bash reads it with `extglob` on (like the assessor
+                // does); riskgate does not expand these patterns itself.
+                if super::words::has_extglob(text) {
+                    return Err(expansion("an extended glob pattern"));
                 }
                 unquoted.push_unquoted(text);
             }

@@ -7,7 +7,7 @@
 use crate::core::rules::Similarity;
 
 use super::plan::plan_line;
-use super::wrappers::runs_other_code;
+use super::programs::runs_other_code;
 
 /// Programs whose first operand names what they do (`git log`, `kubectl get`).
 const WITH_SUBCOMMANDS: &[&str] = &[

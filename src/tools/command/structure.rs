@@ -151,27 +151,7 @@ impl Scanner {
                 }
                 self.at += 1;
             }
-            '$' => {
-                self.word_started = true;
-                self.word.push('$');
-                match self.peek(1) {
-                    Some('(') => {
-                        self.frames.push(Frame::CommandSubstitution);
-                        self.at += 2;
-                    }
-                    Some('{') => {
-                        self.frames.push(Frame::Parameter);
-                        self.at += 2;
-                    }
-                    Some('\'') => {
-                        self.at += 2;
-                        if !self.skip_single_quoted(true) {
-                            return Some("a `$'` is not closed");
-                        }
-                    }
-                    _ => self.at += 1,
-                }
-            }
+            '$' => return self.dollar(),
             '#' if !self.word_started => {
                 while self.peek(0).is_some_and(|c| c != '\n') {
                     self.at += 1;
@@ -213,17 +193,7 @@ impl Scanner {
                 self.end_word();
                 self.at += 3;
             }
-            '<' if self.peek(1) == Some('<') => {
-                self.end_word();
-                self.at += 2;
-                let strip_tabs = self.peek(0) == Some('-');
-                if strip_tabs {
-                    self.at += 1;
-                }
-                let delimiter = self.heredoc_delimiter();
-                self.heredocs.push((delimiter, strip_tabs));
-                self.command_position = false;
-            }
+            '<' if self.peek(1) == Some('<') => self.heredoc_start(),
             '<' | '>' => {
                 self.end_word();
                 self.at += 1;
@@ -239,6 +209,43 @@ impl Scanner {
             }
         }
         None
+    }
+
+    /// `$(`, `${`, `$'...'` or a plain `$`, in code.
+    fn dollar(&mut self) -> Option<&'static str> {
+        self.word_started = true;
+        self.word.push('$');
+        match self.peek(1) {
+            Some('(') => {
+                self.frames.push(Frame::CommandSubstitution);
+                self.at += 2;
+            }
+            Some('{') => {
+                self.frames.push(Frame::Parameter);
+                self.at += 2;
+            }
+            Some('\'') => {
+                self.at += 2;
+                if !self.skip_single_quoted(true) {
+                    return Some("a `$'` is not closed");
+                }
+            }
+            _ => self.at += 1,
+        }
+        None
+    }
+
+    /// `<<` or `<<-` and its delimiter: the body starts on the next line.
+    fn heredoc_start(&mut self) {
+        self.end_word();
+        self.at += 2;
+        let strip_tabs = self.peek(0) == Some('-');
+        if strip_tabs {
+            self.at += 1;
+        }
+        let delimiter = self.heredoc_delimiter();
+        self.heredocs.push((delimiter, strip_tabs));
+        self.command_position = false;
     }
 
     fn in_double_quotes(&mut self, c: char) {

@@ -40,6 +40,16 @@ pub(super) enum ParseFailure {
 }
 
 impl ParseFailure {
+    /// What went wrong, without the conclusion [`Self::reason`] draws.
+    pub(super) fn detail(&self) -> String {
+        match self {
+            Self::TooLong => format!("it is longer than {} KiB", MAX_SCRIPT_BYTES / 1024),
+            Self::TooDeep => "it nests too deeply".to_owned(),
+            Self::Syntax(error) => error.clone(),
+            Self::Panicked => "the parser failed on it".to_owned(),
+        }
+    }
+
     /// A sentence for a person, saying why the text cannot be shown to be harmless.
     pub(super) fn reason(&self) -> String {
         match self {

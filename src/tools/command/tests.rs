@@ -3,12 +3,16 @@
 //! flags and redirections, other ways out of the workspace, and safe lines that must stay
 //! safe. Plus properties over arbitrary text: no input panics, and a destructive command
 //! stays visible whatever follows it.
+//!
+//! The forms of each program (its destructive spellings, its refused options) are tested
+//! beside its rules, in the family files under `programs/`; these tests are about the line.
 
 use std::path::Path;
 
 use proptest::prelude::*;
 use serde_json::Value;
 
+use super::assess::judged_words;
 use super::{CommandPolicy, assess_command};
 use crate::core::risk::{Assessment, ChannelMode, Decision, GatePolicy, LlmRisk, decide};
 use crate::tools::Workspace;
@@ -40,7 +44,7 @@ fn policy_for(dir: &Path, allow: &[&str], deny: &[&str]) -> CommandPolicy {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Expect {
+pub(super) enum Expect {
     Safe,
     Unknown,
     Destructive,
@@ -63,6 +67,12 @@ fn holds(expect: Expect, assessment: &Assessment) -> bool {
         }
         _ => false,
     }
+}
+
+/// Checks each line's class in a fresh [`workspace`] without operator rules.
+pub(super) fn check_in_workspace(cases: &[(&str, Expect)]) {
+    let dir = workspace();
+    check_table(&policy_for(dir.path(), &[], &[]), cases);
 }
 
 fn check_table(policy: &CommandPolicy, cases: &[(&str, Expect)]) {
@@ -512,6 +522,65 @@ fn their_dangerous_neighbours_still_wait() {
     );
 }
 
+/// Parse once: for every safe line of the friction list and the labelled corpus, the plan the
+/// runner executes holds exactly the words the walker judged, command by command.
+#[test]
+fn a_safe_lines_plan_runs_exactly_the_judged_words() {
+    let dir = workspace();
+    for file in [
+        "data.csv",
+        "package.json",
+        "Cargo.toml",
+        "x.tar",
+        "archive.tar.gz",
+    ] {
+        std::fs::write(dir.path().join(file), "x\n").expect("write");
+    }
+    std::fs::create_dir_all(dir.path().join("sub/deeper")).expect("mkdir");
+    std::fs::write(dir.path().join("sub/deeper/file.txt"), "x\n").expect("write");
+    let policy = policy_for(dir.path(), &[], &[]);
+    let friction = include_str!("../../../tests/data/friction_lines.tsv")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(_, line)| line.to_owned());
+    let corpus = include_str!("../../../tests/data/risk_cases.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str::<Value>(l).expect("corpus line is JSON"))
+        .filter(|case| case["tool"] == "execute_command")
+        .filter_map(|case| case["arguments"]["command"].as_str().map(str::to_owned));
+    let (mut compared, mut failures) = (0, Vec::new());
+    for line in friction.chain(corpus) {
+        let (reading, judged) = judged_words(&line, &policy);
+        if !matches!(reading.assessment, Assessment::Safe(_)) {
+            continue;
+        }
+        let Ok(plan) = &reading.plan else {
+            failures.push(format!(
+                "{line:?} is safe but has no plan: {:?}",
+                reading.plan
+            ));
+            continue;
+        };
+        let planned: Vec<Vec<String>> = plan
+            .commands()
+            .map(|c| c.argv().into_iter().map(str::to_owned).collect())
+            .collect();
+        compared += 1;
+        if planned != judged {
+            failures.push(format!("{line:?}: runs {planned:?}, judged {judged:?}"));
+        }
+    }
+    assert!(compared > 200, "only {compared} safe lines compared");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 #[test]
 fn safe_reason_lists_the_commands() {
     let dir = workspace();
@@ -608,78 +677,7 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("cat <<'EOF'\nhi\nEOF", Unknown),
             ("[[ -f x ]]", Unknown),
             // Unsafe options of whitelisted commands.
-            ("tail -f app.log", Unknown),
-            ("tail -F app.log", Unknown),
-            ("tail --follow=name app.log", Unknown),
-            ("tail -qf app.log", Unknown),
-            ("tail -n5 -f app.log", Unknown),
-            ("sort --compress-program=gzip notes.txt", Unknown),
-            ("rg --pre cat TODO", Unknown),
-            ("rg --pre=sh TODO", Unknown),
-            ("rg -z foo", Unknown),
-            ("rg --hostname-bin=x foo", Unknown),
-            ("sed 's/a/b/' notes.txt", Unknown),
-            ("sed -n 'e ls' notes.txt", Unknown),
-            ("sed -n 'r /etc/passwd' notes.txt", Unknown),
-            ("sed -n -f script.sed notes.txt", Unknown),
-            ("sed -n 's/a/b/e' notes.txt", Unknown),
-            ("git branch new-branch", Unknown),
-            ("git branch -m old new", Unknown),
-            ("git tag v1.0", Unknown),
-            ("git checkout main", Unknown),
-            ("git checkout -b feature", Unknown),
-            ("git log --ext-diff", Unknown),
-            ("git diff --textconv", Unknown),
-            ("git log -c", Unknown),
-            ("git -c core.pager=less log", Unknown),
-            ("git --git-dir=/tmp/x log", Unknown),
-            ("git --exec-path=/tmp log", Unknown),
-            ("git grep -O foo", Unknown),
-            ("git config user.name x", Unknown),
-            ("git config --unset user.name", Unknown),
-            ("git remote add origin x", Unknown),
-            ("git stash", Unknown),
-            ("git stash pop", Unknown),
-            ("git push origin main", Unknown),
-            ("git reset HEAD~1", Unknown),
-            ("git clean -n", Unknown),
-            ("git commit -m x", Unknown),
-            ("git", Unknown),
-            ("jq -n env", Unknown),
-            ("jq -n '$ENV.DISCORD_TOKEN'", Unknown),
-            ("jq -f prog.jq data.json", Unknown),
-            ("date -s 2020-01-01", Unknown),
-            ("date 010100002020", Unknown),
-            ("hostname evil", Unknown),
-            ("tree -R -H . src", Unknown),
-            ("env", Unknown),
-            ("command -v git", Unknown),
-            ("chmod 644 notes.txt", Unknown),
-            ("cp /etc/passwd .", Unknown),
-            ("cp notes.txt new.txt", Unknown),
-            ("cp -n notes.txt README.md", Unknown),
-            ("perl -pe 's/a/b/' notes.txt", Unknown),
-            ("perl -e 'print 1'", Unknown),
-            ("tee", Unknown),
             ("curl https://example.com", Unknown),
-            ("awk 'BEGIN{system(\"reboot\")}'", Expect::NotSafe),
-            ("python3 -c \"import os; os.system('ls')\"", Unknown),
-            ("export EDITOR=vim", Unknown),
-            ("bash scripts/x.sh", Unknown),
-            ("sh -c 'ls'", Unknown),
-            ("echo ls | sh", Unknown),
-            ("sh <<'EOF'\nls\nEOF", Unknown),
-            ("sh < script.sh", Unknown),
-            ("source ./env.sh", Unknown),
-            ("ssh host ls", Unknown),
-            ("watch ls", Unknown),
-            ("crontab -l", Unknown),
-            ("systemctl status nginx", Unknown),
-            ("kubectl get pods", Unknown),
-            ("docker ps", Unknown),
-            ("docker-compose up -d", Unknown),
-            ("docker run --rm alpine ls", Unknown),
-            ("terraform plan", Unknown),
         ],
     );
 }
@@ -874,106 +872,7 @@ fn destructive_commands_anywhere() {
         "\\rm x",
         "'rm' x",
         "r\"m\" x",
-        "rmdir olddir",
-        "unlink x",
-        "shred x",
-        "dd if=/dev/zero of=/dev/sda",
-        "mkfs -t ext4 /dev/sdb",
-        "mke2fs /dev/sdb",
-        "wipefs -a /dev/sda",
-        "fdisk /dev/sda",
-        "parted /dev/sda rm 1",
-        "truncate -s 0 app.log",
-        "mv a b",
-        "shutdown -h now",
-        "reboot",
-        "halt",
-        "poweroff",
-        "init 0",
-        "telinit 6",
-        "kill -9 1",
-        "pkill -f bot",
-        "killall node",
-        "chmod -R 777 .",
-        "chmod -Rv 777 .",
-        "chmod -vR 777 .",
-        "chmod --recursive 777 .",
-        "chmod --rec 777 .",
-        "chown -R root .",
-        "chgrp -R staff .",
-        "chmod $FLAGS 777 .",
-        "crontab -r",
-        "crontab -ir",
-        "crontab -u bob -r",
-        "systemctl stop nginx",
-        "systemctl --now disable nginx",
-        "systemctl -q kill nginx",
-        "systemctl mask nginx",
-        "systemctl poweroff",
-        "systemctl $ACTION nginx",
-        "service nginx stop",
-        "kubectl delete pod web-1",
-        "kubectl -n prod delete pod x",
-        "kubectl --namespace prod drain node-1",
-        "terraform destroy -auto-approve",
-        "terraform -chdir=infra destroy",
-        "terraform apply -destroy",
-        "docker rm -f web",
-        "docker rmi image",
-        "docker kill web",
-        "docker system prune -af",
-        "docker volume rm data",
-        "docker container prune",
-        "docker -H tcp://x rm web",
-        "podman rm web",
-        "docker compose down -v",
-        "docker-compose down --volumes",
-        "rsync -a --delete src/ dst/",
-        "tee out.txt",
-        "echo x | tee -a app.log",
         // git, in every spelling.
-        "git push --force origin main",
-        "git push -f",
-        "git push -uf origin main",
-        "git push --force-with-lease",
-        "git push --force-with-lease=main:abc origin main",
-        "git push --forc",
-        "git push origin +main",
-        "git push origin +main:main",
-        "git push origin :old-branch",
-        "git push --delete origin x",
-        "git push -d origin x",
-        "git push --mirror",
-        "git push --prune origin",
-        "git push origin $REFSPEC",
-        "git -C src push -f",
-        "git --no-pager push -f",
-        "git reset --hard",
-        "git reset --hard HEAD~3",
-        "git reset -q --hard origin/main",
-        "git clean -fdx",
-        "git clean -xdf",
-        "git clean -df",
-        "git clean -f",
-        "git clean --force",
-        "git branch -D main",
-        "git branch --delete --force x",
-        "git branch -df x",
-        "git branch -d -f x",
-        "git checkout -f",
-        "git checkout -f main",
-        "git checkout -- src/main.rs",
-        "git checkout HEAD -- README.md",
-        "git checkout .",
-        "git checkout README.md",
-        "git checkout '*.rs'",
-        "git switch --discard-changes main",
-        "git restore src/main.rs",
-        "git restore --staged README.md",
-        "git stash drop",
-        "git stash clear",
-        "git rm README.md",
-        "git worktree remove --force ../wt",
         // Output redirection onto files, in every form.
         "echo hi > out.txt",
         "echo hi >> out.txt",
@@ -996,15 +895,6 @@ fn destructive_commands_anywhere() {
         "echo pwned >> ~/.bashrc",
         "echo hi > /dev/sda",
         // Options that write files.
-        "sort -o out.txt notes.txt",
-        "sort --output=out.txt notes.txt",
-        "sort -rno out.txt notes.txt",
-        "uniq notes.txt out.txt",
-        "uniq $FILES",
-        "xxd notes.txt out.hex",
-        "git log --output=x",
-        "git diff --output x",
-        "tree -o out.html",
         "/usr/bin/time -o out.txt ls",
         // Read differently by dash (/bin/sh), which runs lines the executor cannot plan;
         // each was checked against dash 0.5 and bash 5.2. (`ls &> /dev/null rm -rf x` has a

@@ -495,7 +495,7 @@ fn has_glob(text: &str) -> bool {
 }
 
 /// `@(...)`, `!(...)`, `+(...)`, `?(...)`, `*(...)` (bash `extglob`, on in brush's bash mode).
-fn has_extglob(text: &str) -> bool {
+pub(super) fn has_extglob(text: &str) -> bool {
     ["@(", "!(", "+(", "?(", "*("]
         .iter()
         .any(|opener| text.contains(opener))

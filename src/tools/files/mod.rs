@@ -9,6 +9,9 @@ use serde_json::{Map, Value, json};
 
 mod beneath;
 mod execute;
+pub mod rules;
+
+pub use rules::PathRules;
 
 use crate::config::{FileSettings, OutputSettings, ToolRules};
 use crate::core::risk::Assessment;
@@ -151,9 +154,9 @@ impl FileTool {
             .strip_prefix(self.workspace.root())
             .unwrap_or(&resolved)
             .to_path_buf();
-        if let Some(entry) = self.rules.denied(&relative) {
+        if let Some(denial) = self.rules.denied(&relative) {
             return Err(Assessment::Forbidden(format!(
-                "the {label} {path:?} is covered by the operator's deny rule {entry:?}"
+                "the {label} {path:?} {denial}"
             )));
         }
         Ok(relative)
@@ -185,50 +188,6 @@ fn git_reason(relative: &Path) -> Option<String> {
         }
     }
     None
-}
-
-/// Operator path rules from `[tools.file_operations]`. An entry without `/` matches any path
-/// component of that name (`.env`, `.git`); an entry with `/` matches that workspace-relative
-/// path and everything below it.
-#[derive(Debug, Clone, Default)]
-pub struct PathRules {
-    allow: Vec<String>,
-    deny: Vec<String>,
-}
-
-impl PathRules {
-    pub fn new(allow: &[String], deny: &[String]) -> Self {
-        let clean = |entries: &[String]| {
-            entries
-                .iter()
-                .map(|e| e.trim().trim_matches('/').to_owned())
-                .filter(|e| !e.is_empty())
-                .collect()
-        };
-        Self {
-            allow: clean(allow),
-            deny: clean(deny),
-        }
-    }
-
-    fn denied(&self, relative: &Path) -> Option<&str> {
-        self.deny
-            .iter()
-            .find(|entry| matches_rule(entry, relative))
-            .map(String::as_str)
-    }
-
-    fn allowed(&self, relative: &Path) -> bool {
-        self.allow.iter().any(|entry| matches_rule(entry, relative))
-    }
-}
-
-fn matches_rule(entry: &str, relative: &Path) -> bool {
-    if entry.contains('/') {
-        relative.starts_with(entry)
-    } else {
-        relative.components().any(|c| c.as_os_str() == entry)
-    }
 }
 
 impl RiskAssessor for FileTool {
@@ -558,6 +517,31 @@ mod tests {
             json!({"operation": "delete", "path": "scratch/out.txt"}),
         );
         assert!(matches!(got, Assessment::Destructive(_)), "{got:?}");
+    }
+
+    #[test]
+    fn glob_rules_deny_and_allow_paths_and_name_the_rule() {
+        let (_dir, t) = tool(&["out/**/*.csv"], &["*.pem", "**/secrets/**"]);
+        for (path, rule) in [
+            ("certs/site.pem", "*.pem"),
+            ("app/secrets/token", "**/secrets/**"),
+        ] {
+            let got = assess(&t, json!({"operation": "read", "path": path}));
+            assert!(
+                matches!(&got, Assessment::Forbidden(r) if r.contains(&format!("deny rule {rule:?}"))),
+                "{path} -> {got:?}"
+            );
+        }
+        let got = assess(
+            &t,
+            json!({"operation": "write", "path": "out/2026/report.csv", "content": "x"}),
+        );
+        assert!(matches!(got, Assessment::Safe(_)), "{got:?}");
+        let got = assess(
+            &t,
+            json!({"operation": "write", "path": "out/report.txt", "content": "x"}),
+        );
+        assert!(matches!(got, Assessment::Unknown(_)), "{got:?}");
     }
 
     #[test]

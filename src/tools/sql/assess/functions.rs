@@ -113,34 +113,45 @@ fn folded(ident: &Ident) -> String {
 /// already lower-cased; [`FunctionRisk::Builtin`] for every other name, which only means
 /// "not on this list". `args` tells the two `ts_rewrite` forms apart.
 pub(super) fn side_effect(name: &str, args: Option<usize>) -> FunctionRisk {
-    use FunctionRisk::{Builtin as Harmless, Destructive, SideEffect};
-    match name {
-        "pg_terminate_backend" | "pg_cancel_backend" => {
-            Destructive("stops other sessions or their queries")
-        }
-        "dblink" | "dblink_exec" | "dblink_send_query" | "dblink_open" => {
-            Destructive("runs SQL on another connection, outside the read-only transaction")
-        }
-        "lo_unlink" => Destructive("deletes a large object"),
-        "lo_put" | "lo_truncate" | "lowrite" | "lo_write" => {
-            Destructive("overwrites a large object")
-        }
-        "lo_export" | "pg_file_write" | "writefile" => Destructive("writes a file on the server"),
-        "pg_file_rename" | "pg_file_unlink" => Destructive("renames or deletes a server file"),
-        "load_extension" => Destructive("loads native code into the database server"),
-        "sys_exec" | "sys_eval" => Destructive("runs a shell command on the server"),
-        "fts3_tokenizer" => Destructive("can register a native code pointer (memory corruption)"),
-        "pg_drop_replication_slot" | "pg_replication_origin_drop" => {
-            Destructive("drops replication state")
-        }
-        "pg_truncate_visibility_map" => Destructive("truncates a visibility map"),
-        "pg_promote" => Destructive("promotes a standby server to primary"),
-        "pg_stat_statements_reset" => Destructive("erases collected statistics"),
-        _ if name.starts_with("pg_stat_reset") => Destructive("erases collected statistics"),
+    if let Some(reason) = destroys(name).or_else(|| escapes_the_walls(name, args)) {
+        FunctionRisk::Destructive(reason)
+    } else if let Some(reason) = has_an_effect(name) {
+        FunctionRisk::SideEffect(reason)
+    } else {
+        FunctionRisk::Builtin
+    }
+}
 
-        // Ways out of the walls: server files and directories, SQL given as text (which
-        // this check cannot read), other connections. Read-only transactions do not stop
-        // any of them for a privileged account.
+/// Functions that destroy something: other sessions or their queries, large objects,
+/// server files, replication state, statistics; or that run native code or a shell.
+fn destroys(name: &str) -> Option<&'static str> {
+    let reason = match name {
+        "pg_terminate_backend" | "pg_cancel_backend" => "stops other sessions or their queries",
+        "dblink" | "dblink_exec" | "dblink_send_query" | "dblink_open" => {
+            "runs SQL on another connection, outside the read-only transaction"
+        }
+        "lo_unlink" => "deletes a large object",
+        "lo_put" | "lo_truncate" | "lowrite" | "lo_write" => "overwrites a large object",
+        "lo_export" | "pg_file_write" | "writefile" => "writes a file on the server",
+        "pg_file_rename" | "pg_file_unlink" => "renames or deletes a server file",
+        "load_extension" => "loads native code into the database server",
+        "sys_exec" | "sys_eval" => "runs a shell command on the server",
+        "fts3_tokenizer" => "can register a native code pointer (memory corruption)",
+        "pg_drop_replication_slot" | "pg_replication_origin_drop" => "drops replication state",
+        "pg_truncate_visibility_map" => "truncates a visibility map",
+        "pg_promote" => "promotes a standby server to primary",
+        "pg_stat_statements_reset" => "erases collected statistics",
+        _ if name.starts_with("pg_stat_reset") => "erases collected statistics",
+        _ => return None,
+    };
+    Some(reason)
+}
+
+/// Ways out of the walls: server files and directories, SQL given as text (which this
+/// check cannot read), other connections. Read-only transactions do not stop any of them
+/// for a privileged account.
+fn escapes_the_walls(name: &str, args: Option<usize>) -> Option<&'static str> {
+    let reason = match name {
         "pg_read_file"
         | "pg_read_binary_file"
         | "pg_stat_file"
@@ -151,42 +162,46 @@ pub(super) fn side_effect(name: &str, args: Option<usize>) -> FunctionRisk {
         | "readfile"
         | "fsdir"
         | "zipfile"
-        | "lo_import" => Destructive("reads files on the database server"),
-        _ if name.starts_with("pg_ls_") => Destructive("lists directories on the database server"),
+        | "lo_import" => "reads files on the database server",
+        _ if name.starts_with("pg_ls_") => "lists directories on the database server",
         "query_to_xml"
         | "query_to_xml_and_xmlschema"
         | "query_to_xmlschema"
         | "cursor_to_xml"
         | "cursor_to_xmlschema"
         | "ts_stat"
-        | "sha3_query" => Destructive("runs SQL given as text, which this check cannot read"),
+        | "sha3_query" => "runs SQL given as text, which this check cannot read",
         // `ts_rewrite(query, 'SELECT ...')` runs its second argument; the three-argument
         // form only rewrites a tsquery.
-        "ts_rewrite" if args != Some(3) => {
-            Destructive("runs SQL given as text, which this check cannot read")
-        }
+        "ts_rewrite" if args != Some(3) => "runs SQL given as text, which this check cannot read",
         _ if name.starts_with("dblink") => {
-            Destructive("uses another database connection, outside the read-only transaction")
+            "uses another database connection, outside the read-only transaction"
         }
+        _ => return None,
+    };
+    Some(reason)
+}
 
-        "sleep" | "benchmark" => SideEffect("keeps the session busy on purpose"),
-        _ if name.starts_with("pg_sleep") => SideEffect("keeps the session busy on purpose"),
+/// Functions with an effect that stays inside the walls: a sleep, large objects, a
+/// setting, a sequence, a lock, a notification, server administration.
+fn has_an_effect(name: &str) -> Option<&'static str> {
+    let reason = match name {
+        "sleep" | "benchmark" => "keeps the session busy on purpose",
+        _ if name.starts_with("pg_sleep") => "keeps the session busy on purpose",
         "loread" | "lo_creat" | "lo_create" | "lo_open" | "lo_close" | "lo_from_bytea" => {
-            SideEffect("works on large objects")
+            "works on large objects"
         }
-        _ if name.starts_with("lo_") => SideEffect("works on large objects"),
-        "set_config" => SideEffect("changes a session setting"),
-        "nextval" | "setval" => SideEffect("advances or sets a sequence"),
+        _ if name.starts_with("lo_") => "works on large objects",
+        "set_config" => "changes a session setting",
+        "nextval" | "setval" => "advances or sets a sequence",
         "get_lock" | "release_lock" | "release_all_locks" => {
-            SideEffect("takes or releases a named lock that outlives the statement")
+            "takes or releases a named lock that outlives the statement"
         }
         _ if name.starts_with("pg_advisory_") || name.starts_with("pg_try_advisory_") => {
-            SideEffect("takes or releases an advisory lock that can outlive the transaction")
+            "takes or releases an advisory lock that can outlive the transaction"
         }
-        "pg_notify" => SideEffect("sends a notification to listeners"),
-        "txid_current" | "pg_current_xact_id" => {
-            SideEffect("assigns a transaction id, which is a write")
-        }
+        "pg_notify" => "sends a notification to listeners",
+        "txid_current" | "pg_current_xact_id" => "assigns a transaction id, which is a write",
         "pg_reload_conf"
         | "pg_rotate_logfile"
         | "pg_switch_wal"
@@ -205,25 +220,26 @@ pub(super) fn side_effect(name: &str, args: Option<usize>) -> FunctionRisk {
         | "pg_logical_emit_message"
         | "pg_logical_slot_get_changes"
         | "pg_logical_slot_get_binary_changes"
-        | "pg_prewarm" => SideEffect("is a server administration function"),
+        | "pg_prewarm" => "is a server administration function",
         _ if (name.starts_with("pg_create_") && name.ends_with("_replication_slot"))
             || (name.starts_with("pg_copy_") && name.ends_with("_replication_slot"))
             || name.starts_with("pg_replication_origin_")
             || name.starts_with("binary_upgrade_") =>
         {
-            SideEffect("is a server administration function")
+            "is a server administration function"
         }
         "master_pos_wait"
         | "source_pos_wait"
         | "master_gtid_wait"
         | "wait_for_executed_gtid_set"
         | "wait_until_sql_thread_after_gtids" => {
-            SideEffect("waits on replication and can block for a long time")
+            "waits on replication and can block for a long time"
         }
-        "sys_get" | "sys_set" => SideEffect("reads or changes the server's environment"),
-        "edit" => SideEffect("opens an editor on the machine running SQLite"),
-        _ => Harmless,
-    }
+        "sys_get" | "sys_set" => "reads or changes the server's environment",
+        "edit" => "opens an editor on the machine running SQLite",
+        _ => return None,
+    };
+    Some(reason)
 }
 
 #[cfg(test)]

@@ -411,10 +411,22 @@ fn is_show(statement: &Statement) -> bool {
     )
 }
 
-/// What one statement is, by its kind alone (what it contains is the inspector's job).
+/// What one statement is, by its kind alone (what it contains is the inspector's job). The
+/// kinds are tried in this order: read-only, destroying or changing, writing, session or
+/// server state, anything else (a guarded kind not matched by one group falls through to
+/// the next, as in one match).
 fn classify(statement: &Statement, dialect: SqlDialect, rules: &SqlRules) -> Assessment {
-    use Assessment::{Destructive, Safe, Unknown};
-    match statement {
+    read_only(statement, dialect, rules)
+        .or_else(|| destroys_or_changes(statement))
+        .or_else(|| writes(statement))
+        .or_else(|| session_or_server(statement))
+        .unwrap_or_else(|| other(statement))
+}
+
+/// Queries, EXPLAIN, DESCRIBE, SHOW and PRAGMA: safe, or judged by the pragma.
+fn read_only(statement: &Statement, dialect: SqlDialect, rules: &SqlRules) -> Option<Assessment> {
+    use Assessment::Safe;
+    let assessment = match statement {
         Statement::Query(_) => Safe("a query only reads data".to_owned()),
         // Reached only when nested (say in PREPARE); the inspector also walks the inner
         // statement, as if it ran.
@@ -440,7 +452,15 @@ fn classify(statement: &Statement, dialect: SqlDialect, rules: &SqlRules) -> Ass
             };
             assess_pragma(&pragma, argument, dialect, rules)
         }
+        _ => return None,
+    };
+    Some(assessment)
+}
 
+/// Statements that remove or overwrite data, objects, privileges or sessions.
+fn destroys_or_changes(statement: &Statement) -> Option<Assessment> {
+    use Assessment::Destructive;
+    let assessment = match statement {
         Statement::Drop {
             object_type, names, ..
         } => Destructive(format!(
@@ -496,6 +516,15 @@ fn classify(statement: &Statement, dialect: SqlDialect, rules: &SqlRules) -> Ass
             "RENAME TABLE renames tables, breaking whatever uses the old names".to_owned(),
         ),
         Statement::Kill { .. } => Destructive("KILL ends another session or its query".to_owned()),
+        _ => return None,
+    };
+    Some(assessment)
+}
+
+/// Statements that add data or objects, replace them, or move data in and out.
+fn writes(statement: &Statement) -> Option<Assessment> {
+    use Assessment::{Destructive, Unknown};
+    let assessment = match statement {
         Statement::Insert(insert) => {
             let starts_with_replace = matches!(
                 &insert.insert_token.0.token,
@@ -575,7 +604,16 @@ fn classify(statement: &Statement, dialect: SqlDialect, rules: &SqlRules) -> Ass
             leading_keywords(statement)
         )),
         Statement::Remove(_) => Destructive("REMOVE deletes staged files".to_owned()),
+        _ => return None,
+    };
+    Some(assessment)
+}
 
+/// Statements that change the session, the transaction or the server, or run what this
+/// check cannot see.
+fn session_or_server(statement: &Statement) -> Option<Assessment> {
+    use Assessment::Unknown;
+    let assessment = match statement {
         Statement::Call(function) => Unknown(format!(
             "CALL runs {}(), which this check cannot see",
             function.name
@@ -618,14 +656,19 @@ fn classify(statement: &Statement, dialect: SqlDialect, rules: &SqlRules) -> Ass
             Unknown("FLUSH resets server caches or logs, or takes a global lock".to_owned())
         }
         Statement::Use(_) => Unknown("USE switches the session's database".to_owned()),
-        _ => {
-            let keywords = leading_keywords(statement);
-            if keywords.starts_with("CREATE") {
-                Unknown(format!("{keywords} creates a database object"))
-            } else {
-                Unknown(format!("{keywords} is not a read-only statement"))
-            }
-        }
+        _ => return None,
+    };
+    Some(assessment)
+}
+
+/// Every other kind: not read-only, named by its leading keywords.
+fn other(statement: &Statement) -> Assessment {
+    use Assessment::Unknown;
+    let keywords = leading_keywords(statement);
+    if keywords.starts_with("CREATE") {
+        Unknown(format!("{keywords} creates a database object"))
+    } else {
+        Unknown(format!("{keywords} is not a read-only statement"))
     }
 }
 

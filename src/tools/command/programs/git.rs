@@ -8,9 +8,13 @@
 //! Operands of read-only subcommands are checked as paths; revisions such as `HEAD~3` or
 //! `main..feature` pass that check because they are relative names inside the workspace.
 
-use super::assess::{Invocation, Judgement, Stdin, Walker};
-use super::options::{self, Item, Spec};
-use super::words::Arg;
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
+use crate::tools::command::options::{self, Item, Spec};
+use crate::tools::command::words::Arg;
+
+/// `git`, every subcommand.
+pub(super) const PROGRAMS: &[Program] = &[Program::new(&["git"], Rule::Judge(judge))];
 
 /// Configuration keys whose value is a command git runs.
 fn runs_program(key: &str) -> bool {
@@ -39,7 +43,7 @@ fn runs_program(key: &str) -> bool {
     key.starts_with("pager.") || SUFFIXES.iter().any(|suffix| key.ends_with(suffix))
 }
 
-pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let args = invocation.args;
     let mut judgement = Judgement::whitelisted();
     let mut index = 0;
@@ -160,11 +164,11 @@ fn config_override(
 fn stored_program(walker: &mut Walker<'_>, key: &str, value: &str, depth: usize) {
     if key.to_ascii_lowercase().starts_with("alias.") {
         match value.strip_prefix('!') {
-            Some(script) => walker.script(script, &Stdin::Inherited, depth + 1, false),
-            None => walker.script(&format!("git {value}"), &Stdin::Inherited, depth + 1, false),
+            Some(script) => walker.script(script, &Stdin::Inherited, depth + 1),
+            None => walker.script(&format!("git {value}"), &Stdin::Inherited, depth + 1),
         }
     } else if runs_program(key) {
-        walker.script(value, &Stdin::Inherited, depth + 1, false);
+        walker.script(value, &Stdin::Inherited, depth + 1);
     }
 }
 
@@ -372,6 +376,48 @@ const LOG_SPEC: Spec = Spec::values(
     ],
 );
 
+/// Long options of `git branch` that only list branches.
+const BRANCH_LISTING: &[&str] = &[
+    "list",
+    "all",
+    "remotes",
+    "verbose",
+    "color",
+    "no-color",
+    "column",
+    "no-column",
+    "sort",
+    "merged",
+    "no-merged",
+    "contains",
+    "no-contains",
+    "points-at",
+    "format",
+    "ignore-case",
+    "abbrev",
+    "no-abbrev",
+    "show-current",
+    "quiet",
+    "omit-empty",
+];
+
+/// Long options of `git tag` that only list tags.
+const TAG_LISTING: &[&str] = &[
+    "list",
+    "sort",
+    "contains",
+    "no-contains",
+    "merged",
+    "no-merged",
+    "points-at",
+    "format",
+    "column",
+    "no-column",
+    "ignore-case",
+    "color",
+    "omit-empty",
+];
+
 /// Applies the whitelist rules of a read-only subcommand; `false` when `name` is not one.
 fn read_only(
     walker: &mut Walker<'_>,
@@ -396,140 +442,19 @@ fn read_only(
         }
         "rev-parse" | "rev-list" | "describe" | "show-ref" | "for-each-ref" | "ls-tree"
         | "merge-base" | "name-rev" | "version" | "count-objects" => {
-            let spec = Spec::values(
-                "",
-                &[
-                    "prefix",
-                    "default",
-                    "format",
-                    "sort",
-                    "count",
-                    "points-at",
-                    "match",
-                    "exclude",
-                    "contains",
-                    "no-contains",
-                    "merged",
-                    "no-merged",
-                ],
-            );
-            let items = options::parse(args, &spec);
-            operands_as_paths(walker, &format!("git {name}"), &items, judgement);
+            revisions(walker, name, args, judgement)
         }
-        "ls-files" => {
-            let spec = Spec::values(
-                "xX",
-                &[
-                    "exclude",
-                    "exclude-from",
-                    "exclude-per-directory",
-                    "format",
-                    "with-tree",
-                ],
-            );
-            let items = options::parse(args, &spec);
-            for item in &items {
-                if item.named(&["X", "exclude-from"], true) {
-                    value_as_path(walker, "git ls-files", item, judgement);
-                }
-            }
-            operands_as_paths(walker, "git ls-files", &items, judgement);
-        }
-        "blame" | "annotate" => {
-            let spec = Spec::values(
-                "LS",
-                &["contents", "ignore-rev", "ignore-revs-file", "date"],
-            );
-            let items = options::parse(args, &spec);
-            for item in &items {
-                if item.named(&["textconv"], true) {
-                    judgement.unknown("`git blame --textconv` runs text conversion programs");
-                }
-                if item.named(&["S", "contents", "ignore-revs-file"], true) {
-                    value_as_path(walker, "git blame", item, judgement);
-                }
-            }
-            operands_as_paths(walker, "git blame", &items, judgement);
-        }
-        "cat-file" => {
-            let items = options::parse(args, &Spec::values("", &["path"]));
-            for item in &items {
-                if item.named(&["textconv", "filters"], true) {
-                    judgement.unknown(format!(
-                        "`git cat-file {}` runs conversion programs",
-                        item.shown()
-                    ));
-                }
-            }
-            operands_as_paths(walker, "git cat-file", &items, judgement);
-        }
-        "grep" => {
-            let spec = Spec::values(
-                "efABCm",
-                &[
-                    "max-depth",
-                    "threads",
-                    "max-count",
-                    "context",
-                    "after-context",
-                    "before-context",
-                ],
-            )
-            .optional("O");
-            let items = options::parse(args, &spec);
-            let mut pattern_given = false;
-            for item in &items {
-                if item.named(&["O", "open-files-in-pager"], true) {
-                    judgement.unknown("`git grep -O` opens the files in a pager program");
-                }
-                if item.named(&["e", "f"], true) {
-                    pattern_given = true;
-                }
-                if item.named(&["f"], true) {
-                    value_as_path(walker, "git grep", item, judgement);
-                }
-            }
-            let operands = options::operands(&items);
-            let paths = if pattern_given {
-                &operands[..]
-            } else {
-                operands.get(1..).unwrap_or_default()
-            };
-            for word in paths {
-                if let Some(text) = word.text() {
-                    walker.check_path(judgement, "git grep", text);
-                }
-            }
-        }
+        "ls-files" => ls_files(walker, args, judgement),
+        "blame" | "annotate" => blame(walker, args, judgement),
+        "cat-file" => cat_file(walker, args, judgement),
+        "grep" => grep(walker, args, judgement),
         "branch" => listing(
             walker,
             "branch",
             args,
             judgement,
             &['a', 'r', 'v', 'l', 'i', 'q'],
-            &[
-                "list",
-                "all",
-                "remotes",
-                "verbose",
-                "color",
-                "no-color",
-                "column",
-                "no-column",
-                "sort",
-                "merged",
-                "no-merged",
-                "contains",
-                "no-contains",
-                "points-at",
-                "format",
-                "ignore-case",
-                "abbrev",
-                "no-abbrev",
-                "show-current",
-                "quiet",
-                "omit-empty",
-            ],
+            BRANCH_LISTING,
         ),
         "tag" => listing(
             walker,
@@ -537,21 +462,7 @@ fn read_only(
             args,
             judgement,
             &['l', 'n', 'i'],
-            &[
-                "list",
-                "sort",
-                "contains",
-                "no-contains",
-                "merged",
-                "no-merged",
-                "points-at",
-                "format",
-                "column",
-                "no-column",
-                "ignore-case",
-                "color",
-                "omit-empty",
-            ],
+            TAG_LISTING,
         ),
         "remote" => {
             if !args
@@ -592,6 +503,122 @@ fn read_only(
     true
 }
 
+/// `git rev-parse`, `rev-list`, `describe` and the other plumbing that names objects and refs.
+fn revisions(walker: &mut Walker<'_>, name: &str, args: &[Arg], judgement: &mut Judgement) {
+    let spec = Spec::values(
+        "",
+        &[
+            "prefix",
+            "default",
+            "format",
+            "sort",
+            "count",
+            "points-at",
+            "match",
+            "exclude",
+            "contains",
+            "no-contains",
+            "merged",
+            "no-merged",
+        ],
+    );
+    let items = options::parse(args, &spec);
+    operands_as_paths(walker, &format!("git {name}"), &items, judgement);
+}
+
+/// `git ls-files`; `--exclude-from` names a file.
+fn ls_files(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement) {
+    let spec = Spec::values(
+        "xX",
+        &[
+            "exclude",
+            "exclude-from",
+            "exclude-per-directory",
+            "format",
+            "with-tree",
+        ],
+    );
+    let items = options::parse(args, &spec);
+    for item in &items {
+        if item.named(&["X", "exclude-from"], true) {
+            value_as_path(walker, "git ls-files", item, judgement);
+        }
+    }
+    operands_as_paths(walker, "git ls-files", &items, judgement);
+}
+
+/// `git blame`/`annotate`; `--textconv` runs conversion programs.
+fn blame(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement) {
+    let spec = Spec::values(
+        "LS",
+        &["contents", "ignore-rev", "ignore-revs-file", "date"],
+    );
+    let items = options::parse(args, &spec);
+    for item in &items {
+        if item.named(&["textconv"], true) {
+            judgement.unknown("`git blame --textconv` runs text conversion programs");
+        }
+        if item.named(&["S", "contents", "ignore-revs-file"], true) {
+            value_as_path(walker, "git blame", item, judgement);
+        }
+    }
+    operands_as_paths(walker, "git blame", &items, judgement);
+}
+
+/// `git cat-file`; `--textconv` and `--filters` run conversion programs.
+fn cat_file(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement) {
+    let items = options::parse(args, &Spec::values("", &["path"]));
+    for item in &items {
+        if item.named(&["textconv", "filters"], true) {
+            judgement.unknown(format!(
+                "`git cat-file {}` runs conversion programs",
+                item.shown()
+            ));
+        }
+    }
+    operands_as_paths(walker, "git cat-file", &items, judgement);
+}
+
+/// `git grep`: the first operand is the pattern unless `-e`/`-f` gives it; `-O` opens a pager.
+fn grep(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement) {
+    let spec = Spec::values(
+        "efABCm",
+        &[
+            "max-depth",
+            "threads",
+            "max-count",
+            "context",
+            "after-context",
+            "before-context",
+        ],
+    )
+    .optional("O");
+    let items = options::parse(args, &spec);
+    let mut pattern_given = false;
+    for item in &items {
+        if item.named(&["O", "open-files-in-pager"], true) {
+            judgement.unknown("`git grep -O` opens the files in a pager program");
+        }
+        if item.named(&["e", "f"], true) {
+            pattern_given = true;
+        }
+        if item.named(&["f"], true) {
+            value_as_path(walker, "git grep", item, judgement);
+        }
+    }
+    let operands = options::operands(&items);
+    let paths = if pattern_given {
+        &operands[..]
+    } else {
+        operands.get(1..).unwrap_or_default()
+    };
+    for word in paths {
+        if let Some(text) = word.text() {
+            walker.check_path(judgement, "git grep", text);
+        }
+    }
+}
+
 fn diff_family(
     walker: &mut Walker<'_>,
     name: &str,
@@ -600,7 +627,7 @@ fn diff_family(
     refuse_c: bool,
 ) {
     let items = options::parse(args, &LOG_SPEC);
-    if let Some(word) = super::readonly::opaque(&items) {
+    if let Some(word) = super::table::opaque(&items) {
         judgement.destructive(format!(
             "`git {name}` is given `{}`, which may become `--output` (write a file) when the line runs",
             word.raw
@@ -773,5 +800,85 @@ fn operands_as_paths(
         if let Some(text) = word.text() {
             walker.check_path(judgement, program, text);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn git_rules_give_each_form_its_verdict() {
+        use crate::tools::command::tests::Expect::{Destructive, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("git branch new-branch", Unknown),
+            ("git branch -m old new", Unknown),
+            ("git tag v1.0", Unknown),
+            ("git checkout main", Unknown),
+            ("git checkout -b feature", Unknown),
+            ("git log --ext-diff", Unknown),
+            ("git diff --textconv", Unknown),
+            ("git log -c", Unknown),
+            ("git -c core.pager=less log", Unknown),
+            ("git --git-dir=/tmp/x log", Unknown),
+            ("git --exec-path=/tmp log", Unknown),
+            ("git grep -O foo", Unknown),
+            ("git config user.name x", Unknown),
+            ("git config --unset user.name", Unknown),
+            ("git remote add origin x", Unknown),
+            ("git stash", Unknown),
+            ("git stash pop", Unknown),
+            ("git push origin main", Unknown),
+            ("git reset HEAD~1", Unknown),
+            ("git clean -n", Unknown),
+            ("git commit -m x", Unknown),
+            ("git", Unknown),
+            ("git push --force origin main", Destructive),
+            ("git push -f", Destructive),
+            ("git push -uf origin main", Destructive),
+            ("git push --force-with-lease", Destructive),
+            (
+                "git push --force-with-lease=main:abc origin main",
+                Destructive,
+            ),
+            ("git push --forc", Destructive),
+            ("git push origin +main", Destructive),
+            ("git push origin +main:main", Destructive),
+            ("git push origin :old-branch", Destructive),
+            ("git push --delete origin x", Destructive),
+            ("git push -d origin x", Destructive),
+            ("git push --mirror", Destructive),
+            ("git push --prune origin", Destructive),
+            ("git push origin $REFSPEC", Destructive),
+            ("git -C src push -f", Destructive),
+            ("git --no-pager push -f", Destructive),
+            ("git reset --hard", Destructive),
+            ("git reset --hard HEAD~3", Destructive),
+            ("git reset -q --hard origin/main", Destructive),
+            ("git clean -fdx", Destructive),
+            ("git clean -xdf", Destructive),
+            ("git clean -df", Destructive),
+            ("git clean -f", Destructive),
+            ("git clean --force", Destructive),
+            ("git branch -D main", Destructive),
+            ("git branch --delete --force x", Destructive),
+            ("git branch -df x", Destructive),
+            ("git branch -d -f x", Destructive),
+            ("git checkout -f", Destructive),
+            ("git checkout -f main", Destructive),
+            ("git checkout -- src/main.rs", Destructive),
+            ("git checkout HEAD -- README.md", Destructive),
+            ("git checkout .", Destructive),
+            ("git checkout README.md", Destructive),
+            ("git checkout '*.rs'", Destructive),
+            ("git switch --discard-changes main", Destructive),
+            ("git restore src/main.rs", Destructive),
+            ("git restore --staged README.md", Destructive),
+            ("git stash drop", Destructive),
+            ("git stash clear", Destructive),
+            ("git rm README.md", Destructive),
+            ("git worktree remove --force ../wt", Destructive),
+            ("git log --output=x", Destructive),
+            ("git diff --output x", Destructive),
+        ]);
     }
 }

@@ -1,3 +1,6 @@
+//! `sed`: read-only with `-n` and a script that only prints; `-i` rewrites files in place,
+//! `-f` reads an unchecked script, and an option not known to be read-only asks a person.
+//!
 //! A reader for sed scripts that accepts only scripts that print: addresses (line numbers,
 //! `$`, `/regex/`, `\cregexc`, `first~step`, `addr,+N`), `!`, `{ }`, and the commands that
 //! only move text between the pattern and hold spaces and standard output (`p`, `P`, `=`,
@@ -6,8 +9,104 @@
 //! reads another file (`r`, `R`) or runs a command (`e`, `s///e`) is refused, and so is
 //! anything this reader does not understand.
 
+use super::table::{check_paths, opaque};
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement, Walker};
+use crate::tools::command::options::{self, Item, Spec};
+
+/// The programs of this family and their rules.
+pub(super) const PROGRAMS: &[Program] =
+    &[Program::new(&["sed"], Rule::Judge(sed_rule)).running_code()];
+
+const SED: Spec = Spec::values("elf", &["expression", "line-length", "file"]).optional("i");
+
+/// Options `sed -n` may take and stay read-only.
+const SED_OPTIONS: &[&str] = &[
+    "n",
+    "quiet",
+    "silent",
+    "e",
+    "expression",
+    "E",
+    "r",
+    "regexp-extended",
+    "s",
+    "separate",
+    "z",
+    "null-data",
+    "zero-terminated",
+    "u",
+    "unbuffered",
+    "l",
+    "line-length",
+    "posix",
+    "debug",
+    "sandbox",
+    "b",
+    "binary",
+    "help",
+    "version",
+];
+
+/// `sed -n` with a script that only prints.
+fn sed_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let items = options::parse(invocation.args, &SED);
+    let mut judgement = Judgement::whitelisted();
+    if let Some(word) = opaque(&items) {
+        judgement.destructive(format!(
+            "`sed` is given `{}`, which may become `-i` (rewrite files in place) when the line runs",
+            word.raw
+        ));
+    }
+    let mut quiet = false;
+    let mut scripts: Vec<&str> = Vec::new();
+    for item in &items {
+        if item.named(&["i", "in-place"], true) {
+            judgement.destructive("`sed -i` rewrites files in place, replacing their contents");
+        } else if item.named(&["f", "file"], true) {
+            judgement.unknown("`sed -f` reads its script from a file, which is not checked");
+        } else if item.named(&["n", "quiet", "silent"], true) {
+            quiet = true;
+        } else if item.named(&["e", "expression"], true) {
+            scripts.extend(item.value().and_then(|v| v.text));
+        } else if matches!(item, Item::Short { .. } | Item::Long { .. })
+            && !item.named(SED_OPTIONS, true)
+        {
+            judgement.unknown(format!(
+                "`sed {}` is not an option known to be read-only",
+                item.shown()
+            ));
+        }
+    }
+    let given_by_option = items.iter().any(|i| i.named(&["e", "expression"], true));
+    let operands = options::operands(&items);
+    let files = if given_by_option {
+        &operands[..]
+    } else {
+        match operands.split_first() {
+            Some((script, rest)) => {
+                scripts.extend(script.text());
+                rest
+            }
+            None => &[],
+        }
+    };
+    if !quiet {
+        judgement.unknown(
+            "`sed` without `-n` is not whitelisted; only `sed -n` with a print-only script is",
+        );
+    }
+    for script in scripts {
+        if let Err(reason) = check_print_only(script) {
+            judgement.unknown(format!("the sed script `{script}` {reason}"));
+        }
+    }
+    check_paths(walker, &mut judgement, "sed", files);
+    judgement
+}
+
 /// `Ok` when the script only prints, or why it does not.
-pub(super) fn check_print_only(script: &str) -> Result<(), String> {
+fn check_print_only(script: &str) -> Result<(), String> {
     let mut reader = Reader {
         chars: script.chars().collect(),
         at: 0,
@@ -348,5 +447,20 @@ mod tests {
         ] {
             assert!(check_print_only(script).is_err(), "{script}");
         }
+    }
+
+    #[test]
+    fn sed_rules_give_each_form_its_verdict() {
+        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("sed -n '/start/,/end/p' notes.txt", Safe),
+            ("sed -i 's/a/b/' notes.txt", Destructive),
+            ("sed 's/a/b/' notes.txt", Unknown),
+            ("sed -n 'e ls' notes.txt", Unknown),
+            ("sed -n 'r /etc/passwd' notes.txt", Unknown),
+            ("sed -n -f script.sed notes.txt", Unknown),
+            ("sed -n 's/a/b/e' notes.txt", Unknown),
+        ]);
     }
 }

@@ -6,7 +6,11 @@
 //! first word a cluster of letters whose values follow in order), short (`-tvf x.tar`) and
 //! long (`--list --file=x.tar`). Whatever is not known to be harmless asks a person.
 
-use super::assess::{Invocation, Judgement, Walker};
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement, Walker};
+
+/// `tar`, in all three option styles.
+pub(super) const PROGRAMS: &[Program] = &[Program::new(&["tar"], Rule::Judge(judge))];
 
 /// Letters that take a value, and what the value is.
 const SHORT_VALUES: &[(char, Value)] = &[
@@ -126,7 +130,7 @@ struct Reading {
 type Pending = (String, Value, Option<Option<String>>);
 
 /// The judgement for `tar`.
-pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let args = invocation.args;
     let mut judgement = Judgement::whitelisted();
     let mut reading = Reading::default();
@@ -267,5 +271,24 @@ fn check_value(
         Value::Path => walker.check_path(judgement, "tar", value),
         Value::Program => judgement.unknown(format!("`tar {shown}` runs a program")),
         Value::Writes => judgement.unknown(format!("`tar {shown}` writes the file {value}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tar_rules_give_each_form_its_verdict() {
+        use crate::tools::command::tests::Expect::{NotSafe, Safe};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("tar -tf x.tar", Safe),
+            ("tar tvf x.tar", Safe),
+            ("tar --list --file=x.tar", Safe),
+            ("tar -xOf x.tar notes.txt", Safe),
+            ("tar -xf x.tar", NotSafe),
+            ("tar xf x.tar", NotSafe),
+            ("tar -cf out.tar src", NotSafe),
+            ("tar -tf x.tar --to-command=sh", NotSafe),
+        ]);
     }
 }

@@ -1,3 +1,8 @@
+//! `awk` (and `gawk`, `mawk`, `nawk`): read-only when its program only prints, given as a
+//! plain word with options that only set variables and separators, reading files in the
+//! workspace. The shell commands a program runs (`system("cmd")`, `print | "cmd"`,
+//! `"cmd" | getline`) are judged on their own; `print > "file"` writes a file.
+//!
 //! Whether an awk program only reads its input and prints to standard output.
 //!
 //! The program is read as tokens (strings, regular expressions, comments, words and
@@ -8,8 +13,113 @@
 //! `ENVIRON` (the command's environment), and gawk's `@load`/`@include`. A `>` outside
 //! `print` is a comparison.
 
+use super::interpreters::{embedded_commands, string_literals_after, string_literals_before};
+use super::shells::is_name;
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
+use crate::tools::command::options::{self, Item, Spec};
+use crate::tools::command::words::Arg;
+
+/// The programs of this family and their rules.
+pub(super) const PROGRAMS: &[Program] =
+    &[Program::new(&["awk", "gawk", "mawk", "nawk"], Rule::Judge(awk)).running_code()];
+
+/// awk options that only set variables, separators and dialects.
+const AWK_OPTIONS: &[&str] = &[
+    "F",
+    "v",
+    "field-separator",
+    "assign",
+    "posix",
+    "traditional",
+    "re-interval",
+    "characters-as-bytes",
+    "sandbox",
+    "b",
+    "c",
+    "P",
+    "r",
+    "S",
+];
+
+/// `awk` runs shell commands from its program: `system("cmd")`, `print | "cmd"` and
+/// `"cmd" | getline`; `print > "file"` writes a file.
+///
+/// A program that only prints (see [`print_only_problem`]), given as a plain word with
+/// options that only set variables and separators, reading files in the workspace, is
+/// read-only.
+fn awk(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut judgement = Judgement::whitelisted();
+    let spec = Spec::values("fvF", &["file", "assign", "field-separator"]);
+    let items = options::parse(invocation.args, &spec);
+    let program_from_file = items.iter().any(|i| i.named(&["f", "file"], true));
+    for item in &items {
+        let known = item.named(AWK_OPTIONS, false);
+        if matches!(item, Item::Short { .. } | Item::Long { .. }) && !known {
+            judgement.unknown(format!(
+                "`{} {}` is not an option known to be read-only",
+                invocation.program,
+                item.shown()
+            ));
+        }
+        if let Item::Opaque(word) = item {
+            judgement.unknown(format!(
+                "`{}` is given `{}`, which may become any option when the line runs",
+                invocation.program, word.raw
+            ));
+        }
+    }
+    let operands = options::operands(&items);
+    let program = if program_from_file {
+        judgement.unknown("`awk -f` reads its program from a file, which is not checked");
+        None
+    } else {
+        operands.first().copied()
+    };
+    let files = if program_from_file {
+        &operands[..]
+    } else {
+        operands.get(1..).unwrap_or_default()
+    };
+    for file in files.iter().filter_map(|f| f.text()) {
+        // `name=value` between files sets a variable.
+        if !file.split_once('=').is_some_and(|(name, _)| is_name(name)) {
+            walker.check_path(&mut judgement, invocation.program, file);
+        }
+    }
+    match program.map(Arg::text) {
+        Some(Some(code)) => {
+            if let Some(problem) = print_only_problem(code) {
+                judgement.unknown(format!("the awk program {problem}"));
+            }
+        }
+        Some(None) => judgement.unknown("the awk program is only known when the line runs"),
+        None if !program_from_file => judgement.unknown("`awk` is given no program"),
+        None => {}
+    }
+    if let Some(code) = program.and_then(Arg::text) {
+        embedded_commands(walker, code, invocation.depth);
+        for target in string_literals_after(code, &[">", ">>"]) {
+            if !crate::tools::command::assess::is_sink(&target) {
+                judgement.destructive(format!(
+                    "the awk program writes to the file {target}, replacing or growing it"
+                ));
+            }
+        }
+        // `print | "cmd"` feeds what the program prints to cmd.
+        let printed = Stdin::Unseen("what the awk program prints".to_owned());
+        for command in string_literals_after(code, &["|"]) {
+            walker.script(&command, &printed, invocation.depth + 1);
+        }
+        for command in string_literals_before(code, "| getline") {
+            walker.script(&command, &Stdin::Inherited, invocation.depth + 1);
+        }
+    }
+    judgement
+}
+
 /// Why the awk program `code` is not known to only print, or `None`.
-pub(super) fn print_only_problem(code: &str) -> Option<String> {
+fn print_only_problem(code: &str) -> Option<String> {
     let Some(tokens) = tokenize(code) else {
         return Some("could not be read (a string or regular expression never ends)".to_owned());
     };
@@ -219,5 +329,16 @@ mod tests {
         ] {
             assert!(print_only_problem(code).is_some(), "{code}");
         }
+    }
+
+    #[test]
+    fn awk_rules_give_each_form_its_verdict() {
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("awk '{print $1}' notes.txt", Safe),
+            ("awk '{print > \"out.txt\"}' notes.txt", Destructive),
+            ("awk 'BEGIN{system(\"reboot\")}'", NotSafe),
+        ]);
     }
 }

@@ -1,0 +1,671 @@
+//! GNU coreutils and their shell-builtin twins (`echo`, `printf`, `test`, `[`, `true`,
+//! `pwd`): the read-only ones as [`Table`] rows, the ones that delete or overwrite
+//! (`rm`, `mv`, `dd`, `shred`, `truncate`, ...) as [`Rule::Destroys`], and the ones whose
+//! verdict depends on the form as rules of their own: `cp`/`install` replacing a file,
+//! `tee` writing one, `chmod -R`, `date -s`, `uniq in out`, the files `test` asks about.
+//! Also what `echo`, `printf` and `cat` print, for the command they feed ([`output_of`]).
+
+use super::table::{Effect, Operands, Refusal, TABLE, Table, check_value, output_file_check};
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker, is_sink};
+use crate::tools::command::options::{self, Item, Spec};
+use crate::tools::command::words::Arg;
+
+/// The programs of this family and their rules.
+pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(
+        &["ls"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "ITw",
+                &[
+                    "ignore",
+                    "hide",
+                    "width",
+                    "tabsize",
+                    "block-size",
+                    "format",
+                    "indicator-style",
+                    "quoting-style",
+                    "sort",
+                    "time",
+                    "time-style",
+                ],
+            ),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &[
+            "cat",
+            "rev",
+            "readlink",
+            "md5sum",
+            "sha1sum",
+            "sha224sum",
+            "sha256sum",
+            "sha384sum",
+            "sha512sum",
+            "b2sum",
+            "sum",
+        ],
+        Rule::Table(&TABLE),
+    ),
+    Program::new(
+        &["tac"],
+        Rule::Table(&Table {
+            spec: Spec::values("s", &["separator"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["cksum"],
+        Rule::Table(&Table {
+            spec: Spec::values("al", &["algorithm", "length"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &[
+            "pwd", "echo", "printf", "true", "false", "whoami", "id", "uname", "dirname", "which",
+            "seq", "tr",
+        ],
+        Rule::Table(&Table {
+            spec: Spec::values("fs", &["format", "separator"]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["expr"],
+        Rule::Table(&Table {
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["numfmt"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "d",
+                &[
+                    "delimiter",
+                    "field",
+                    "format",
+                    "from",
+                    "from-unit",
+                    "to",
+                    "to-unit",
+                    "padding",
+                    "round",
+                    "suffix",
+                    "unit-separator",
+                    "invalid",
+                ],
+            ),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["basename"],
+        Rule::Table(&Table {
+            spec: Spec::values("s", &["suffix"]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["head"],
+        Rule::Table(&Table {
+            spec: Spec::values("nc", &["lines", "bytes"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["tail"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "ncs",
+                &[
+                    "lines",
+                    "bytes",
+                    "sleep-interval",
+                    "pid",
+                    "max-unchanged-stats",
+                ],
+            ),
+            refused: &[Refusal {
+                options: &["f", "F", "follow"],
+                effect: Effect::Unsafe,
+                what: "follows the file and never ends",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["wc"],
+        Rule::Table(&Table {
+            spec: Spec::values("", &["files0-from"]),
+            path_options: &["files0-from"],
+            names_from: &["files0-from"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["sort"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "ktSTo",
+                &[
+                    "key",
+                    "field-separator",
+                    "buffer-size",
+                    "temporary-directory",
+                    "parallel",
+                    "batch-size",
+                    "files0-from",
+                    "random-source",
+                    "sort",
+                    "output",
+                    "compress-program",
+                ],
+            ),
+            path_options: &["T", "temporary-directory", "files0-from", "random-source"],
+            names_from: &["files0-from"],
+            refused: &[
+                Refusal {
+                    options: &["o", "output"],
+                    effect: Effect::Writes,
+                    what: "writes its output to a file, replacing it",
+                },
+                Refusal {
+                    options: &["compress-program"],
+                    effect: Effect::Unsafe,
+                    what: "runs a compression program",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["cut"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "bcdf",
+                &[
+                    "bytes",
+                    "characters",
+                    "delimiter",
+                    "fields",
+                    "output-delimiter",
+                ],
+            ),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["nl"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "bdfhilnsvw",
+                &[
+                    "body-numbering",
+                    "section-delimiter",
+                    "footer-numbering",
+                    "header-numbering",
+                    "line-increment",
+                    "join-blank-lines",
+                    "number-format",
+                    "number-separator",
+                    "starting-line-number",
+                    "number-width",
+                ],
+            ),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["fold"],
+        Rule::Table(&Table {
+            spec: Spec::values("w", &["width"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["column"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "cEHilNOopRrsTWC",
+                &[
+                    "output-width",
+                    "table-noextreme",
+                    "table-hide",
+                    "tree-id",
+                    "table-columns-limit",
+                    "table-columns",
+                    "table-name",
+                    "table-order",
+                    "output-separator",
+                    "tree-parent",
+                    "table-right",
+                    "tree",
+                    "separator",
+                    "table-truncate",
+                    "table-wrap",
+                    "table-column",
+                ],
+            ),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["paste"],
+        Rule::Table(&Table {
+            spec: Spec::values("d", &["delimiters"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["comm"],
+        Rule::Table(&Table {
+            spec: Spec::values("", &["output-delimiter"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["stat"],
+        Rule::Table(&Table {
+            spec: Spec::values("c", &["format", "printf", "cached"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["du"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "dBtX",
+                &[
+                    "max-depth",
+                    "block-size",
+                    "threshold",
+                    "exclude",
+                    "exclude-from",
+                    "files0-from",
+                    "time-style",
+                ],
+            ),
+            path_options: &["X", "exclude-from", "files0-from"],
+            names_from: &["files0-from"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["df"],
+        Rule::Table(&Table {
+            spec: Spec::values("Btx", &["block-size", "type", "exclude-type"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["realpath"],
+        Rule::Table(&Table {
+            spec: Spec::values("", &["relative-to", "relative-base"]),
+            path_options: &["relative-to", "relative-base"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["base64", "base32", "basenc"],
+        Rule::Table(&Table {
+            spec: Spec::values("wo", &["wrap", "output"]),
+            refused: &[Refusal {
+                options: &["o", "output"],
+                effect: Effect::Writes,
+                what: "writes its output to a file, replacing it",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["od"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "AjNSt",
+                &["address-radix", "skip-bytes", "read-bytes", "format"],
+            )
+            .optional("w"),
+            ..TABLE
+        }),
+    ),
+    Program::new(&["uniq"], Rule::Judge(uniq_rule)),
+    Program::new(&["date"], Rule::Judge(date_rule)),
+    Program::new(&["test", "["], Rule::Judge(test_rule)),
+    Program::new(&["rm"], Rule::Destroys("deletes files")),
+    Program::new(&["rmdir"], Rule::Destroys("removes directories")),
+    Program::new(&["unlink"], Rule::Destroys("deletes a file")),
+    Program::new(
+        &["shred"],
+        Rule::Destroys("overwrites files to destroy their contents"),
+    ),
+    Program::new(
+        &["dd"],
+        Rule::Destroys("copies raw data and can overwrite files and whole disks"),
+    ),
+    Program::new(
+        &["truncate"],
+        Rule::Destroys("cuts files to a new size, discarding their data"),
+    ),
+    Program::new(
+        &["mv"],
+        Rule::Destroys("moves files, removing the old name and possibly replacing the target"),
+    ),
+    Program::new(
+        &["chmod", "chown", "chgrp"],
+        Rule::Judge(|_, call| recursive_permissions(call.program, call.args)),
+    ),
+    Program::new(&["tee"], Rule::Judge(|_, call| tee(call.args))),
+    Program::new(
+        &["cp", "install"],
+        Rule::Judge(|walker, call| copy(walker, call.program, call.args)),
+    ),
+];
+
+/// `uniq [input [output]]`: a second file is written.
+fn uniq_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let spec = Spec::values("fsw", &["skip-fields", "skip-chars", "check-chars"]);
+    let items = options::parse(invocation.args, &spec);
+    let mut judgement = Judgement::whitelisted();
+    let files = options::operands(&items);
+    output_file_check(walker, &mut judgement, "uniq", &files, 1);
+    judgement
+}
+
+const DATE: Spec = Spec::values("dfrs", &["date", "file", "reference", "set", "rfc-3339"]);
+
+/// `date` prints the time; `-s`/`--set` or an operand that is not `+FORMAT` sets the clock.
+fn date_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let items = options::parse(invocation.args, &DATE);
+    let mut judgement = Judgement::whitelisted();
+    for item in &items {
+        if item.named(&["s", "set"], true) {
+            judgement.unknown("`date -s` sets the system clock");
+        }
+        if item.named(&["f", "file", "r", "reference"], true) {
+            check_value(walker, &mut judgement, "date", item);
+        }
+        if let Item::Operand(word) = item
+            && word.text().is_some_and(|t| !t.starts_with('+'))
+        {
+            judgement.unknown(format!("`date {}` sets the system clock", word.raw));
+        }
+    }
+    judgement
+}
+
+/// `test` and `[` operators whose operand names a file.
+const FILE_TESTS: &[&str] = &[
+    "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-G", "-h", "-k", "-L", "-N", "-O", "-p", "-r", "-s",
+    "-S", "-u", "-w", "-x",
+];
+
+/// `test`/`[` only answer with a status; the files they ask about must be in the workspace.
+fn test_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut judgement = Judgement::whitelisted();
+    let mut args = invocation.args;
+    if invocation.program == "[" {
+        match args.split_last() {
+            Some((last, rest)) if last.text() == Some("]") => args = rest,
+            _ => judgement.unknown("`[` without its closing `]`"),
+        }
+    }
+    let text = |index: usize| args.get(index).and_then(Arg::text);
+    for index in 0..args.len() {
+        let Some(word) = text(index) else { continue };
+        // `-a` between two expressions is "and"; before one operand it asks for a file.
+        let unary = FILE_TESTS.contains(&word) && (word != "-a" || index == 0);
+        if unary && let Some(path) = text(index + 1) {
+            walker.check_path(&mut judgement, invocation.program, path);
+        }
+        if matches!(word, "-nt" | "-ot" | "-ef") {
+            for side in [index.wrapping_sub(1), index + 1] {
+                if let Some(path) = text(side) {
+                    walker.check_path(&mut judgement, invocation.program, path);
+                }
+            }
+        }
+    }
+    judgement
+}
+
+fn recursive_permissions(program: &str, args: &[Arg]) -> Judgement {
+    // `chmod -x file` is a mode, not an option, but `R` is never a mode letter.
+    let recursive = args.iter().any(|arg| {
+        arg.may_be(|text| {
+            (text.starts_with('-') && !text.starts_with("--") && text.contains('R'))
+                || text
+                    .strip_prefix("--")
+                    .is_some_and(|long| options::long_matches(long, "recursive"))
+        })
+    });
+    if recursive {
+        Judgement::destroys(format!(
+            "`{program} -R` changes ownership or permissions of a whole tree at once"
+        ))
+    } else {
+        Judgement::not_whitelisted(program)
+    }
+}
+
+fn tee(args: &[Arg]) -> Judgement {
+    let items = options::parse(args, &Spec::NONE);
+    let files: Vec<&Arg> = options::operands(&items)
+        .into_iter()
+        .filter(|a| a.may_be(|t| !is_sink(t)))
+        .collect();
+    match files.first() {
+        Some(file) => Judgement::destroys(format!(
+            "`tee` writes to the file {}, replacing or growing it",
+            file.raw
+        )),
+        None => Judgement::not_whitelisted("tee"),
+    }
+}
+
+const COPY: Spec = Spec::values(
+    "tSmogb",
+    &[
+        "target-directory",
+        "suffix",
+        "sparse",
+        "no-preserve",
+        "mode",
+        "owner",
+        "group",
+        "strip-program",
+    ],
+);
+
+/// `cp`/`install` replace the target when it exists (and no `-n` stops them); a target
+/// only known at run time may be any existing file.
+fn copy(walker: &Walker<'_>, program: &str, args: &[Arg]) -> Judgement {
+    let items = options::parse(args, &COPY);
+    if items
+        .iter()
+        .any(|i| i.named(&["n", "no-clobber"], true) || i.is(None, Some("update=none"), false))
+    {
+        return Judgement::not_whitelisted(program);
+    }
+    let directory = items
+        .iter()
+        .find(|i| i.named(&["t", "target-directory"], true))
+        .and_then(|i| i.value());
+    let operands = options::operands(&items);
+    let (target, sources): (Option<&str>, &[&Arg]) = match directory {
+        Some(value) => (value.text, &operands[..]),
+        None => match operands.split_last() {
+            Some((target, sources)) if !sources.is_empty() => {
+                if target.text().is_none() {
+                    return Judgement::destroys(format!(
+                        "`{program}` copies onto `{}`, which may be an existing file",
+                        target.raw
+                    ));
+                }
+                (target.text(), sources)
+            }
+            _ => return Judgement::not_whitelisted(program),
+        },
+    };
+    let Some(target) = target else {
+        return Judgement::not_whitelisted(program);
+    };
+    let root = walker.workspace().root();
+    let target_path = root.join(target);
+    let clobbered = if target_path.is_dir() {
+        sources.iter().filter_map(|s| s.text()).find_map(|source| {
+            let name = std::path::Path::new(source).file_name()?;
+            let path = target_path.join(name);
+            path.exists().then(|| path.display().to_string())
+        })
+    } else {
+        target_path.exists().then(|| target.to_owned())
+    };
+    match clobbered {
+        Some(path) => Judgement::destroys(format!("`{program}` replaces the existing file {path}")),
+        None => Judgement::not_whitelisted(program),
+    }
+}
+
+/// What a command writes to its standard output, when the line shows it: `echo` and
+/// `printf` with literal words and plain escapes, `cat` passing on visible input.
+pub(in crate::tools::command) fn output_of(args: &[Arg], stdin: &Stdin) -> Stdin {
+    let unseen = || {
+        Stdin::Unseen(
+            args.first()
+                .map(|a| format!("`{}`", a.raw))
+                .unwrap_or_default(),
+        )
+    };
+    let Some(words) = args
+        .iter()
+        .map(|a| a.pattern.is_none().then_some(a.text()).flatten())
+        .collect::<Option<Vec<&str>>>()
+    else {
+        return unseen();
+    };
+    let Some((name, rest)) = words.split_first() else {
+        return unseen();
+    };
+    let rendered = match *name {
+        "echo" => render_echo(rest),
+        "printf" => render_printf(rest),
+        "cat" if rest.iter().all(|w| *w == "-") => match stdin {
+            Stdin::Text(text) => Some(text.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    rendered.map_or_else(unseen, Stdin::Text)
+}
+
+/// `echo`'s output; `None` when escapes could change it (bash and dash disagree on them).
+fn render_echo(words: &[&str]) -> Option<String> {
+    let mut newline = true;
+    let mut rest = words;
+    while let Some((first, tail)) = rest.split_first() {
+        let flags = first
+            .strip_prefix('-')
+            .filter(|f| !f.is_empty() && f.chars().all(|c| matches!(c, 'n' | 'e' | 'E')));
+        let Some(flags) = flags else { break };
+        if flags.contains('n') {
+            newline = false;
+        }
+        rest = tail;
+    }
+    let text = rest.join(" ");
+    if text.contains('\\') {
+        return None;
+    }
+    Some(if newline { text + "\n" } else { text })
+}
+
+/// `printf`'s output for formats with only `%s`, `%b`, `%%` and the escapes `\n`, `\t`,
+/// `\\`; `None` for anything else.
+fn render_printf(words: &[&str]) -> Option<String> {
+    let (format, mut values) = words.split_first()?;
+    if values.iter().any(|v| v.contains('\\')) {
+        return None;
+    }
+    let mut out = String::new();
+    loop {
+        let mut chars = format.chars();
+        let mut consumed_any = false;
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => match chars.next()? {
+                    'n' => out.push('\n'),
+                    't' => out.push('\t'),
+                    '\\' => out.push('\\'),
+                    _ => return None,
+                },
+                '%' => match chars.next()? {
+                    '%' => out.push('%'),
+                    's' | 'b' => {
+                        if let Some((value, tail)) = values.split_first() {
+                            out.push_str(value);
+                            values = tail;
+                            consumed_any = true;
+                        }
+                    }
+                    _ => return None,
+                },
+                other => out.push(other),
+            }
+        }
+        if values.is_empty() || !consumed_any {
+            return Some(out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn coreutils_rules_give_each_form_its_verdict() {
+        use crate::tools::command::tests::Expect::{Destructive, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("tail -f app.log", Unknown),
+            ("tail -F app.log", Unknown),
+            ("tail --follow=name app.log", Unknown),
+            ("tail -qf app.log", Unknown),
+            ("tail -n5 -f app.log", Unknown),
+            ("date -s 2020-01-01", Unknown),
+            ("date 010100002020", Unknown),
+            ("chmod 644 notes.txt", Unknown),
+            ("cp /etc/passwd .", Unknown),
+            ("cp notes.txt new.txt", Unknown),
+            ("cp -n notes.txt README.md", Unknown),
+            ("tee", Unknown),
+            ("echo ls | sh", Unknown),
+            ("rmdir olddir", Destructive),
+            ("unlink x", Destructive),
+            ("shred x", Destructive),
+            ("dd if=/dev/zero of=/dev/sda", Destructive),
+            ("truncate -s 0 app.log", Destructive),
+            ("mv a b", Destructive),
+            ("chmod -R 777 .", Destructive),
+            ("chmod -Rv 777 .", Destructive),
+            ("chmod -vR 777 .", Destructive),
+            ("chmod --recursive 777 .", Destructive),
+            ("chmod --rec 777 .", Destructive),
+            ("chown -R root .", Destructive),
+            ("chgrp -R staff .", Destructive),
+            ("chmod $FLAGS 777 .", Destructive),
+            ("tee out.txt", Destructive),
+            ("echo x | tee -a app.log", Destructive),
+            ("uniq notes.txt out.txt", Destructive),
+            ("uniq $FILES", Destructive),
+        ]);
+    }
+}

@@ -1,0 +1,294 @@
+//! Database clients: `psql`, `mysql`/`mariadb`, `sqlite3`, `redis-cli`, and the server tools
+//! that drop or stop things (`dropdb`, `dropuser`, `mysqladmin`).
+//!
+//! None is on the read-only whitelist: a client runs whatever SQL or commands it is given,
+//! against a server the line does not show (an auto line has no sockets anyway). SQL given on
+//! the command line (`psql -c`, `mysql -e`, `sqlite3 FILE SQL`) is read by the SQL tool's own
+//! assessor, so `psql -c 'DROP TABLE users'` is destructive exactly when `execute_sql` with
+//! the same text would be; the reason says to use `execute_sql`, which the gate reads
+//! statement by statement and runs in a read-only transaction when it is safe.
+
+use super::{Program, Rule};
+use crate::core::risk::Assessment;
+use crate::core::tools::SqlDialect;
+use crate::tools::command::assess::{Invocation, Judgement, Walker};
+use crate::tools::command::options::{self, Item, Spec};
+use crate::tools::command::words::Arg;
+use crate::tools::sql::{SqlRules, assess_sql};
+
+/// The programs of this family and their rules.
+pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(&["psql"], Rule::Judge(|_, call| psql(call))).running_code(),
+    Program::new(&["mysql", "mariadb"], Rule::Judge(|_, call| mysql(call))).running_code(),
+    Program::new(&["sqlite3"], Rule::Judge(|_, call| sqlite3(call))).running_code(),
+    Program::new(&["redis-cli"], Rule::Judge(redis_cli)).running_code(),
+    Program::new(
+        &["dropdb", "dropuser"],
+        Rule::Destroys("drops a database or a role on the server"),
+    ),
+    Program::new(&["mysqladmin", "mariadb-admin"], Rule::Judge(mysqladmin)),
+];
+
+const PSQL: Spec = Spec::values(
+    "cdfhLopPTUv",
+    &[
+        "command",
+        "dbname",
+        "file",
+        "host",
+        "log-file",
+        "output",
+        "port",
+        "pset",
+        "table-attr",
+        "username",
+        "set",
+        "variable",
+    ],
+);
+
+const MYSQL: Spec = Spec::values(
+    "eDhPuSO",
+    &[
+        "execute",
+        "database",
+        "host",
+        "port",
+        "user",
+        "socket",
+        "init-command",
+        "defaults-file",
+        "defaults-extra-file",
+        "login-path",
+    ],
+)
+// mysql's `-p` takes its password attached, or asks for it.
+.optional("p");
+
+const SQLITE3: Spec = Spec::values("", &["cmd", "separator", "newline", "nullvalue"]).exact();
+
+fn psql(call: &Invocation<'_>) -> Judgement {
+    let items = options::parse(call.args, &PSQL);
+    let sql = given_sql(&items, &["c", "command"]);
+    judge_sql(call.program, sql, SqlDialect::Postgres)
+}
+
+fn mysql(call: &Invocation<'_>) -> Judgement {
+    let items = options::parse(call.args, &MYSQL);
+    let sql = given_sql(&items, &["e", "execute", "init-command"]);
+    judge_sql(call.program, sql, SqlDialect::Mysql)
+}
+
+/// `sqlite3 [options] [FILE [SQL...]]`: every operand after the file is SQL, as is `-cmd`.
+fn sqlite3(call: &Invocation<'_>) -> Judgement {
+    let items = options::parse(call.args, &SQLITE3);
+    let mut sql = given_sql(&items, &["cmd"]);
+    sql.extend(options::operands(&items).into_iter().skip(1).map(Arg::text));
+    if let Some(dot) = sql
+        .iter()
+        .flatten()
+        .find_map(|text| writing_dot_command(text))
+    {
+        return Judgement::destroys(format!(
+            "`sqlite3 .{dot}` runs a program, loads code or writes a file"
+        ));
+    }
+    // What is left once the (read-only) dot commands are taken out is SQL.
+    let statements: Vec<String> = sql
+        .iter()
+        .flatten()
+        .map(|text| {
+            let lines = text.lines().filter(|l| !l.trim_start().starts_with('.'));
+            lines.collect::<Vec<_>>().join("\n")
+        })
+        .filter(|rest| !rest.trim().is_empty())
+        .collect();
+    let unknown = sql.iter().filter(|text| text.is_none()).map(|_| None);
+    let sql = statements.iter().map(|s| Some(s.as_str())).chain(unknown);
+    judge_sql(call.program, sql.collect(), SqlDialect::Sqlite)
+}
+
+/// sqlite3's dot commands that only show something; every other one may run a program
+/// (`.shell`, `.system`), load code (`.load`) or write a file (`.output`, `.save`, ...).
+const SQLITE_DOT_READS: &[&str] = &[
+    "tables",
+    "schema",
+    "indexes",
+    "indices",
+    "headers",
+    "mode",
+    "databases",
+    "dbinfo",
+    "fullschema",
+    "show",
+    "help",
+    "width",
+    "nullvalue",
+    "separator",
+    "timer",
+    "changes",
+];
+
+/// The first dot command in `text` that is not one of [`SQLITE_DOT_READS`].
+fn writing_dot_command(text: &str) -> Option<&str> {
+    text.lines()
+        .filter_map(|line| line.trim_start().strip_prefix('.'))
+        .map(|rest| rest.split_whitespace().next().unwrap_or(""))
+        .find(|dot| !SQLITE_DOT_READS.contains(dot))
+}
+
+/// The SQL texts given by the options in `names` (`None` for one only known at run time).
+fn given_sql<'a>(items: &[Item<'a>], names: &[&str]) -> Vec<Option<&'a str>> {
+    items
+        .iter()
+        .filter(|item| item.named(names, true))
+        .map(|item| item.value().and_then(|value| value.text))
+        .collect()
+}
+
+/// Destructive when some SQL the client is given is, by the SQL tool's reading; otherwise
+/// not whitelisted, with a reason that points to `execute_sql`.
+fn judge_sql(program: &str, sql: Vec<Option<&str>>, dialect: SqlDialect) -> Judgement {
+    let rules = SqlRules::default();
+    for text in &sql {
+        let Some(text) = text else {
+            return Judgement::destroys(format!(
+                "`{program}` is given SQL only known when the line runs, so it could drop or change anything"
+            ));
+        };
+        if let Assessment::Destructive(why) | Assessment::Forbidden(why) =
+            assess_sql(text, dialect, &rules)
+        {
+            return Judgement::destroys(format!("`{program}` runs SQL that {why}"));
+        }
+    }
+    Judgement::other(format!(
+        "`{program}` runs SQL against a server the line does not show; use execute_sql, which the gate reads statement by statement"
+    ))
+}
+
+/// Redis commands that delete keys, wipe databases, or stop or reconfigure the server.
+const REDIS_DESTRUCTIVE: &[&str] = &[
+    "del",
+    "unlink",
+    "flushall",
+    "flushdb",
+    "shutdown",
+    "config",
+    "debug",
+    "swapdb",
+    "rename",
+    "renamenx",
+    "expire",
+    "pexpire",
+    "expireat",
+    "pexpireat",
+    "getdel",
+    "getex",
+    "migrate",
+    "move",
+    "restore",
+    "script",
+    "function",
+    "eval",
+    "evalsha",
+    "fcall",
+    "acl",
+    "replicaof",
+    "slaveof",
+    "failover",
+    "cluster",
+    "module",
+];
+
+const REDIS: Spec = Spec::values(
+    "hpsaunrid",
+    &["user", "pass", "cacert", "cacertdir", "cert", "key", "sni"],
+)
+.posix();
+
+/// `redis-cli [options] [command [args]]`: the command decides. Without one it reads
+/// commands from its input, which the line does not show.
+fn redis_cli(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let items = options::parse(call.args, &REDIS);
+    let operands = options::operands(&items);
+    let Some(command) = operands.first() else {
+        return Judgement::other(
+            "`redis-cli` without a command runs what its input sends, which the line does not show",
+        );
+    };
+    if command.may_be(|c| REDIS_DESTRUCTIVE.contains(&c.to_ascii_lowercase().as_str())) {
+        return Judgement::destroys(format!(
+            "`redis-cli {}` deletes keys, wipes data, runs scripts or changes the server",
+            command.raw
+        ));
+    }
+    Judgement::not_whitelisted(call.program)
+}
+
+/// `mysqladmin` commands that drop databases, stop the server or its work, or change it.
+fn mysqladmin(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let items = options::parse(call.args, &MYSQL);
+    let destructive = |c: &str| {
+        let c = c.to_ascii_lowercase();
+        matches!(
+            c.as_str(),
+            "drop" | "shutdown" | "kill" | "password" | "stop-replica"
+        ) || c.starts_with("flush")
+            || c.starts_with("refresh")
+            || c.starts_with("reload")
+    };
+    match options::operands(&items)
+        .into_iter()
+        .find(|c| c.may_be(destructive))
+    {
+        Some(command) => Judgement::destroys(format!(
+            "`{} {}` drops a database or stops or changes the server",
+            call.program, command.raw
+        )),
+        None => Judgement::not_whitelisted(call.program),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn databases_rules_give_each_form_its_verdict() {
+        use crate::tools::command::tests::Expect::{Destructive, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("psql -c 'SELECT count(*) FROM users'", Unknown),
+            ("psql -h db -U app -c \"select 1\"", Unknown),
+            ("psql", Unknown),
+            ("mysql -e 'SHOW TABLES'", Unknown),
+            ("mysql -uroot -p -e 'select 1'", Unknown),
+            ("sqlite3 app.db 'SELECT * FROM t'", Unknown),
+            ("redis-cli get session:1", Unknown),
+            ("redis-cli -h cache info", Unknown),
+            ("mysqladmin status", Unknown),
+            ("psql -c 'DROP TABLE users'", Destructive),
+            ("psql --command='TRUNCATE orders'", Destructive),
+            ("psql -h db -c \"delete from users\"", Destructive),
+            ("psql -c \"$SQL\"", Destructive),
+            ("mysql -e 'drop database app'", Destructive),
+            (
+                "mariadb --execute='UPDATE users SET admin = 1'",
+                Destructive,
+            ),
+            ("sqlite3 app.db 'DELETE FROM t'", Destructive),
+            ("sqlite3 -cmd 'DROP TABLE t' app.db", Destructive),
+            ("sqlite3 app.db .tables", Unknown),
+            ("sqlite3 app.db .schema", Unknown),
+            ("sqlite3 app.db '.shell rm -rf data'", Destructive),
+            ("sqlite3 app.db '.output /tmp/x'", Destructive),
+            ("redis-cli FLUSHALL", Destructive),
+            ("redis-cli -n 2 del key", Destructive),
+            ("redis-cli -h cache config set dir /tmp", Destructive),
+            ("dropdb app", Destructive),
+            ("dropuser app", Destructive),
+            ("mysqladmin -uroot drop app", Destructive),
+            ("mysqladmin shutdown", Destructive),
+            ("mysqladmin flush-privileges", Destructive),
+        ]);
+    }
+}

@@ -1,0 +1,255 @@
+//! Programs that show what files hold or how they differ, other than coreutils: `diff`,
+//! `cmp`, `file`, `hexdump`, `tree` as [`Table`] rows; `xxd` (whose second file operand is
+//! written) and `jq` (whose filter may read the environment or load modules) with rules of
+//! their own.
+
+use super::table::{Effect, Refusal, TABLE, Table, check_paths, output_file_check};
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement, Walker};
+use crate::tools::command::options::Spec;
+use crate::tools::command::words::Arg;
+
+/// The programs of this family and their rules.
+pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(
+        &["diff"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "CUIFxXSLWD",
+                &[
+                    "ignore-matching-lines",
+                    "show-function-line",
+                    "exclude",
+                    "exclude-from",
+                    "starting-file",
+                    "label",
+                    "line-format",
+                    "old-line-format",
+                    "new-line-format",
+                    "unchanged-line-format",
+                    "old-group-format",
+                    "new-group-format",
+                    "changed-group-format",
+                    "unchanged-group-format",
+                    "width",
+                    "tabsize",
+                    "ifdef",
+                    "from-file",
+                    "to-file",
+                    "horizon-lines",
+                    "palette",
+                ],
+            ),
+            path_options: &["X", "exclude-from", "from-file", "to-file"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["cmp"],
+        Rule::Table(&Table {
+            spec: Spec::values("in", &["ignore-initial", "bytes"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["file"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "mfFeP",
+                &[
+                    "magic-file",
+                    "files-from",
+                    "separator",
+                    "exclude",
+                    "exclude-quiet",
+                    "parameter",
+                ],
+            ),
+            path_options: &["m", "magic-file", "f", "files-from"],
+            names_from: &["f", "files-from"],
+            refused: &[Refusal {
+                options: &["C", "compile"],
+                effect: Effect::Writes,
+                what: "compiles magic files, writing magic.mgc",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["hexdump"],
+        Rule::Table(&Table {
+            spec: Spec::values("efns", &[]),
+            path_options: &["f"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["tree"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "LPIHTo",
+                &[
+                    "charset",
+                    "filelimit",
+                    "timefmt",
+                    "sort",
+                    "hintro",
+                    "houtro",
+                    "gitfile",
+                ],
+            )
+            .exact(),
+            path_options: &["hintro", "houtro", "gitfile"],
+            refused: &[
+                Refusal {
+                    options: &["o"],
+                    effect: Effect::Writes,
+                    what: "writes its output to a file, replacing it",
+                },
+                Refusal {
+                    options: &["R"],
+                    effect: Effect::Unsafe,
+                    what: "writes a listing file into every directory",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(&["xxd"], Rule::Judge(xxd_rule)),
+    Program::new(&["jq"], Rule::Judge(jq_rule)),
+];
+
+/// `xxd` options that take a value, by first letter (`-c 16`, `-c16`, `-cols 16`).
+const XXD_VALUES: &str = "cglsonR";
+
+/// `xxd [options] [infile [outfile]]`: a second file is written.
+fn xxd_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let args = invocation.args;
+    let mut judgement = Judgement::whitelisted();
+    let mut files: Vec<&Arg> = Vec::new();
+    let mut index = 0;
+    let mut options_ended = false;
+    while let Some(arg) = args.get(index) {
+        index += 1;
+        let Some(text) = arg.text() else {
+            files.push(arg);
+            continue;
+        };
+        if options_ended || text == "-" || !text.starts_with('-') {
+            files.push(arg);
+            continue;
+        }
+        if text == "--" {
+            options_ended = true;
+            continue;
+        }
+        let name = &text[1..];
+        let takes_value = name.chars().next().is_some_and(|c| XXD_VALUES.contains(c))
+            && (name.len() == 1 || name.chars().all(|c| c.is_ascii_alphabetic()));
+        if takes_value {
+            index += 1;
+        }
+    }
+    output_file_check(walker, &mut judgement, "xxd", &files, 1);
+    judgement
+}
+
+/// `jq` reading files, with a filter that does not read the environment or load modules.
+fn jq_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let args = invocation.args;
+    let mut judgement = Judgement::whitelisted();
+    let mut positional: Vec<&Arg> = Vec::new();
+    let mut from_file = false;
+    let mut positional_are_args = false;
+    let mut index = 0;
+    while let Some(arg) = args.get(index) {
+        index += 1;
+        let Some(text) = arg.text() else {
+            positional.push(arg);
+            continue;
+        };
+        match text {
+            "--arg" | "--argjson" => index += 2,
+            "--slurpfile" | "--rawfile" => {
+                if let Some(path) = args.get(index + 1).and_then(Arg::text) {
+                    walker.check_path(&mut judgement, "jq", path);
+                }
+                index += 2;
+            }
+            "--indent" => index += 1,
+            "--args" | "--jsonargs" => positional_are_args = true,
+            "-f" | "--from-file" => from_file = true,
+            "-L" => {
+                if let Some(path) = args.get(index).and_then(Arg::text) {
+                    walker.check_path(&mut judgement, "jq", path);
+                }
+                index += 1;
+            }
+            _ if text.starts_with("-L") => {
+                walker.check_path(&mut judgement, "jq", &text[2..]);
+            }
+            "-" => positional.push(arg),
+            _ if text.starts_with('-') && text.len() > 1 => {
+                if !text.starts_with("--") && text.contains('f') {
+                    from_file = true;
+                }
+            }
+            _ => positional.push(arg),
+        }
+    }
+    let mut files = positional.as_slice();
+    if from_file {
+        judgement.unknown("`jq -f` reads its filter from a file, which is not checked");
+    } else if let Some((filter, rest)) = positional.split_first() {
+        if let Some(text) = filter.text()
+            && let Some(reason) = jq_filter_problem(text)
+        {
+            judgement.unknown(reason);
+        }
+        files = rest;
+    }
+    if !positional_are_args {
+        check_paths(walker, &mut judgement, "jq", files);
+    }
+    judgement
+}
+
+fn jq_filter_problem(filter: &str) -> Option<String> {
+    let words = filter.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'));
+    for word in words {
+        match word {
+            "env" | "$ENV" => {
+                return Some(
+                    "the jq filter reads environment variables (`env`, `$ENV`), which may hold secrets"
+                        .to_owned(),
+                );
+            }
+            "import" | "include" => {
+                return Some("the jq filter loads modules from outside the line".to_owned());
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn inspect_rules_give_each_form_its_verdict() {
+        use crate::tools::command::tests::Expect::{Destructive, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("sort --compress-program=gzip notes.txt", Unknown),
+            ("jq -n env", Unknown),
+            ("jq -n '$ENV.DISCORD_TOKEN'", Unknown),
+            ("jq -f prog.jq data.json", Unknown),
+            ("tree -R -H . src", Unknown),
+            ("sort -o out.txt notes.txt", Destructive),
+            ("sort --output=out.txt notes.txt", Destructive),
+            ("sort -rno out.txt notes.txt", Destructive),
+            ("xxd notes.txt out.hex", Destructive),
+            ("tree -o out.html", Destructive),
+        ]);
+    }
+}

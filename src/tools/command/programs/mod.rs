@@ -1,0 +1,189 @@
+//! Every program the command assessor knows, one file per program family, behind one
+//! registry: the name a command runs (`rm` for `/bin/rm`) finds its [`Program`], and its
+//! [`Rule`] judges the words after it. A program's rules live in one place whatever the
+//! verdict: `git.rs` holds `git log` (read-only) and `git push --force` (destructive) alike.
+//! A program that is in no family is not on the read-only whitelist, so a person confirms it.
+//!
+//! Families (see "How to add a program" in ARCHITECTURE.md):
+//! - [`coreutils`] — `ls`, `cat`, `head`, `sort`, `echo`, `test`, ... and `rm`, `mv`, `dd`,
+//!   `cp`, `tee`, `chmod`.
+//! - [`search`] — `grep`, `rg`. [`find`] — `find` and the command its `-exec` runs.
+//! - [`inspect`] — `diff`, `cmp`, `file`, `hexdump`, `tree`, `xxd`, `jq`.
+//! - [`sed`], [`awk`] — text programs, each with a reader of its script language.
+//! - [`tar`] — archives. [`git`] — git.
+//! - [`containers`] — `docker`, `podman`, compose, `kubectl`, `terraform`.
+//! - [`databases`] — `psql`, `mysql`, `sqlite3`, `redis-cli` (SQL given on the line is read
+//!   by the SQL tool's assessor), `dropdb`, `mysqladmin`.
+//! - [`system`] — disks, power, processes, accounts, services, cron, `hostname`.
+//! - [`remote`] — `ssh`, `rsync`.
+//! - [`wrappers`] — `sudo`, `env`, `timeout`, `nohup`, ... and `xargs`, `watch`, `at`.
+//! - [`shells`] — `sh`/`bash`/..., `eval`, `source`, `trap`, `alias`, `export`, `cd`.
+//! - [`interpreters`] — `python`, `perl`, `ruby`, `node`, `php`, `lua`.
+//! - [`table`] — the one table shape for flags and operands that read-only programs use.
+
+mod awk;
+mod containers;
+mod coreutils;
+mod databases;
+mod find;
+mod git;
+mod inspect;
+mod interpreters;
+mod remote;
+mod search;
+mod sed;
+mod shells;
+mod system;
+mod table;
+mod tar;
+mod wrappers;
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use super::assess::{Invocation, Judgement, Walker};
+
+pub(super) use coreutils::output_of;
+pub(super) use shells::program_variable;
+
+/// A judge of its own: what the command's words make it.
+type Judge = fn(&mut Walker<'_>, &Invocation<'_>) -> Judgement;
+
+/// How a program's words are judged.
+enum Rule {
+    /// Read-only, with the options and operands of a table row (`ls`, `grep`, `diff`).
+    Table(&'static table::Table),
+    /// Destructive whatever its arguments. The text completes "`rm` ...".
+    Destroys(&'static str),
+    /// Runs the command given as its operands after its own options (`sudo`, `timeout`).
+    Wraps(&'static wrappers::Wrapper),
+    /// A rule of its own, for programs with subcommands, scripts or forms that decide.
+    Judge(Judge),
+}
+
+/// One program, under each name it is installed as.
+struct Program {
+    names: &'static [&'static str],
+    rule: Rule,
+    /// It runs other programs or code given to it (shells, wrappers, interpreters, `find`
+    /// with `-exec`, `sed` with `e`): a channel rule never covers it, since its flags say
+    /// nothing of what it runs.
+    runs_code: bool,
+}
+
+impl Program {
+    const fn new(names: &'static [&'static str], rule: Rule) -> Self {
+        Self {
+            names,
+            rule,
+            runs_code: false,
+        }
+    }
+
+    const fn running_code(self) -> Self {
+        Self {
+            runs_code: true,
+            ..self
+        }
+    }
+}
+
+/// Every family's programs. A family missing here is never consulted.
+const FAMILIES: &[&[Program]] = &[
+    coreutils::PROGRAMS,
+    search::PROGRAMS,
+    find::PROGRAMS,
+    inspect::PROGRAMS,
+    sed::PROGRAMS,
+    awk::PROGRAMS,
+    tar::PROGRAMS,
+    git::PROGRAMS,
+    containers::PROGRAMS,
+    databases::PROGRAMS,
+    system::PROGRAMS,
+    remote::PROGRAMS,
+    wrappers::PROGRAMS,
+    shells::PROGRAMS,
+    interpreters::PROGRAMS,
+];
+
+/// Names that stand for a whole series (`mkfs.ext4`, `mkfs.xfs`, ... under `mkfs`).
+const SERIES: &[(&str, &str)] = &[("mkfs.", "mkfs")];
+
+static REGISTRY: LazyLock<HashMap<&'static str, &'static Program>> = LazyLock::new(|| {
+    FAMILIES
+        .iter()
+        .flat_map(|family| family.iter())
+        .flat_map(|program| program.names.iter().map(move |name| (*name, program)))
+        .collect()
+});
+
+/// The program registered under `name` (a base name, `rm` rather than `/bin/rm`).
+fn lookup(name: &str) -> Option<&'static Program> {
+    let name = SERIES
+        .iter()
+        .find(|(prefix, _)| name.starts_with(prefix))
+        .map_or(name, |(_, series)| series);
+    REGISTRY.get(name).copied()
+}
+
+/// What the program's rule says about one command (not about the commands it runs, which
+/// the rule hands back to the walker).
+pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let program = invocation.program;
+    let Some(registered) = lookup(program) else {
+        return Judgement::not_whitelisted(program);
+    };
+    match registered.rule {
+        Rule::Table(row) => table::judge(walker, invocation, row),
+        Rule::Destroys(what) => Judgement::destroys(format!("`{program}` {what}")),
+        Rule::Wraps(wrapper) => wrappers::wrapped(walker, invocation, wrapper),
+        Rule::Judge(judge) => judge(walker, invocation),
+    }
+}
+
+/// Whether `program` runs other programs or code given to it (see [`Program::runs_code`]).
+pub(super) fn runs_other_code(program: &str) -> bool {
+    lookup(program).is_some_and(|p| p.runs_code)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::{FAMILIES, lookup, runs_other_code};
+
+    #[test]
+    fn no_program_is_registered_twice() {
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for name in FAMILIES.iter().flat_map(|f| f.iter()).flat_map(|p| p.names) {
+            *seen.entry(name).or_default() += 1;
+        }
+        let mut twice: Vec<&str> = seen
+            .into_iter()
+            .filter(|(_, count)| *count > 1)
+            .map(|(name, _)| name)
+            .collect();
+        twice.sort_unstable();
+        assert!(
+            twice.is_empty(),
+            "registered in more than one place: {twice:?}"
+        );
+    }
+
+    #[test]
+    fn a_series_is_found_under_its_name() {
+        assert!(lookup("mkfs.ext4").is_some_and(|p| p.names.contains(&"mkfs")));
+        assert!(lookup("mkfs").is_some());
+        assert!(lookup("mkfsx").is_none());
+    }
+
+    #[test]
+    fn unknown_programs_are_not_registered_and_run_no_code() {
+        assert!(lookup("make").is_none());
+        assert!(!runs_other_code("make"));
+        assert!(runs_other_code("bash"));
+        assert!(runs_other_code("find"));
+        assert!(!runs_other_code("ls"));
+    }
+}

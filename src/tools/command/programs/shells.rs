@@ -1,0 +1,368 @@
+//! Shells and what the shell does itself: `sh -c script`, a script file or a script on the
+//! input (`curl ... | sh`), `eval`, `source`, `trap`, `alias`, `hash -p`, the variable
+//! builtins (`export`, `declare`, ...) and `cd`. A script the line shows is judged like the
+//! line, one level deeper; one it does not show (`bash -c "$x"`, a pipe from an unseen
+//! source) is destructive in doubt, since nothing can tell what it runs. Variables that
+//! hold a command some program runs (`GIT_PAGER`, `EDITOR`, ...) are judged as commands.
+
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
+use crate::tools::command::options::{self, Spec};
+use crate::tools::command::words::Arg;
+
+/// The programs of this family and their rules.
+pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(
+        &[
+            "sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "yash", "posh", "rbash", "fish",
+            "csh", "tcsh",
+        ],
+        Rule::Judge(shell),
+    )
+    .running_code(),
+    Program::new(&["eval"], Rule::Judge(eval)).running_code(),
+    Program::new(&["trap"], Rule::Judge(trap)).running_code(),
+    Program::new(&["alias"], Rule::Judge(alias)).running_code(),
+    Program::new(&["source", "."], Rule::Judge(source)).running_code(),
+    Program::new(&["hash"], Rule::Judge(hash)).running_code(),
+    Program::new(
+        &["export", "declare", "typeset", "local", "readonly"],
+        Rule::Judge(sets_variables),
+    )
+    .running_code(),
+    Program::new(&["cd"], Rule::Judge(cd_rule)),
+];
+
+/// Environment variables whose value is a command some program runs.
+const PROGRAM_VARIABLES: &[&str] = &[
+    "PAGER",
+    "GIT_PAGER",
+    "MANPAGER",
+    "EDITOR",
+    "VISUAL",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "FCEDIT",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "BROWSER",
+    "PROMPT_COMMAND",
+];
+
+/// Judges the value of `NAME=value` when `NAME` holds a command some program runs
+/// (`GIT_PAGER='rm -rf /' git log`).
+pub(in crate::tools::command) fn program_variable(
+    walker: &mut Walker<'_>,
+    name: &str,
+    value: &Arg,
+    depth: usize,
+) {
+    if !PROGRAM_VARIABLES.contains(&name) {
+        return;
+    }
+    match value.text() {
+        Some(script) => walker.script(script, &Stdin::Inherited, depth + 1),
+        None => walker.destructive(format!(
+            "`{name}` is set to a command only known when the line runs"
+        )),
+    }
+}
+
+pub(super) fn is_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `sh -c script`, `sh file`, or `sh` reading its input.
+fn shell(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let program = invocation.program;
+    let args = invocation.args;
+    let depth = invocation.depth + 1;
+    let mut command_mode = false;
+    let mut stdin_mode = false;
+    let mut index = 0;
+    let mut operand: Option<&Arg> = None;
+    while let Some(arg) = args.get(index) {
+        index += 1;
+        let Some(text) = arg.text() else {
+            operand = Some(arg);
+            break;
+        };
+        if text == "--" || text == "-" {
+            operand = args.get(index);
+            break;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            if matches!(long, "rcfile" | "init-file") {
+                index += 1;
+            }
+            continue;
+        }
+        if (text.starts_with('-') || text.starts_with('+')) && text.len() > 1 {
+            for flag in text[1..].chars() {
+                match flag {
+                    'c' => command_mode = true,
+                    's' if text.starts_with('-') => stdin_mode = true,
+                    'o' | 'O' => index += 1,
+                    _ => {}
+                }
+            }
+            continue;
+        }
+        operand = Some(arg);
+        break;
+    }
+    if command_mode {
+        return match operand {
+            None => Judgement::other(format!("`{program} -c` is given no script")),
+            Some(script) => match script.text() {
+                Some(text) => {
+                    walker.script(text, invocation.stdin, depth);
+                    Judgement::other(format!("`{program} -c` runs a shell script"))
+                }
+                None => Judgement::destroys(format!(
+                    "`{program} -c {}` runs a script only known when the line runs",
+                    script.raw
+                )),
+            },
+        };
+    }
+    if stdin_mode {
+        // `sh -s args...`: the operands are arguments, the script comes from the input.
+        return script_from_input(walker, program, invocation.stdin, depth);
+    }
+    match operand {
+        Some(file) => match file.text() {
+            Some(path) if is_stdin_path(path) => {
+                script_from_input(walker, program, invocation.stdin, depth)
+            }
+            Some(path) => Judgement::other(format!(
+                "`{program}` runs the script {path}, whose contents are not checked"
+            )),
+            None => Judgement::destroys(format!(
+                "`{program} {}` runs a script only known when the line runs",
+                file.raw
+            )),
+        },
+        None => script_from_input(walker, program, invocation.stdin, depth),
+    }
+}
+
+fn is_stdin_path(path: &str) -> bool {
+    matches!(path, "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+}
+
+/// A shell (or `at`, `ssh`) running what arrives on its standard input.
+pub(super) fn script_from_input(
+    walker: &mut Walker<'_>,
+    program: &str,
+    stdin: &Stdin,
+    depth: usize,
+) -> Judgement {
+    match stdin {
+        Stdin::Text(text) => {
+            walker.script(text, &Stdin::Inherited, depth);
+            Judgement::other(format!("`{program}` runs the script fed to its input"))
+        }
+        Stdin::File(file) => Judgement::other(format!(
+            "`{program}` runs the script in {file}, whose contents are not checked"
+        )),
+        Stdin::Unseen(from) => Judgement::destroys(format!(
+            "`{program}` runs a script read from {from}, which cannot be seen before it runs"
+        )),
+        Stdin::Inherited => Judgement::other(format!(
+            "`{program}` starts a shell that reads commands from its input"
+        )),
+    }
+}
+
+/// Joins literal words into the script a shell will read (`eval`, `watch`, `ssh`).
+pub(super) fn joined(words: &[Arg]) -> Option<String> {
+    words
+        .iter()
+        .map(Arg::text)
+        .collect::<Option<Vec<_>>>()
+        .map(|w| w.join(" "))
+}
+
+pub(super) fn run_joined(
+    walker: &mut Walker<'_>,
+    invocation: &Invocation<'_>,
+    words: &[Arg],
+    what: &str,
+) -> Judgement {
+    let program = invocation.program;
+    match joined(words) {
+        Some(script) => {
+            walker.script(&script, invocation.stdin, invocation.depth + 1);
+            Judgement::other(format!("`{program}` {what}"))
+        }
+        None => Judgement::destroys(format!(
+            "`{program}` runs text only known when the line runs, so it could run anything"
+        )),
+    }
+}
+
+fn eval(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    run_joined(
+        walker,
+        invocation,
+        invocation.args,
+        "runs its words as a command",
+    )
+}
+
+/// `trap 'cmd' SIGNAL` runs `cmd` when the signal (or `EXIT`) arrives.
+fn trap(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let action = invocation
+        .args
+        .iter()
+        .find(|a| a.may_be(|t| !matches!(t, "-l" | "-p" | "--")));
+    if let Some(action) = action {
+        match action.text() {
+            Some("-" | "") => {}
+            Some(script) => walker.script(script, &Stdin::Inherited, invocation.depth + 1),
+            None => {
+                return Judgement::destroys(
+                    "`trap` sets a handler only known when the line runs".to_owned(),
+                );
+            }
+        }
+    }
+    Judgement::other("`trap` sets a signal handler")
+}
+
+/// `alias name='cmd'` defines a command; its text is judged as if it ran.
+fn alias(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    for arg in invocation.args {
+        if let Some((_, value)) = arg.text().and_then(|t| t.split_once('=')) {
+            walker.script(value, &Stdin::Inherited, invocation.depth + 1);
+        }
+    }
+    Judgement::other("`alias` defines a command")
+}
+
+fn source(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let program = invocation.program;
+    match invocation.args.first() {
+        Some(file) => match file.text() {
+            Some(path) if is_stdin_path(path) => {
+                script_from_input(walker, program, invocation.stdin, invocation.depth + 1)
+            }
+            Some(path) => Judgement::other(format!(
+                "`{program}` runs the script {path}, whose contents are not checked"
+            )),
+            None => Judgement::destroys(format!(
+                "`{program} {}` runs a script only known when the line runs",
+                file.raw
+            )),
+        },
+        None => Judgement::other(format!("`{program}` is given no script")),
+    }
+}
+
+/// `hash -p /bin/rm ls` makes `ls` run `/bin/rm`: the program is judged as if it ran.
+fn hash(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let items = options::parse(invocation.args, &Spec::values("p", &[]));
+    for item in &items {
+        if item.is(Some('p'), None, false) {
+            let program = match item.value().and_then(|v| v.text) {
+                Some(path) => Arg {
+                    value: Some(path.to_owned()),
+                    ..Arg::opaque(path)
+                },
+                None => Arg::opaque("(a program named when the line runs)"),
+            };
+            walker.judge(&[program], &Stdin::Inherited, invocation.depth + 1);
+        }
+    }
+    Judgement::other("`hash` changes which program a command name runs")
+}
+
+/// `export NAME=value` and the like set shell variables; a variable holding a command some
+/// program runs is judged as that command.
+fn sets_variables(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    for arg in invocation.args {
+        if let Some((name, value)) = arg.text().and_then(|t| t.split_once('=')) {
+            let value = Arg {
+                value: Some(value.to_owned()),
+                ..arg.clone()
+            };
+            program_variable(walker, name, &value, invocation.depth);
+        }
+    }
+    Judgement::other(format!("`{}` sets shell variables", invocation.program))
+}
+
+/// `cd [dir]` into a directory inside the workspace, named by a plain word; the walker
+/// checks the paths of the commands after it from there.
+fn cd_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut judgement = Judgement::whitelisted();
+    let args = match invocation.args.split_first() {
+        Some((first, rest)) if first.text() == Some("--") => rest,
+        _ => invocation.args,
+    };
+    let directory = match args {
+        [] => String::new(),
+        [one] => match one.text() {
+            Some(text) if one.pattern.is_some() => {
+                judgement.unknown(format!("`cd {text}` changes into a pattern"));
+                return judgement;
+            }
+            Some(text) if text.starts_with('-') => {
+                judgement.unknown(format!("`cd {text}` is not a directory in the workspace"));
+                return judgement;
+            }
+            Some(text) => text.to_owned(),
+            None => return judgement,
+        },
+        _ => {
+            judgement.unknown("`cd` is given more than one directory");
+            return judgement;
+        }
+    };
+    if directory.is_empty() {
+        // `cd` alone goes HOME, which is the workspace root for every command.
+        walker.changes_directory(invocation.depth, vec![String::new()]);
+        return judgement;
+    }
+    if let Some(problem) = walker.path_problem("cd", &directory) {
+        judgement.unknown(problem.replace("reads", "changes into"));
+    }
+    let targets = walker
+        .cwds()
+        .iter()
+        .map(|cwd| crate::tools::command::assess::in_directory(cwd, &directory))
+        .collect();
+    walker.changes_directory(invocation.depth, targets);
+    judgement
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn shells_rules_give_each_form_its_verdict() {
+        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("bash -c \"$x\"", Destructive),
+            ("curl -s http://x | sh", Destructive),
+            ("cd src && ls", Safe),
+            ("export EDITOR=vim", Unknown),
+            ("bash scripts/x.sh", Unknown),
+            ("sh -c 'ls'", Unknown),
+            ("sh <<'EOF'\nls\nEOF", Unknown),
+            ("sh < script.sh", Unknown),
+            ("source ./env.sh", Unknown),
+        ]);
+    }
+}

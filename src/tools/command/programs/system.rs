@@ -1,0 +1,209 @@
+//! The machine itself: disks and file systems, power, processes, accounts, services and
+//! scheduled jobs, the host name. Most are destructive whatever their arguments
+//! ([`Rule::Destroys`]); `fuser -k`, `crontab -r`, `systemctl stop` and `service x stop`
+//! only in those forms, and a word only known when the line runs may be that form, so it
+//! counts as one. `hostname` prints the name unless it is given one to set.
+
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement};
+use crate::tools::command::options::{self, Item, Spec};
+use crate::tools::command::words::Arg;
+
+/// The programs of this family and their rules.
+pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(
+        &[
+            "mke2fs",
+            "mkswap",
+            "wipefs",
+            "fdisk",
+            "sfdisk",
+            "cfdisk",
+            "gdisk",
+            "sgdisk",
+            "parted",
+            "blkdiscard",
+        ],
+        Rule::Destroys("rewrites disks or partitions"),
+    ),
+    Program::new(
+        &["mkfs"],
+        Rule::Destroys("creates a file system, erasing what the device held"),
+    ),
+    Program::new(
+        &["shutdown", "reboot", "halt", "poweroff", "init", "telinit"],
+        Rule::Destroys("stops or restarts the machine"),
+    ),
+    Program::new(
+        &["kill", "pkill", "killall", "killall5", "skill", "xkill"],
+        Rule::Destroys("terminates processes"),
+    ),
+    Program::new(
+        &["srm", "wipe"],
+        Rule::Destroys("overwrites and deletes files"),
+    ),
+    Program::new(
+        &["userdel", "deluser", "groupdel", "delgroup"],
+        Rule::Destroys("deletes accounts"),
+    ),
+    Program::new(&["fuser"], Rule::Judge(|_, call| fuser(call.args))),
+    Program::new(&["crontab"], Rule::Judge(|_, call| crontab(call.args))),
+    Program::new(&["systemctl"], Rule::Judge(|_, call| systemctl(call.args))),
+    Program::new(&["service"], Rule::Judge(|_, call| service(call.args))),
+    Program::new(&["hostname"], Rule::Judge(|_, call| hostname_rule(call))),
+];
+
+/// Whether a parsed option list holds the short flag or long option (abbreviations
+/// accepted), or a word only known at run time (which may be it).
+fn has_option(items: &[Item<'_>], short: Option<char>, long: Option<&str>) -> bool {
+    items
+        .iter()
+        .any(|item| matches!(item, Item::Opaque(_)) || item.is(short, long, true))
+}
+
+fn fuser(args: &[Arg]) -> Judgement {
+    let kills = args
+        .iter()
+        .any(|a| a.may_be(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('k')));
+    if kills {
+        Judgement::destroys("`fuser -k` kills the processes using a file")
+    } else {
+        Judgement::not_whitelisted("fuser")
+    }
+}
+
+fn crontab(args: &[Arg]) -> Judgement {
+    let items = options::parse(args, &Spec::values("u", &[]));
+    if has_option(&items, Some('r'), Some("remove")) {
+        Judgement::destroys("`crontab -r` deletes the user's crontab")
+    } else {
+        Judgement::not_whitelisted("crontab")
+    }
+}
+
+const SYSTEMCTL: Spec = Spec::values(
+    "tspPHMon",
+    &[
+        "type",
+        "signal",
+        "property",
+        "host",
+        "machine",
+        "output",
+        "lines",
+        "state",
+        "kill-whom",
+        "kill-value",
+        "job-mode",
+        "root",
+        "image",
+        "what",
+        "timestamp",
+        "boot-loader-menu",
+        "boot-loader-entry",
+        "reboot-argument",
+        "message",
+        "drop-in",
+        "when",
+        "check-inhibitors",
+        "preset-mode",
+    ],
+);
+
+fn systemctl(args: &[Arg]) -> Judgement {
+    const STOPPING: &[&str] = &[
+        "stop",
+        "kill",
+        "disable",
+        "mask",
+        "poweroff",
+        "reboot",
+        "halt",
+        "kexec",
+        "suspend",
+        "hibernate",
+        "hybrid-sleep",
+        "suspend-then-hibernate",
+        "soft-reboot",
+        "rescue",
+        "emergency",
+        "isolate",
+        "default",
+        "exit",
+        "switch-root",
+        "clean",
+    ];
+    let items = options::parse(args, &SYSTEMCTL);
+    match options::operands(&items).first() {
+        Some(verb) if verb.may_be(|v| STOPPING.contains(&v)) => Judgement::destroys(format!(
+            "`systemctl {}` stops, disables or powers off services or the machine",
+            verb.raw
+        )),
+        _ => Judgement::not_whitelisted("systemctl"),
+    }
+}
+
+fn service(args: &[Arg]) -> Judgement {
+    match args.get(1) {
+        Some(action) if action.may_be(|a| matches!(a, "stop" | "force-stop")) => {
+            Judgement::destroys(format!(
+                "`service {} {}` stops a service",
+                args[0].raw, action.raw
+            ))
+        }
+        _ => Judgement::not_whitelisted("service"),
+    }
+}
+
+/// `hostname` with no operand prints the name; with one, or `-F`/`-b`, it sets it.
+fn hostname_rule(invocation: &Invocation<'_>) -> Judgement {
+    let items = options::parse(invocation.args, &Spec::values("F", &["file"]));
+    let mut judgement = Judgement::whitelisted();
+    for item in &items {
+        if item.named(&["F", "file", "b", "boot"], true) {
+            judgement.unknown(format!("`hostname {}` sets the host name", item.shown()));
+        }
+        if let Item::Operand(word) = item {
+            judgement.unknown(format!("`hostname {}` sets the host name", word.raw));
+        }
+    }
+    judgement
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn system_rules_give_each_form_its_verdict() {
+        use crate::tools::command::tests::Expect::{Destructive, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("hostname evil", Unknown),
+            ("crontab -l", Unknown),
+            ("systemctl status nginx", Unknown),
+            ("mkfs -t ext4 /dev/sdb", Destructive),
+            ("mke2fs /dev/sdb", Destructive),
+            ("wipefs -a /dev/sda", Destructive),
+            ("fdisk /dev/sda", Destructive),
+            ("parted /dev/sda rm 1", Destructive),
+            ("shutdown -h now", Destructive),
+            ("reboot", Destructive),
+            ("halt", Destructive),
+            ("poweroff", Destructive),
+            ("init 0", Destructive),
+            ("telinit 6", Destructive),
+            ("kill -9 1", Destructive),
+            ("pkill -f bot", Destructive),
+            ("killall node", Destructive),
+            ("crontab -r", Destructive),
+            ("crontab -ir", Destructive),
+            ("crontab -u bob -r", Destructive),
+            ("systemctl stop nginx", Destructive),
+            ("systemctl --now disable nginx", Destructive),
+            ("systemctl -q kill nginx", Destructive),
+            ("systemctl mask nginx", Destructive),
+            ("systemctl poweroff", Destructive),
+            ("systemctl $ACTION nginx", Destructive),
+            ("service nginx stop", Destructive),
+        ]);
+    }
+}

@@ -1,0 +1,196 @@
+//! The one table shape for a program's flags and operands: the options that take a value
+//! (a getopt [`Spec`]), the options whose value names a file (checked like operands), the
+//! options that make it write or run something (refused), and what its operands are (files,
+//! text, or a pattern followed by files). A program described by a [`Table`] row is on the
+//! read-only whitelist; [`judge`] reads its words against the row.
+
+use crate::tools::command::assess::{Invocation, Judgement, Walker};
+use crate::tools::command::options::{self, Item, Spec};
+use crate::tools::command::words::Arg;
+
+/// What a refused option does.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Effect {
+    /// Not read-only, but not known to destroy anything (runs a program, follows forever).
+    Unsafe,
+    /// Writes or replaces a file.
+    Writes,
+}
+
+/// An option refused because of what it does.
+pub(super) struct Refusal {
+    pub options: &'static [&'static str],
+    pub effect: Effect,
+    /// Completes "`program --option` ...".
+    pub what: &'static str,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Operands {
+    /// Every operand names a file or directory.
+    Paths,
+    /// Operands are text (`echo`, `basename`, `which`).
+    Text,
+    /// The first operand is a pattern unless one of these options gives it; the rest are
+    /// files (`grep`, `rg`).
+    PatternThenPaths(&'static [&'static str]),
+}
+
+/// How a read-only program reads its words. Fields left out take [`TABLE`]'s values.
+pub(super) struct Table {
+    pub spec: Spec,
+    pub operands: Operands,
+    /// Options whose value names a file.
+    pub path_options: &'static [&'static str],
+    /// Options whose value is a file holding more file names (`--files0-from`): given `-`,
+    /// the names come from the input and cannot be checked.
+    pub names_from: &'static [&'static str],
+    pub refused: &'static [Refusal],
+}
+
+/// No options with values, every operand a path, nothing refused.
+pub(super) const TABLE: Table = Table {
+    spec: Spec::NONE,
+    operands: Operands::Paths,
+    path_options: &[],
+    names_from: &[],
+    refused: &[],
+};
+
+/// Judges a program described by a table row.
+pub(super) fn judge(
+    walker: &mut Walker<'_>,
+    invocation: &Invocation<'_>,
+    tool: &Table,
+) -> Judgement {
+    let program = invocation.program;
+    let abbreviations = tool.spec.abbreviations;
+    let items = options::parse(invocation.args, &tool.spec);
+    let mut judgement = Judgement::whitelisted();
+    let writer = tool
+        .refused
+        .iter()
+        .find(|r| matches!(r.effect, Effect::Writes));
+    if let (Some(writer), Some(word)) = (writer, opaque(&items)) {
+        judgement.destructive(format!(
+            "`{program}` is given `{}`, which may become `{}` ({}) when the line runs",
+            word.raw,
+            option_shown(writer.options),
+            writer.what
+        ));
+    }
+    for item in &items {
+        for refusal in tool.refused {
+            if item.named(refusal.options, abbreviations) {
+                let reason = format!("`{program} {}` {}", item.shown(), refusal.what);
+                match refusal.effect {
+                    Effect::Unsafe => judgement.unknown(reason),
+                    Effect::Writes => judgement.destructive(reason),
+                }
+            }
+        }
+        if item.named(tool.path_options, abbreviations) {
+            check_value(walker, &mut judgement, program, item);
+        }
+        if item.named(tool.names_from, abbreviations)
+            && item.value().and_then(|v| v.text) == Some("-")
+        {
+            judgement.unknown(format!(
+                "`{program} {} -` reads the names of the files to open from its input, which cannot be checked",
+                item.shown()
+            ));
+        }
+    }
+    let operands = options::operands(&items);
+    match tool.operands {
+        Operands::Text => {}
+        Operands::Paths => check_paths(walker, &mut judgement, program, &operands),
+        Operands::PatternThenPaths(pattern_options) => {
+            let pattern_given = items
+                .iter()
+                .any(|item| item.named(pattern_options, abbreviations));
+            let files = if pattern_given {
+                &operands[..]
+            } else {
+                operands.get(1..).unwrap_or_default()
+            };
+            check_paths(walker, &mut judgement, program, files);
+        }
+    }
+    judgement
+}
+
+/// The first word only known at run time, which may turn out to be any option.
+pub(super) fn opaque<'a>(items: &[Item<'a>]) -> Option<&'a Arg> {
+    items.iter().find_map(|item| match item {
+        Item::Opaque(word) => Some(*word),
+        _ => None,
+    })
+}
+
+/// `-o`/`--output` from a list of option names.
+fn option_shown(options: &[&str]) -> String {
+    options
+        .iter()
+        .map(|o| {
+            if o.len() == 1 {
+                format!("-{o}")
+            } else {
+                format!("--{o}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+pub(super) fn check_value(
+    walker: &Walker<'_>,
+    judgement: &mut Judgement,
+    program: &str,
+    item: &Item<'_>,
+) {
+    if let Some(text) = item.value().and_then(|v| v.text) {
+        walker.check_path(judgement, program, text);
+    }
+}
+
+pub(super) fn check_paths(
+    walker: &Walker<'_>,
+    judgement: &mut Judgement,
+    program: &str,
+    words: &[&Arg],
+) {
+    for word in words {
+        if let Some(text) = word.text() {
+            walker.check_path(judgement, program, text);
+        }
+    }
+}
+
+/// Checks the input files of a command whose operand after the first `inputs` is an output
+/// file, and treats a possible output file as destructive.
+pub(super) fn output_file_check(
+    walker: &Walker<'_>,
+    judgement: &mut Judgement,
+    program: &str,
+    files: &[&Arg],
+    inputs: usize,
+) {
+    if let Some(output) = files.get(inputs).filter(|f| f.text() != Some("-")) {
+        judgement.destructive(format!(
+            "`{program}` writes its output to the file {}, replacing it",
+            output.raw
+        ));
+    } else if let Some(several) = files.iter().find(|f| f.may_be_several()) {
+        judgement.destructive(format!(
+            "`{program}` is given `{}`, which may become several files, the last of which it would overwrite",
+            several.raw
+        ));
+    }
+    check_paths(
+        walker,
+        judgement,
+        program,
+        files.get(..inputs).unwrap_or(files),
+    );
+}

@@ -1,0 +1,532 @@
+//! Programs that run another command given as their operands: privilege wrappers (`sudo`,
+//! `su`, `doas`), process wrappers (`env`, `nice`, `timeout`, `nohup`, `strace`, ...) as
+//! [`Wrapper`] rows, and `xargs`, `watch`, `parallel`, `at`/`batch` with rules of their own.
+//!
+//! Each wrapper's own options are read with a small table of the options that take a value,
+//! so `timeout -s KILL 5 rm x` finds `rm`. The wrapped command is judged like any other,
+//! one level deeper.
+
+use super::shells::{is_name, joined, program_variable, run_joined, script_from_input};
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
+use crate::tools::command::options::{self, Item, Spec};
+use crate::tools::command::words::Arg;
+
+/// How a wrapper reads its own options and where its command starts.
+pub(super) struct Wrapper {
+    spec: Spec,
+    /// Operands between the options and the command (`timeout`'s duration, `chroot`'s root).
+    skip: usize,
+    /// Options after which no command runs (`ionice -p`, `command -v`).
+    no_command: &'static [&'static str],
+    /// Options whose value is a script handed to a shell (`flock -c`).
+    script_options: &'static [&'static str],
+    /// Options whose value is a file the wrapper writes (`time -o`, `strace -o`).
+    writes: &'static [&'static str],
+    /// Skips `NAME=value` words before the command (`env`, `sudo`).
+    assignments: bool,
+    /// Runs the command with other privileges: destructive by itself.
+    privileged: bool,
+    /// Its operands are not a command (`su user`).
+    runs_operands: bool,
+    /// Adds nothing of its own (`timeout`, `nice`): the line is as safe as its command.
+    transparent: bool,
+}
+
+const WRAPPER: Wrapper = Wrapper {
+    spec: Spec::NONE,
+    skip: 0,
+    no_command: &[],
+    script_options: &[],
+    writes: &[],
+    assignments: false,
+    privileged: false,
+    runs_operands: true,
+    transparent: false,
+};
+
+/// The programs of this family and their rules.
+pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(
+        &["sudo"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values(
+                "ugCDprtTU",
+                &[
+                    "user",
+                    "group",
+                    "close-from",
+                    "chdir",
+                    "prompt",
+                    "role",
+                    "type",
+                    "command-timeout",
+                    "other-user",
+                    "host",
+                ],
+            ),
+            no_command: &["e", "edit", "l", "list", "v", "validate", "V", "version"],
+            assignments: true,
+            privileged: true,
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["doas"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("uC", &[]),
+            privileged: true,
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["pkexec"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("", &["user"]),
+            privileged: true,
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["su", "runuser"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values(
+                "cgGsw",
+                &[
+                    "command",
+                    "group",
+                    "supp-group",
+                    "shell",
+                    "whitelist-environment",
+                ],
+            ),
+            script_options: &["c", "command"],
+            privileged: true,
+            runs_operands: false,
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["env"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("uCS", &["unset", "chdir", "split-string"]),
+            assignments: true,
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["nice", "gnice"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("n", &["adjustment"]),
+            transparent: true,
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &[
+            "nohup",
+            "setsid",
+            "builtin",
+            "busybox",
+            "toybox",
+            "unbuffer",
+            "proxychains",
+            "proxychains4",
+            "torsocks",
+            "fakeroot",
+            "dbus-run-session",
+        ],
+        Rule::Wraps(&Wrapper { ..WRAPPER }),
+    )
+    .running_code(),
+    Program::new(
+        &["timeout", "gtimeout"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("sk", &["signal", "kill-after"]),
+            skip: 1,
+            transparent: true,
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["time"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("fo", &["format", "output"]),
+            writes: &["o", "output"],
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["stdbuf"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("ioe", &["input", "output", "error"]),
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["ionice"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("cnpPu", &["class", "classdata", "pid", "pgid", "uid"]),
+            no_command: &["p", "pid", "P", "pgid", "u", "uid"],
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["command"],
+        Rule::Wraps(&Wrapper {
+            no_command: &["v", "V"],
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["exec"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("a", &[]),
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["chroot"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("", &["userspec", "groups"]),
+            skip: 1,
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["flock"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("wEc", &["timeout", "conflict-exit-code", "command"]),
+            skip: 1,
+            script_options: &["c", "command"],
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["taskset"],
+        Rule::Wraps(&Wrapper {
+            skip: 1,
+            no_command: &["p", "pid"],
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["chrt"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("T", &["sched-runtime", "sched-deadline", "sched-period"]),
+            skip: 1,
+            no_command: &["p", "pid"],
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["strace", "ltrace"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("eoOpPsSuUXIbaEnA", &["output", "attach", "user", "trace"]),
+            no_command: &["p", "attach"],
+            writes: &["o", "output"],
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        &["caffeinate"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("tw", &[]),
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(&["xargs"], Rule::Judge(xargs)).running_code(),
+    Program::new(&["watch"], Rule::Judge(watch)).running_code(),
+    Program::new(&["at", "batch"], Rule::Judge(at)).running_code(),
+    Program::new(&["parallel"], Rule::Judge(parallel)).running_code(),
+];
+
+fn names(item: &Item<'_>, list: &[&str]) -> bool {
+    item.named(list, true)
+}
+
+/// Judges a wrapper described by a [`Wrapper`] row and the command it runs.
+pub(super) fn wrapped(
+    walker: &mut Walker<'_>,
+    invocation: &Invocation<'_>,
+    wrapper: &Wrapper,
+) -> Judgement {
+    let program = invocation.program;
+    let args = invocation.args;
+    let depth = invocation.depth + 1;
+    let mut judgement = if wrapper.privileged {
+        Judgement::destroys(format!(
+            "`{program}` runs a command with other privileges (as root, by default)"
+        ))
+    } else if wrapper.transparent {
+        Judgement::whitelisted()
+    } else {
+        Judgement::not_whitelisted(program)
+    };
+    let (items, mut start) = options::split_operands(args, &wrapper.spec);
+    let mut runs = wrapper.runs_operands;
+    for item in &items {
+        if names(item, wrapper.no_command) {
+            runs = false;
+        }
+        if names(item, wrapper.script_options) {
+            match item.value().and_then(|v| v.text) {
+                Some(script) => walker.script(script, invocation.stdin, depth),
+                None => judgement.destructive(format!(
+                    "`{program} {}` runs a script only known when the line runs",
+                    item.shown()
+                )),
+            }
+            runs = false;
+        }
+        if names(item, wrapper.writes) {
+            judgement.destructive(format!(
+                "`{program} {}` writes to a file, replacing it",
+                item.shown()
+            ));
+        }
+        if program == "env" && item.is(Some('S'), Some("split-string"), true) {
+            // `env -S 'cmd args'` splits the string into the command's words.
+            match item.value().and_then(|v| v.text) {
+                Some(split) => {
+                    let rest: Vec<&str> = args[start..].iter().map(|a| a.raw.as_str()).collect();
+                    let script = format!("{split} {}", rest.join(" "));
+                    walker.script(&script, invocation.stdin, depth);
+                }
+                None => judgement.destructive(
+                    "`env -S` runs a command only known when the line runs".to_owned(),
+                ),
+            }
+            runs = false;
+        }
+    }
+    if !runs {
+        return judgement;
+    }
+    if wrapper.assignments {
+        while let Some(arg) = args.get(start) {
+            let Some((name, _)) = arg.text().and_then(|t| t.split_once('=')) else {
+                break;
+            };
+            if !is_name(name) {
+                break;
+            }
+            let value = Arg {
+                value: arg
+                    .text()
+                    .and_then(|t| t.split_once('='))
+                    .map(|(_, v)| v.to_owned()),
+                ..arg.clone()
+            };
+            program_variable(walker, name, &value, invocation.depth);
+            start += 1;
+        }
+    }
+    let command = args.get(start + wrapper.skip..).unwrap_or_default();
+    if command.is_empty() {
+        if wrapper.transparent {
+            judgement.unknown(format!("`{program}` is given no command to run"));
+        }
+        if program == "env" {
+            judgement.unknown("`env` prints the environment, which may hold secrets");
+        }
+        return judgement;
+    }
+    walker.judge(command, invocation.stdin, depth);
+    judgement
+}
+
+const XARGS: Spec = Spec::values(
+    "aEIdLnPs",
+    &[
+        "arg-file",
+        "delimiter",
+        "max-args",
+        "max-procs",
+        "max-chars",
+        "process-slot-var",
+    ],
+)
+.optional("eil");
+
+/// `xargs cmd args...` runs `cmd args...` with more arguments read from its input: the
+/// words of input the line shows (`echo a b | xargs cat`), else words that may be anything
+/// (the names `find` prints). xargs itself only reads; the command is judged on its own.
+fn xargs(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let (items, start) = options::split_operands(invocation.args, &XARGS);
+    let mut judgement = Judgement::whitelisted();
+    let mut replaces = false;
+    let mut arg_file = false;
+    // Options that change how input splits into words (`-0`, `-d ,`, `-E`) make the
+    // words xargs passes differ from the line's: they are then unknown.
+    let splits_plainly = items.iter().all(|item| {
+        item.named(
+            &[
+                "n",
+                "max-args",
+                "r",
+                "no-run-if-empty",
+                "t",
+                "verbose",
+                "P",
+                "max-procs",
+            ],
+            false,
+        )
+    });
+    for item in &items {
+        if names(item, &["a", "arg-file"]) {
+            arg_file = true;
+            if let Some(path) = item.value().and_then(|v| v.text) {
+                walker.check_path(&mut judgement, "xargs", path);
+            }
+        }
+        if names(item, &["I", "i", "replace"]) {
+            replaces = true;
+        }
+    }
+    let mut command: Vec<Arg> = invocation.args[start..].to_vec();
+    if command.is_empty() {
+        command.push(Arg {
+            value: Some("echo".to_owned()),
+            ..Arg::opaque("echo")
+        });
+    }
+    let shown = match invocation.stdin {
+        Stdin::Text(text)
+            if splits_plainly && !arg_file && !replaces && !text.contains(['\\', '\'', '"']) =>
+        {
+            Some(
+                text.split_whitespace()
+                    .map(Arg::literal)
+                    .collect::<Vec<_>>(),
+            )
+        }
+        _ => None,
+    };
+    match shown {
+        Some(words) => command.extend(words),
+        None if replaces => {
+            // `-I {}`: the input replaces the marker inside the words.
+            for word in command.iter_mut().skip(1) {
+                if word.text().is_some_and(|t| t.contains("{}")) {
+                    *word = Arg::opaque("(a line xargs reads from its input)");
+                }
+            }
+        }
+        None => command.push(Arg::opaque("(the arguments xargs reads from its input)")),
+    }
+    walker.judge(&command, &Stdin::Inherited, invocation.depth + 1);
+    judgement
+}
+
+const WATCH: Spec = Spec::values("nq", &["interval", "equexit"]).optional("d");
+
+/// `watch cmd ...` hands the words to `sh -c` (or runs them directly with `-x`).
+fn watch(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let (items, start) = options::split_operands(invocation.args, &WATCH);
+    let command = &invocation.args[start..];
+    if items.iter().any(|i| i.is(Some('x'), Some("exec"), true)) {
+        walker.judge(command, &Stdin::Inherited, invocation.depth + 1);
+        return Judgement::not_whitelisted("watch");
+    }
+    run_joined(walker, invocation, command, "runs a command over and over")
+}
+
+const AT: Spec = Spec::values("qfmt", &[]);
+
+/// `at TIME` and `batch` read a script from their input and run it later.
+fn at(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let program = invocation.program;
+    let items = options::parse(invocation.args, &AT);
+    if items.iter().any(|i| {
+        i.is(Some('l'), None, false)
+            || i.is(Some('d'), None, false)
+            || i.is(Some('r'), None, false)
+            || i.is(Some('c'), None, false)
+    }) {
+        return Judgement::not_whitelisted(program);
+    }
+    if let Some(file) = items.iter().find(|i| i.is(Some('f'), None, false)) {
+        let name = file.value().and_then(|v| v.text).unwrap_or("a file");
+        return Judgement::other(format!(
+            "`{program}` schedules the script {name}, whose contents are not checked"
+        ));
+    }
+    script_from_input(walker, program, invocation.stdin, invocation.depth + 1)
+}
+
+const PARALLEL: Spec = Spec::values(
+    "jSLNnsIEad",
+    &[
+        "jobs",
+        "sshlogin",
+        "max-lines",
+        "max-args",
+        "max-chars",
+        "arg-file",
+        "delimiter",
+        "colsep",
+        "joblog",
+        "results",
+        "tmpdir",
+        "timeout",
+        "retries",
+        "workdir",
+        "env",
+    ],
+);
+
+/// GNU `parallel cmd ::: args` runs the command through a shell for each argument.
+fn parallel(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let (_, start) = options::split_operands(invocation.args, &PARALLEL);
+    let rest = &invocation.args[start..];
+    let end = rest
+        .iter()
+        .position(|a| a.may_be(|t| t.starts_with(":::")))
+        .unwrap_or(rest.len());
+    let mut command = rest[..end].to_vec();
+    command.push(Arg::opaque("(the arguments parallel substitutes)"));
+    match joined(&rest[..end]) {
+        Some(script) if end == 1 => {
+            walker.script(&script, &Stdin::Inherited, invocation.depth + 1);
+        }
+        _ => walker.judge(&command, &Stdin::Inherited, invocation.depth + 1),
+    }
+    Judgement::not_whitelisted("parallel")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn wrappers_rules_give_each_form_its_verdict() {
+        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("timeout 5 ls", Safe),
+            ("sudo ls", Destructive),
+            ("xargs rm", Destructive),
+            ("env", Unknown),
+            ("command -v git", Unknown),
+            ("watch ls", Unknown),
+        ]);
+    }
+}
