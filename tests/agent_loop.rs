@@ -46,22 +46,44 @@ impl Events {
 struct Approvals {
     script: Mutex<VecDeque<(Duration, Option<ApprovalOutcome>)>>,
     seen: Mutex<Vec<ApprovalRequest>>,
+    /// Answerable after a restart, as Discord's buttons are: runs are stored with their
+    /// approvals.
+    resumable: bool,
+    /// Before answering, a resumed copy of the run claims its continuation in this store.
+    resumed_first: Mutex<Option<Arc<dyn Store>>>,
 }
 
 impl Approvals {
     fn answering(answers: Vec<(Duration, Option<ApprovalOutcome>)>) -> Arc<Self> {
         Arc::new(Self {
             script: Mutex::new(answers.into()),
-            seen: Mutex::default(),
+            ..Self::default()
+        })
+    }
+
+    fn resumable(answers: Vec<(Duration, Option<ApprovalOutcome>)>) -> Arc<Self> {
+        Arc::new(Self {
+            script: Mutex::new(answers.into()),
+            resumable: true,
+            ..Self::default()
         })
     }
 }
 
 impl ApprovalSurface for Approvals {
+    fn resumable(&self) -> bool {
+        self.resumable
+    }
+
     fn request<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
         self.seen.lock().expect("seen").push(request.clone());
         let next = self.script.lock().expect("script").pop_front();
+        let resumed_first = self.resumed_first.lock().expect("store").clone();
         Box::pin(async move {
+            if let Some(store) = resumed_first {
+                let claimed = store.claim_continuation(&request.id, "a resumed copy");
+                assert!(claimed.await.expect("claim"), "the copy claims first");
+            }
             match next {
                 Some((delay, Some(outcome))) => {
                     tokio::time::sleep(delay).await;
@@ -304,6 +326,91 @@ async fn a_confirmed_call_runs_with_the_exact_arguments() {
             .as_str()
             .expect("text")
             .contains("confirmed: true")
+    );
+}
+
+/// The approval id of the run's only request.
+fn only_approval(h: &Harness) -> String {
+    let seen = h.approvals.seen.lock().expect("seen");
+    assert_eq!(seen.len(), 1, "one request");
+    seen[0].id.clone()
+}
+
+/// A click that finds no run waiting resumes the run from the store; the run that asked may
+/// still be going on (a second click woke it first). The decided call runs once.
+#[tokio::test]
+async fn a_resume_after_the_run_went_on_runs_nothing_again() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[("c1", "spy", json!({"value": "maybe"}))]),
+        fake_llm::text("done"),
+    ])
+    .await;
+    let approvals = Approvals::resumable(vec![(
+        Duration::ZERO,
+        Some(ApprovalOutcome::Confirmed { by: "bob".into() }),
+    )]);
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        approvals,
+        |_| {},
+    );
+    assert_eq!(
+        h.agent.run(&inbound("go")).await,
+        RunOutcome::Replied("done".into())
+    );
+    let id = only_approval(&h);
+    let stored = h.store.approval(&id).await.expect("read").expect("stored");
+    assert!(
+        stored.resume.is_some(),
+        "the run was stored with its approval"
+    );
+    assert_eq!(h.spy.runs.lock().expect("runs").len(), 1);
+
+    assert_eq!(h.agent.resume(&id).await, None, "nothing to resume");
+    assert_eq!(h.spy.runs.lock().expect("runs").len(), 1, "ran once");
+    assert_eq!(
+        fake.requests().await.len(),
+        2,
+        "the model was not asked again"
+    );
+}
+
+/// The other order: a resumed copy claimed the run first, so the run that asked stops
+/// without running the call or asking the model again.
+#[tokio::test]
+async fn a_run_whose_resumed_copy_went_on_stops_without_running_the_call() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[("c1", "spy", json!({"value": "maybe"}))]),
+        fake_llm::text("done"),
+    ])
+    .await;
+    let approvals = Approvals::resumable(vec![(
+        Duration::ZERO,
+        Some(ApprovalOutcome::Confirmed { by: "bob".into() }),
+    )]);
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        approvals,
+        |_| {},
+    );
+    *h.approvals.resumed_first.lock().expect("store") = Some(h.store.clone());
+    assert_eq!(
+        h.agent.run(&inbound("go")).await,
+        RunOutcome::Stopped(StopReason::ContinuedElsewhere)
+    );
+    assert!(
+        h.spy.runs.lock().expect("runs").is_empty(),
+        "nothing ran here"
+    );
+    assert_eq!(fake.requests().await.len(), 1, "the model was asked once");
+    let audit = h.store.recent_audit("c1", 10).await.expect("audit");
+    assert_eq!(audit.len(), 1);
+    assert_eq!(audit[0].outcome.as_str(), "not_run");
+    assert_eq!(
+        audit[0].approval_id.as_deref(),
+        Some(only_approval(&h).as_str())
     );
 }
 
@@ -1018,81 +1125,11 @@ async fn the_audit_log_records_every_kind_of_call() {
 }
 
 /// A store that changes the arguments of an approval after it was shown.
-struct Tampering(MemoryStore);
+struct Tampering {
+    inner: MemoryStore,
+}
 
 impl riskgate::core::ports::Store for Tampering {
-    fn load_history<'a>(
-        &'a self,
-        c: &'a str,
-        b: usize,
-    ) -> BoxFuture<
-        'a,
-        Result<Vec<riskgate::core::agent::ChatMessage>, riskgate::core::ports::StoreError>,
-    > {
-        self.0.load_history(c, b)
-    }
-    fn append<'a>(
-        &'a self,
-        c: &'a str,
-        m: &'a [riskgate::core::agent::ChatMessage],
-    ) -> BoxFuture<'a, Result<(), riskgate::core::ports::StoreError>> {
-        self.0.append(c, m)
-    }
-    fn clear<'a>(
-        &'a self,
-        c: &'a str,
-    ) -> BoxFuture<'a, Result<(), riskgate::core::ports::StoreError>> {
-        self.0.clear(c)
-    }
-    fn prune_history<'a>(
-        &'a self,
-        b: std::time::SystemTime,
-    ) -> BoxFuture<'a, Result<u64, riskgate::core::ports::StoreError>> {
-        self.0.prune_history(b)
-    }
-    fn channel_settings<'a>(
-        &'a self,
-        c: &'a str,
-    ) -> BoxFuture<
-        'a,
-        Result<Option<riskgate::core::ports::ChannelSettings>, riskgate::core::ports::StoreError>,
-    > {
-        self.0.channel_settings(c)
-    }
-    fn set_channel_settings<'a>(
-        &'a self,
-        c: &'a str,
-        s: &'a riskgate::core::ports::ChannelSettings,
-        by: &'a str,
-    ) -> BoxFuture<'a, Result<(), riskgate::core::ports::StoreError>> {
-        self.0.set_channel_settings(c, s, by)
-    }
-    fn start_run<'a>(
-        &'a self,
-        r: &'a str,
-        c: &'a str,
-        i: &'a str,
-    ) -> BoxFuture<'a, Result<(), riskgate::core::ports::StoreError>> {
-        self.0.start_run(r, c, i)
-    }
-    fn heartbeat_run<'a>(
-        &'a self,
-        r: &'a str,
-    ) -> BoxFuture<'a, Result<(), riskgate::core::ports::StoreError>> {
-        self.0.heartbeat_run(r)
-    }
-    fn finish_run<'a>(
-        &'a self,
-        r: &'a str,
-    ) -> BoxFuture<'a, Result<(), riskgate::core::ports::StoreError>> {
-        self.0.finish_run(r)
-    }
-    fn create_approval<'a>(
-        &'a self,
-        a: &'a riskgate::core::ports::ApprovalRecord,
-    ) -> BoxFuture<'a, Result<(), riskgate::core::ports::StoreError>> {
-        self.0.create_approval(a)
-    }
     fn decide_approval_noted<'a>(
         &'a self,
         id: &'a str,
@@ -1102,98 +1139,23 @@ impl riskgate::core::ports::Store for Tampering {
     ) -> BoxFuture<'a, Result<riskgate::core::ports::Decided, riskgate::core::ports::StoreError>>
     {
         Box::pin(async move {
-            Ok(match self.0.decide_approval_noted(id, s, by, note).await? {
-                riskgate::core::ports::Decided::Won(mut record) => {
-                    record.arguments.insert("value".into(), json!("wipe"));
-                    riskgate::core::ports::Decided::Won(record)
-                }
-                other => other,
-            })
+            Ok(
+                match self.inner.decide_approval_noted(id, s, by, note).await? {
+                    riskgate::core::ports::Decided::Won(mut record) => {
+                        record.arguments.insert("value".into(), json!("wipe"));
+                        riskgate::core::ports::Decided::Won(record)
+                    }
+                    other => other,
+                },
+            )
         })
     }
-    fn approval<'a>(
-        &'a self,
-        id: &'a str,
-    ) -> BoxFuture<
-        'a,
-        Result<Option<riskgate::core::ports::ApprovalRecord>, riskgate::core::ports::StoreError>,
-    > {
-        self.0.approval(id)
-    }
-    fn set_approval_message<'a>(
-        &'a self,
-        id: &'a str,
-        m: &'a str,
-    ) -> BoxFuture<'a, Result<(), riskgate::core::ports::StoreError>> {
-        self.0.set_approval_message(id, m)
-    }
-    fn pending_approvals<'a>(
-        &'a self,
-        c: Option<&'a str>,
-    ) -> BoxFuture<
-        'a,
-        Result<Vec<riskgate::core::ports::ApprovalRecord>, riskgate::core::ports::StoreError>,
-    > {
-        self.0.pending_approvals(c)
-    }
-    fn expire_overdue<'a>(
-        &'a self,
-        n: std::time::SystemTime,
-    ) -> BoxFuture<
-        'a,
-        Result<Vec<riskgate::core::ports::ApprovalRecord>, riskgate::core::ports::StoreError>,
-    > {
-        self.0.expire_overdue(n)
-    }
-    fn abandon_orphaned<'a>(
-        &'a self,
-        s: std::time::SystemTime,
-    ) -> BoxFuture<
-        'a,
-        Result<Vec<riskgate::core::ports::ApprovalRecord>, riskgate::core::ports::StoreError>,
-    > {
-        self.0.abandon_orphaned(s)
-    }
-    fn record_audit<'a>(
-        &'a self,
-        r: &'a riskgate::core::ports::AuditRecord,
-    ) -> BoxFuture<'a, Result<(), riskgate::core::ports::StoreError>> {
-        self.0.record_audit(r)
-    }
-    fn recent_audit<'a>(
-        &'a self,
-        c: &'a str,
-        l: usize,
-    ) -> BoxFuture<
-        'a,
-        Result<Vec<riskgate::core::ports::AuditRecord>, riskgate::core::ports::StoreError>,
-    > {
-        self.0.recent_audit(c, l)
-    }
-    fn create_rule<'a>(
-        &'a self,
-        r: &'a riskgate::core::rules::ChannelRule,
-    ) -> BoxFuture<'a, Result<(), riskgate::core::ports::StoreError>> {
-        self.0.create_rule(r)
-    }
-    fn channel_rules<'a>(
-        &'a self,
-        c: &'a str,
-        n: std::time::SystemTime,
-    ) -> BoxFuture<
-        'a,
-        Result<Vec<riskgate::core::rules::ChannelRule>, riskgate::core::ports::StoreError>,
-    > {
-        self.0.channel_rules(c, n)
-    }
-    fn revoke_rule<'a>(
-        &'a self,
-        c: &'a str,
-        id: &'a str,
-        by: &'a str,
-    ) -> BoxFuture<'a, Result<bool, riskgate::core::ports::StoreError>> {
-        self.0.revoke_rule(c, id, by)
-    }
+    riskgate::forward_store!(inner:
+        load_history, append, clear, prune_history, channel_settings, set_channel_settings,
+        start_run, heartbeat_run, finish_run, create_approval, approval, set_approval_message,
+        claim_continuation, pending_approvals, expire_overdue, abandon_orphaned, record_audit,
+        recent_audit, create_rule, channel_rules, revoke_rule,
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -1204,7 +1166,9 @@ async fn stored_arguments_that_do_not_match_their_hash_never_run() {
         Some(ApprovalOutcome::Confirmed { by: "bob".into() }),
     )]);
     let mut h = harness(model, Protocol::Native, approvals, |_| {});
-    h.agent.store = Arc::new(Tampering(MemoryStore::new()));
+    h.agent.store = Arc::new(Tampering {
+        inner: MemoryStore::new(),
+    });
     assert_eq!(
         h.agent.run(&inbound("x")).await,
         RunOutcome::Replied("ok".into())

@@ -172,6 +172,7 @@ on_both_backends!(
     concurrent_settings_reads_each_get_their_own_channel,
     channel_rules_are_kept_listed_while_active_and_revoked_once,
     a_cancel_reason_and_an_audit_note_round_trip,
+    a_run_is_continued_by_exactly_one_claimant,
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -289,6 +290,54 @@ async fn a_hundred_racers_decide_an_approval_exactly_once(db: TestDb) {
     assert!(lost.iter().all(|r| r == record), "losers see the winner");
     let stored = store.approval("a1").await.expect("read").expect("exists");
     assert_eq!(&stored, record);
+}
+
+/// The run that asked and a resumed copy both claim a decided approval's run before they act
+/// on it: one claimant wins, even when many race, and its retry (first answer lost) wins
+/// again.
+async fn a_run_is_continued_by_exactly_one_claimant(db: TestDb) {
+    let store = Arc::new(db.connect().await);
+    store.start_run("run1", "c1", "test").await.expect("run");
+    store
+        .create_approval(&approval("a1", "run1", "c1", Duration::from_secs(600)))
+        .await
+        .expect("create");
+    let start = Arc::new(tokio::sync::Barrier::new(50));
+    let racers: Vec<_> = (0..50)
+        .map(|i| {
+            let (store, start) = (store.clone(), start.clone());
+            tokio::spawn(async move {
+                let claimant = format!("claimant{i}");
+                start.wait().await;
+                let won = store
+                    .claim_continuation("a1", &claimant)
+                    .await
+                    .expect("claim");
+                (claimant, won)
+            })
+        })
+        .collect();
+    let mut winners = Vec::new();
+    for racer in racers {
+        let (claimant, won) = racer.await.expect("racer");
+        if won {
+            winners.push(claimant);
+        }
+    }
+    assert_eq!(winners.len(), 1, "exactly one goes on: {winners:?}");
+    let winner = &winners[0];
+    assert!(store.claim_continuation("a1", winner).await.expect("retry"));
+    assert!(!store.claim_continuation("a1", "late").await.expect("late"));
+    assert!(
+        !store
+            .claim_continuation("nope", "x")
+            .await
+            .expect("missing"),
+        "no approval, no claim"
+    );
+    // The claim leaves the decision alone.
+    let stored = store.approval("a1").await.expect("read").expect("exists");
+    assert_eq!(stored.status, ApprovalStatus::Pending);
 }
 
 /// Writes that arrive together share a commit on SQLite (group commit); one that fails must

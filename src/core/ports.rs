@@ -386,6 +386,16 @@ pub trait Store: Send + Sync {
         id: &'a str,
         message_ref: &'a str,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Claims the run that waited on the decided approval `id` for `claimant`, a token new
+    /// to each attempt to continue it: true for exactly one claimant, and again for that
+    /// one when it retries (its first answer lost). A run that can be resumed after a
+    /// restart (`resume` set) may be continued by the run that asked or by a click that
+    /// resumes it; whoever continues it claims it first, so a decided call runs once.
+    fn claim_continuation<'a>(
+        &'a self,
+        id: &'a str,
+        claimant: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
     /// Pending approvals, of one channel or of all, oldest first.
     fn pending_approvals<'a>(
         &'a self,
@@ -514,6 +524,10 @@ macro_rules! forward_store {
     (@sig set_approval_message $how:tt) => {
         $crate::forward_store!(@fn $how 'a set_approval_message(
             id: &'a str, message_ref: &'a str) -> ());
+    };
+    (@sig claim_continuation $how:tt) => {
+        $crate::forward_store!(@fn $how 'a claim_continuation(id: &'a str, claimant: &'a str)
+            -> bool);
     };
     (@sig pending_approvals $how:tt) => {
         $crate::forward_store!(@fn $how 'a pending_approvals(

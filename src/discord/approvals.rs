@@ -22,33 +22,60 @@ use crate::core::ports::{
 use crate::core::rules::ALLOW_SIMILAR_NOTE;
 use crate::core::tools::BoxFuture;
 
-/// Runs waiting for a person, by approval id.
+/// Runs waiting for a person, by approval id. A run stays listed until its wait ends (the
+/// registration is dropped), also after a click told it: a second click then still sees
+/// that a run here has it.
 #[derive(Default)]
 pub struct ApprovalHub {
-    waiting: Mutex<HashMap<String, oneshot::Sender<ApprovalOutcome>>>,
+    /// The sender is taken by the first click that tells the run.
+    waiting: Mutex<HashMap<String, Option<oneshot::Sender<ApprovalOutcome>>>>,
+}
+
+/// A run's place in the hub, for as long as it waits (dropped with the wait, also when the
+/// wait is cut short).
+struct Waiting<'h> {
+    hub: &'h ApprovalHub,
+    id: String,
+    answer: oneshot::Receiver<ApprovalOutcome>,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut waiting) = self.hub.waiting.lock() {
+            waiting.remove(&self.id);
+        }
+    }
 }
 
 impl ApprovalHub {
-    fn register(&self, id: &str) -> oneshot::Receiver<ApprovalOutcome> {
+    fn register(&self, id: &str) -> Waiting<'_> {
         let (tx, rx) = oneshot::channel();
         if let Ok(mut waiting) = self.waiting.lock() {
-            waiting.insert(id.to_owned(), tx);
+            waiting.insert(id.to_owned(), Some(tx));
         }
-        rx
+        Waiting {
+            hub: self,
+            id: id.to_owned(),
+            answer: rx,
+        }
     }
 
-    /// Tells the run waiting on `id`; false when no run here waits for it.
+    /// Tells the run waiting on `id`, unless a click told it already; false when no run
+    /// here waits for it.
     pub fn resolve(&self, id: &str, outcome: ApprovalOutcome) -> bool {
-        let sender = self.waiting.lock().ok().and_then(|mut w| w.remove(id));
-        match sender {
-            Some(sender) => sender.send(outcome).is_ok(),
+        let Ok(mut waiting) = self.waiting.lock() else {
+            return false;
+        };
+        match waiting.get_mut(id) {
+            Some(sender) => {
+                if let Some(sender) = sender.take() {
+                    // The run may be past its wait this moment; it still settles from the
+                    // store, so the decision is not lost either way.
+                    let _ = sender.send(outcome);
+                }
+                true
+            }
             None => false,
-        }
-    }
-
-    fn forget(&self, id: &str) {
-        if let Ok(mut waiting) = self.waiting.lock() {
-            waiting.remove(id);
         }
     }
 }
@@ -119,7 +146,7 @@ impl ApprovalSurface for DiscordApprovals {
                 return ApprovalOutcome::Expired;
             };
             // Register first: a click may come the moment the message is out.
-            let answer = self.hub.register(&request.id);
+            let mut waiting = self.hub.register(&request.id);
             let (tx, rx) = oneshot::channel();
             self.outbox
                 .push(channel, Item::Approval(request.clone(), tx));
@@ -137,21 +164,19 @@ impl ApprovalSurface for DiscordApprovals {
                 Ok(Err(failure)) => {
                     // Nobody can answer what nobody sees: settle it now, so the run ends
                     // and the channel's queue moves, instead of waiting for the expiry.
-                    self.hub.forget(&request.id);
                     return ApprovalOutcome::Undeliverable {
                         reason: failure.to_string(),
                     };
                 }
                 Err(_) => {
-                    self.hub.forget(&request.id);
                     return ApprovalOutcome::Undeliverable {
                         reason: "the channel's sending task stopped".to_owned(),
                     };
                 }
             }
-            let outcome = answer.await.unwrap_or(ApprovalOutcome::Expired);
-            self.hub.forget(&request.id);
-            outcome
+            (&mut waiting.answer)
+                .await
+                .unwrap_or(ApprovalOutcome::Expired)
         })
     }
 }
@@ -585,6 +610,28 @@ mod tests {
     use std::time::SystemTime;
 
     use super::*;
+
+    #[test]
+    fn a_run_stays_waiting_for_every_click_until_its_wait_ends() {
+        let hub = ApprovalHub::default();
+        let confirmed = || ApprovalOutcome::Confirmed { by: "bob".into() };
+        let mut waiting = hub.register("a1");
+        assert!(
+            hub.resolve("a1", confirmed()),
+            "the first click tells the run"
+        );
+        assert!(
+            hub.resolve("a1", confirmed()),
+            "a second click still finds the run here, so it resumes nothing"
+        );
+        assert_eq!(waiting.answer.try_recv().ok(), Some(confirmed()));
+        drop(waiting);
+        assert!(
+            !hub.resolve("a1", confirmed()),
+            "after the wait, nobody here"
+        );
+        assert!(!hub.resolve("a2", confirmed()));
+    }
 
     fn approval(requester: &str) -> ApprovalRecord {
         ApprovalRecord {

@@ -479,7 +479,7 @@ async fn worker(state: Arc<BotState>, channel: ChannelId, mut jobs: mpsc::Receiv
                 }
                 Job::Resume { approval_id } => {
                     if state.agent.resume(approval_id).await.is_none() {
-                        tracing::warn!(approval = %approval_id, "nothing to resume for a decided approval");
+                        tracing::debug!(approval = %approval_id, "nothing to resume for a decided approval");
                     }
                 }
             }

@@ -33,6 +33,8 @@ struct Inner {
     audit: Vec<AuditRecord>,
     /// Rules with who revoked them, if anyone did.
     rules: Vec<(ChannelRule, Option<String>)>,
+    /// Who continues the run past each claimed approval.
+    continued: HashMap<String, String>,
 }
 
 impl MemoryStore {
@@ -204,6 +206,23 @@ impl Store for MemoryStore {
         id: &'a str,
     ) -> BoxFuture<'a, Result<Option<ApprovalRecord>, StoreError>> {
         Self::ready(self.with(|inner| inner.approvals.iter().find(|a| a.id == id).cloned()))
+    }
+
+    fn claim_continuation<'a>(
+        &'a self,
+        id: &'a str,
+        claimant: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Self::ready(self.with(|inner| {
+            if !inner.approvals.iter().any(|a| a.id == id) {
+                return false;
+            }
+            let holder = inner
+                .continued
+                .entry(id.to_owned())
+                .or_insert_with(|| claimant.to_owned());
+            holder == claimant
+        }))
     }
 
     fn set_approval_message<'a>(

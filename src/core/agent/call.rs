@@ -17,10 +17,11 @@ use tokio::time::Instant;
 
 use super::{
     Agent, AgentEvent, CallOutcome, CallResult, ERROR_CHAT_CHARS, HEARTBEAT, ParsedCall,
-    RunContext, RunTimer, arguments_hash, new_id, summarize, unix_seconds,
+    RunContext, RunTimer, StopReason, arguments_hash, new_id, summarize, unix_seconds,
 };
 use crate::core::ports::{
     ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, AuditRecord, Decided,
+    StoreError,
 };
 use crate::core::risk::{ChannelMode, Decision, DecisionSource, RiskDecision};
 use crate::core::rules::{ALLOW_SIMILAR_NOTE, ChannelRule};
@@ -83,6 +84,9 @@ impl Agent {
                     .await;
                 audit.approval_id = Some(record.id.clone());
                 if let Some(result) = result {
+                    return (result, audit);
+                }
+                if let Err(result) = self.claim(channel, call, &record).await {
                     return (result, audit);
                 }
                 let mode = context.settings.mode;
@@ -161,6 +165,32 @@ impl Agent {
             output_bytes: 0,
             note: rule.map(ChannelRule::audit_note),
         }
+    }
+
+    /// Claims the run's continuation past `record` ([`Agent::continues`]); the result of a
+    /// call that does not run, when this run must not go on.
+    async fn claim(
+        &self,
+        channel: &str,
+        call: &ParsedCall,
+        record: &ApprovalRecord,
+    ) -> Result<(), CallResult> {
+        let (reason, stop) = match self.continues(channel, record).await {
+            Ok(true) => return Ok(()),
+            Ok(false) => (
+                "a resumed copy of this run took over after the decision, so it did not run here"
+                    .to_owned(),
+                StopReason::ContinuedElsewhere,
+            ),
+            // A resumed copy may still claim it: this run stops rather than go on beside it.
+            Err(e) => (
+                format!("whether this run goes on could not be recorded, so nothing ran: {e}"),
+                StopReason::Store(e),
+            ),
+        };
+        let mut result = self.not_run(channel, call, CallOutcome::NotRun, &reason, json!({}));
+        result.ends_run = Some(stop);
+        Err(result)
     }
 
     /// What a settled approval lets run (the stored, hash-checked arguments, confirmed by
@@ -402,7 +432,9 @@ impl Agent {
         if let ApprovalOutcome::Undeliverable { reason } = answer
             && record.status == ApprovalStatus::Undeliverable
         {
-            let result = self.not_run(
+            // Nobody can answer in this channel: any later call would wait in vain, so the
+            // run ends and the channel's queue moves.
+            let mut result = self.not_run(
                 channel,
                 call,
                 CallOutcome::Undeliverable,
@@ -411,9 +443,35 @@ impl Agent {
                 ),
                 json!({}),
             );
+            result.ends_run = Some(StopReason::Undeliverable);
             return (record, Some(result));
         }
         (record, None)
+    }
+
+    /// Whether this run goes on past its settled approval `record`. A person's decision on
+    /// an approval that can be resumed (`resume` set) may also be acted on by a click that
+    /// resumes the run from the store, when the click finds no run waiting here (another
+    /// click woke it first, or it timed out that moment): whoever claims the continuation
+    /// in the store first goes on, and the other does nothing, so the call runs once.
+    pub(super) async fn continues(
+        &self,
+        channel: &str,
+        record: &ApprovalRecord,
+    ) -> Result<bool, StoreError> {
+        let decided = matches!(
+            record.status,
+            ApprovalStatus::Confirmed | ApprovalStatus::Cancelled
+        );
+        if !decided || record.resume.is_none() {
+            return Ok(true);
+        }
+        let claimant = new_id();
+        self.patiently(
+            channel,
+            self.store.claim_continuation(&record.id, &claimant),
+        )
+        .await
     }
 
     /// Runs a call the gate or a person let through, within the run's time left, and tells
@@ -508,6 +566,7 @@ impl Agent {
                 CallOutcome::Error
             },
             output_bytes: ran.bytes,
+            ends_run: None,
         }
     }
 }

@@ -165,6 +165,10 @@ pub enum StopReason {
         "I stopped because my approval request could not be posted in this channel, so nobody could answer it; the bot's log names the channel and the permission it needs"
     )]
     Undeliverable,
+    #[error(
+        "I stopped here because this run was continued elsewhere: the approval I waited for was decided, and a resumed copy of this run took it over, so nothing ran twice"
+    )]
+    ContinuedElsewhere,
 }
 
 impl RunOutcome {
@@ -179,6 +183,7 @@ impl RunOutcome {
             Self::Stopped(StopReason::Store(_)) => "store_error",
             Self::Stopped(StopReason::MessageTooLong { .. }) => "message_too_long",
             Self::Stopped(StopReason::Undeliverable) => "undeliverable",
+            Self::Stopped(StopReason::ContinuedElsewhere) => "continued_elsewhere",
         }
     }
 }
@@ -327,6 +332,8 @@ struct CallResult {
     ran: bool,
     outcome: CallOutcome,
     output_bytes: u64,
+    /// The run ends after this call, for this reason.
+    ends_run: Option<StopReason>,
 }
 
 /// What a run's steps share.
@@ -868,27 +875,25 @@ impl Agent {
                     .result_message(&call.id, &call.tool, &result.text),
             );
             progress.results.push(result.text.clone());
-            ran.stop = self.stop_after(channel, call, &result, timer);
+            ran.stop = self.stop_after(channel, call, result, timer);
         }
         ran
     }
 
-    /// Whether the run ends after this call: its time ran out, or the call said
-    /// `terminate`.
+    /// Whether the run ends after this call: its time ran out, the call's result ends it,
+    /// or the call said `terminate`.
     fn stop_after(
         &self,
         channel: &str,
         call: &ParsedCall,
-        result: &CallResult,
+        result: CallResult,
         timer: &RunTimer,
     ) -> Option<RunOutcome> {
         if timer.remaining().is_zero() {
             return Some(RunOutcome::Stopped(StopReason::WallClock(timer.limit)));
         }
-        if result.outcome == CallOutcome::Undeliverable {
-            // Nobody can answer in this channel: any later call would wait in vain, so the
-            // run ends and the channel's queue moves.
-            return Some(RunOutcome::Stopped(StopReason::Undeliverable));
+        if let Some(reason) = result.ends_run {
+            return Some(RunOutcome::Stopped(reason));
         }
         if !call.terminate {
             return None;
@@ -1137,6 +1142,7 @@ impl Agent {
             ran: false,
             outcome: status,
             output_bytes: 0,
+            ends_run: None,
         }
     }
 

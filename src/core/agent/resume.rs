@@ -7,6 +7,12 @@
 //! it, the process serving the channel calls [`Agent::resume`]: the stored, hash-checked
 //! call runs (or its cancel goes back to the model), the rest of the reply's calls follow,
 //! and the run goes on from the stored conversation like any other.
+//!
+//! "No run waits for it" is what the click sees, and it can be wrong for a moment: a second
+//! click may have woken the waiting run first, or the run's wait may have timed out just
+//! then. So the run that asked and a resumed copy both claim the run's continuation in the
+//! store before they act on the decision ([`Agent::continues`]); one wins, the other does
+//! nothing, and the decided call runs once.
 
 use std::collections::HashSet;
 
@@ -259,7 +265,20 @@ impl Agent {
             );
             return None;
         }
-        Some((record, saved))
+        match self.continues(&record.channel, &record).await {
+            Ok(true) => Some((record, saved)),
+            Ok(false) => {
+                tracing::info!(
+                    approval = approval_id,
+                    "the run went on without a resume (it was still waiting here, or another one resumed it)"
+                );
+                None
+            }
+            Err(e) => {
+                tracing::error!(error = %e, approval = approval_id, "the run could not be claimed; it is not resumed");
+                None
+            }
+        }
     }
 
     /// Runs (or cancels) the call a person decided after the restart, as its run would
@@ -322,6 +341,6 @@ impl Agent {
                 .result_message(&call.id, &call.tool, &result.text),
         );
         progress.results.push(result.text.clone());
-        self.stop_after(channel, call, &result, timer)
+        self.stop_after(channel, call, result, timer)
     }
 }

@@ -605,6 +605,24 @@ impl SqlStore {
         })
     }
 
+    /// One conditional update: the first claimant's token stays, and only its holder (or
+    /// the first claimant retrying) matches it.
+    async fn claim(&self, id: &str, claimant: &str) -> Result<bool, SqlStoreError> {
+        let claimed = with_writer!(self, pool => {
+            sqlx::query(
+                "UPDATE approvals SET continued_by = $2 \
+                 WHERE id = $1 AND (continued_by IS NULL OR continued_by = $2)",
+            )
+            .bind(id)
+            .bind(claimant)
+            .execute(pool)
+            .await
+            .map_err(SqlStoreError::query("claim the run's continuation"))?
+            .rows_affected()
+        });
+        Ok(claimed == 1)
+    }
+
     #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn read_approval(&self, id: &str) -> Result<Option<ApprovalRecord>, SqlStoreError> {
         let row = with_pool!(self, pool => {
@@ -967,6 +985,19 @@ impl Store for SqlStore {
             Ok(self
                 .retry
                 .run("read the approval", |_| self.read_approval(id))
+                .await?)
+        })
+    }
+
+    fn claim_continuation<'a>(
+        &'a self,
+        id: &'a str,
+        claimant: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("claim the run's continuation", |_| self.claim(id, claimant))
                 .await?)
         })
     }
