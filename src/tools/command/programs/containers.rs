@@ -4,177 +4,196 @@
 //! `terraform destroy`) are destructive, and the command `docker exec` or `kubectl exec`
 //! runs inside a container is judged on its own, one level deeper.
 
+use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::{self, Spec};
-use crate::tools::command::words::Arg;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
-    Program::new(&["docker", "podman"], Rule::Judge(docker)),
+    Program::new(&["docker", "podman"], Rule::Subcommands(&DOCKER)),
     Program::new(
         &["docker-compose", "podman-compose"],
-        Rule::Judge(|_, call| compose(call.program, call.args)),
+        Rule::Subcommands(&COMPOSE),
     ),
-    Program::new(&["kubectl"], Rule::Judge(kubectl)),
-    Program::new(
-        &["terraform", "tofu"],
-        Rule::Judge(|_, call| terraform(call.program, call.args)),
-    ),
+    Program::new(&["kubectl"], Rule::Subcommands(&KUBECTL)),
+    Program::new(&["terraform", "tofu"], Rule::Subcommands(&TERRAFORM)),
 ];
 
-const DOCKER: Spec = Spec::values(
-    "Hcl",
-    &[
-        "host",
-        "context",
-        "config",
-        "log-level",
-        "tlscacert",
-        "tlscert",
-        "tlskey",
-    ],
-)
-.exact()
-.posix();
+/// What removing forms do, for `docker` and its object commands alike.
+const REMOVES: &str = "removes or kills containers, images, volumes or networks";
 
-fn docker(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
-    let program = invocation.program;
-    let args = invocation.args;
-    let items = options::parse(args, &DOCKER);
-    let operands = options::operands(&items);
-    let Some(verb) = operands.first() else {
-        return Judgement::not_whitelisted(program);
-    };
-    let object_verb = operands
-        .iter()
-        .skip(1)
-        .find(|a| a.may_be(|t| !t.starts_with('-')));
-    let removes = |v: &str| matches!(v, "rm" | "remove" | "rmi" | "prune" | "kill");
-    let destructive = verb.may_be(|v| matches!(v, "rm" | "rmi" | "kill"))
-        || (verb.may_be(|v| {
-            matches!(
-                v,
-                "container" | "image" | "volume" | "network" | "system" | "builder" | "buildx"
-            )
-        }) && object_verb.is_some_and(|o| o.may_be(removes)))
-        || (verb.text() == Some("compose")
-            && object_verb.is_some_and(|o| o.text() == Some("down"))
-            && args.iter().any(|a| {
-                a.may_be(|t| matches!(t, "-v" | "--volumes" | "--rmi") || t.starts_with("--rmi="))
-            }));
-    if destructive {
-        return Judgement::destroys(format!(
-            "`{program} {}` removes or kills containers, images, volumes or networks",
-            operands
-                .iter()
-                .take(2)
-                .map(|a| a.raw.as_str())
-                .collect::<Vec<_>>()
-                .join(" ")
-        ));
-    }
-    if verb.text() == Some("exec") {
-        // `docker exec [options] container cmd ...`
-        let exec_spec = Spec::values(
-            "euw",
-            &["env", "env-file", "user", "workdir", "detach-keys"],
+const DOCKER: Subcommands = Subcommands {
+    global: Global::Options(
+        Spec::values(
+            "Hcl",
+            &[
+                "host",
+                "context",
+                "config",
+                "log-level",
+                "tlscacert",
+                "tlscert",
+                "tlskey",
+            ],
         )
         .exact()
-        .posix();
-        let start = args
-            .iter()
-            .position(|a| a.text() == Some("exec"))
-            .map_or(0, |i| i + 1);
-        let rest = &args[start..];
-        let exec_items = options::parse(rest, &exec_spec);
-        let exec_operands = options::operands(&exec_items);
-        if exec_operands.len() > 1
-            && let Some(at) = rest.iter().position(|a| std::ptr::eq(a, exec_operands[1]))
-        {
-            walker.judge(&rest[at..], invocation.stdin, invocation.depth + 1);
-        }
+        .posix(),
+    ),
+    verbs: &[
+        Verb::destroys(&["rm", "rmi", "kill"], REMOVES),
+        Verb::nested(
+            &[
+                "container",
+                "image",
+                "volume",
+                "network",
+                "system",
+                "builder",
+                "buildx",
+            ],
+            &DOCKER_OBJECTS,
+        ),
+        Verb::nested(&["compose"], &COMPOSE),
+        Verb::judged(&["exec"], docker_exec),
+    ],
+    ..SUBCOMMANDS
+};
+
+/// `docker container rm`, `docker system prune`, ...
+const DOCKER_OBJECTS: Subcommands = Subcommands {
+    verbs: &[Verb::destroys(
+        &["rm", "remove", "rmi", "prune", "kill"],
+        REMOVES,
+    )],
+    ..SUBCOMMANDS
+};
+
+/// `docker compose` and `docker-compose`: `down -v` deletes the project's volumes, `rm`
+/// its stopped containers.
+const COMPOSE: Subcommands = Subcommands {
+    global: Global::Options(
+        Spec::values(
+            "fp",
+            &[
+                "file",
+                "project-name",
+                "project-directory",
+                "env-file",
+                "profile",
+                "ansi",
+                "progress",
+                "parallel",
+            ],
+        )
+        .exact()
+        .posix(),
+    ),
+    verbs: &[
+        Verb::judged(&["down"], compose_down),
+        Verb::destroys(&["rm"], "removes the project's stopped containers"),
+    ],
+    ..SUBCOMMANDS
+};
+
+/// `docker exec [options] container cmd ...` runs `cmd` in the container: judged on its
+/// own, one level deeper.
+fn docker_exec(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let spec = Spec::values(
+        "euw",
+        &["env", "env-file", "user", "workdir", "detach-keys"],
+    )
+    .exact()
+    .posix();
+    let items = options::parse(call.args, &spec);
+    let operands = options::operands(&items);
+    if let Some(command) = operands.get(1)
+        && let Some(at) = call.args.iter().position(|a| std::ptr::eq(a, *command))
+    {
+        walker.judge(&call.args[at..], call.stdin, call.depth + 1);
     }
-    Judgement::not_whitelisted(program)
+    Judgement::not_whitelisted(call.program)
 }
 
-/// `docker-compose down -v` (like `docker compose down -v`) deletes the project's volumes.
-fn compose(program: &str, args: &[Arg]) -> Judgement {
-    let down = args.iter().any(|a| a.may_be(|t| t == "down"));
-    let volumes = args.iter().any(|a| {
+fn compose_down(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let volumes = call.args.iter().any(|a| {
         a.may_be(|t| matches!(t, "-v" | "--volumes" | "--rmi") || t.starts_with("--rmi="))
     });
-    if down && volumes {
-        Judgement::destroys(format!("`{program} down -v` deletes the project's volumes"))
+    if volumes {
+        Judgement::destroys(format!(
+            "`{} -v` deletes the project's volumes",
+            call.program
+        ))
     } else {
-        Judgement::not_whitelisted(program)
+        Judgement::not_whitelisted(call.program)
     }
 }
 
-const KUBECTL: Spec = Spec::values(
-    "nsv",
-    &[
-        "namespace",
-        "context",
-        "cluster",
-        "user",
-        "kubeconfig",
-        "server",
-        "token",
-        "as",
-        "as-group",
-        "as-uid",
-        "cache-dir",
-        "certificate-authority",
-        "client-certificate",
-        "client-key",
-        "request-timeout",
-        "tls-server-name",
-        "v",
+const KUBECTL: Subcommands = Subcommands {
+    global: Global::Options(
+        Spec::values(
+            "nsv",
+            &[
+                "namespace",
+                "context",
+                "cluster",
+                "user",
+                "kubeconfig",
+                "server",
+                "token",
+                "as",
+                "as-group",
+                "as-uid",
+                "cache-dir",
+                "certificate-authority",
+                "client-certificate",
+                "client-key",
+                "request-timeout",
+                "tls-server-name",
+                "v",
+            ],
+        )
+        .exact(),
+    ),
+    verbs: &[
+        Verb::destroys(&["delete", "drain"], "deletes or evicts cluster resources"),
+        Verb::judged(&["exec"], kubectl_exec),
     ],
-)
-.exact();
+    ..SUBCOMMANDS
+};
 
-fn kubectl(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
-    let args = invocation.args;
-    let items = options::parse(args, &KUBECTL);
-    let operands = options::operands(&items);
-    let Some(verb) = operands.first() else {
-        return Judgement::not_whitelisted("kubectl");
-    };
-    if verb.may_be(|v| matches!(v, "delete" | "drain")) {
-        return Judgement::destroys(format!(
-            "`kubectl {}` deletes or evicts cluster resources",
-            verb.raw
-        ));
+/// `kubectl exec pod -- cmd ...` runs `cmd` in the pod: judged on its own, one level deeper.
+fn kubectl_exec(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    if let Some(split) = call.args.iter().position(|a| a.text() == Some("--")) {
+        walker.judge(&call.args[split + 1..], call.stdin, call.depth + 1);
     }
-    if verb.text() == Some("exec") {
-        // `kubectl exec pod -- cmd ...` runs cmd in the pod.
-        if let Some(split) = args.iter().position(|a| a.text() == Some("--")) {
-            walker.judge(&args[split + 1..], invocation.stdin, invocation.depth + 1);
-        }
-    }
-    Judgement::not_whitelisted("kubectl")
+    Judgement::not_whitelisted(call.program)
 }
 
-fn terraform(program: &str, args: &[Arg]) -> Judgement {
-    let operands: Vec<&Arg> = args
-        .iter()
-        .filter(|a| a.may_be(|t| !t.starts_with('-')))
-        .collect();
-    let Some(verb) = operands.first() else {
-        return Judgement::not_whitelisted(program);
-    };
-    let destroy_flag = args
+/// Terraform's own options are single-dash words (`-chdir=infra`) that take no separate
+/// value, so the first other word is the subcommand.
+const TERRAFORM: Subcommands = Subcommands {
+    verbs: &[
+        Verb::destroys(&["destroy"], "destroys managed infrastructure"),
+        Verb::judged(&["apply"], terraform_apply),
+    ],
+    ..SUBCOMMANDS
+};
+
+/// `terraform apply -destroy` is `terraform destroy`.
+fn terraform_apply(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let destroy = call
+        .args
         .iter()
         .any(|a| a.may_be(|t| t == "-destroy" || t == "--destroy" || t.starts_with("-destroy=")));
-    if verb.may_be(|v| v == "destroy") || (verb.text() == Some("apply") && destroy_flag) {
-        return Judgement::destroys(format!(
-            "`{program} {}` destroys managed infrastructure",
-            verb.raw
-        ));
+    if destroy {
+        Judgement::destroys(format!(
+            "`{} -destroy` destroys managed infrastructure",
+            call.program
+        ))
+    } else {
+        Judgement::not_whitelisted(call.program)
     }
-    Judgement::not_whitelisted(program)
 }
 
 #[cfg(test)]
@@ -205,6 +224,17 @@ mod tests {
             ("podman rm web", Destructive),
             ("docker compose down -v", Destructive),
             ("docker-compose down --volumes", Destructive),
+            ("docker compose -f prod.yml down -v", Destructive),
+            ("docker compose -f prod.yml down", Unknown),
+            ("docker compose rm -f", Destructive),
+            ("docker $VERB web", Destructive),
+            ("docker container $VERB web", Destructive),
+            ("kubectl $VERB pod x", Destructive),
+            ("kubectl exec web -- rm -rf /srv", Destructive),
+            ("kubectl exec web -- ls", Unknown),
+            ("docker exec -u root web rm -rf /srv", Destructive),
+            ("docker exec web ls", Unknown),
+            ("terraform apply", Unknown),
         ]);
     }
 }

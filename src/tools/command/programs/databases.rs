@@ -8,10 +8,11 @@
 //! the same text would be; the reason says to use `execute_sql`, which the gate reads
 //! statement by statement and runs in a read-only transaction when it is safe.
 
+use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
 use super::{Program, Rule};
 use crate::core::risk::Assessment;
 use crate::core::tools::SqlDialect;
-use crate::tools::command::assess::{Invocation, Judgement, Walker};
+use crate::tools::command::assess::{Invocation, Judgement};
 use crate::tools::command::options::{self, Item, Spec};
 use crate::tools::command::words::Arg;
 use crate::tools::sql::{SqlRules, assess_sql};
@@ -21,12 +22,15 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["psql"], Rule::Judge(|_, call| psql(call))).running_code(),
     Program::new(&["mysql", "mariadb"], Rule::Judge(|_, call| mysql(call))).running_code(),
     Program::new(&["sqlite3"], Rule::Judge(|_, call| sqlite3(call))).running_code(),
-    Program::new(&["redis-cli"], Rule::Judge(redis_cli)).running_code(),
+    Program::new(&["redis-cli"], Rule::Subcommands(&REDIS_CLI)).running_code(),
     Program::new(
         &["dropdb", "dropuser"],
         Rule::Destroys("drops a database or a role on the server"),
     ),
-    Program::new(&["mysqladmin", "mariadb-admin"], Rule::Judge(mysqladmin)),
+    Program::new(
+        &["mysqladmin", "mariadb-admin"],
+        Rule::Subcommands(&MYSQLADMIN),
+    ),
 ];
 
 const PSQL: Spec = Spec::values(
@@ -209,46 +213,38 @@ const REDIS: Spec = Spec::values(
 
 /// `redis-cli [options] [command [args]]`: the command decides. Without one it reads
 /// commands from its input, which the line does not show.
-fn redis_cli(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
-    let items = options::parse(call.args, &REDIS);
-    let operands = options::operands(&items);
-    let Some(command) = operands.first() else {
-        return Judgement::other(
-            "`redis-cli` without a command runs what its input sends, which the line does not show",
-        );
-    };
-    if command.may_be(|c| REDIS_DESTRUCTIVE.contains(&c.to_ascii_lowercase().as_str())) {
-        return Judgement::destroys(format!(
-            "`redis-cli {}` deletes keys, wipes data, runs scripts or changes the server",
-            command.raw
-        ));
-    }
-    Judgement::not_whitelisted(call.program)
-}
+const REDIS_CLI: Subcommands = Subcommands {
+    global: Global::Options(REDIS),
+    verbs: &[Verb::destroys(
+        REDIS_DESTRUCTIVE,
+        "deletes keys, wipes data, runs scripts or changes the server",
+    )],
+    any_case: true,
+    without: Some("without a command runs what its input sends, which the line does not show"),
+    ..SUBCOMMANDS
+};
 
-/// `mysqladmin` commands that drop databases, stop the server or its work, or change it.
-fn mysqladmin(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
-    let items = options::parse(call.args, &MYSQL);
-    let destructive = |c: &str| {
-        let c = c.to_ascii_lowercase();
-        matches!(
-            c.as_str(),
-            "drop" | "shutdown" | "kill" | "password" | "stop-replica"
-        ) || c.starts_with("flush")
-            || c.starts_with("refresh")
-            || c.starts_with("reload")
-    };
-    match options::operands(&items)
-        .into_iter()
-        .find(|c| c.may_be(destructive))
-    {
-        Some(command) => Judgement::destroys(format!(
-            "`{} {}` drops a database or stops or changes the server",
-            call.program, command.raw
-        )),
-        None => Judgement::not_whitelisted(call.program),
-    }
-}
+/// `mysqladmin` commands that drop databases, stop the server or its work, or change it;
+/// one line may give several.
+const MYSQLADMIN: Subcommands = Subcommands {
+    global: Global::Options(MYSQL),
+    verbs: &[Verb::destroys(
+        &[
+            "drop",
+            "shutdown",
+            "kill",
+            "password",
+            "stop-replica",
+            "flush*",
+            "refresh*",
+            "reload*",
+        ],
+        "drops a database or stops or changes the server",
+    )],
+    any_case: true,
+    several: true,
+    ..SUBCOMMANDS
+};
 
 #[cfg(test)]
 mod tests {
@@ -289,6 +285,11 @@ mod tests {
             ("mysqladmin -uroot drop app", Destructive),
             ("mysqladmin shutdown", Destructive),
             ("mysqladmin flush-privileges", Destructive),
+            ("mysqladmin status FLUSH-LOGS", Destructive),
+            ("mysqladmin -u drop status", Unknown),
+            ("mysqladmin $CMD", Destructive),
+            ("redis-cli", Unknown),
+            ("redis-cli $CMD key", Destructive),
         ]);
     }
 }

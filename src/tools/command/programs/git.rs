@@ -5,16 +5,201 @@
 //! (`--forc`), `+refspec` and `:ref` pushes. A subcommand or argument only known when the
 //! line runs may be a destructive form, so it counts as one.
 //!
+//! Each subcommand is a row of one table ([`GIT`], the shape of `subcommands.rs`), its
+//! destroying and reading forms judged together.
+//!
 //! Operands of read-only subcommands are checked as paths; revisions such as `HEAD~3` or
 //! `main..feature` pass that check because they are relative names inside the workspace.
 
+use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb, verb};
+use super::table::{Effect, Operands, Refusal, TABLE, Table};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
 use crate::tools::command::options::{self, Item, Spec};
 use crate::tools::command::words::Arg;
 
 /// `git`, every subcommand.
-pub(super) const PROGRAMS: &[Program] = &[Program::new(&["git"], Rule::Judge(judge))];
+pub(super) const PROGRAMS: &[Program] = &[Program::new(&["git"], Rule::Subcommands(&GIT))];
+
+/// Every subcommand with a row: the destroying ones first (a subcommand only known when the
+/// line runs counts as the first), then the reading ones. Any other is not read-only.
+const GIT: Subcommands = Subcommands {
+    global: Global::Reader(globals),
+    verbs: &[
+        Verb::judged(&["push"], push),
+        Verb::judged(&["reset"], |_, call| {
+            destroys_with(call, &[], &["hard"], "discards uncommitted changes")
+        }),
+        Verb::judged(&["clean"], |_, call| {
+            destroys_with(call, &['f'], &["force"], "deletes untracked files")
+        }),
+        Verb::judged(&["branch"], branch),
+        Verb::judged(&["tag"], tag),
+        Verb::judged(&["update-ref"], |_, call| {
+            destroys_with(call, &['d'], &["delete"], "deletes a ref")
+        }),
+        Verb::judged(&["reflog"], reflog),
+        Verb::judged(&["gc"], |_, call| {
+            destroys_with(
+                call,
+                &[],
+                &["prune"],
+                "deletes unreachable commits for good",
+            )
+        }),
+        Verb::destroys(&["prune"], "deletes unreachable commits for good"),
+        Verb::destroys(
+            &["filter-branch", "filter-repo"],
+            "rewrites the whole history of the repository",
+        ),
+        Verb::judged(&["switch"], switch),
+        Verb::judged(&["checkout"], |walker, call| {
+            match checkout(walker, call.args) {
+                Some(reason) => Judgement::destroys(reason),
+                None => Judgement::not_whitelisted(call.program),
+            }
+        }),
+        Verb::destroys(
+            &["restore"],
+            "overwrites files with their committed content, discarding changes",
+        ),
+        Verb::destroys(&["rm"], "deletes files"),
+        Verb::judged(&["stash"], stash),
+        Verb::judged(&["worktree"], worktree),
+        Verb::judged(
+            &["log", "show", "diff", "whatchanged", "shortlog"],
+            |w, call| {
+                let name = verb(call);
+                reading(|j| diff_family(w, name, call.args, j, name != "shortlog"))
+            },
+        ),
+        Verb::reads(&["status"], &STATUS),
+        Verb::judged(
+            &[
+                "rev-parse",
+                "rev-list",
+                "describe",
+                "show-ref",
+                "for-each-ref",
+                "ls-tree",
+                "merge-base",
+                "name-rev",
+                "version",
+                "count-objects",
+            ],
+            |w, call| reading(|j| revisions(w, verb(call), call.args, j)),
+        ),
+        Verb::reads(&["ls-files"], &LS_FILES),
+        Verb::reads(&["blame", "annotate"], &BLAME),
+        Verb::reads(&["cat-file"], &CAT_FILE),
+        Verb::reads(&["grep"], &GREP),
+        Verb::judged(&["remote"], |_, call| {
+            let listing = call
+                .args
+                .iter()
+                .all(|a| matches!(a.text(), Some("-v" | "--verbose")));
+            reading(|j| {
+                if !listing {
+                    j.unknown("only `git remote` and `git remote -v` are whitelisted");
+                }
+            })
+        }),
+        Verb::judged(&["config"], |w, call| {
+            reading(|j| config(w, call.args, j, call.depth))
+        }),
+    ],
+    without: Some("without a subcommand is not a read-only git command"),
+    ..SUBCOMMANDS
+};
+
+const STATUS: Table = Table {
+    spec: Spec::values("", &["ignore-submodules", "column", "find-renames"]).optional("uM"),
+    ..TABLE
+};
+
+/// `--exclude-from` names a file.
+const LS_FILES: Table = Table {
+    spec: Spec::values(
+        "xX",
+        &[
+            "exclude",
+            "exclude-from",
+            "exclude-per-directory",
+            "format",
+            "with-tree",
+        ],
+    ),
+    path_options: &["X", "exclude-from"],
+    ..TABLE
+};
+
+const BLAME: Table = Table {
+    spec: Spec::values(
+        "LS",
+        &["contents", "ignore-rev", "ignore-revs-file", "date"],
+    ),
+    path_options: &["S", "contents", "ignore-revs-file"],
+    refused: &[Refusal {
+        options: &["textconv"],
+        effect: Effect::Unsafe,
+        what: "runs text conversion programs",
+    }],
+    ..TABLE
+};
+
+const CAT_FILE: Table = Table {
+    spec: Spec::values("", &["path"]),
+    refused: &[Refusal {
+        options: &["textconv", "filters"],
+        effect: Effect::Unsafe,
+        what: "runs conversion programs",
+    }],
+    ..TABLE
+};
+
+/// The first operand is the pattern unless `-e`/`-f` gives it.
+const GREP: Table = Table {
+    spec: Spec::values(
+        "efABCm",
+        &[
+            "max-depth",
+            "threads",
+            "max-count",
+            "context",
+            "after-context",
+            "before-context",
+        ],
+    )
+    .optional("O"),
+    operands: Operands::PatternThenPaths(&["e", "f"]),
+    path_options: &["f"],
+    refused: &[Refusal {
+        options: &["O", "open-files-in-pager"],
+        effect: Effect::Unsafe,
+        what: "opens the files in a pager program",
+    }],
+    ..TABLE
+};
+
+/// A read-only subcommand: `rule` adds what its words make unsafe.
+fn reading(rule: impl FnOnce(&mut Judgement)) -> Judgement {
+    let mut judgement = Judgement::whitelisted();
+    rule(&mut judgement);
+    judgement
+}
+
+/// Destructive with one of the options, otherwise not read-only.
+fn destroys_with(call: &Invocation<'_>, short: &[char], long: &[&str], what: &str) -> Judgement {
+    if has(call.args, short, long) {
+        let option = long.first().map_or_else(
+            || format!("-{}", short.first().copied().unwrap_or('?')),
+            |l| format!("--{l}"),
+        );
+        Judgement::destroys(format!("`{} {option}` {what}", call.program))
+    } else {
+        Judgement::not_whitelisted(call.program)
+    }
+}
 
 /// Configuration keys whose value is a command git runs.
 fn runs_program(key: &str) -> bool {
@@ -43,11 +228,16 @@ fn runs_program(key: &str) -> bool {
     key.starts_with("pager.") || SUFFIXES.iter().any(|suffix| key.ends_with(suffix))
 }
 
-fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+/// The options before the subcommand: `-C dir` is checked as a path, `-c key=value` judged
+/// for the program it may make git run, the rest refused unless known to be harmless.
+/// Returns where the subcommand is.
+fn globals(
+    walker: &mut Walker<'_>,
+    invocation: &Invocation<'_>,
+    judgement: &mut Judgement,
+) -> usize {
     let args = invocation.args;
-    let mut judgement = Judgement::whitelisted();
     let mut index = 0;
-    // Global options, up to the subcommand.
     while let Some(arg) = args.get(index) {
         let Some(text) = arg.text() else { break };
         if !text.starts_with('-') {
@@ -57,14 +247,14 @@ fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         match text {
             "-C" => {
                 match args.get(index).and_then(Arg::text) {
-                    Some(dir) => walker.check_path(&mut judgement, "git -C", dir),
+                    Some(dir) => walker.check_path(judgement, "git -C", dir),
                     None => judgement
                         .unknown("`git -C` is given a directory only known when the line runs"),
                 }
                 index += 1;
             }
             "-c" => {
-                config_override(walker, &mut judgement, args.get(index), invocation.depth);
+                config_override(walker, judgement, args.get(index), invocation.depth);
                 index += 1;
             }
             "--config-env" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path"
@@ -73,45 +263,22 @@ fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
                 if takes_value {
                     index += 1;
                 }
-                global_refusal(&mut judgement, text);
+                global_refusal(judgement, text);
             }
             _ if text.starts_with("-c") => {
                 let value = Arg {
                     value: Some(text[2..].to_owned()),
                     ..arg.clone()
                 };
-                config_override(walker, &mut judgement, Some(&value), invocation.depth);
+                config_override(walker, judgement, Some(&value), invocation.depth);
             }
             _ if text.starts_with("-C") => {
-                walker.check_path(&mut judgement, "git -C", &text[2..]);
+                walker.check_path(judgement, "git -C", &text[2..]);
             }
-            _ => global_refusal(&mut judgement, text),
+            _ => global_refusal(judgement, text),
         }
     }
-    let Some(subcommand) = args.get(index) else {
-        judgement.unknown("`git` without a subcommand is not a read-only git command");
-        return judgement;
-    };
-    let rest = &args[index + 1..];
-    let Some(name) = subcommand.text() else {
-        judgement.destructive(format!(
-            "`git {}` could be any git command, `push --force` included, when the line runs",
-            subcommand.raw
-        ));
-        return judgement;
-    };
-    if let Some(reason) = destructive(walker, name, rest) {
-        judgement.destructive(reason);
-        return judgement;
-    }
-    match read_only(walker, name, rest, &mut judgement, invocation.depth) {
-        true => judgement,
-        false => {
-            judgement.whitelisted = false;
-            judgement.unknown(format!("`git {name}` is not a read-only git command"));
-            judgement
-        }
-    }
+    index
 }
 
 fn global_refusal(judgement: &mut Judgement, option: &str) {
@@ -207,88 +374,134 @@ fn plain_operands(args: &[Arg]) -> impl Iterator<Item = &Arg> {
     })
 }
 
-fn destructive(walker: &Walker<'_>, name: &str, args: &[Arg]) -> Option<String> {
-    match name {
-        "push" => {
-            if has(
-                args,
-                &['f', 'd'],
-                &["force", "force-with-lease", "mirror", "delete", "prune"],
-            ) {
-                return Some("`git push` with --force, --mirror, --delete or --prune rewrites or deletes remote branches".to_owned());
-            }
-            let refspec = plain_operands(args)
-                .skip(1)
-                .find(|a| a.may_be(|t| t.starts_with('+') || t.starts_with(':')))?;
-            Some(format!(
-                "`git push ... {}` force-pushes or deletes a remote branch",
-                refspec.raw
-            ))
-        }
-        "reset" if has(args, &[], &["hard"]) => {
-            Some("`git reset --hard` discards uncommitted changes".to_owned())
-        }
-        "clean" if has(args, &['f'], &["force"]) => {
-            Some("`git clean -f` deletes untracked files".to_owned())
-        }
-        "branch" => {
-            let force_delete = has(args, &['D'], &[])
-                || (has(args, &['d'], &["delete"]) && has(args, &['f'], &["force"]));
-            if force_delete {
-                return Some(
-                    "`git branch -D` deletes a branch even if it is not merged".to_owned(),
-                );
-            }
-            has(args, &['M', 'C'], &[]).then(|| {
-                "`git branch -M`/`-C` replaces an existing branch of the new name".to_owned()
-            })
-        }
-        "tag" if has(args, &['d', 'f'], &["delete", "force"]) => {
-            Some("`git tag -d`/`-f` deletes or replaces a tag".to_owned())
-        }
-        "update-ref" if has(args, &['d'], &["delete"]) => {
-            Some("`git update-ref -d` deletes a ref".to_owned())
-        }
-        "reflog" => {
-            let verb = plain_operands(args).next()?;
-            verb.may_be(|v| matches!(v, "expire" | "delete")).then(|| {
-                format!(
-                    "`git reflog {}` drops the history that recovers lost commits",
-                    verb.raw
-                )
-            })
-        }
-        "gc" if has(args, &[], &["prune"]) => {
-            Some("`git gc --prune` deletes unreachable commits for good".to_owned())
-        }
-        "prune" => Some("`git prune` deletes unreachable commits for good".to_owned()),
-        "filter-branch" | "filter-repo" => Some(format!(
-            "`git {name}` rewrites the whole history of the repository"
+/// `git push` with `--force`, `--mirror`, `--delete` or `--prune`, or a `+refspec` or
+/// `:ref`, rewrites or deletes remote branches.
+fn push(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let args = call.args;
+    if has(
+        args,
+        &['f', 'd'],
+        &["force", "force-with-lease", "mirror", "delete", "prune"],
+    ) {
+        return Judgement::destroys(
+            "`git push` with --force, --mirror, --delete or --prune rewrites or deletes remote branches",
+        );
+    }
+    match plain_operands(args)
+        .skip(1)
+        .find(|a| a.may_be(|t| t.starts_with('+') || t.starts_with(':')))
+    {
+        Some(refspec) => Judgement::destroys(format!(
+            "`git push ... {}` force-pushes or deletes a remote branch",
+            refspec.raw
         )),
-        "switch" if has(args, &['C'], &["force-create"]) => {
-            Some("`git switch -C` resets an existing branch".to_owned())
+        None => Judgement::not_whitelisted(call.program),
+    }
+}
+
+/// `git branch -D` (or `-d --force`) and `-M`/`-C` destroy; otherwise only listing reads.
+fn branch(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let args = call.args;
+    let force_delete =
+        has(args, &['D'], &[]) || (has(args, &['d'], &["delete"]) && has(args, &['f'], &["force"]));
+    if force_delete {
+        return Judgement::destroys("`git branch -D` deletes a branch even if it is not merged");
+    }
+    if has(args, &['M', 'C'], &[]) {
+        return Judgement::destroys(
+            "`git branch -M`/`-C` replaces an existing branch of the new name",
+        );
+    }
+    reading(|j| {
+        listing(
+            walker,
+            "branch",
+            args,
+            j,
+            &['a', 'r', 'v', 'l', 'i', 'q'],
+            BRANCH_LISTING,
+        )
+    })
+}
+
+/// `git tag -d`/`-f` destroy; otherwise only listing reads.
+fn tag(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    if has(call.args, &['d', 'f'], &["delete", "force"]) {
+        return Judgement::destroys("`git tag -d`/`-f` deletes or replaces a tag");
+    }
+    reading(|j| listing(walker, "tag", call.args, j, &['l', 'n', 'i'], TAG_LISTING))
+}
+
+/// `git reflog expire|delete` drop history; `git reflog [show] [options]` reads.
+fn reflog(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let args = call.args;
+    if let Some(verb) = plain_operands(args).next()
+        && verb.may_be(|v| matches!(v, "expire" | "delete"))
+    {
+        return Judgement::destroys(format!(
+            "`git reflog {}` drops the history that recovers lost commits",
+            verb.raw
+        ));
+    }
+    match args.first().and_then(Arg::text) {
+        None => Judgement::whitelisted(),
+        Some("show") => reading(|j| diff_family(walker, "reflog show", &args[1..], j, true)),
+        Some(text) if text.starts_with('-') => {
+            reading(|j| diff_family(walker, "reflog", args, j, true))
         }
-        "checkout" => checkout(walker, args),
-        "switch" if has(args, &['f'], &["force", "discard-changes"]) => {
-            Some("`git switch --force` discards uncommitted changes".to_owned())
-        }
-        "restore" => Some(
-            "`git restore` overwrites files with their committed content, discarding changes"
-                .to_owned(),
-        ),
-        "rm" => Some("`git rm` deletes files".to_owned()),
-        "stash" => {
-            let verb = plain_operands(args).next()?;
-            verb.may_be(|v| matches!(v, "drop" | "clear"))
-                .then(|| format!("`git stash {}` deletes stashed changes", verb.raw))
-        }
-        "worktree" => {
-            let verb = plain_operands(args).next()?;
-            (verb.may_be(|v| v == "remove") && has(args, &['f'], &["force"])).then(|| {
-                "`git worktree remove --force` deletes a worktree with its changes".to_owned()
-            })
-        }
-        _ => None,
+        _ => Judgement::not_whitelisted(call.program),
+    }
+}
+
+/// `git switch -C` resets a branch and `--force` discards changes.
+fn switch(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    if has(call.args, &['C'], &["force-create"]) {
+        return Judgement::destroys("`git switch -C` resets an existing branch");
+    }
+    if has(call.args, &['f'], &["force", "discard-changes"]) {
+        return Judgement::destroys("`git switch --force` discards uncommitted changes");
+    }
+    Judgement::not_whitelisted(call.program)
+}
+
+/// `git stash drop|clear` delete stashes; `list` and `show` read.
+fn stash(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let args = call.args;
+    let Some(verb) = plain_operands(args).next() else {
+        return Judgement::not_whitelisted(call.program);
+    };
+    if verb.may_be(|v| matches!(v, "drop" | "clear")) {
+        return Judgement::destroys(format!("`git stash {}` deletes stashed changes", verb.raw));
+    }
+    match verb.text() {
+        Some("list") => reading(|j| diff_family(walker, "stash list", &args[1..], j, true)),
+        Some("show") => reading(|j| diff_family(walker, "stash show", &args[1..], j, true)),
+        _ => Judgement::not_whitelisted(call.program),
+    }
+}
+
+/// `git worktree remove --force` deletes a worktree with its changes; `list` reads.
+fn worktree(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let args = call.args;
+    if let Some(verb) = plain_operands(args).next()
+        && verb.may_be(|v| v == "remove")
+        && has(args, &['f'], &["force"])
+    {
+        return Judgement::destroys(
+            "`git worktree remove --force` deletes a worktree with its changes",
+        );
+    }
+    let listing_only = args.first().and_then(Arg::text) == Some("list")
+        && args[1..].iter().all(|a| {
+            matches!(
+                a.text(),
+                Some("--porcelain" | "-v" | "--verbose" | "-z" | "--expire")
+            ) || a.text().is_some_and(|t| !t.starts_with('-'))
+        });
+    if listing_only {
+        Judgement::whitelisted()
+    } else {
+        Judgement::not_whitelisted(call.program)
     }
 }
 
@@ -418,91 +631,6 @@ const TAG_LISTING: &[&str] = &[
     "omit-empty",
 ];
 
-/// Applies the whitelist rules of a read-only subcommand; `false` when `name` is not one.
-fn read_only(
-    walker: &mut Walker<'_>,
-    name: &str,
-    args: &[Arg],
-    judgement: &mut Judgement,
-    depth: usize,
-) -> bool {
-    match name {
-        "log" | "show" | "diff" | "whatchanged" | "shortlog" => {
-            diff_family(walker, name, args, judgement, name != "shortlog");
-        }
-        "status" => {
-            let spec =
-                Spec::values("", &["ignore-submodules", "column", "find-renames"]).optional("uM");
-            operands_as_paths(
-                walker,
-                "git status",
-                &options::parse(args, &spec),
-                judgement,
-            );
-        }
-        "rev-parse" | "rev-list" | "describe" | "show-ref" | "for-each-ref" | "ls-tree"
-        | "merge-base" | "name-rev" | "version" | "count-objects" => {
-            revisions(walker, name, args, judgement)
-        }
-        "ls-files" => ls_files(walker, args, judgement),
-        "blame" | "annotate" => blame(walker, args, judgement),
-        "cat-file" => cat_file(walker, args, judgement),
-        "grep" => grep(walker, args, judgement),
-        "branch" => listing(
-            walker,
-            "branch",
-            args,
-            judgement,
-            &['a', 'r', 'v', 'l', 'i', 'q'],
-            BRANCH_LISTING,
-        ),
-        "tag" => listing(
-            walker,
-            "tag",
-            args,
-            judgement,
-            &['l', 'n', 'i'],
-            TAG_LISTING,
-        ),
-        "remote" => {
-            if !args
-                .iter()
-                .all(|a| matches!(a.text(), Some("-v" | "--verbose")))
-            {
-                judgement.unknown("only `git remote` and `git remote -v` are whitelisted");
-            }
-        }
-        "config" => config(walker, args, judgement, depth),
-        "stash" => match plain_operands(args).next().and_then(Arg::text) {
-            Some("list") => diff_family(walker, "stash list", &args[1..], judgement, true),
-            Some("show") => diff_family(walker, "stash show", &args[1..], judgement, true),
-            _ => return false,
-        },
-        "reflog" => match args.first().and_then(Arg::text) {
-            None => {}
-            Some("show") => diff_family(walker, "reflog show", &args[1..], judgement, true),
-            Some(text) if text.starts_with('-') => {
-                diff_family(walker, "reflog", args, judgement, true)
-            }
-            _ => return false,
-        },
-        "worktree" => {
-            let listing_only = args.first().and_then(Arg::text) == Some("list")
-                && args[1..].iter().all(|a| {
-                    matches!(
-                        a.text(),
-                        Some("--porcelain" | "-v" | "--verbose" | "-z" | "--expire")
-                    ) || a.text().is_some_and(|t| !t.starts_with('-'))
-                });
-            if !listing_only {
-                return false;
-            }
-        }
-        _ => return false,
-    }
-    true
-}
-
 /// `git rev-parse`, `rev-list`, `describe` and the other plumbing that names objects and refs.
 fn revisions(walker: &mut Walker<'_>, name: &str, args: &[Arg], judgement: &mut Judgement) {
     let spec = Spec::values(
@@ -524,99 +652,6 @@ fn revisions(walker: &mut Walker<'_>, name: &str, args: &[Arg], judgement: &mut 
     );
     let items = options::parse(args, &spec);
     operands_as_paths(walker, &format!("git {name}"), &items, judgement);
-}
-
-/// `git ls-files`; `--exclude-from` names a file.
-fn ls_files(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement) {
-    let spec = Spec::values(
-        "xX",
-        &[
-            "exclude",
-            "exclude-from",
-            "exclude-per-directory",
-            "format",
-            "with-tree",
-        ],
-    );
-    let items = options::parse(args, &spec);
-    for item in &items {
-        if item.named(&["X", "exclude-from"], true) {
-            value_as_path(walker, "git ls-files", item, judgement);
-        }
-    }
-    operands_as_paths(walker, "git ls-files", &items, judgement);
-}
-
-/// `git blame`/`annotate`; `--textconv` runs conversion programs.
-fn blame(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement) {
-    let spec = Spec::values(
-        "LS",
-        &["contents", "ignore-rev", "ignore-revs-file", "date"],
-    );
-    let items = options::parse(args, &spec);
-    for item in &items {
-        if item.named(&["textconv"], true) {
-            judgement.unknown("`git blame --textconv` runs text conversion programs");
-        }
-        if item.named(&["S", "contents", "ignore-revs-file"], true) {
-            value_as_path(walker, "git blame", item, judgement);
-        }
-    }
-    operands_as_paths(walker, "git blame", &items, judgement);
-}
-
-/// `git cat-file`; `--textconv` and `--filters` run conversion programs.
-fn cat_file(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement) {
-    let items = options::parse(args, &Spec::values("", &["path"]));
-    for item in &items {
-        if item.named(&["textconv", "filters"], true) {
-            judgement.unknown(format!(
-                "`git cat-file {}` runs conversion programs",
-                item.shown()
-            ));
-        }
-    }
-    operands_as_paths(walker, "git cat-file", &items, judgement);
-}
-
-/// `git grep`: the first operand is the pattern unless `-e`/`-f` gives it; `-O` opens a pager.
-fn grep(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement) {
-    let spec = Spec::values(
-        "efABCm",
-        &[
-            "max-depth",
-            "threads",
-            "max-count",
-            "context",
-            "after-context",
-            "before-context",
-        ],
-    )
-    .optional("O");
-    let items = options::parse(args, &spec);
-    let mut pattern_given = false;
-    for item in &items {
-        if item.named(&["O", "open-files-in-pager"], true) {
-            judgement.unknown("`git grep -O` opens the files in a pager program");
-        }
-        if item.named(&["e", "f"], true) {
-            pattern_given = true;
-        }
-        if item.named(&["f"], true) {
-            value_as_path(walker, "git grep", item, judgement);
-        }
-    }
-    let operands = options::operands(&items);
-    let paths = if pattern_given {
-        &operands[..]
-    } else {
-        operands.get(1..).unwrap_or_default()
-    };
-    for word in paths {
-        if let Some(text) = word.text() {
-            walker.check_path(judgement, "git grep", text);
-        }
-    }
 }
 
 fn diff_family(
@@ -807,9 +842,25 @@ fn operands_as_paths(
 mod tests {
     #[test]
     fn git_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("git status -uno src", Safe),
+            ("git ls-files -X .gitignore src", Safe),
+            ("git ls-files --exclude-from=/etc/passwd", Unknown),
+            ("git annotate README.md", Safe),
+            ("git blame --textconv README.md", Unknown),
+            ("git cat-file -p HEAD:README.md", Safe),
+            ("git cat-file --filters HEAD:README.md", Unknown),
+            ("git grep -n TODO src", Safe),
+            ("git grep -f /etc/patterns", Unknown),
+            ("git grep TODO /etc", Unknown),
+            ("git log --oneline -n 5", Safe),
+            ("git stash list", Safe),
+            ("git worktree list", Safe),
+            ("git reflog", Safe),
+            ("git $VERB", Destructive),
+            ("git -C src $VERB", Destructive),
             ("git branch new-branch", Unknown),
             ("git branch -m old new", Unknown),
             ("git tag v1.0", Unknown),

@@ -19,7 +19,9 @@
 //! - [`wrappers`] — `sudo`, `env`, `timeout`, `nohup`, ... and `xargs`, `watch`, `at`.
 //! - [`shells`] — `sh`/`bash`/..., `eval`, `source`, `trap`, `alias`, `export`, `cd`.
 //! - [`interpreters`] — `python`, `perl`, `ruby`, `node`, `php`, `lua`.
-//! - [`table`] — the one table shape for flags and operands that read-only programs use.
+//! - [`table`] — the one table shape for flags and operands that read-only programs use;
+//!   [`subcommands`] — the one table shape for programs with subcommands (`git`, `kubectl`,
+//!   `systemctl`, `docker`, `redis-cli`, ...), a row per subcommand.
 
 mod awk;
 mod containers;
@@ -33,6 +35,7 @@ mod remote;
 mod search;
 mod sed;
 mod shells;
+mod subcommands;
 mod system;
 mod table;
 mod tar;
@@ -57,7 +60,9 @@ enum Rule {
     Destroys(&'static str),
     /// Runs the command given as its operands after its own options (`sudo`, `timeout`).
     Wraps(&'static wrappers::Wrapper),
-    /// A rule of its own, for programs with subcommands, scripts or forms that decide.
+    /// Its first operand is a subcommand, each with a row of its own (`git`, `kubectl`).
+    Subcommands(&'static subcommands::Subcommands),
+    /// A rule of its own, for programs with scripts or forms that decide (`sed`, `find`).
     Judge(Judge),
 }
 
@@ -138,6 +143,7 @@ pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Jud
         Rule::Table(row) => table::judge(walker, invocation, row),
         Rule::Destroys(what) => Judgement::destroys(format!("`{program}` {what}")),
         Rule::Wraps(wrapper) => wrappers::wrapped(walker, invocation, wrapper),
+        Rule::Subcommands(table) => subcommands::judge(walker, invocation, table),
         Rule::Judge(judge) => judge(walker, invocation),
     }
 }

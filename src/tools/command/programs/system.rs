@@ -1,9 +1,10 @@
 //! The machine itself: disks and file systems, power, processes, accounts, services and
 //! scheduled jobs, the host name. Most are destructive whatever their arguments
-//! ([`Rule::Destroys`]); `fuser -k`, `crontab -r`, `systemctl stop` and `service x stop`
+//! ([`Rule::Destroys`]); `fuser -k`, `crontab -r`, `systemctl stop` (a subcommand row) and `service x stop`
 //! only in those forms, and a word only known when the line runs may be that form, so it
 //! counts as one. `hostname` prints the name unless it is given one to set.
 
+use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement};
 use crate::tools::command::options::{self, Item, Spec};
@@ -48,7 +49,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     ),
     Program::new(&["fuser"], Rule::Judge(|_, call| fuser(call.args))),
     Program::new(&["crontab"], Rule::Judge(|_, call| crontab(call.args))),
-    Program::new(&["systemctl"], Rule::Judge(|_, call| systemctl(call.args))),
+    Program::new(&["systemctl"], Rule::Subcommands(&SYSTEMCTL)),
     Program::new(&["service"], Rule::Judge(|_, call| service(call.args))),
     Program::new(&["hostname"], Rule::Judge(|_, call| hostname_rule(call))),
 ];
@@ -81,7 +82,7 @@ fn crontab(args: &[Arg]) -> Judgement {
     }
 }
 
-const SYSTEMCTL: Spec = Spec::values(
+const SYSTEMCTL_OPTIONS: Spec = Spec::values(
     "tspPHMon",
     &[
         "type",
@@ -110,38 +111,37 @@ const SYSTEMCTL: Spec = Spec::values(
     ],
 );
 
-fn systemctl(args: &[Arg]) -> Judgement {
-    const STOPPING: &[&str] = &[
-        "stop",
-        "kill",
-        "disable",
-        "mask",
-        "poweroff",
-        "reboot",
-        "halt",
-        "kexec",
-        "suspend",
-        "hibernate",
-        "hybrid-sleep",
-        "suspend-then-hibernate",
-        "soft-reboot",
-        "rescue",
-        "emergency",
-        "isolate",
-        "default",
-        "exit",
-        "switch-root",
-        "clean",
-    ];
-    let items = options::parse(args, &SYSTEMCTL);
-    match options::operands(&items).first() {
-        Some(verb) if verb.may_be(|v| STOPPING.contains(&v)) => Judgement::destroys(format!(
-            "`systemctl {}` stops, disables or powers off services or the machine",
-            verb.raw
-        )),
-        _ => Judgement::not_whitelisted("systemctl"),
-    }
-}
+/// `systemctl`: the subcommands that stop, disable or power off; any other is not
+/// read-only.
+const SYSTEMCTL: Subcommands = Subcommands {
+    global: Global::Options(SYSTEMCTL_OPTIONS),
+    verbs: &[Verb::destroys(
+        &[
+            "stop",
+            "kill",
+            "disable",
+            "mask",
+            "poweroff",
+            "reboot",
+            "halt",
+            "kexec",
+            "suspend",
+            "hibernate",
+            "hybrid-sleep",
+            "suspend-then-hibernate",
+            "soft-reboot",
+            "rescue",
+            "emergency",
+            "isolate",
+            "default",
+            "exit",
+            "switch-root",
+            "clean",
+        ],
+        "stops, disables or powers off services or the machine",
+    )],
+    ..SUBCOMMANDS
+};
 
 fn service(args: &[Arg]) -> Judgement {
     match args.get(1) {
