@@ -18,7 +18,8 @@ use riskgate::core::ports::{
 };
 use riskgate::core::risk::Assessment;
 use riskgate::core::tools::{
-    Approval, AssessContext, BoxFuture, RiskAssessor, RiskGate, Tool, ToolError, ToolOutput,
+    Approval, AssessContext, BoxFuture, Reading, RiskAssessor, RiskGate, Tool, ToolError,
+    ToolOutput,
 };
 use riskgate::store::MemoryStore;
 use serde_json::{Map, Value, json};
@@ -99,6 +100,8 @@ impl ApprovalSurface for Approvals {
 #[derive(Default)]
 struct Spy {
     runs: Mutex<Vec<Map<String, Value>>>,
+    /// What each run was handed of the gate's reading (the value it read), if anything.
+    readings: Mutex<Vec<Option<String>>>,
 }
 
 impl RiskAssessor for Spy {
@@ -108,6 +111,16 @@ impl RiskAssessor for Spy {
             Some("wipe") => Assessment::Destructive("a destructive spy call".into()),
             _ => Assessment::Unknown("an unknown spy call".into()),
         }
+    }
+
+    fn assess_reading(
+        &self,
+        arguments: &Map<String, Value>,
+        ctx: &AssessContext,
+    ) -> (Assessment, Option<Reading>) {
+        let value = arguments.get("value").and_then(Value::as_str);
+        let read = value.map(|v| Reading::new(format!("read {v}")));
+        (self.assess(arguments, ctx), read)
     }
 }
 
@@ -127,7 +140,17 @@ impl Tool for Spy {
         arguments: &'a Map<String, Value>,
         approval: &'a Approval,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        self.execute_read(arguments, approval, None)
+    }
+    fn execute_read<'a>(
+        &'a self,
+        arguments: &'a Map<String, Value>,
+        approval: &'a Approval,
+        reading: Option<&'a Reading>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         self.runs.lock().expect("runs").push(arguments.clone());
+        let read = reading.and_then(Reading::get::<String>).cloned();
+        self.readings.lock().expect("readings").push(read);
         let confirmed = approval.is_confirmed();
         Box::pin(async move {
             Ok(ToolOutput {
@@ -243,6 +266,11 @@ async fn an_auto_run_call_then_a_reply() {
                 .expect("object")
         ]
     );
+    assert_eq!(
+        h.spy.readings.lock().expect("readings").as_slice(),
+        [Some("read safe".to_owned())],
+        "what ran is what the gate read"
+    );
     let requests = fake.requests().await;
     assert_eq!(requests.len(), 2);
     for request in &requests {
@@ -319,6 +347,11 @@ async fn a_confirmed_call_runs_with_the_exact_arguments() {
     assert_eq!(
         h.spy.runs.lock().expect("runs").as_slice(),
         [seen[0].arguments.clone()]
+    );
+    assert_eq!(
+        h.spy.readings.lock().expect("readings").as_slice(),
+        [Some("read maybe".to_owned())],
+        "the executor got the gate's reading of the arguments it ran"
     );
     let requests = fake.requests().await;
     assert!(

@@ -627,3 +627,57 @@ async fn without_a_click_cd_and_input_stay_inside_the_workspace() {
     let parent = t.root.parent().expect("parent");
     assert_eq!(out, format!("{}\n", parent.display()));
 }
+
+/// What runs is what was judged: given the gate's reading of a line, the tool runs the plan
+/// in it, not a fresh reading of the text; a reading of another line is not used.
+#[tokio::test]
+async fn the_plan_the_gate_read_is_the_plan_that_runs() {
+    use riskgate::core::tools::{AssessContext, Reading, RiskAssessor};
+    use riskgate::tools::command::{LinePlan, plan_line};
+
+    let t = tool();
+    // The output's stdout section (the text starts with the line as given).
+    let stdout = |output: ToolOutput| {
+        let text = output.text;
+        let (_, rest) = text.split_once("stdout:\n").expect("a stdout section");
+        rest.lines().next().unwrap_or_default().to_owned()
+    };
+    let read = |line: &str| {
+        let (assessment, reading) = t
+            .tool
+            .assess_reading(&arguments(line), &AssessContext::default());
+        assert!(
+            matches!(assessment, riskgate::core::risk::Assessment::Safe(_)),
+            "{line}: {assessment:?}"
+        );
+        reading.expect("the command tool leaves its reading")
+    };
+
+    let judged = read("echo judged");
+    let ran = t
+        .tool
+        .execute_read(&arguments("echo judged"), &Approval::Auto, Some(&judged))
+        .await
+        .expect("runs");
+    assert_eq!(stdout(ran), "judged");
+
+    // A reading whose plan differs from a fresh reading of its line: its plan runs.
+    let carried = Reading::new(LinePlan {
+        line: "echo typed".to_owned(),
+        plan: plan_line("echo carried"),
+    });
+    let ran = t
+        .tool
+        .execute_read(&arguments("echo typed"), &Approval::Auto, Some(&carried))
+        .await
+        .expect("runs");
+    assert_eq!(stdout(ran), "carried");
+
+    // The reading of another line is not this line's: the line is read again.
+    let ran = t
+        .tool
+        .execute_read(&arguments("echo own"), &Approval::Auto, Some(&judged))
+        .await
+        .expect("runs");
+    assert_eq!(stdout(ran), "own");
+}

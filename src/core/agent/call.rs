@@ -26,7 +26,7 @@ use crate::core::ports::{
 use crate::core::risk::{ChannelMode, Decision, DecisionSource, RiskDecision};
 use crate::core::rules::{ALLOW_SIMILAR_NOTE, ChannelRule};
 use crate::core::tools::{
-    Approval, Attachment, ERROR_SUMMARY_CHARS, GatedCall, ToolCall, canonical_json,
+    Approval, Attachment, ERROR_SUMMARY_CHARS, GatedCall, Reading, ToolCall, canonical_json,
 };
 
 /// Where the run stands, as JSON, for an approval that may be answered after a restart;
@@ -99,8 +99,14 @@ impl Agent {
                 }
             }
         };
+        // What runs is what was judged: the gate's reading, unless the stored arguments that
+        // run differ from the ones it read.
+        let reading = gated
+            .reading
+            .as_ref()
+            .filter(|_| arguments == gated.arguments);
         let result = self
-            .execute(channel, call, &approval, &arguments, timer)
+            .execute(channel, call, &approval, &arguments, reading, timer)
             .await;
         (result, audit)
     }
@@ -482,6 +488,7 @@ impl Agent {
         call: &ParsedCall,
         approval: &Approval,
         arguments: &Map<String, Value>,
+        reading: Option<&Reading>,
         timer: &RunTimer,
     ) -> CallResult {
         let Some(tool) = self.gate.registry().get(&call.tool) else {
@@ -506,8 +513,11 @@ impl Agent {
                 json!({}),
             );
         }
-        let executed =
-            tokio::time::timeout(timer.remaining(), tool.execute(arguments, approval)).await;
+        let executed = tokio::time::timeout(
+            timer.remaining(),
+            tool.execute_read(arguments, approval, reading),
+        )
+        .await;
         let ran = match executed {
             Ok(Ok(output)) => Ran {
                 ok: true,

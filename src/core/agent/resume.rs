@@ -326,7 +326,9 @@ impl Agent {
             .await
         {
             Ok((approval, arguments)) => {
-                self.execute(channel, call, &approval, &arguments, timer)
+                // The gate's reading went with the process that asked: the tool reads the
+                // stored, hash-checked arguments again.
+                self.execute(channel, call, &approval, &arguments, None, timer)
                     .await
             }
             Err(result) => result,

@@ -81,6 +81,46 @@ pub struct AssessContext {
 pub trait RiskAssessor {
     /// `arguments` no longer contains `risk_level`.
     fn assess(&self, arguments: &Map<String, Value>, ctx: &AssessContext) -> Assessment;
+
+    /// [`RiskAssessor::assess`], and what the reading leaves for running these exact
+    /// arguments ([`Tool::execute_read`]): the command tool's plan, built from the syntax
+    /// tree its verdict came from. By default nothing.
+    fn assess_reading(
+        &self,
+        arguments: &Map<String, Value>,
+        ctx: &AssessContext,
+    ) -> (Assessment, Option<Reading>) {
+        (self.assess(arguments, ctx), None)
+    }
+}
+
+/// What a tool's assessor left from reading a call, for running that call (opaque to the
+/// core, which only carries it from the gate to the executor with the arguments it was
+/// read from). Equal arguments give equal readings, so two readings compare equal.
+#[derive(Clone)]
+pub struct Reading(Arc<dyn std::any::Any + Send + Sync>);
+
+impl Reading {
+    pub fn new<T: std::any::Any + Send + Sync>(value: T) -> Self {
+        Self(Arc::new(value))
+    }
+
+    /// The reading as the tool that made it knows it; `None` for another type.
+    pub fn get<T: std::any::Any>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+impl fmt::Debug for Reading {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Reading(..)")
+    }
+}
+
+impl PartialEq for Reading {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
 }
 
 /// A tool the agent can call.
@@ -99,6 +139,20 @@ pub trait Tool: RiskAssessor + Send + Sync {
         arguments: &'a Map<String, Value>,
         approval: &'a Approval,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+
+    /// [`Tool::execute`] with what the gate's reading of these exact `arguments` left
+    /// ([`RiskAssessor::assess_reading`]), when the run still holds it (not after a
+    /// restart): the command tool then runs the plan that was judged instead of reading the
+    /// line again. By default the reading is not needed.
+    fn execute_read<'a>(
+        &'a self,
+        arguments: &'a Map<String, Value>,
+        approval: &'a Approval,
+        reading: Option<&'a Reading>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        let _ = reading;
+        self.execute(arguments, approval)
+    }
 
     /// Why a call of this tool cannot run contained here, if it cannot (for the command
     /// tool: the kernel lacks the sandbox). The gate then lets none of its calls run
@@ -266,6 +320,8 @@ pub struct GatedCall {
     pub llm_risk: LlmRisk,
     pub assessment: Assessment,
     pub decision: RiskDecision,
+    /// What the assessor's reading of `arguments` left for running them.
+    pub reading: Option<Reading>,
 }
 
 /// The tools plus the operator's policy: everything needed to decide a call.
@@ -289,17 +345,23 @@ impl RiskGate {
     pub fn check(&self, call: &ToolCall, mode: ChannelMode, ctx: &AssessContext) -> GatedCall {
         let mut arguments = call.arguments.clone();
         let llm_risk = LlmRisk::from_argument(arguments.remove(RISK_LEVEL_PARAM).as_ref());
-        let assessment = match self.registry.get(&call.tool) {
-            Some(tool) => tool.assess(&arguments, ctx),
-            None if self.registry.is_disabled(&call.tool) => Assessment::Forbidden(format!(
-                "the tool {} is disabled by the operator",
-                call.tool
-            )),
-            None => Assessment::Forbidden(format!(
-                "there is no tool named {:?} (known tools: {})",
-                call.tool,
-                self.registry.names().collect::<Vec<_>>().join(", ")
-            )),
+        let (assessment, reading) = match self.registry.get(&call.tool) {
+            Some(tool) => tool.assess_reading(&arguments, ctx),
+            None if self.registry.is_disabled(&call.tool) => (
+                Assessment::Forbidden(format!(
+                    "the tool {} is disabled by the operator",
+                    call.tool
+                )),
+                None,
+            ),
+            None => (
+                Assessment::Forbidden(format!(
+                    "there is no tool named {:?} (known tools: {})",
+                    call.tool,
+                    self.registry.names().collect::<Vec<_>>().join(", ")
+                )),
+                None,
+            ),
         };
         let mut decision = decide(self.policy, mode, &llm_risk, &assessment);
         if decision.decision == Decision::Auto
@@ -320,6 +382,7 @@ impl RiskGate {
             llm_risk,
             assessment,
             decision,
+            reading,
         }
     }
 }

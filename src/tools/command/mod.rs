@@ -50,7 +50,7 @@ use serde_json::{Map, Value, json};
 use crate::config::{CommandSettings, OutputSettings, SandboxSettings, ToolRules};
 use crate::core::risk::{Assessment, Decision};
 use crate::core::tools::{
-    Approval, AssessContext, BoxFuture, RiskAssessor, Tool, ToolError, ToolOutput,
+    Approval, AssessContext, BoxFuture, Reading, RiskAssessor, Tool, ToolError, ToolOutput,
 };
 use crate::tools::Workspace;
 
@@ -151,16 +151,25 @@ impl CommandTool {
 
     /// Runs one line behind the walls. A line with a plan runs without a shell; one without
     /// runs through `sh -c` only when `approval` is a person's confirmation.
+    pub async fn run(&self, line: &str, approval: &Approval) -> Result<LineOutcome, CommandError> {
+        self.run_planned(line, &plan_line(line), approval).await
+    }
+
+    /// [`CommandTool::run`] with the line's plan as the gate read it.
     #[tracing::instrument(
         name = "execute_command",
         skip_all,
         fields(line = %line, confirmed = approval.is_confirmed(), shell = tracing::field::Empty)
     )]
-    pub async fn run(&self, line: &str, approval: &Approval) -> Result<LineOutcome, CommandError> {
-        let planned = plan_line(line);
+    async fn run_planned(
+        &self,
+        line: &str,
+        planned: &Result<Plan, NeedsShell>,
+        approval: &Approval,
+    ) -> Result<LineOutcome, CommandError> {
         tracing::Span::current().record("shell", planned.is_err());
         let walls = self.walls(approval);
-        let result = match &planned {
+        let result = match planned {
             Ok(plan) => self.runner.run(Line::Plan(plan), walls).await,
             Err(NeedsShell::NoCommand) => return Err(CommandError::Empty),
             Err(reason) if !approval.is_confirmed() => {
@@ -188,11 +197,37 @@ impl CommandTool {
     }
 }
 
+/// What the gate's reading of a line leaves for running it: the line, and its plan (or why
+/// it needs a shell) built from the syntax tree the verdict came from ([`read_line`]).
+#[derive(Debug)]
+pub struct LinePlan {
+    pub line: String,
+    pub plan: Result<Plan, NeedsShell>,
+}
+
 impl RiskAssessor for CommandTool {
     fn assess(&self, arguments: &Map<String, Value>, _ctx: &AssessContext) -> Assessment {
         match super::parse_arguments::<CommandArgs>(NAME, arguments) {
             Ok(args) => assess_command(&args.command, &self.policy),
             Err(assessment) => assessment,
+        }
+    }
+
+    fn assess_reading(
+        &self,
+        arguments: &Map<String, Value>,
+        _ctx: &AssessContext,
+    ) -> (Assessment, Option<Reading>) {
+        match super::parse_arguments::<CommandArgs>(NAME, arguments) {
+            Ok(args) => {
+                let read = read_line(&args.command, &self.policy);
+                let plan = LinePlan {
+                    line: args.command,
+                    plan: read.plan,
+                };
+                (read.assessment, Some(Reading::new(plan)))
+            }
+            Err(assessment) => (assessment, None),
         }
     }
 }
@@ -216,9 +251,26 @@ impl Tool for CommandTool {
         arguments: &'a Map<String, Value>,
         approval: &'a Approval,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        self.execute_read(arguments, approval, None)
+    }
+
+    /// Runs the plan the gate judged when `reading` is this line's ([`LinePlan`]); reads the
+    /// line again otherwise (after a restart, or when called without the gate).
+    fn execute_read<'a>(
+        &'a self,
+        arguments: &'a Map<String, Value>,
+        approval: &'a Approval,
+        reading: Option<&'a Reading>,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let args: CommandArgs = super::call_arguments(NAME, arguments)?;
-            let outcome = self.run(&args.command, approval).await?;
+            let judged = reading
+                .and_then(Reading::get::<LinePlan>)
+                .filter(|read| read.line == args.command);
+            let outcome = match judged {
+                Some(read) => self.run_planned(&read.line, &read.plan, approval).await?,
+                None => self.run(&args.command, approval).await?,
+            };
             Ok(render(&args.command, &outcome, &self.budgets))
         })
     }
