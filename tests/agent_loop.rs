@@ -43,6 +43,9 @@ impl Events {
 
 /// Answers approvals from a script; `None` never answers (the request expires). Each answer
 /// may take a while (tokio time).
+/// Each answer after a delay; `None` never answers.
+type Script = Vec<(Duration, Option<ApprovalOutcome>)>;
+
 #[derive(Default)]
 struct Approvals {
     script: Mutex<VecDeque<(Duration, Option<ApprovalOutcome>)>>,
@@ -55,14 +58,14 @@ struct Approvals {
 }
 
 impl Approvals {
-    fn answering(answers: Vec<(Duration, Option<ApprovalOutcome>)>) -> Arc<Self> {
+    fn answering(answers: Script) -> Arc<Self> {
         Arc::new(Self {
             script: Mutex::new(answers.into()),
             ..Self::default()
         })
     }
 
-    fn resumable(answers: Vec<(Duration, Option<ApprovalOutcome>)>) -> Arc<Self> {
+    fn resumable(answers: Script) -> Arc<Self> {
         Arc::new(Self {
             script: Mutex::new(answers.into()),
             resumable: true,
@@ -319,14 +322,15 @@ async fn an_auto_run_call_then_a_reply() {
     assert!(h.events.all().iter().any(|e| matches!(e, AgentEvent::ToolCall { decision, source, .. } if decision.as_str() == "auto" && source.as_str() == "llm")));
 }
 
-#[tokio::test]
-async fn a_confirmed_call_runs_with_the_exact_arguments() {
+/// The model calls the spy with a value it does not know, a person (bob) confirms at once
+/// through `approvals`, and the model then answers "done".
+async fn a_spy_call_bob_confirms(approvals: fn(Script) -> Arc<Approvals>) -> (FakeLlm, Harness) {
     let fake = FakeLlm::start(vec![
         fake_llm::tool_calls(&[("c1", "spy", json!({"value": "maybe"}))]),
         fake_llm::text("done"),
     ])
     .await;
-    let approvals = Approvals::answering(vec![(
+    let approvals = approvals(vec![(
         Duration::ZERO,
         Some(ApprovalOutcome::Confirmed { by: "bob".into() }),
     )]);
@@ -336,6 +340,12 @@ async fn a_confirmed_call_runs_with_the_exact_arguments() {
         approvals,
         |_| {},
     );
+    (fake, h)
+}
+
+#[tokio::test]
+async fn a_confirmed_call_runs_with_the_exact_arguments() {
+    let (fake, h) = a_spy_call_bob_confirms(Approvals::answering).await;
     assert_eq!(
         h.agent.run(&inbound("go")).await,
         RunOutcome::Replied("done".into())
@@ -373,21 +383,7 @@ fn only_approval(h: &Harness) -> String {
 /// still be going on (a second click woke it first). The decided call runs once.
 #[tokio::test]
 async fn a_resume_after_the_run_went_on_runs_nothing_again() {
-    let fake = FakeLlm::start(vec![
-        fake_llm::tool_calls(&[("c1", "spy", json!({"value": "maybe"}))]),
-        fake_llm::text("done"),
-    ])
-    .await;
-    let approvals = Approvals::resumable(vec![(
-        Duration::ZERO,
-        Some(ApprovalOutcome::Confirmed { by: "bob".into() }),
-    )]);
-    let h = harness(
-        http_model(&fake, |_| {}),
-        Protocol::Native,
-        approvals,
-        |_| {},
-    );
+    let (fake, h) = a_spy_call_bob_confirms(Approvals::resumable).await;
     assert_eq!(
         h.agent.run(&inbound("go")).await,
         RunOutcome::Replied("done".into())
@@ -413,21 +409,7 @@ async fn a_resume_after_the_run_went_on_runs_nothing_again() {
 /// without running the call or asking the model again.
 #[tokio::test]
 async fn a_run_whose_resumed_copy_went_on_stops_without_running_the_call() {
-    let fake = FakeLlm::start(vec![
-        fake_llm::tool_calls(&[("c1", "spy", json!({"value": "maybe"}))]),
-        fake_llm::text("done"),
-    ])
-    .await;
-    let approvals = Approvals::resumable(vec![(
-        Duration::ZERO,
-        Some(ApprovalOutcome::Confirmed { by: "bob".into() }),
-    )]);
-    let h = harness(
-        http_model(&fake, |_| {}),
-        Protocol::Native,
-        approvals,
-        |_| {},
-    );
+    let (fake, h) = a_spy_call_bob_confirms(Approvals::resumable).await;
     *h.approvals.resumed_first.lock().expect("store") = Some(h.store.clone());
     assert_eq!(
         h.agent.run(&inbound("go")).await,
