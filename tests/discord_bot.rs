@@ -331,6 +331,74 @@ async fn a_risky_call_waits_for_the_requester_and_runs_once_on_a_double_click() 
     h.stop().await;
 }
 
+/// The race CI once hit: the first click wins the decision but hears so late; the second
+/// loses, wakes the waiting run, and the run confirms, runs and ends; the first click then
+/// finds no run waiting and resumes the run from the store. The resumed copy must find the
+/// run already continued: the call runs once and the model is not asked again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_winning_click_that_hears_late_resumes_nothing_the_run_already_did() {
+    let h = start(
+        vec![
+            fake_llm::tool_calls(&[(
+                "c1",
+                "file_operations",
+                json!({"operation": "write", "path": "notes.txt", "content": "hello"}),
+            )]),
+            fake_llm::text("Written."),
+        ],
+        |_| {},
+    )
+    .await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "write hello to notes.txt", &[])
+        .await;
+    let (message, approval) = h.approval(CHANNEL).await;
+    let confirm = format!("riskgate:confirm:{approval}");
+    // The first click's decision lands at once; its answer takes a second.
+    h.store.hook_once(
+        "decide_approval_noted",
+        Hook::DelayAnswer(Duration::from_secs(1)),
+    );
+    h.discord.component_click(message, &confirm, &alice()).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    h.discord.component_click(message, &confirm, &alice()).await;
+    h.posted(CHANNEL, |c| c == "Written.").await;
+    // The first click's own answer (the settled message) comes after its decision.
+    h.discord
+        .wait_for_request(
+            |r| r.path.ends_with("/callback") && r.at("/type") == &json!(7),
+            WAIT,
+        )
+        .await;
+    // Room for the resume the first click queued to run, if it would.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let ran = h
+        .discord
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.method == "POST"
+                && r.at("/content")
+                    .as_str()
+                    .is_some_and(|c| c.contains("ran after confirmation"))
+        })
+        .count();
+    assert_eq!(ran, 1, "one execution");
+    assert_eq!(
+        h.llm.requests().await.len(),
+        2,
+        "the model was not asked again"
+    );
+    assert!(
+        !h.discord.requests().iter().any(|r| r
+            .at("/content")
+            .as_str()
+            .is_some_and(|c| c.contains("continuing the run"))),
+        "no resumed copy announced itself"
+    );
+    h.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unauthorised_click_is_refused_and_a_cancel_goes_back_to_the_model() {
     let h = start(

@@ -22,6 +22,8 @@ pub enum Hook {
 pub struct HookedStore {
     pub inner: Arc<dyn Store>,
     hooks: Mutex<HashMap<&'static str, Hook>>,
+    /// Hooks for the next call of an operation only.
+    once: Mutex<HashMap<&'static str, Hook>>,
     /// Operations in the order they completed, by name.
     pub completed: Mutex<Vec<&'static str>>,
     /// How long each operation took, by name.
@@ -33,6 +35,7 @@ impl HookedStore {
         Arc::new(Self {
             inner,
             hooks: Mutex::default(),
+            once: Mutex::default(),
             completed: Mutex::default(),
             took: Mutex::default(),
         })
@@ -41,6 +44,11 @@ impl HookedStore {
     /// Every later call of `operation` (a `Store` method's name) meets `hook`.
     pub fn hook(&self, operation: &'static str, hook: Hook) {
         self.hooks.lock().expect("hooks").insert(operation, hook);
+    }
+
+    /// The next call of `operation` meets `hook`; later ones do not.
+    pub fn hook_once(&self, operation: &'static str, hook: Hook) {
+        self.once.lock().expect("once").insert(operation, hook);
     }
 
     pub fn completed(&self) -> Vec<&'static str> {
@@ -54,7 +62,8 @@ impl HookedStore {
         name: &'static str,
         operation: impl FnOnce() -> BoxFuture<'a, Result<T, StoreError>> + Send + 'a,
     ) -> BoxFuture<'a, Result<T, StoreError>> {
-        let hook = self.hooks.lock().expect("hooks").get(name).cloned();
+        let once = self.once.lock().expect("once").remove(name);
+        let hook = once.or_else(|| self.hooks.lock().expect("hooks").get(name).cloned());
         Box::pin(async move {
             let started = tokio::time::Instant::now();
             match hook {
