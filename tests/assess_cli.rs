@@ -241,6 +241,28 @@ fn the_configured_database_dialect_is_used_unless_a_line_overrides_it() {
 }
 
 #[test]
+fn a_name_denied_to_execute_sql_is_denied_to_a_database_client_on_the_line_too() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("riskgate.toml");
+    std::fs::write(&config, "[tools.execute_sql]\ndeny = [\"secrets\"]\n").expect("write config");
+    let input = [
+        r#"{"tool": "execute_sql", "arguments": {"sql": "SELECT * FROM secrets"}}"#,
+        r#"{"tool": "execute_command", "arguments": {"command": "psql -c 'SELECT * FROM secrets'"}}"#,
+        r#"{"tool": "execute_command", "arguments": {"command": "psql -c 'SELECT * FROM users'"}}"#,
+    ]
+    .join("\n");
+    let out = lines(&riskgate(
+        &["assess", "--config", config.to_str().expect("utf-8")],
+        &input,
+        &[],
+    ));
+    assert_eq!(out[0]["decision"], "deny", "{}", out[0]);
+    assert_eq!(out[1]["decision"], "deny", "{}", out[1]);
+    assert_eq!(out[1]["source"], "policy", "{}", out[1]);
+    assert_eq!(out[2]["decision"], "confirm", "{}", out[2]);
+}
+
+#[test]
 fn check_config_prints_settings_with_secrets_redacted() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = dir.path().join("riskgate.toml");

@@ -31,12 +31,18 @@ pub fn builtin_registry(settings: &Settings) -> ToolRegistry {
         tools.execute_sql.enabled,
     );
     registry.register_with(
-        Arc::new(command::CommandTool::new(
-            workspace.clone(),
-            &tools.execute_command,
-            &settings.command,
-            &settings.output,
-        )),
+        Arc::new(
+            command::CommandTool::new(
+                workspace.clone(),
+                &tools.execute_command,
+                &settings.command,
+                &settings.output,
+            )
+            .with_sql_rules(sql::SqlRules::new(
+                &tools.execute_sql.allow,
+                &tools.execute_sql.deny,
+            )),
+        ),
         tools.execute_command.enabled,
     );
     registry.register_with(

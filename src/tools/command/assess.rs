@@ -31,6 +31,7 @@ use super::words::{self, Arg, WordReport};
 use super::{paths, programs, syntax};
 use crate::core::risk::Assessment;
 use crate::tools::Workspace;
+use crate::tools::sql::SqlRules;
 
 /// Scripts inside scripts (substitutions, `sh -c`, wrappers) deeper than this are not
 /// followed; the line is then treated as destructive, since what it runs cannot be seen.
@@ -47,6 +48,9 @@ pub struct CommandPolicy {
     pub allow: Vec<Vec<String>>,
     /// Command prefixes nobody may run, as words (`["kubectl", "delete"]`).
     pub deny: Vec<Vec<String>>,
+    /// The SQL tool's rules, for SQL given to a database client on the line (`psql -c`):
+    /// a name the operator denies to `execute_sql` is denied there too.
+    pub sql: SqlRules,
 }
 
 impl CommandPolicy {
@@ -62,7 +66,13 @@ impl CommandPolicy {
             workspace,
             allow: words(allow),
             deny: words(deny),
+            sql: SqlRules::default(),
         }
+    }
+
+    /// The SQL tool's rules for SQL on the line (by default, none).
+    pub fn with_sql_rules(self, sql: SqlRules) -> Self {
+        Self { sql, ..self }
     }
 }
 

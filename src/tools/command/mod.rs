@@ -126,6 +126,12 @@ impl CommandTool {
         }
     }
 
+    /// The SQL tool's rules, for SQL given to database clients on the line (`psql -c`).
+    pub fn with_sql_rules(mut self, rules: crate::tools::sql::SqlRules) -> Self {
+        self.policy = self.policy.with_sql_rules(rules);
+        self
+    }
+
     /// Whether lines can run without a click here: the kernel can build the sandbox.
     pub fn support(&self) -> &Support {
         self.runner.sandbox().support()

@@ -12,16 +12,16 @@ use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
 use super::{Program, Rule};
 use crate::core::risk::Assessment;
 use crate::core::tools::SqlDialect;
-use crate::tools::command::assess::{Invocation, Judgement};
+use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::{self, Item, Spec};
 use crate::tools::command::words::Arg;
-use crate::tools::sql::{SqlRules, assess_sql};
+use crate::tools::sql::assess_sql;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
-    Program::new(&["psql"], Rule::Judge(|_, call| psql(call))).running_code(),
-    Program::new(&["mysql", "mariadb"], Rule::Judge(|_, call| mysql(call))).running_code(),
-    Program::new(&["sqlite3"], Rule::Judge(|_, call| sqlite3(call))).running_code(),
+    Program::new(&["psql"], Rule::Judge(psql)).running_code(),
+    Program::new(&["mysql", "mariadb"], Rule::Judge(mysql)).running_code(),
+    Program::new(&["sqlite3"], Rule::Judge(sqlite3)).running_code(),
     Program::new(&["redis-cli"], Rule::Subcommands(&REDIS_CLI)).running_code(),
     Program::new(
         &["dropdb", "dropuser"],
@@ -71,20 +71,20 @@ const MYSQL: Spec = Spec::values(
 
 const SQLITE3: Spec = Spec::values("", &["cmd", "separator", "newline", "nullvalue"]).exact();
 
-fn psql(call: &Invocation<'_>) -> Judgement {
+fn psql(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     let items = options::parse(call.args, &PSQL);
     let sql = given_sql(&items, &["c", "command"]);
-    judge_sql(call.program, sql, SqlDialect::Postgres)
+    judge_sql(walker, call.program, sql, SqlDialect::Postgres)
 }
 
-fn mysql(call: &Invocation<'_>) -> Judgement {
+fn mysql(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     let items = options::parse(call.args, &MYSQL);
     let sql = given_sql(&items, &["e", "execute", "init-command"]);
-    judge_sql(call.program, sql, SqlDialect::Mysql)
+    judge_sql(walker, call.program, sql, SqlDialect::Mysql)
 }
 
 /// `sqlite3 [options] [FILE [SQL...]]`: every operand after the file is SQL, as is `-cmd`.
-fn sqlite3(call: &Invocation<'_>) -> Judgement {
+fn sqlite3(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     let items = options::parse(call.args, &SQLITE3);
     let mut sql = given_sql(&items, &["cmd"]);
     sql.extend(options::operands(&items).into_iter().skip(1).map(Arg::text));
@@ -109,7 +109,7 @@ fn sqlite3(call: &Invocation<'_>) -> Judgement {
         .collect();
     let unknown = sql.iter().filter(|text| text.is_none()).map(|_| None);
     let sql = statements.iter().map(|s| Some(s.as_str())).chain(unknown);
-    judge_sql(call.program, sql.collect(), SqlDialect::Sqlite)
+    judge_sql(walker, call.program, sql.collect(), SqlDialect::Sqlite)
 }
 
 /// sqlite3's dot commands that only show something; every other one may run a program
@@ -150,20 +150,32 @@ fn given_sql<'a>(items: &[Item<'a>], names: &[&str]) -> Vec<Option<&'a str>> {
         .collect()
 }
 
-/// Destructive when some SQL the client is given is, by the SQL tool's reading; otherwise
-/// not whitelisted, with a reason that points to `execute_sql`.
-fn judge_sql(program: &str, sql: Vec<Option<&str>>, dialect: SqlDialect) -> Judgement {
-    let rules = SqlRules::default();
+/// Destructive when some SQL the client is given is, by the SQL tool's reading with the
+/// operator's SQL rules; forbidden when it touches a name they deny; otherwise not
+/// whitelisted, with a reason that points to `execute_sql`.
+fn judge_sql(
+    walker: &mut Walker<'_>,
+    program: &str,
+    sql: Vec<Option<&str>>,
+    dialect: SqlDialect,
+) -> Judgement {
     for text in &sql {
         let Some(text) = text else {
             return Judgement::destroys(format!(
                 "`{program}` is given SQL only known when the line runs, so it could drop or change anything"
             ));
         };
-        if let Assessment::Destructive(why) | Assessment::Forbidden(why) =
-            assess_sql(text, dialect, &rules)
-        {
-            return Judgement::destroys(format!("`{program}` runs SQL that {why}"));
+        match assess_sql(text, dialect, &walker.policy.sql) {
+            Assessment::Forbidden(why) => {
+                walker.forbidden(format!(
+                    "`{program}` is given SQL that execute_sql would refuse: {why}"
+                ));
+                return Judgement::destroys(format!("`{program}` runs SQL that {why}"));
+            }
+            Assessment::Destructive(why) => {
+                return Judgement::destroys(format!("`{program}` runs SQL that {why}"));
+            }
+            _ => {}
         }
     }
     Judgement::other(format!(
@@ -248,6 +260,39 @@ const MYSQLADMIN: Subcommands = Subcommands {
 
 #[cfg(test)]
 mod tests {
+    use crate::core::risk::Assessment;
+    use crate::tools::Workspace;
+    use crate::tools::command::{CommandPolicy, assess_command};
+    use crate::tools::sql::SqlRules;
+
+    #[test]
+    fn sql_on_the_line_meets_the_operators_sql_rules() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let policy = CommandPolicy::new(Workspace::new(dir.path()), &[], &[])
+            .with_sql_rules(SqlRules::new(&[], &["secrets".to_owned()]));
+        let verdict = |line: &str| assess_command(line, &policy);
+        for line in [
+            "psql -c 'SELECT * FROM secrets'",
+            "mysql -e 'select token from Secrets'",
+            "sqlite3 app.db 'SELECT * FROM secrets'",
+        ] {
+            assert!(
+                matches!(verdict(line), Assessment::Forbidden(_)),
+                "{line}: {:?}",
+                verdict(line)
+            );
+        }
+        assert!(matches!(
+            verdict("psql -c 'SELECT * FROM users'"),
+            Assessment::Unknown(_)
+        ));
+        let default = CommandPolicy::new(Workspace::new(dir.path()), &[], &[]);
+        assert!(matches!(
+            assess_command("psql -c 'SELECT * FROM secrets'", &default),
+            Assessment::Unknown(_)
+        ));
+    }
+
     #[test]
     fn databases_rules_give_each_form_its_verdict() {
         use crate::tools::command::tests::Expect::{Destructive, Unknown};
