@@ -101,6 +101,20 @@ async fn start_with(
 }
 
 impl Harness {
+    /// How many results of confirmed calls the bot posted.
+    fn confirmed_runs_posted(&self) -> usize {
+        self.discord
+            .requests()
+            .iter()
+            .filter(|r| {
+                r.method == "POST"
+                    && r.at("/content")
+                        .as_str()
+                        .is_some_and(|c| c.contains("ran after confirmation"))
+            })
+            .count()
+    }
+
     async fn stop(self) {
         self.stop.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(10), self.bot).await;
@@ -237,8 +251,9 @@ async fn a_message_gets_an_auto_run_sql_table_and_a_reply() {
     h.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_risky_call_waits_for_the_requester_and_runs_once_on_a_double_click() {
+/// Alice asks for a file write the model makes (then it says "Written."); returns the bot
+/// with the approval waiting: its message and its id.
+async fn alice_asks_to_write_notes() -> (Harness, u64, String) {
     let h = start(
         vec![
             fake_llm::tool_calls(&[(
@@ -255,6 +270,12 @@ async fn a_risky_call_waits_for_the_requester_and_runs_once_on_a_double_click() 
         .message_create(CHANNEL, &alice(), "write hello to notes.txt", &[])
         .await;
     let (message, approval) = h.approval(CHANNEL).await;
+    (h, message, approval)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_risky_call_waits_for_the_requester_and_runs_once_on_a_double_click() {
+    let (h, message, approval) = alice_asks_to_write_notes().await;
     let shown = h.discord.message(message).expect("stored");
     let text = shown["content"].as_str().expect("content");
     assert!(
@@ -316,18 +337,7 @@ async fn a_risky_call_waits_for_the_requester_and_runs_once_on_a_double_click() 
         std::fs::read_to_string(h.workspace.path().join("notes.txt")).expect("written"),
         "hello"
     );
-    let results = h
-        .discord
-        .requests()
-        .iter()
-        .filter(|r| {
-            r.method == "POST"
-                && r.at("/content")
-                    .as_str()
-                    .is_some_and(|c| c.contains("ran after confirmation"))
-        })
-        .count();
-    assert_eq!(results, 1, "one execution");
+    assert_eq!(h.confirmed_runs_posted(), 1, "one execution");
     h.stop().await;
 }
 
@@ -337,22 +347,7 @@ async fn a_risky_call_waits_for_the_requester_and_runs_once_on_a_double_click() 
 /// run already continued: the call runs once and the model is not asked again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_winning_click_that_hears_late_resumes_nothing_the_run_already_did() {
-    let h = start(
-        vec![
-            fake_llm::tool_calls(&[(
-                "c1",
-                "file_operations",
-                json!({"operation": "write", "path": "notes.txt", "content": "hello"}),
-            )]),
-            fake_llm::text("Written."),
-        ],
-        |_| {},
-    )
-    .await;
-    h.discord
-        .message_create(CHANNEL, &alice(), "write hello to notes.txt", &[])
-        .await;
-    let (message, approval) = h.approval(CHANNEL).await;
+    let (h, message, approval) = alice_asks_to_write_notes().await;
     let confirm = format!("riskgate:confirm:{approval}");
     // The first click's decision lands at once; its answer takes a second.
     h.store.hook_once(
@@ -372,18 +367,7 @@ async fn a_winning_click_that_hears_late_resumes_nothing_the_run_already_did() {
         .await;
     // Room for the resume the first click queued to run, if it would.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let ran = h
-        .discord
-        .requests()
-        .iter()
-        .filter(|r| {
-            r.method == "POST"
-                && r.at("/content")
-                    .as_str()
-                    .is_some_and(|c| c.contains("ran after confirmation"))
-        })
-        .count();
-    assert_eq!(ran, 1, "one execution");
+    assert_eq!(h.confirmed_runs_posted(), 1, "one execution");
     assert_eq!(
         h.llm.requests().await.len(),
         2,
