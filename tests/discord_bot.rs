@@ -251,15 +251,16 @@ async fn a_message_gets_an_auto_run_sql_table_and_a_reply() {
     h.stop().await;
 }
 
-/// Alice asks for a file write the model makes (then it says "Written."); returns the bot
-/// with the approval waiting: its message and its id.
+/// Alice asks to add "hello" to notes.txt; the model appends it (then says "Written.").
+/// Returns the bot with the approval waiting: its message and its id. An append, so a call
+/// that ran twice leaves "hellohello" behind.
 async fn alice_asks_to_write_notes() -> (Harness, u64, String) {
     let h = start(
         vec![
             fake_llm::tool_calls(&[(
                 "c1",
                 "file_operations",
-                json!({"operation": "write", "path": "notes.txt", "content": "hello"}),
+                json!({"operation": "append", "path": "notes.txt", "content": "hello"}),
             )]),
             fake_llm::text("Written."),
         ],
@@ -279,7 +280,7 @@ async fn a_risky_call_waits_for_the_requester_and_runs_once_on_a_double_click() 
     let shown = h.discord.message(message).expect("stored");
     let text = shown["content"].as_str().expect("content");
     assert!(
-        text.contains("write notes.txt") && text.contains(&format!("<@{}>", alice().id)),
+        text.contains("append notes.txt") && text.contains(&format!("<@{}>", alice().id)),
         "{text}"
     );
     assert!(text.contains("Expires <t:"), "{text}");
@@ -368,6 +369,11 @@ async fn a_winning_click_that_hears_late_resumes_nothing_the_run_already_did() {
     // Room for the resume the first click queued to run, if it would.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(h.confirmed_runs_posted(), 1, "one execution");
+    assert_eq!(
+        std::fs::read_to_string(h.workspace.path().join("notes.txt")).expect("written"),
+        "hello",
+        "appended once"
+    );
     assert_eq!(
         h.llm.requests().await.len(),
         2,
