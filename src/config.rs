@@ -546,13 +546,22 @@ pub struct SandboxSettings {
     /// Extra paths every line may read (and run programs from), besides the system
     /// directories, the directories of the programs on PATH and the workspace.
     pub read_paths: Vec<PathBuf>,
-    /// Heap and other private writable memory per process (RLIMIT_DATA), in bytes.
+    /// Memory of the whole line, in bytes: every process it starts, shared mappings and its
+    /// tmpfs included (a control group per line, where the bot may make one); also each
+    /// process's heap (RLIMIT_DATA).
     pub memory_bytes: u64,
     /// CPU seconds per process (RLIMIT_CPU).
     pub cpu_secs: u64,
-    /// Processes and threads of the bot's user (RLIMIT_NPROC; the kernel counts every
-    /// process of the user, the bot's own threads included).
+    /// Processes and threads of the whole line (a control group per line); also of the
+    /// bot's user per process (RLIMIT_NPROC, which the kernel does not apply to root).
     pub processes: u64,
+    /// Bytes a line may keep in its private directory (HOME, TMPDIR, XDG directories): a
+    /// tmpfs of this size, where the bot may make a view per line.
+    pub tmp_bytes: u64,
+    /// Files every line's private HOME starts with: a path relative to HOME (".gitconfig",
+    /// ".npmrc", ".config/pip/pip.conf") to the operator's file, read at start. Nothing else
+    /// of any per-user configuration reaches a line: each starts with an empty HOME.
+    pub home_files: std::collections::BTreeMap<String, PathBuf>,
     /// Largest file a process may write (RLIMIT_FSIZE), in bytes.
     pub file_size_bytes: u64,
     /// Open files per process (RLIMIT_NOFILE).
@@ -572,7 +581,9 @@ impl Default for SandboxSettings {
             read_paths: Vec::new(),
             memory_bytes: 1024 * 1024 * 1024,
             cpu_secs: 60,
-            processes: 4096,
+            processes: 512,
+            tmp_bytes: 512 * 1024 * 1024,
+            home_files: std::collections::BTreeMap::new(),
             file_size_bytes: 256 * 1024 * 1024,
             open_files: 1024,
             hard_link_scan_limit: 200_000,
@@ -771,7 +782,50 @@ impl Settings {
         self.validate_counts()?;
         self.validate_discord()?;
         self.validate_file_rules()?;
+        self.validate_sandbox()?;
         self.validate_databases()
+    }
+
+    /// The command sandbox's per-line bounds and the operator's HOME files.
+    fn validate_sandbox(&self) -> Result<(), ConfigError> {
+        let s = &self.command.sandbox;
+        for (key, value, least) in [
+            ("command.sandbox.memory_bytes", s.memory_bytes, 16 << 20),
+            ("command.sandbox.processes", s.processes, 1),
+            ("command.sandbox.tmp_bytes", s.tmp_bytes, 64 << 10),
+        ] {
+            if value < least {
+                return Err(ConfigError::invalid(
+                    key,
+                    value.to_string(),
+                    format!("must be at least {least}"),
+                ));
+            }
+        }
+        for (name, source) in &s.home_files {
+            let key = format!("command.sandbox.home_files.\"{name}\"");
+            let relative = Path::new(name);
+            let plain = !name.is_empty()
+                && relative.is_relative()
+                && relative
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if !plain {
+                return Err(ConfigError::invalid(
+                    key,
+                    source.display().to_string(),
+                    "the name is where the file goes in each line's HOME: a relative path without `..`, e.g. \".gitconfig\" or \".config/pip/pip.conf\"",
+                ));
+            }
+            if !std::fs::metadata(source).is_ok_and(|m| m.is_file()) {
+                return Err(ConfigError::invalid(
+                    key,
+                    source.display().to_string(),
+                    "not a readable file: give the path of the operator's file every line's HOME should start with",
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The model server: its URL, protocol, kind and model.

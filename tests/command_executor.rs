@@ -251,11 +251,17 @@ async fn no_secret_reaches_a_command() {
         env.contains(&format!("{}={}", VISIBLE.0, VISIBLE.1)),
         "{env}"
     );
-    assert!(env.contains(&format!("HOME={}", t.root.display())), "{env}");
+    assert!(env.contains("HOME=/"), "{env}");
+    assert!(
+        !env.contains(&format!("HOME={}", t.root.display())),
+        "HOME is the line's own, not the workspace:\n{env}"
+    );
     assert!(env.contains("PATH=/"), "{env}");
     assert!(env.contains("LANG="), "{env}");
-    // Nothing else: PATH, HOME, LANG, the allow-listed variable, the line's private TMPDIR,
-    // and (in a line run without a click) git's hardening.
+    assert!(env.contains("GIT_CONFIG_GLOBAL=/dev/null"), "{env}");
+    // Nothing else: PATH, LANG, the allow-listed variable, the line's private HOME, TMPDIR
+    // and XDG directories, git's lock-down for every line, and (in a line run without a
+    // click) git's hardening.
     let mut names: Vec<&str> = env
         .lines()
         .skip_while(|l| *l != "stdout:")
@@ -263,7 +269,7 @@ async fn no_secret_reaches_a_command() {
         .take_while(|l| !l.starts_with("stderr:"))
         .filter_map(|l| l.split_once('=').map(|(name, _)| name))
         .collect();
-    let git: Vec<String> = git_environment(&t.root)
+    let git: Vec<String> = git_environment()
         .into_iter()
         .map(|(name, _)| name.to_string_lossy().into_owned())
         .collect();
@@ -277,22 +283,50 @@ async fn no_secret_reaches_a_command() {
         names,
         [
             "COMMAND_EXECUTOR_TEST_VISIBLE",
+            "GIT_CEILING_DIRECTORIES",
+            "GIT_CONFIG_GLOBAL",
+            "GIT_CONFIG_NOSYSTEM",
             "HOME",
             "LANG",
             "PATH",
-            "TMPDIR"
+            "TMPDIR",
+            "XDG_CACHE_HOME",
+            "XDG_CONFIG_HOME",
+            "XDG_DATA_HOME",
+            "XDG_RUNTIME_DIR",
+            "XDG_STATE_HOME",
         ],
     );
 }
 
 #[tokio::test]
-async fn cwd_and_home_are_the_workspace() {
+async fn cwd_is_the_workspace_and_home_is_the_lines_own() {
     let t = tool();
     assert!(!t.root.exists(), "the workspace starts missing");
     let (pwd, _) = t.stdout_and_exit("pwd", &Approval::Auto).await;
     assert_eq!(pwd.trim_end(), t.root.display().to_string());
-    let (home, _) = t.stdout_and_exit("echo $HOME", &confirmed()).await;
-    assert_eq!(home.trim_end(), t.root.display().to_string());
+    // Each line gets a HOME of its own, empty, and gone after it: what one line (or a call
+    // run without a click) leaves there cannot steer the next.
+    let line = "echo $HOME; ls -A $HOME; echo planted > $HOME/.gitconfig";
+    let (first, _) = t.stdout_and_exit(line, &confirmed()).await;
+    let (second, _) = t.stdout_and_exit(line, &confirmed()).await;
+    let first_home = first.lines().next().expect("HOME").to_owned();
+    let second_home = second.lines().next().expect("HOME").to_owned();
+    assert!(first_home.starts_with('/'), "{first}");
+    assert!(
+        !first_home.starts_with(&t.root.display().to_string()),
+        "{first}"
+    );
+    assert_ne!(first_home, second_home);
+    assert_eq!(
+        second.lines().count(),
+        1,
+        "the second HOME starts empty: {second}"
+    );
+    assert!(
+        !std::path::Path::new(&first_home).exists(),
+        "{first_home} outlived its line"
+    );
     // A relative program path is found in the workspace, not the bot's directory.
     std::fs::write(
         t.root.join("hello.sh"),
@@ -596,9 +630,6 @@ async fn without_a_click_cd_and_input_stay_inside_the_workspace() {
     std::os::unix::fs::symlink(outside.path(), t.root.join("link")).expect("symlink");
     std::os::unix::fs::symlink(outside.path().join("secret.txt"), t.root.join("leak"))
         .expect("symlink");
-    let fifo = std::ffi::CString::new(t.root.join("fifo").to_str().expect("utf-8")).expect("c");
-    // SAFETY: a valid NUL-terminated path and a mode.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
     let auto = Approval::Auto;
     let absolute = format!("cat < {}/secret.txt", outside.path().display());
     for (line, problem) in [
@@ -606,7 +637,6 @@ async fn without_a_click_cd_and_input_stay_inside_the_workspace() {
         ("cd link && cat secret.txt", "outside the workspace"),
         ("cat < leak", "outside the workspace"),
         (absolute.as_str(), "outside the workspace"),
-        ("cat < fifo", "not a regular file"),
     ] {
         let started = Instant::now();
         let (out, err, exit) = outputs(&t, line, &auto).await;
@@ -626,6 +656,21 @@ async fn without_a_click_cd_and_input_stay_inside_the_workspace() {
     assert_eq!(exit, Exit::Code(0));
     let parent = t.root.parent().expect("parent");
     assert_eq!(out, format!("{}\n", parent.display()));
+    // A FIFO in the workspace: no line runs without a click, and a confirmed `< fifo` is
+    // refused by the runner at once instead of blocking the bot.
+    let fifo = std::ffi::CString::new(t.root.join("fifo").to_str().expect("utf-8")).expect("c");
+    // SAFETY: a valid NUL-terminated path and a mode.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let refused = t.tool.run("ls", &auto).await.expect_err("refused");
+    assert!(
+        refused.to_string().contains("holds a FIFO (`fifo`)"),
+        "{refused}"
+    );
+    let started = Instant::now();
+    let (_, err, exit) = outputs(&t, "cat < fifo", &confirmed()).await;
+    assert!(started.elapsed() < Duration::from_secs(5), "blocked");
+    assert_eq!(exit, Exit::Code(1));
+    assert!(err.contains("not a regular file"), "{err}");
 }
 
 /// What runs is what was judged: given the gate's reading of a line, the tool runs the plan

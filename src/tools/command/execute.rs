@@ -45,7 +45,8 @@ use super::expand::{ExpansionRefused, expand_in};
 use super::plan::{Connector, Pipeline, Plan, Redirect, SimpleCommand, cd_directory};
 use super::reaper::Reaper;
 use super::sandbox::{
-    LineSandbox, NULL_DEVICE, Sandbox, SandboxError, Walls, find_hard_link, git_environment,
+    LimitsReached, LineSandbox, NULL_DEVICE, RESERVED_VARIABLES, Sandbox, SandboxError, Walls,
+    check_workspace, git_ceiling, git_environment,
 };
 use crate::config::CommandSettings;
 use crate::core::tools::format_duration;
@@ -110,20 +111,20 @@ pub fn safe_path(parent: Option<&OsStr>) -> OsString {
     }
 }
 
-/// The whole environment of every child, from the bot's own (`parent` looks a name up):
-/// PATH ([`safe_path`]), HOME = `home`, LANG (the bot's, else `C.UTF-8`), and each name in
-/// `env_allow` the bot has, unless it looks secret ([`is_secret_name`]).
+/// The environment every child shares, from the bot's own (`parent` looks a name up):
+/// PATH ([`safe_path`]), LANG (the bot's, else `C.UTF-8`), and each name in `env_allow` the
+/// bot has, unless it looks secret ([`is_secret_name`]) or is one a line's own directories
+/// set ([`RESERVED_VARIABLES`]: HOME, TMPDIR, XDG, git's configuration). Each line adds its
+/// private HOME, TMPDIR and XDG directories.
 pub fn child_environment(
     parent: impl Fn(&str) -> Option<OsString>,
     env_allow: &[String],
-    home: &Path,
 ) -> Vec<(OsString, OsString)> {
     let lang = parent("LANG")
         .filter(|value| !value.is_empty())
         .unwrap_or_else(|| OsString::from(DEFAULT_LANG));
     let mut env = vec![
         (OsString::from("PATH"), safe_path(parent("PATH").as_deref())),
-        (OsString::from("HOME"), home.as_os_str().to_owned()),
         (OsString::from("LANG"), lang),
     ];
     for name in env_allow {
@@ -131,6 +132,13 @@ pub fn child_environment(
             tracing::warn!(
                 variable = %name,
                 "command.env_allow lists a variable that looks like a secret; it is not passed to commands"
+            );
+            continue;
+        }
+        if RESERVED_VARIABLES.contains(&name.as_str()) {
+            tracing::warn!(
+                variable = %name,
+                "command.env_allow lists a variable each line sets itself (its private HOME, TMPDIR and XDG directories, git's lock-down); the bot's value is not passed (files a line should start with go in command.sandbox.home_files)"
             );
             continue;
         }
@@ -237,6 +245,8 @@ pub struct LineOutcome {
     pub stdout: Captured,
     pub stderr: Captured,
     pub elapsed: Duration,
+    /// The per-line limits the line ran into, if any.
+    pub limits: LimitsReached,
 }
 
 /// Why a line did not run to its end. A non-zero exit is not one of these: it is an
@@ -291,11 +301,7 @@ pub struct CommandRunner {
 impl CommandRunner {
     /// Takes the bot's environment as it is now.
     pub fn new(workspace: Workspace, settings: &CommandSettings) -> Self {
-        let env = child_environment(
-            |name| std::env::var_os(name),
-            &settings.env_allow,
-            workspace.root(),
-        );
+        let env = child_environment(|name| std::env::var_os(name), &settings.env_allow);
         let search_path = env
             .iter()
             .find(|(name, _)| name == "PATH")
@@ -341,11 +347,15 @@ impl CommandRunner {
         if walls == Walls::ReadOnly {
             let root = root.to_path_buf();
             let limit = self.sandbox.settings().hard_link_scan_limit;
-            tokio::task::spawn_blocking(move || find_hard_link(&root, limit))
+            tokio::task::spawn_blocking(move || check_workspace(&root, limit))
                 .await
                 .map_err(|join| RunError::Setup(io::Error::other(join)))??;
         }
-        let jail = Jail::new(self, walls)?;
+        let sandbox = self.sandbox.clone();
+        let line_sandbox = tokio::task::spawn_blocking(move || sandbox.line(walls))
+            .await
+            .map_err(|join| RunError::Setup(io::Error::other(join)))??;
+        let jail = Jail::new(self, line_sandbox);
         let (stdout_reader, stdout_writer) = io::pipe().map_err(RunError::Setup)?;
         let (stderr_reader, stderr_writer) = io::pipe().map_err(RunError::Setup)?;
         let mut stdout = OutputReader::start(stdout_reader, self.output_limit)?;
@@ -366,6 +376,7 @@ impl CommandRunner {
         // Whatever happened, nothing the line started outlives it.
         group.kill();
         group.reap().await;
+        let limits = jail.finish().await;
         match finished {
             Ok(Ok(exit)) => Ok(LineOutcome {
                 exit,
@@ -373,6 +384,7 @@ impl CommandRunner {
                 stdout: stdout.take(),
                 stderr: stderr.take(),
                 elapsed: started.elapsed(),
+                limits,
             }),
             Ok(Err(error)) => Err(error),
             Err(_elapsed) => {
@@ -459,19 +471,32 @@ struct Jail<'r> {
 }
 
 impl<'r> Jail<'r> {
-    fn new(runner: &'r CommandRunner, walls: Walls) -> Result<Self, RunError> {
-        let sandbox = runner.sandbox.line(walls)?;
+    /// The line's run in `sandbox`: every process gets the runner's environment, the line's
+    /// private directories, and git's lock-down.
+    fn new(runner: &'r CommandRunner, sandbox: LineSandbox) -> Self {
+        let walls = sandbox.walls();
         let mut env = runner.env.clone();
-        env.push(("TMPDIR".into(), sandbox.tmpdir().as_os_str().to_owned()));
+        env.extend(sandbox.environment());
+        env.extend(git_ceiling(runner.workspace.root()));
         if walls == Walls::ReadOnly {
-            env.extend(git_environment(runner.workspace.root()));
+            env.extend(git_environment());
         }
-        Ok(Self {
+        Self {
             runner,
             sandbox,
             env,
             walls,
-        })
+        }
+    }
+
+    /// Ends the line's sandbox (what is left in its groups killed, its view's mounts and its
+    /// private directory removed) off the runtime's threads, and says which limits the line
+    /// ran into.
+    async fn finish(self) -> LimitsReached {
+        let sandbox = self.sandbox;
+        let limits = sandbox.limits_reached();
+        let _ = tokio::task::spawn_blocking(move || drop(sandbox)).await;
+        limits
     }
 
     /// Runs the processes of the line; the line's ends of the output pipes close when this
@@ -756,7 +781,7 @@ impl<'r> Jail<'r> {
             .env_clear()
             .envs(self.env.iter().map(|(name, value)| (name, value)))
             .kill_on_drop(true);
-        self.sandbox.confine(&mut command, program, &args)?;
+        self.sandbox.confine(&mut command, program, &args, cwd)?;
         Ok(command)
     }
 }
@@ -1069,14 +1094,13 @@ mod tests {
             "A=B",
         ]
         .map(String::from);
-        let env = child_environment(parent, &allow, Path::new("/work/space"));
+        let env = child_environment(parent, &allow);
         let env: Vec<(String, String)> = env
             .into_iter()
             .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
             .collect();
         let expected: Vec<(String, String)> = [
             ("PATH", "/usr/bin"),
-            ("HOME", "/work/space"),
             ("LANG", DEFAULT_LANG),
             ("TERM", "xterm"),
             ("GIT_AUTHOR_NAME", "bot"),

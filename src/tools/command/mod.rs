@@ -20,6 +20,7 @@
 mod arith;
 mod assess;
 pub mod braces;
+pub mod cgroup;
 pub mod execute;
 pub mod expand;
 mod options;
@@ -32,6 +33,7 @@ pub mod sandbox;
 pub mod similar;
 mod structure;
 mod syntax;
+pub mod view;
 mod words;
 
 #[cfg(test)]
@@ -135,6 +137,11 @@ impl CommandTool {
     /// Whether lines can run without a click here: the kernel can build the sandbox.
     pub fn support(&self) -> &Support {
         self.runner.sandbox().support()
+    }
+
+    /// What is bounded or private per line here (control groups, a view of its own).
+    pub fn per_line(&self) -> sandbox::PerLine {
+        self.runner.sandbox().per_line()
     }
 
     /// The walls a line runs in under `approval`. A confirmed line runs without the sandbox

@@ -51,7 +51,30 @@ pub fn summary(outcome: &LineOutcome) -> String {
     if dropped > 0 {
         parts.push(format!("{} not shown", format_bytes(dropped)));
     }
+    if outcome.limits.memory.is_some() {
+        parts.push("memory limit reached".to_owned());
+    }
+    if outcome.limits.processes.is_some() {
+        parts.push("process limit reached".to_owned());
+    }
     parts.join(", ")
+}
+
+/// What the line ran into, in a sentence: the limits hold for all its processes together.
+fn limits_note(outcome: &LineOutcome) -> Option<String> {
+    let mut reached = Vec::new();
+    if let Some(bytes) = outcome.limits.memory {
+        reached.push(format!(
+            "its memory limit ({} for all its processes together, command.sandbox.memory_bytes)",
+            format_bytes(bytes)
+        ));
+    }
+    if let Some(count) = outcome.limits.processes {
+        reached.push(format!(
+            "its process limit ({count} at once, command.sandbox.processes)"
+        ));
+    }
+    (!reached.is_empty()).then(|| format!("The line reached {}.", reached.join(" and ")))
 }
 
 fn count(n: u64, noun: &str) -> String {
@@ -67,6 +90,10 @@ fn llm_text(line: &str, outcome: &LineOutcome, budget: usize) -> (String, bool) 
     let mut header = format!("$ {line}\n{}\n", outcome.exit);
     if outcome.walls == Walls::ReadOnly && !outcome.exit.success() {
         header.push_str(READ_ONLY_NOTE);
+        header.push('\n');
+    }
+    if let Some(note) = limits_note(outcome) {
+        header.push_str(&note);
         header.push('\n');
     }
     let stdout = display(&outcome.stdout);
@@ -108,6 +135,9 @@ fn chat(line: &str, outcome: &LineOutcome, budget: usize) -> (String, bool) {
             " · {} more output was not kept",
             format_bytes(dropped)
         ));
+    }
+    if let Some(note) = limits_note(outcome) {
+        footer.push_str(&format!(" · {note}"));
     }
     let head = format!("```sh\n{command}\n```\n");
     let whole = chat_message(&head, &stdout, &stderr, &footer);
@@ -202,6 +232,7 @@ mod tests {
 
     use super::*;
     use crate::tools::command::execute::Exit;
+    use crate::tools::command::sandbox::LimitsReached;
 
     fn captured(text: &str) -> Captured {
         let mut c = Captured::default();
@@ -219,6 +250,7 @@ mod tests {
             stdout: captured(stdout),
             stderr: captured(stderr),
             elapsed: Duration::from_millis(3),
+            limits: LimitsReached::default(),
         }
     }
 

@@ -36,10 +36,10 @@
 //! must. Where the kernel lacks Landlock ABI [`MIN_ABI`] (signal scoping), [`Support`] is
 //! `Missing` and the gate lets no command line run without a click.
 
-use std::ffi::OsString;
+use std::ffi::{CString, OsString};
 use std::fmt;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -50,6 +50,8 @@ use landlock::{
 };
 use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
 
+use super::cgroup::{Cgroups, LineCgroup, LineLimits};
+use super::view::{Layout, LineView, ViewPlan, ViewSupport};
 use crate::config::SandboxSettings;
 
 /// The Landlock ABI the sandbox needs: 4 brought TCP rules, 6 the scoping of signals and
@@ -109,6 +111,17 @@ pub const ETC_READ_PATHS: &[&str] = &[
 pub const READ_DEVICES: &[&str] = &["/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
 /// The one device it may also write.
 pub const NULL_DEVICE: &str = "/dev/null";
+/// The process file system: the line's own where it has a view, else the machine's.
+const PROC: &str = "/proc";
+
+/// The per-line limits a line ran into, each with its setting's value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LimitsReached {
+    /// `memory_bytes`, when the line's memory group refused or reclaimed memory.
+    pub memory: Option<u64>,
+    /// `processes`, when a fork was refused.
+    pub processes: Option<u64>,
+}
 
 /// How a line runs; what `riskgate assess` reports as `"sandbox"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -277,19 +290,32 @@ pub enum SandboxError {
     )]
     HardLink { path: String, links: u64 },
     #[error(
+        "nothing ran: the workspace holds a {kind} (`{path}`), and a line run without a person's confirmation could read through it what lies outside the workspace, or wait on it. Ask with risk_level \"medium\" so a person confirms the line, or remove it"
+    )]
+    SpecialFile { path: String, kind: &'static str },
+    #[error(
         "nothing ran: the workspace has more than {limit} entries, too many to check for hard links before a line runs without a person's confirmation. Ask with risk_level \"medium\", or raise command.sandbox.hard_link_scan_limit"
     )]
     TooLargeToScan { limit: u64 },
 }
 
-/// Looks through the workspace for a regular file with more than one hard link: Landlock
-/// judges paths, and a hard link inside the workspace is a path inside it, whatever file it
-/// names. Stops at the first such file, or after `limit` entries. Symlinks are not followed
-/// (the sandbox refuses what they lead to outside).
-pub fn find_hard_link(root: &Path, limit: u64) -> Result<(), SandboxError> {
-    use std::os::unix::fs::MetadataExt;
+/// Looks through the workspace, before a line runs without a click, for what the sandbox's
+/// path rules cannot judge: a regular file with more than one hard link (Landlock judges
+/// paths, and a hard link inside the workspace is a path inside it, whatever file it
+/// names), and a special file: a device node (reading it reads a disk or a terminal, i.e.
+/// what lies outside the workspace), a FIFO (reading it waits for, and takes, what another
+/// process writes) or a socket. Stops at the first, or after `limit` entries. Symlinks are
+/// not followed (the sandbox refuses what they lead to outside).
+pub fn check_workspace(root: &Path, limit: u64) -> Result<(), SandboxError> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let mut seen: u64 = 0;
     let mut pending = vec![root.to_path_buf()];
+    let shown = |path: &Path| {
+        path.strip_prefix(root)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    };
     while let Some(dir) = pending.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
@@ -302,16 +328,31 @@ pub fn find_hard_link(root: &Path, limit: u64) -> Result<(), SandboxError> {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
+            let special = if kind.is_block_device() {
+                Some("block device")
+            } else if kind.is_char_device() {
+                Some("character device")
+            } else if kind.is_fifo() {
+                Some("FIFO")
+            } else if kind.is_socket() {
+                Some("socket")
+            } else {
+                None
+            };
+            if let Some(kind) = special {
+                return Err(SandboxError::SpecialFile {
+                    path: shown(&entry.path()),
+                    kind,
+                });
+            }
             if kind.is_dir() {
                 pending.push(entry.path());
             } else if kind.is_file()
                 && let Ok(meta) = entry.metadata()
                 && meta.nlink() > 1
             {
-                let path = entry.path();
-                let shown = path.strip_prefix(root).unwrap_or(&path);
                 return Err(SandboxError::HardLink {
-                    path: shown.display().to_string(),
+                    path: shown(&entry.path()),
                     links: meta.nlink(),
                 });
             }
@@ -329,15 +370,23 @@ pub struct Sandbox {
 struct Inner {
     support: Support,
     settings: SandboxSettings,
-    /// Paths every process may read, opened once (`O_PATH`).
+    /// Paths every process may read, opened once (`O_PATH`); `/proc` is apart.
     reads: Vec<Grant>,
+    /// The machine's `/proc`, for lines without a view of their own.
+    proc: Option<Grant>,
+    /// Where lines get control groups (their memory and process limits).
+    cgroups: Cgroups,
+    /// Whether lines get a view of their own (private `/proc`, tmpfs, `nodev` workspace).
+    view: ViewSupport,
+    /// The operator's files every line's HOME starts with (`home_files`), read at start.
+    home_files: Vec<(PathBuf, Vec<u8>)>,
     /// `/dev/null`, readable and writable.
     null: Option<Grant>,
     workspace: PathBuf,
     /// Where `git` is on the sandboxed PATH.
     git: Option<PathBuf>,
-    offline: Arc<BpfProgram>,
-    online: Arc<BpfProgram>,
+    offline: Arc<Filters>,
+    online: Arc<Filters>,
 }
 
 /// A path a rule names, kept open so each line's ruleset is built without a path lookup.
@@ -404,18 +453,32 @@ impl Sandbox {
             seen.push(canonical);
             new
         });
-        let reads = paths.iter().filter_map(|p| Grant::open(p)).collect();
-        let (offline, online) = match (seccomp_program(false), seccomp_program(true)) {
+        let reads = paths
+            .iter()
+            .filter(|p| p.as_path() != Path::new(PROC))
+            .filter_map(|p| Grant::open(p))
+            .collect();
+        let (offline, online) = match (Filters::build(false), Filters::build(true)) {
             (Ok(offline), Ok(online)) => (offline, online),
             (Err(e), _) | (_, Err(e)) => {
                 return Self::unavailable(settings, workspace, e);
             }
+        };
+        let (cgroups, view) = if support.is_ready() {
+            (per_line_cgroups(), per_line_view())
+        } else {
+            let why = "no command line runs in the sandbox here".to_owned();
+            (Cgroups::Missing(why.clone()), ViewSupport::Missing(why))
         };
         Self {
             inner: Arc::new(Inner {
                 support,
                 settings: settings.clone(),
                 reads,
+                proc: Grant::open(Path::new(PROC)),
+                cgroups,
+                view,
+                home_files: read_home_files(settings),
                 null: Grant::open(Path::new(NULL_DEVICE)),
                 workspace: workspace.to_path_buf(),
                 git: find_on_path(search_path, "git"),
@@ -428,9 +491,15 @@ impl Sandbox {
     fn unavailable(settings: &SandboxSettings, workspace: &Path, reason: String) -> Self {
         Self {
             inner: Arc::new(Inner {
-                support: Support::Missing { reason },
+                support: Support::Missing {
+                    reason: reason.clone(),
+                },
                 settings: settings.clone(),
                 reads: Vec::new(),
+                proc: None,
+                cgroups: Cgroups::Missing(reason.clone()),
+                view: ViewSupport::Missing(reason),
+                home_files: read_home_files(settings),
                 null: None,
                 workspace: workspace.to_path_buf(),
                 git: None,
@@ -450,11 +519,41 @@ impl Sandbox {
 
     /// The paths every sandboxed process may read, as found on this machine.
     pub fn read_paths(&self) -> Vec<&Path> {
-        self.inner.reads.iter().map(|g| g.path.as_path()).collect()
+        let reads = self.inner.reads.iter().chain(&self.inner.proc);
+        reads.map(|g| g.path.as_path()).collect()
     }
 
-    /// Prepares one line's sandbox: its private TMPDIR, and what each process gets.
-    /// `ReadOnly` and sandboxed confirmed walls fail where the kernel lacks Landlock.
+    /// What is bounded or private per line here, and what is not (with why): for the
+    /// start-up log and `check-config`.
+    pub fn per_line(&self) -> PerLine {
+        let s = &self.inner.settings;
+        let limits = match &self.inner.cgroups {
+            Cgroups::Ready(_) => Ok(format!(
+                "memory {} and {} processes per line ({})",
+                bytes(s.memory_bytes),
+                s.processes,
+                self.inner.cgroups
+            )),
+            Cgroups::Missing(reason) => Err(format!(
+                "memory and processes are limited per process only (setrlimit; RLIMIT_NPROC does not hold for root), because {reason}"
+            )),
+        };
+        let view = match &self.inner.view {
+            ViewSupport::Ready => Ok(format!(
+                "a /proc showing only the line's own processes, HOME and TMPDIR in a tmpfs of {}, the workspace seen nodev",
+                bytes(s.tmp_bytes)
+            )),
+            ViewSupport::Missing(reason) => Err(format!(
+                "lines see every process in /proc (command lines included), keep HOME and TMPDIR on disk (each file bounded by file_size_bytes, not the whole), and a device node in the workspace stops lines without a click, because {reason}"
+            )),
+        };
+        PerLine { limits, view }
+    }
+
+    /// Prepares one line's sandbox: its private directory (HOME, TMPDIR and XDG
+    /// directories, empty but for the operator's `home_files`), and for sandboxed walls its
+    /// control groups and its view. `ReadOnly` and sandboxed confirmed walls fail where the
+    /// kernel lacks Landlock.
     pub fn line(&self, walls: Walls) -> Result<LineSandbox, SandboxError> {
         if walls != Walls::Off
             && let Support::Missing { reason } = &self.inner.support
@@ -465,38 +564,264 @@ impl Sandbox {
             .prefix("riskgate-line-")
             .tempdir()
             .map_err(SandboxError::TempDir)?;
-        let tmp_fd = PathFd::new(tmp.path()).map_err(|e| SandboxError::Build(e.to_string()))?;
+        let private = Private::new(tmp.path());
+        let layout = private.layout(&self.inner.home_files);
+        let settings = &self.inner.settings;
+        let sandboxed = walls != Walls::Off;
+        let view = if sandboxed && self.inner.view.is_ready() {
+            let read_only = !walls.workspace_write();
+            let plan = ViewPlan::new(
+                tmp.path(),
+                &self.inner.workspace,
+                settings.tmp_bytes,
+                read_only,
+                &layout,
+            )
+            .and_then(|plan| LineView::create(&plan))
+            .map_err(|e| SandboxError::Build(e.to_string()))?;
+            Some(plan)
+        } else {
+            layout.create_on_disk().map_err(SandboxError::TempDir)?;
+            None
+        };
+        let cgroup = if sandboxed {
+            let limits = LineLimits {
+                memory_bytes: settings.memory_bytes,
+                processes: settings.processes,
+            };
+            self.inner
+                .cgroups
+                .line(limits)
+                .map_err(|e| SandboxError::Build(format!("the line's control groups: {e}")))?
+        } else {
+            None
+        };
+        let place = match view {
+            Some(view) => Place::View(view),
+            None => Place::Disk(
+                PathFd::new(tmp.path()).map_err(|e| SandboxError::Build(e.to_string()))?,
+            ),
+        };
         let workspace =
             PathFd::new(&self.inner.workspace).map_err(|e| SandboxError::Build(e.to_string()))?;
         Ok(LineSandbox {
             inner: Arc::clone(&self.inner),
             walls,
-            tmp,
-            tmp_fd,
+            cgroup,
+            place,
+            private,
             workspace,
             shared: OnceLock::new(),
+            _dir: tmp,
         })
     }
 }
 
-/// One line's sandbox: its walls and its private TMPDIR, removed when this is dropped.
+/// What lines get per line on this machine; `Err` says what is missing and why.
+#[derive(Debug, Clone)]
+pub struct PerLine {
+    /// Memory and processes bounded for the whole line (control groups).
+    pub limits: Result<String, String>,
+    /// A view of its own: private `/proc`, a bounded tmpfs, a `nodev` workspace.
+    pub view: Result<String, String>,
+}
+
+impl PerLine {
+    /// Whether a device node in the workspace reads as nothing in a line's view.
+    pub fn workspace_nodev(&self) -> bool {
+        self.view.is_ok()
+    }
+}
+
+/// A size for people: `1 GiB`, `512 MiB`, or bytes.
+fn bytes(n: u64) -> String {
+    const GIB: u64 = 1 << 30;
+    const MIB: u64 = 1 << 20;
+    if n >= GIB && n % GIB == 0 {
+        format!("{} GiB", n / GIB)
+    } else if n >= MIB && n % MIB == 0 {
+        format!("{} MiB", n / MIB)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// The control groups of this process's lines, found once.
+fn per_line_cgroups() -> Cgroups {
+    static CGROUPS: OnceLock<Cgroups> = OnceLock::new();
+    CGROUPS.get_or_init(Cgroups::probe).clone()
+}
+
+/// Whether this process can give lines a view of their own, found once.
+fn per_line_view() -> ViewSupport {
+    static VIEW: OnceLock<ViewSupport> = OnceLock::new();
+    VIEW.get_or_init(ViewSupport::probe).clone()
+}
+
+/// The operator's `home_files`, read once; a file that cannot be read is logged and left
+/// out (`check-config` names it before the bot starts).
+fn read_home_files(settings: &SandboxSettings) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    for (name, source) in &settings.home_files {
+        match std::fs::read(source) {
+            Ok(bytes) => files.push((PathBuf::from(name), bytes)),
+            Err(error) => tracing::error!(
+                file = %source.display(),
+                %error,
+                "command.sandbox.home_files names a file that cannot be read; lines start without it"
+            ),
+        }
+    }
+    files
+}
+
+/// A line's private directory: everything it may write outside the workspace, made for it
+/// and removed after it. Nothing an earlier line or call left is in it.
+#[derive(Debug, Clone)]
+pub struct Private {
+    root: PathBuf,
+}
+
+impl Private {
+    fn new(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+        }
+    }
+
+    /// HOME.
+    pub fn home(&self) -> PathBuf {
+        self.root.join("home")
+    }
+
+    /// TMPDIR.
+    pub fn tmp(&self) -> PathBuf {
+        self.root.join("tmp")
+    }
+
+    /// XDG_RUNTIME_DIR.
+    pub fn run(&self) -> PathBuf {
+        self.root.join("run")
+    }
+
+    /// Its directories, and the operator's files in HOME (their parent directories made
+    /// first).
+    fn layout(&self, home_files: &[(PathBuf, Vec<u8>)]) -> Layout {
+        let home = self.home();
+        let mut dirs = vec![home.clone(), self.tmp(), self.run()];
+        let mut files = Vec::new();
+        for (name, bytes) in home_files {
+            let path = home.join(name);
+            let mut parents: Vec<PathBuf> = path
+                .ancestors()
+                .skip(1)
+                .take_while(|a| *a != home)
+                .map(Path::to_path_buf)
+                .collect();
+            parents.reverse();
+            for parent in parents {
+                if !dirs.contains(&parent) {
+                    dirs.push(parent);
+                }
+            }
+            files.push((path, bytes.clone()));
+        }
+        Layout { dirs, files }
+    }
+
+    /// The variables that put a program's per-user files in the private directory: HOME,
+    /// TMPDIR and the XDG base directories; git reads no system configuration, and as
+    /// global configuration only the operator's `.gitconfig` from `home_files` (if any).
+    pub fn environment(&self, operator_gitconfig: bool) -> Vec<(OsString, OsString)> {
+        let home = self.home();
+        let global = if operator_gitconfig {
+            home.join(".gitconfig").into_os_string()
+        } else {
+            OsString::from(NULL_DEVICE)
+        };
+        vec![
+            ("HOME".into(), home.clone().into_os_string()),
+            ("TMPDIR".into(), self.tmp().into_os_string()),
+            (
+                "XDG_CONFIG_HOME".into(),
+                home.join(".config").into_os_string(),
+            ),
+            (
+                "XDG_CACHE_HOME".into(),
+                home.join(".cache").into_os_string(),
+            ),
+            (
+                "XDG_DATA_HOME".into(),
+                home.join(".local/share").into_os_string(),
+            ),
+            (
+                "XDG_STATE_HOME".into(),
+                home.join(".local/state").into_os_string(),
+            ),
+            ("XDG_RUNTIME_DIR".into(), self.run().into_os_string()),
+            ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
+            ("GIT_CONFIG_GLOBAL".into(), global),
+        ]
+    }
+}
+
+/// Variables the line's own directories and git's lock-down set: `command.env_allow` cannot
+/// pass the bot's values of these.
+pub const RESERVED_VARIABLES: &[&str] = &[
+    "HOME",
+    "TMPDIR",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+    "XDG_CONFIG_DIRS",
+    "XDG_DATA_DIRS",
+    "GIT_CONFIG_NOSYSTEM",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CEILING_DIRECTORIES",
+];
+
+/// One line's sandbox: its walls, its private directory (removed when this is dropped),
+/// its control groups and its view. Fields drop in order: the groups (killing what is left),
+/// the view (ending its mounts), then the directory.
 pub struct LineSandbox {
     inner: Arc<Inner>,
     walls: Walls,
-    tmp: tempfile::TempDir,
-    tmp_fd: PathFd,
+    cgroup: Option<LineCgroup>,
+    place: Place,
+    private: Private,
     workspace: PathFd,
     /// The ruleset of the line's processes other than git, built for the first and
     /// enforced by each (a ruleset can restrict any number of processes).
     shared: OnceLock<Arc<OwnedFd>>,
+    /// Held for its drop: removes the private directory once the view is gone.
+    _dir: tempfile::TempDir,
+}
+
+/// Where a line's private directory is, as its processes see it.
+enum Place {
+    /// In the line's own view (a tmpfs), with the view's `/proc`.
+    View(LineView),
+    /// On disk, beside the machine's `/proc` (no view could be made, or walls are off).
+    Disk(PathFd),
 }
 
 /// What a process's `pre_exec` needs, all of it prepared in the bot.
 struct ChildSetup {
     ruleset: Option<Arc<OwnedFd>>,
-    filter: Option<Arc<BpfProgram>>,
+    filters: Option<Arc<Filters>>,
     limits: Vec<(libc::__rlimit_resource_t, libc::rlim_t)>,
     parent: libc::pid_t,
+    /// The line's `cgroup.procs` descriptors, owned by its [`LineCgroup`].
+    joins: Vec<RawFd>,
+    /// The line's mount namespace, owned by its [`LineView`], and the directory to return
+    /// to after joining it (joining moves a process to the namespace's root).
+    view: Option<(RawFd, CString)>,
 }
 
 impl LineSandbox {
@@ -504,40 +829,88 @@ impl LineSandbox {
         self.walls
     }
 
-    /// The line's private temporary directory.
-    pub fn tmpdir(&self) -> &Path {
-        self.tmp.path()
+    /// The line's private directory.
+    pub fn private(&self) -> &Private {
+        &self.private
     }
 
-    /// Puts `command`, which will run `program`, inside the walls: a `pre_exec` that sets
-    /// the parent-death signal, the limits, drops capabilities, and enforces the Landlock
-    /// ruleset and the seccomp filter, in that order, before `exec`.
+    /// The line's private temporary directory.
+    pub fn tmpdir(&self) -> PathBuf {
+        self.private.tmp()
+    }
+
+    /// The variables of the line's private directories (see [`Private::environment`]).
+    pub fn environment(&self) -> Vec<(OsString, OsString)> {
+        let gitconfig = self
+            .inner
+            .home_files
+            .iter()
+            .any(|(name, _)| name == Path::new(".gitconfig"));
+        self.private.environment(gitconfig)
+    }
+
+    /// What the line ran into: its memory or process limit (read from its groups).
+    pub fn limits_reached(&self) -> LimitsReached {
+        self.cgroup
+            .as_ref()
+            .map_or_else(LimitsReached::default, |cgroup| LimitsReached {
+                memory: cgroup
+                    .hit_memory_limit()
+                    .then_some(self.inner.settings.memory_bytes),
+                processes: cgroup
+                    .hit_process_limit()
+                    .then_some(self.inner.settings.processes),
+            })
+    }
+
+    /// Puts `command`, which will run `program` in `cwd`, inside the walls: a `pre_exec`
+    /// that sets the parent-death signal, joins the line's control groups and view, sets
+    /// the limits, drops capabilities, and enforces the Landlock ruleset and the seccomp
+    /// filters, in that order, before `exec`.
     pub fn confine(
         &self,
         command: &mut tokio::process::Command,
         program: &Path,
         args: &[std::ffi::OsString],
+        cwd: &Path,
     ) -> Result<(), SandboxError> {
         // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
         let setup = if self.walls == Walls::Off {
             ChildSetup {
                 ruleset: None,
-                filter: None,
+                filters: None,
                 limits: Vec::new(),
                 parent,
+                joins: Vec::new(),
+                view: None,
             }
         } else {
-            let filter = if self.walls.network() {
+            let filters = if self.walls.network() {
                 &self.inner.online
             } else {
                 &self.inner.offline
             };
+            let view = match &self.place {
+                Place::View(view) => {
+                    let cwd = CString::new(cwd.as_os_str().as_bytes())
+                        .map_err(|e| SandboxError::Build(e.to_string()))?;
+                    Some((view.namespace(), cwd))
+                }
+                Place::Disk(_) => None,
+            };
             ChildSetup {
                 ruleset: Some(self.ruleset(program, args)?),
-                filter: Some(Arc::clone(filter)),
+                filters: Some(Arc::clone(filters)),
                 limits: self.limits(),
                 parent,
+                joins: self
+                    .cgroup
+                    .iter()
+                    .flat_map(LineCgroup::joins)
+                    .map(AsRawFd::as_raw_fd)
+                    .collect(),
+                view,
             }
         };
         // SAFETY: the closure runs in the child between fork and exec, where only
@@ -549,16 +922,38 @@ impl LineSandbox {
         Ok(())
     }
 
+    /// The private directory as the line's processes see it: the view's tmpfs, or the
+    /// directory on disk.
+    fn private_fd(&self) -> &PathFd {
+        match &self.place {
+            Place::View(view) => view.private_root(),
+            Place::Disk(fd) => fd,
+        }
+    }
+
+    /// `/proc` as the line's processes see it: the view's own, or the machine's.
+    fn proc_fd(&self) -> Option<&PathFd> {
+        match &self.place {
+            Place::View(view) => Some(view.proc_root()),
+            Place::Disk(_) => self.inner.proc.as_ref().map(|g| &g.fd),
+        }
+    }
+
+    /// The limits of each process. `RLIMIT_NPROC` counts every process of the bot's user
+    /// (and not at all for root), so it stands in only where the line has no pids group.
     fn limits(&self) -> Vec<(libc::__rlimit_resource_t, libc::rlim_t)> {
         let s = &self.inner.settings;
-        vec![
+        let mut limits = vec![
             (libc::RLIMIT_DATA, s.memory_bytes),
             (libc::RLIMIT_CPU, s.cpu_secs),
-            (libc::RLIMIT_NPROC, s.processes),
             (libc::RLIMIT_FSIZE, s.file_size_bytes),
             (libc::RLIMIT_NOFILE, s.open_files),
             (libc::RLIMIT_CORE, 0),
-        ]
+        ];
+        if self.cgroup.is_none() {
+            limits.push((libc::RLIMIT_NPROC, s.processes));
+        }
+        limits
     }
 
     /// The Landlock ruleset of one process of the line: its own where it runs git in a line
@@ -629,7 +1024,10 @@ impl LineSandbox {
             shared_read
         };
         created = created.add_rule(rule(&self.workspace, true, workspace))?;
-        created = created.add_rule(rule(&self.tmp_fd, true, all & !AccessFs::Execute))?;
+        created = created.add_rule(rule(self.private_fd(), true, all & !AccessFs::Execute))?;
+        if let Some(proc) = self.proc_fd() {
+            created = created.add_rule(rule(proc, true, shared_read))?;
+        }
         if let Some(git) = git {
             for path in git.paths() {
                 if let Some(grant) = Grant::open(&path) {
@@ -654,6 +1052,16 @@ impl ChildSetup {
             if libc::getppid() != self.parent {
                 return Err(io::Error::other("the bot exited"));
             }
+            // Into the line's groups before anything can fork; `0` is this process.
+            for &fd in &self.joins {
+                if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            if let Some((namespace, cwd)) = &self.view {
+                check(libc::setns(*namespace, libc::CLONE_NEWNS))?;
+                check(libc::chdir(cwd.as_ptr()))?;
+            }
             for &(resource, value) in &self.limits {
                 let limit = libc::rlimit {
                     rlim_cur: value,
@@ -673,8 +1081,10 @@ impl ChildSetup {
                     return Err(io::Error::last_os_error());
                 }
             }
-            if let Some(filter) = &self.filter {
-                seccompiler::apply_filter(filter).map_err(|_| io::Error::last_os_error())?;
+            if let Some(filters) = &self.filters {
+                for filter in [&filters.refused, &filters.clone3] {
+                    seccompiler::apply_filter(filter).map_err(|_| io::Error::last_os_error())?;
+                }
             }
         }
         Ok(())
@@ -724,54 +1134,114 @@ fn drop_capabilities() -> io::Result<()> {
     }
 }
 
-/// The seccomp program: system calls refused with `EPERM` (`offline` also refuses
-/// `socket`), everything else allowed. The architecture is checked first: a call through
-/// another ABI kills the process.
-fn seccomp_program(network: bool) -> Result<BpfProgram, String> {
-    let mut refused: Vec<libc::c_long> = vec![
-        libc::SYS_ptrace,
-        libc::SYS_process_vm_readv,
-        libc::SYS_process_vm_writev,
-        libc::SYS_io_uring_setup,
-        libc::SYS_io_uring_enter,
-        libc::SYS_io_uring_register,
-        libc::SYS_bpf,
-        libc::SYS_perf_event_open,
-        libc::SYS_userfaultfd,
-        libc::SYS_keyctl,
-        libc::SYS_add_key,
-        libc::SYS_request_key,
-        libc::SYS_setsid,
-        libc::SYS_setpgid,
-        libc::SYS_unshare,
-        libc::SYS_setns,
-        libc::SYS_mount,
-        libc::SYS_umount2,
-        libc::SYS_pivot_root,
-        libc::SYS_open_by_handle_at,
-        libc::SYS_name_to_handle_at,
-        libc::SYS_kexec_load,
-        libc::SYS_init_module,
-        libc::SYS_finit_module,
-        libc::SYS_delete_module,
-        libc::SYS_reboot,
-        libc::SYS_swapon,
-        libc::SYS_swapoff,
-        libc::SYS_acct,
-        libc::SYS_syslog,
-    ];
-    if !network {
-        refused.push(libc::SYS_socket);
+/// The namespace flags `clone` may not carry: a line cannot make a namespace of its own
+/// (a user namespace would give it capabilities there, a network namespace interfaces).
+const NAMESPACE_FLAGS: &[libc::c_int] = &[
+    libc::CLONE_NEWNS,
+    libc::CLONE_NEWCGROUP,
+    libc::CLONE_NEWUTS,
+    libc::CLONE_NEWIPC,
+    libc::CLONE_NEWUSER,
+    libc::CLONE_NEWPID,
+    libc::CLONE_NEWNET,
+];
+
+/// The seccomp programs of a sandboxed process. Everything not named is allowed; the
+/// architecture is checked first (a call through another ABI kills the process).
+#[derive(Default)]
+struct Filters {
+    /// System calls refused with `EPERM` (`offline` also refuses `socket`), and `clone`
+    /// with any namespace flag.
+    refused: BpfProgram,
+    /// `clone3` answers `ENOSYS`: its flags are in memory a filter cannot read, and
+    /// `ENOSYS` makes the C library and language runtimes fall back to `clone`, whose
+    /// flags the program above checks.
+    clone3: BpfProgram,
+}
+
+impl Filters {
+    fn build(network: bool) -> Result<Self, String> {
+        let mut refused: Vec<libc::c_long> = vec![
+            libc::SYS_ptrace,
+            libc::SYS_process_vm_readv,
+            libc::SYS_process_vm_writev,
+            libc::SYS_io_uring_setup,
+            libc::SYS_io_uring_enter,
+            libc::SYS_io_uring_register,
+            libc::SYS_bpf,
+            libc::SYS_perf_event_open,
+            libc::SYS_userfaultfd,
+            libc::SYS_keyctl,
+            libc::SYS_add_key,
+            libc::SYS_request_key,
+            libc::SYS_setsid,
+            libc::SYS_setpgid,
+            libc::SYS_unshare,
+            libc::SYS_setns,
+            libc::SYS_mount,
+            libc::SYS_umount2,
+            libc::SYS_pivot_root,
+            libc::SYS_open_by_handle_at,
+            libc::SYS_name_to_handle_at,
+            libc::SYS_kexec_load,
+            libc::SYS_init_module,
+            libc::SYS_finit_module,
+            libc::SYS_delete_module,
+            libc::SYS_reboot,
+            libc::SYS_swapon,
+            libc::SYS_swapoff,
+            libc::SYS_acct,
+            libc::SYS_syslog,
+            libc::SYS_fsopen,
+            libc::SYS_fsmount,
+            libc::SYS_move_mount,
+            libc::SYS_open_tree,
+        ];
+        if !network {
+            refused.push(libc::SYS_socket);
+        }
+        let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> = refused
+            .into_iter()
+            .map(|nr| (nr, Vec::<SeccompRule>::new()))
+            .collect();
+        rules.insert(libc::SYS_clone, namespace_flag_rules()?);
+        let clone3 = [(libc::SYS_clone3, Vec::<SeccompRule>::new())].into();
+        Ok(Self {
+            refused: program(rules, libc::EPERM)?,
+            clone3: program(clone3, libc::ENOSYS)?,
+        })
     }
-    let rules = refused
-        .into_iter()
-        .map(|nr| (nr, Vec::<SeccompRule>::new()))
-        .collect();
+}
+
+/// One rule per namespace flag: `clone` whose first argument has it set.
+fn namespace_flag_rules() -> Result<Vec<SeccompRule>, String> {
+    use seccompiler::{SeccompCmpArgLen, SeccompCmpOp, SeccompCondition};
+    NAMESPACE_FLAGS
+        .iter()
+        .map(|&flag| {
+            let flag = u64::from(flag.unsigned_abs());
+            let condition = SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::MaskedEq(flag),
+                flag,
+            )
+            .map_err(|e| e.to_string())?;
+            SeccompRule::new(vec![condition]).map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
+/// A program that answers `errno` to the rules' calls and allows everything else.
+fn program(
+    rules: std::collections::BTreeMap<i64, Vec<SeccompRule>>,
+    errno: libc::c_int,
+) -> Result<BpfProgram, String> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
+        SeccompAction::Errno(errno.unsigned_abs()),
         arch,
     )
     .map_err(|e| e.to_string())?;
@@ -915,13 +1385,28 @@ fn elf_interpreter(path: &Path) -> Option<PathBuf> {
     Some(PathBuf::from(std::ffi::OsString::from_vec(name)))
 }
 
-/// The environment git gets in lines run without a click: no system or global
-/// configuration (HOME is the workspace, so a tracked `.gitconfig` would be global), no
-/// repository above the workspace, and the configuration keys that make read-only commands
-/// run programs turned off at the command-line level, which overrides the repository's own
-/// `.git/config`. What names a program by a driver of `.gitattributes` (textconv,
-/// filters) is stopped by the sandbox instead: a git process may execute only git.
-pub fn git_environment(workspace: &Path) -> Vec<(OsString, OsString)> {
+/// What git gets in every line besides [`Private::environment`]'s lock-down: no repository
+/// above the workspace.
+pub fn git_ceiling(workspace: &Path) -> Vec<(OsString, OsString)> {
+    workspace
+        .parent()
+        .map(|parent| {
+            (
+                OsString::from("GIT_CEILING_DIRECTORIES"),
+                parent.as_os_str().to_owned(),
+            )
+        })
+        .into_iter()
+        .collect()
+}
+
+/// The environment git gets in lines run without a click, on top of every line's (no
+/// system configuration, no global one but the operator's, no repository above the
+/// workspace): the configuration keys that make read-only commands run programs turned
+/// off at the command-line level, which overrides the repository's own `.git/config`. What
+/// names a program by a driver of `.gitattributes` (textconv, filters) is stopped by the
+/// sandbox instead: a git process may execute only git.
+pub fn git_environment() -> Vec<(OsString, OsString)> {
     let overrides: &[(&str, &str)] = &[
         ("core.fsmonitor", "false"),
         ("core.hooksPath", "/dev/null"),
@@ -934,8 +1419,6 @@ pub fn git_environment(workspace: &Path) -> Vec<(OsString, OsString)> {
         ("safe.directory", "*"),
     ];
     let mut env: Vec<(OsString, OsString)> = vec![
-        ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
-        ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
         ("GIT_TERMINAL_PROMPT".into(), "0".into()),
         ("GIT_OPTIONAL_LOCKS".into(), "0".into()),
         (
@@ -943,12 +1426,6 @@ pub fn git_environment(workspace: &Path) -> Vec<(OsString, OsString)> {
             overrides.len().to_string().into(),
         ),
     ];
-    if let Some(parent) = workspace.parent() {
-        env.push((
-            "GIT_CEILING_DIRECTORIES".into(),
-            parent.as_os_str().to_owned(),
-        ));
-    }
     for (i, (key, value)) in overrides.iter().enumerate() {
         env.push((format!("GIT_CONFIG_KEY_{i}").into(), (*key).into()));
         env.push((format!("GIT_CONFIG_VALUE_{i}").into(), (*value).into()));
@@ -977,9 +1454,10 @@ mod tests {
 
     #[test]
     fn the_seccomp_programs_build() {
-        let offline = seccomp_program(false).expect("offline");
-        let online = seccomp_program(true).expect("online");
-        assert!(offline.len() > online.len());
+        let offline = Filters::build(false).expect("offline");
+        let online = Filters::build(true).expect("online");
+        assert!(offline.refused.len() > online.refused.len());
+        assert!(!offline.clone3.is_empty());
     }
 
     #[test]
@@ -988,10 +1466,10 @@ mod tests {
         let ws = dir.path().join("ws");
         std::fs::create_dir_all(ws.join("a/b")).expect("mkdir");
         std::fs::write(ws.join("a/plain.txt"), "x").expect("write");
-        assert!(find_hard_link(&ws, 100).is_ok());
+        assert!(check_workspace(&ws, 100).is_ok());
         std::fs::write(dir.path().join("outside.txt"), "secret").expect("write");
         std::fs::hard_link(dir.path().join("outside.txt"), ws.join("a/b/link.txt")).expect("link");
-        match find_hard_link(&ws, 100) {
+        match check_workspace(&ws, 100) {
             Err(SandboxError::HardLink { path, links }) => {
                 assert_eq!(path, "a/b/link.txt");
                 assert_eq!(links, 2);
@@ -999,8 +1477,32 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(matches!(
-            find_hard_link(&ws, 2),
+            check_workspace(&ws, 2),
             Err(SandboxError::TooLargeToScan { limit: 2 })
+        ));
+    }
+
+    #[test]
+    fn fifos_and_sockets_in_the_workspace_are_found() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("deep")).expect("mkdir");
+        assert!(check_workspace(&ws, 100).is_ok());
+        let fifo =
+            std::ffi::CString::new(ws.join("deep/pipe").as_os_str().as_bytes()).expect("path");
+        // SAFETY: mkfifo reads a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        match check_workspace(&ws, 100) {
+            Err(SandboxError::SpecialFile { path, kind }) => {
+                assert_eq!((path.as_str(), kind), ("deep/pipe", "FIFO"));
+            }
+            other => panic!("{other:?}"),
+        }
+        std::fs::remove_file(ws.join("deep/pipe")).expect("rm");
+        let _socket = std::os::unix::net::UnixListener::bind(ws.join("s")).expect("bind");
+        assert!(matches!(
+            check_workspace(&ws, 100),
+            Err(SandboxError::SpecialFile { kind: "socket", .. })
         ));
     }
 
