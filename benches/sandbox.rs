@@ -1,8 +1,9 @@
 //! What the command sandbox adds to a line: the same lines run through `CommandTool`
-//! without a click (the read-only sandbox: a Landlock ruleset per process, the seccomp
-//! filter, limits, no capabilities) and confirmed with `confirmed_sandboxed = false` (no
-//! Landlock and no seccomp; the parent-death signal and the reaper stay), interleaved, many
-//! times, with the median and the 99th percentile of each. `bare` is
+//! without a click (the read-only sandbox: the line's control groups and its view of its
+//! own where the machine allows them, a Landlock ruleset, the seccomp filters, limits, no
+//! capabilities) and confirmed with `confirmed_sandboxed = false` (no groups, view, Landlock
+//! or seccomp; the private directory, the parent-death signal and the reaper stay),
+//! interleaved, many times, with the median and the 99th percentile of each. `bare` is
 //! `tokio::process::Command::output()` of the same program, for scale.
 //!
 //! Run: `cargo bench --bench sandbox -- [--runs N]` (default 2000 per variant).
@@ -58,6 +59,8 @@ fn main() {
         "the kernel cannot build the sandbox: {}",
         tool.support()
     );
+    let per_line = tool.per_line();
+    println!("per line: {:?}; {:?}", per_line.limits, per_line.view);
     let unsandboxed = Approval::Confirmed {
         by: "bench".to_owned(),
     };

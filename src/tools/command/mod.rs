@@ -52,7 +52,8 @@ use serde_json::{Map, Value, json};
 use crate::config::{CommandSettings, OutputSettings, SandboxSettings, ToolRules};
 use crate::core::risk::{Assessment, Decision};
 use crate::core::tools::{
-    Approval, AssessContext, BoxFuture, Reading, RiskAssessor, Tool, ToolError, ToolOutput,
+    Approval, AssessContext, BoxFuture, Preflight, Reading, RiskAssessor, Tool, ToolError,
+    ToolOutput,
 };
 use crate::tools::Workspace;
 
@@ -285,6 +286,30 @@ impl Tool for CommandTool {
                 None => self.run(&args.command, approval).await?,
             };
             Ok(render(&args.command, &outcome, &self.budgets))
+        })
+    }
+
+    /// Says what each line gets for itself on this machine (control groups, a view of its
+    /// own), warning where one cannot be built; the probes run here, off the start path.
+    fn preflight(&self) -> BoxFuture<'_, Vec<Preflight>> {
+        Box::pin(async move {
+            if !self.support().is_ready() {
+                return Vec::new();
+            }
+            let sandbox = self.runner.sandbox().clone();
+            let per_line = tokio::task::spawn_blocking(move || sandbox.per_line()).await;
+            let Ok(per_line) = per_line else {
+                return Vec::new();
+            };
+            [per_line.limits, per_line.view]
+                .into_iter()
+                .map(|found| match found {
+                    Ok(what) => Preflight::fine(format!("command lines each get {what}")),
+                    Err(why) => Preflight::warning(format!(
+                        "command lines are not isolated from each other as fully as they could be: {why}"
+                    )),
+                })
+                .collect()
         })
     }
 

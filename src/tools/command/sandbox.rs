@@ -374,10 +374,6 @@ struct Inner {
     reads: Vec<Grant>,
     /// The machine's `/proc`, for lines without a view of their own.
     proc: Option<Grant>,
-    /// Where lines get control groups (their memory and process limits).
-    cgroups: Cgroups,
-    /// Whether lines get a view of their own (private `/proc`, tmpfs, `nodev` workspace).
-    view: ViewSupport,
     /// The operator's files every line's HOME starts with (`home_files`), read at start.
     home_files: Vec<(PathBuf, Vec<u8>)>,
     /// `/dev/null`, readable and writable.
@@ -464,20 +460,12 @@ impl Sandbox {
                 return Self::unavailable(settings, workspace, e);
             }
         };
-        let (cgroups, view) = if support.is_ready() {
-            (per_line_cgroups(), per_line_view())
-        } else {
-            let why = "no command line runs in the sandbox here".to_owned();
-            (Cgroups::Missing(why.clone()), ViewSupport::Missing(why))
-        };
         Self {
             inner: Arc::new(Inner {
                 support,
                 settings: settings.clone(),
                 reads,
                 proc: Grant::open(Path::new(PROC)),
-                cgroups,
-                view,
                 home_files: read_home_files(settings),
                 null: Grant::open(Path::new(NULL_DEVICE)),
                 workspace: workspace.to_path_buf(),
@@ -491,14 +479,10 @@ impl Sandbox {
     fn unavailable(settings: &SandboxSettings, workspace: &Path, reason: String) -> Self {
         Self {
             inner: Arc::new(Inner {
-                support: Support::Missing {
-                    reason: reason.clone(),
-                },
+                support: Support::Missing { reason },
                 settings: settings.clone(),
                 reads: Vec::new(),
                 proc: None,
-                cgroups: Cgroups::Missing(reason.clone()),
-                view: ViewSupport::Missing(reason),
                 home_files: read_home_files(settings),
                 null: None,
                 workspace: workspace.to_path_buf(),
@@ -523,28 +507,49 @@ impl Sandbox {
         reads.map(|g| g.path.as_path()).collect()
     }
 
+    /// Where lines get control groups, found on first use (not by `riskgate assess`, which
+    /// runs nothing).
+    fn cgroups(&self) -> &'static Cgroups {
+        static MISSING: OnceLock<Cgroups> = OnceLock::new();
+        if self.inner.support.is_ready() {
+            per_line_cgroups()
+        } else {
+            MISSING.get_or_init(|| Cgroups::Missing("lines run without the sandbox here".into()))
+        }
+    }
+
+    /// Whether lines get a view of their own, found on first use.
+    fn view(&self) -> &'static ViewSupport {
+        static MISSING: OnceLock<ViewSupport> = OnceLock::new();
+        if self.inner.support.is_ready() {
+            per_line_view()
+        } else {
+            MISSING.get_or_init(|| ViewSupport::Missing("lines run without the sandbox here".into()))
+        }
+    }
+
     /// What is bounded or private per line here, and what is not (with why): for the
     /// start-up log and `check-config`.
     pub fn per_line(&self) -> PerLine {
         let s = &self.inner.settings;
-        let limits = match &self.inner.cgroups {
+        let cgroups = self.cgroups();
+        let limits = match cgroups {
             Cgroups::Ready(_) => Ok(format!(
-                "memory {} and {} processes per line ({})",
+                "memory {} and {} processes per line ({cgroups})",
                 bytes(s.memory_bytes),
                 s.processes,
-                self.inner.cgroups
             )),
             Cgroups::Missing(reason) => Err(format!(
-                "memory and processes are limited per process only (setrlimit; RLIMIT_NPROC does not hold for root), because {reason}"
+                "memory and processes are limited per process only (setrlimit: a line may fork past them, shared memory is not counted, and RLIMIT_NPROC counts every process of the bot's user, or nothing for root), because {reason}"
             )),
         };
-        let view = match &self.inner.view {
+        let view = match self.view() {
             ViewSupport::Ready => Ok(format!(
                 "a /proc showing only the line's own processes, HOME and TMPDIR in a tmpfs of {}, the workspace seen nodev",
                 bytes(s.tmp_bytes)
             )),
             ViewSupport::Missing(reason) => Err(format!(
-                "lines see every process in /proc (command lines included), keep HOME and TMPDIR on disk (each file bounded by file_size_bytes, not the whole), and a device node in the workspace stops lines without a click, because {reason}"
+                "lines see every process in /proc (command lines included; mounting the machine's /proc with hidepid=invisible hides them), keep HOME and TMPDIR on disk (each file bounded by file_size_bytes, not the whole), and confirmed lines may read a device node in the workspace, because {reason}"
             )),
         };
         PerLine { limits, view }
@@ -568,7 +573,7 @@ impl Sandbox {
         let layout = private.layout(&self.inner.home_files);
         let settings = &self.inner.settings;
         let sandboxed = walls != Walls::Off;
-        let view = if sandboxed && self.inner.view.is_ready() {
+        let view = if sandboxed && self.view().is_ready() {
             let read_only = !walls.workspace_write();
             let plan = ViewPlan::new(
                 tmp.path(),
@@ -589,8 +594,7 @@ impl Sandbox {
                 memory_bytes: settings.memory_bytes,
                 processes: settings.processes,
             };
-            self.inner
-                .cgroups
+            self.cgroups()
                 .line(limits)
                 .map_err(|e| SandboxError::Build(format!("the line's control groups: {e}")))?
         } else {
@@ -647,15 +651,15 @@ fn bytes(n: u64) -> String {
 }
 
 /// The control groups of this process's lines, found once.
-fn per_line_cgroups() -> Cgroups {
+fn per_line_cgroups() -> &'static Cgroups {
     static CGROUPS: OnceLock<Cgroups> = OnceLock::new();
-    CGROUPS.get_or_init(Cgroups::probe).clone()
+    CGROUPS.get_or_init(Cgroups::probe)
 }
 
 /// Whether this process can give lines a view of their own, found once.
-fn per_line_view() -> ViewSupport {
+fn per_line_view() -> &'static ViewSupport {
     static VIEW: OnceLock<ViewSupport> = OnceLock::new();
-    VIEW.get_or_init(ViewSupport::probe).clone()
+    VIEW.get_or_init(ViewSupport::probe)
 }
 
 /// The operator's `home_files`, read once; a file that cannot be read is logged and left
