@@ -497,3 +497,41 @@ fn a_retired_key_is_named_with_what_to_do_instead_of_failing_as_unknown() {
         "{error}"
     );
 }
+
+#[test]
+fn home_files_must_be_readable_files_named_by_a_plain_path_in_home() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("riskgate.toml");
+    let gitconfig = dir.path().join("gitconfig");
+    std::fs::write(&gitconfig, "[user]\n\tname = bot\n").expect("write");
+    let source = gitconfig.display();
+    let missing = dir.path().join("missing").display().to_string();
+    for (name, path, problem) in [
+        ("../.gitconfig", source.to_string(), "without `..`"),
+        ("/etc/gitconfig", source.to_string(), "a relative path"),
+        (".npmrc", missing, "not a readable file"),
+    ] {
+        std::fs::write(
+            &file,
+            format!("[command.sandbox.home_files]\n\"{name}\" = \"{path}\"\n"),
+        )
+        .expect("write");
+        let said = Settings::load_from(Some(&file), NO_ENV)
+            .expect_err(name)
+            .to_string();
+        assert!(
+            said.contains("command.sandbox.home_files") && said.contains(problem),
+            "{name}: {said}"
+        );
+    }
+    std::fs::write(
+        &file,
+        format!("[command.sandbox.home_files]\n\".config/git/config\" = \"{source}\"\n"),
+    )
+    .expect("write");
+    let fine = Settings::load_from(Some(&file), NO_ENV).expect("a plain name loads");
+    assert_eq!(
+        fine.command.sandbox.home_files.get(".config/git/config"),
+        Some(&gitconfig)
+    );
+}

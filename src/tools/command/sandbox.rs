@@ -524,7 +524,8 @@ impl Sandbox {
         if self.inner.support.is_ready() {
             per_line_view()
         } else {
-            MISSING.get_or_init(|| ViewSupport::Missing("lines run without the sandbox here".into()))
+            MISSING
+                .get_or_init(|| ViewSupport::Missing("lines run without the sandbox here".into()))
         }
     }
 
@@ -1508,6 +1509,45 @@ mod tests {
             check_workspace(&ws, 100),
             Err(SandboxError::SpecialFile { kind: "socket", .. })
         ));
+    }
+
+    #[test]
+    fn a_lines_home_holds_the_operators_files_below_their_parents() {
+        let private = Private::new(Path::new("/tmp/line"));
+        let layout = private.layout(&[
+            (PathBuf::from(".config/pip/pip.conf"), b"[global]".to_vec()),
+            (PathBuf::from(".gitconfig"), b"[user]".to_vec()),
+        ]);
+        let dirs: Vec<&str> = layout.dirs.iter().filter_map(|d| d.to_str()).collect();
+        assert_eq!(
+            dirs,
+            [
+                "/tmp/line/home",
+                "/tmp/line/tmp",
+                "/tmp/line/run",
+                "/tmp/line/home/.config",
+                "/tmp/line/home/.config/pip",
+            ]
+        );
+        assert_eq!(
+            layout.files[0].0,
+            Path::new("/tmp/line/home/.config/pip/pip.conf")
+        );
+        let with = private.environment(true);
+        let global = |env: &[(OsString, OsString)]| {
+            env.iter()
+                .find(|(name, _)| name == "GIT_CONFIG_GLOBAL")
+                .map(|(_, value)| value.clone())
+        };
+        assert_eq!(global(&with), Some("/tmp/line/home/.gitconfig".into()));
+        assert_eq!(
+            global(&private.environment(false)),
+            Some("/dev/null".into())
+        );
+        for name in ["HOME", "TMPDIR", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM"] {
+            assert!(RESERVED_VARIABLES.contains(&name), "{name}");
+            assert!(with.iter().any(|(n, _)| n == name), "{name}");
+        }
     }
 
     #[test]
