@@ -174,43 +174,32 @@ impl Bot {
 
     /// Waits for a line of stderr containing `text`; fails with everything printed.
     async fn line(&self, text: &str) -> String {
-        let started = Instant::now();
-        loop {
-            let found = self
-                .lines
-                .lock()
-                .expect("lines")
-                .iter()
-                .find(|l| l.contains(text))
-                .cloned();
-            if let Some(line) = found {
-                return line;
-            }
-            assert!(
-                started.elapsed() < PATIENCE,
+        let found = discord::poll(PATIENCE, || {
+            let lines = self.lines.lock().expect("lines");
+            lines.iter().find(|l| l.contains(text)).cloned()
+        })
+        .await;
+        found.unwrap_or_else(|| {
+            panic!(
                 "no line with {text:?} within {PATIENCE:?}; stderr:\n{}",
                 self.stderr()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+            )
+        })
     }
 
     /// The exit status, waiting at most [`PATIENCE`].
     async fn exit(&mut self) -> ExitStatus {
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("try_wait") {
-                // Let the reader thread take the last lines.
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                return status;
-            }
-            assert!(
-                started.elapsed() < PATIENCE,
+        let child = &mut self.child;
+        let status = discord::poll(PATIENCE, || child.try_wait().expect("try_wait")).await;
+        let Some(status) = status else {
+            panic!(
                 "riskgate run still running after {PATIENCE:?}; stderr:\n{}",
                 self.stderr()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+            )
+        };
+        // Let the reader thread take the last lines.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        status
     }
 
     /// `/healthz`'s status and body; `None` while nothing answers there.
@@ -505,75 +494,74 @@ async fn healthz_is_503_while_the_state_database_is_unreachable() {
     assert!(body.contains("\nstate database: answering\n"), "{body}");
 }
 
-/// Waits for the bot to exit and returns its status and stderr.
-async fn ended(mut bot: Bot) -> (ExitStatus, String) {
+/// Starts the bot against a fake Discord that refuses it as `refusals` says, and waits
+/// for it to exit with 2 without printing a secret; returns the fake, the last line of
+/// stderr (what the process said as it ended) and the whole of it.
+async fn refused(refusals: Refusals) -> (FakeDiscord, String, String) {
+    let discord = FakeDiscord::start(vec![guild()]).await;
+    discord.refuse(refusals);
+    let llm = model_server("tiny").await;
+    let mut bot = Launch::new(&discord, &llm.base_url()).start();
     let status = bot.exit().await;
     let stderr = bot.stderr();
     bot.assert_no_secret();
-    (status, stderr)
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default().to_owned();
+    (discord, last, stderr)
 }
-
-const TOKEN_ADVICE: &str = "set discord.token, or DISCORD_TOKEN (DISCORD_TOKEN_FILE for a file holding it), to the token on your application's Bot page in the developer portal (https://discord.com/developers/applications > your application > Bot > Reset Token)";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_token_ends_the_bot_naming_the_setting_and_never_the_token() {
-    let discord = FakeDiscord::start(vec![guild()]).await;
-    discord.refuse(Refusals {
-        token_on_rest: true,
-        token_on_gateway: true,
-        ..Refusals::default()
-    });
-    let llm = model_server("tiny").await;
-    let (status, stderr) = ended(Launch::new(&discord, &llm.base_url()).start()).await;
-    assert_eq!(status.code(), Some(2), "{stderr}");
-    let last = stderr.lines().last().unwrap_or_default();
-    assert_eq!(
-        last,
-        format!(
-            "riskgate: Discord refused the bot token (the API answered 401 Unauthorized): {TOKEN_ADVICE}; the client secret and the public key are not the token"
-        )
-    );
-    // Refused at the first question: the gateway was never tried.
-    assert!(discord.identifies().is_empty());
-    assert!(!stderr.contains(START_LINE), "{stderr}");
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_token_the_gateway_refuses_ends_the_bot_naming_the_setting() {
-    let discord = FakeDiscord::start(vec![guild()]).await;
-    // As when the token is reset between the bot's first question and its IDENTIFY.
-    discord.refuse(Refusals {
-        token_on_gateway: true,
-        ..Refusals::default()
-    });
-    let llm = model_server("tiny").await;
-    let (status, stderr) = ended(Launch::new(&discord, &llm.base_url()).start()).await;
-    assert_eq!(status.code(), Some(2), "{stderr}");
-    assert_eq!(
-        stderr.lines().last().unwrap_or_default(),
-        format!(
-            "riskgate: Discord refused the bot token (the gateway closed with 4004 Authentication failed): {TOKEN_ADVICE}; the client secret and the public key are not the token"
-        )
-    );
-    let identifies = discord.identifies();
-    assert_eq!(identifies.len(), 1, "{identifies:?}");
-    assert_eq!(identifies[0].token, format!("Bot {TOKEN}"));
+    // Refused at the first question (REST), or only at IDENTIFY, as when the token is reset
+    // between the two: the same advice, and how Discord said it.
+    for (refusals, said, identifies) in [
+        (
+            Refusals {
+                token_on_rest: true,
+                token_on_gateway: true,
+                ..Refusals::default()
+            },
+            "the API answered 401 Unauthorized",
+            0,
+        ),
+        (
+            Refusals {
+                token_on_gateway: true,
+                ..Refusals::default()
+            },
+            "the gateway closed with 4004 Authentication failed",
+            1,
+        ),
+    ] {
+        let (discord, last, stderr) = refused(refusals).await;
+        assert_eq!(
+            last,
+            format!(
+                "riskgate: Discord refused the bot token ({said}): set discord.token, or DISCORD_TOKEN (DISCORD_TOKEN_FILE for a file holding it), to the token on your application's Bot page in the developer portal (https://discord.com/developers/applications > your application > Bot > Reset Token); the client secret and the public key are not the token"
+            )
+        );
+        assert!(!stderr.contains(START_LINE), "{stderr}");
+        let sent = discord.identifies();
+        assert_eq!(sent.len(), identifies, "{said}: {sent:?}");
+        assert!(sent.iter().all(|i| i.token == format!("Bot {TOKEN}")));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refused_message_content_intent_ends_the_bot_saying_where_to_enable_it() {
-    let discord = FakeDiscord::start(vec![guild()]).await;
-    discord.refuse(Refusals {
+    let (discord, last, _) = refused(Refusals {
         disallowed_intents: MESSAGE_CONTENT_INTENT,
         ..Refusals::default()
-    });
-    let llm = model_server("tiny").await;
-    let (status, stderr) = ended(Launch::new(&discord, &llm.base_url()).start()).await;
-    assert_eq!(status.code(), Some(2), "{stderr}");
+    })
+    .await;
     assert_eq!(
-        stderr.lines().last().unwrap_or_default(),
+        last,
         "riskgate: Discord refused the Message Content intent (the gateway closed with 4014 Disallowed intent(s)): in the developer portal (https://discord.com/developers/applications > your application > Bot > Privileged Gateway Intents) turn on Message Content Intent, save, and start riskgate again"
     );
+    // It asked for the intent, and was refused for it.
+    let identifies = discord.identifies();
+    assert_eq!(identifies.len(), 1, "{identifies:?}");
+    assert_ne!(identifies[0].intents & MESSAGE_CONTENT_INTENT, 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
