@@ -369,7 +369,7 @@ async fn a_model_server_that_is_down_is_a_warning_beside_the_start_not_before_it
     assert!(warning.contains(" WARN riskgate::status: "), "{warning}");
     assert!(
         warning.ends_with(&format!(
-            "the model server (llm.base_url) did not answer at http://user:redacted@{address}/v1 (no answer within 5 s): check llm.base_url and that the model server runs; the bot runs, but each message gets an error until it answers"
+            "the model server (llm.base_url) did not answer at http://user:redacted@{address}/v1 (no answer within 5 s): check llm.base_url and that the model server runs; the bot runs meanwhile, answering each message with the model server's error"
         )),
         "{warning}"
     );

@@ -348,7 +348,7 @@ async fn check_model(
     } else {
         tracing::warn!(
             target: crate::telemetry::STATUS,
-            "the model server (llm.base_url) {said}; the bot runs, but each message gets an error until it answers"
+            "the model server (llm.base_url) {said}; the bot runs meanwhile, answering each message with the model server's error"
         );
         metrics.set_model_status(crate::metrics::ModelStatus::Failing(said));
     }
