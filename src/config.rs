@@ -126,11 +126,23 @@ pub struct Settings {
 }
 
 /// The operators' HTTP port.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ObservabilitySettings {
     /// `host:port` for `/healthz` and Prometheus `/metrics` (`riskgate run`); empty: off.
     pub listen: String,
+    /// How long Discord's gateway may stay disconnected (a resume, a reconnect) before
+    /// `/healthz` answers 503.
+    pub gateway_grace_secs: u64,
+}
+
+impl Default for ObservabilitySettings {
+    fn default() -> Self {
+        Self {
+            listen: String::new(),
+            gateway_grace_secs: 30,
+        }
+    }
 }
 
 /// Logging (to stderr).

@@ -21,6 +21,7 @@
 //! - [`config`]: typed, layered settings (file, environment, `*_FILE` secrets).
 //! - [`cli`]: `riskgate assess` and `riskgate check-config`.
 //! - [`metrics`]: counters and latency histograms, served on `/metrics`.
+//! - [`health`]: what `/healthz` answers (Discord ready, the state database answering).
 //! - [`telemetry`]: logging to stderr.
 
 pub mod app;
@@ -29,6 +30,7 @@ pub mod config;
 pub mod console;
 pub mod core;
 pub mod discord;
+pub mod health;
 pub mod llm;
 pub mod metrics;
 pub mod store;

@@ -1,11 +1,16 @@
 //! Metrics for operators: counters and a latency histogram kept in memory, served in the
 //! OpenMetrics text format on an optional HTTP port together with `/healthz`
-//! (`observability.listen`). The registry and its encoding are `prometheus-client`'s: the
-//! format's escaping, `_total` suffixes, histogram buckets and `# EOF` are its job.
+//! (`observability.listen`, answered by [`crate::health`]). The registry and its encoding
+//! are `prometheus-client`'s: the format's escaping, `_total` suffixes, histogram buckets
+//! and `# EOF` are its job.
+//!
+//! The model server's state ([`ModelStatus`]) is kept here too, since every model request
+//! passes through [`MeteredModel`]: the check at start sets it, each request's outcome
+//! updates it, and `/healthz`, `riskgate_model_server_up` and the start-up line read it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder};
 use prometheus_client::metrics::MetricType;
@@ -65,6 +70,44 @@ pub struct Metrics {
     llm_errors: Family<ErrorKind, Counter>,
     llm_latency: Histogram,
     queue_depth: QueueDepth,
+    model: ModelGauge,
+}
+
+/// Whether the model server answered, as last seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelStatus {
+    /// Not asked yet.
+    Unchecked,
+    /// It answered; what it said.
+    Answering(String),
+    /// It did not answer, or refused; why.
+    Failing(String),
+}
+
+impl ModelStatus {
+    /// `model server: ...`, for `/healthz`.
+    pub fn line(&self) -> String {
+        match self {
+            Self::Unchecked => "model server: not checked yet".to_owned(),
+            Self::Answering(what) => format!("model server: {what}"),
+            Self::Failing(why) => format!("model server: FAILING: {why}"),
+        }
+    }
+}
+
+/// `riskgate_model_server_up`: 1 while the model server answers, else 0.
+#[derive(Debug, Clone)]
+struct ModelGauge(Arc<tokio::sync::watch::Sender<ModelStatus>>);
+
+impl EncodeMetric for ModelGauge {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        let up = matches!(*self.0.borrow(), ModelStatus::Answering(_));
+        encoder.encode_gauge(&i64::from(up))
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Gauge
+    }
 }
 
 impl Metrics {
@@ -75,6 +118,9 @@ impl Metrics {
         let llm_errors = Family::<ErrorKind, Counter>::default();
         let llm_latency = Histogram::new(LATENCY_BUCKETS);
         let queue_depth = QueueDepth::default();
+        let model = ModelGauge(Arc::new(tokio::sync::watch::Sender::new(
+            ModelStatus::Unchecked,
+        )));
         // Help texts without the final period: the registry adds it.
         let mut registry = Registry::default();
         registry.register(
@@ -107,6 +153,11 @@ impl Metrics {
             "Messages waiting in channel queues",
             queue_depth.clone(),
         );
+        registry.register(
+            "riskgate_model_server_up",
+            "1 when the model server answered its last request (or the check at start) usably, else 0",
+            model.clone(),
+        );
         Arc::new(Self {
             registry,
             runs,
@@ -115,6 +166,7 @@ impl Metrics {
             llm_errors,
             llm_latency,
             queue_depth,
+            model,
         })
     }
 
@@ -151,6 +203,16 @@ impl Metrics {
 
     pub fn observe_llm(&self, seconds: f64, error: Option<&ModelError>) {
         self.llm_latency.observe(seconds);
+        self.model.0.send_replace(match error {
+            None => ModelStatus::Answering("answered the last request".to_owned()),
+            Some(error) if server_unavailable(error) => {
+                ModelStatus::Failing(format!("the last request failed: {error}"))
+            }
+            // It answered, with something the run could not use.
+            Some(_) => ModelStatus::Answering(
+                "answered the last request (with an error the run reported)".to_owned(),
+            ),
+        });
         if let Some(error) = error {
             let kind = match error {
                 ModelError::Unauthorized(_) => "unauthorized",
@@ -163,6 +225,30 @@ impl Metrics {
                 ModelError::Timeout(_) => "timeout",
             };
             self.llm_errors.get_or_create(&ErrorKind { kind }).inc();
+        }
+    }
+
+    /// The model server's state, as the check at start or a request found it.
+    pub fn set_model_status(&self, status: ModelStatus) {
+        self.model.0.send_replace(status);
+    }
+
+    /// The model server's state as last seen.
+    pub fn model_status(&self) -> ModelStatus {
+        self.model.0.borrow().clone()
+    }
+
+    /// The model server's state once it has been checked, waiting at most `wait` for that.
+    pub async fn model_status_checked(&self, wait: Duration) -> ModelStatus {
+        let mut status = self.model.0.subscribe();
+        let checked = tokio::time::timeout(
+            wait,
+            status.wait_for(|s| !matches!(s, ModelStatus::Unchecked)),
+        )
+        .await;
+        match checked {
+            Ok(Ok(status)) => status.clone(),
+            _ => self.model_status(),
         }
     }
 
@@ -181,6 +267,21 @@ impl Metrics {
             return format!("# the metrics could not be encoded: {error}\n# EOF\n");
         }
         out
+    }
+}
+
+/// Whether a failed request means every run fails until someone acts (the server is away,
+/// failing, too slow, refuses the key, does not know the model or cannot take tools),
+/// rather than that this one request was refused.
+fn server_unavailable(error: &ModelError) -> bool {
+    match error {
+        ModelError::Unreachable { .. }
+        | ModelError::Timeout(_)
+        | ModelError::Exhausted { .. }
+        | ModelError::Unauthorized(_)
+        | ModelError::UnknownModel(_)
+        | ModelError::NoToolSupport(_) => true,
+        ModelError::Rejected(_) | ModelError::BadReply(_) => false,
     }
 }
 
@@ -222,23 +323,37 @@ impl ChatModel for MeteredModel {
 pub async fn serve(
     listener: tokio::net::TcpListener,
     metrics: Arc<Metrics>,
+    health: Arc<crate::health::Health>,
     shutdown: tokio_util::sync::CancellationToken,
 ) -> std::io::Result<()> {
     use axum::routing::get;
-    let app = axum::Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
-        .route(
-            "/metrics",
-            get(move || {
-                let metrics = metrics.clone();
-                async move {
-                    (
-                        [(axum::http::header::CONTENT_TYPE, CONTENT_TYPE)],
-                        metrics.render(),
-                    )
-                }
-            }),
-        );
+    let healthz = {
+        let metrics = metrics.clone();
+        move || {
+            let (metrics, health) = (metrics.clone(), health.clone());
+            async move {
+                let report = health.report().await;
+                let status = if report.healthy {
+                    axum::http::StatusCode::OK
+                } else {
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE
+                };
+                (status, report.body(&[metrics.model_status().line()]))
+            }
+        }
+    };
+    let app = axum::Router::new().route("/healthz", get(healthz)).route(
+        "/metrics",
+        get(move || {
+            let metrics = metrics.clone();
+            async move {
+                (
+                    [(axum::http::header::CONTENT_TYPE, CONTENT_TYPE)],
+                    metrics.render(),
+                )
+            }
+        }),
+    );
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await
@@ -297,5 +412,45 @@ mod tests {
             );
         }
         assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+
+    #[test]
+    fn the_model_servers_state_follows_the_check_and_each_request() {
+        let metrics = Metrics::new();
+        let up = |metrics: &Metrics| {
+            metrics
+                .render()
+                .lines()
+                .find_map(|l| l.strip_prefix("riskgate_model_server_up "))
+                .map(str::to_owned)
+        };
+        assert_eq!(metrics.model_status(), ModelStatus::Unchecked);
+        assert_eq!(up(&metrics).as_deref(), Some("0"));
+        metrics.set_model_status(ModelStatus::Answering("answered".to_owned()));
+        assert_eq!(up(&metrics).as_deref(), Some("1"));
+        // A request the server answered with a refusal of its own: still answering.
+        metrics.observe_llm(0.1, Some(&ModelError::Rejected("400: bad".to_owned())));
+        assert_eq!(up(&metrics).as_deref(), Some("1"));
+        metrics.observe_llm(
+            0.1,
+            Some(&ModelError::Unreachable {
+                url: "http://m/v1".to_owned(),
+                reason: "connection refused".to_owned(),
+            }),
+        );
+        assert_eq!(up(&metrics).as_deref(), Some("0"));
+        assert!(
+            metrics
+                .model_status()
+                .line()
+                .starts_with("model server: FAILING: the last request failed: the model server at http://m/v1 could not be reached"),
+            "{:?}",
+            metrics.model_status()
+        );
+        metrics.observe_llm(0.1, None);
+        assert_eq!(
+            metrics.model_status(),
+            ModelStatus::Answering("answered the last request".to_owned())
+        );
     }
 }

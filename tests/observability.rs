@@ -83,7 +83,13 @@ async fn metrics_count_runs_calls_approvals_and_model_latency() {
         .expect("bind");
     let address = listener.local_addr().expect("address");
     let stop = tokio_util::sync::CancellationToken::new();
-    let server = tokio::spawn(riskgate::metrics::serve(listener, metrics, stop.clone()));
+    let health = riskgate::health::Health::new(std::time::Duration::from_secs(30));
+    let server = tokio::spawn(riskgate::metrics::serve(
+        listener,
+        metrics,
+        health,
+        stop.clone(),
+    ));
     let client = reqwest::Client::builder()
         .no_proxy()
         .build()
@@ -93,7 +99,12 @@ async fn metrics_count_runs_calls_approvals_and_model_latency() {
         .send()
         .await
         .expect("healthz");
-    assert_eq!(health.status(), 200);
+    // Neither Discord nor a store here: the bot is not ready, and says why.
+    assert_eq!(health.status(), 503);
+    assert_eq!(
+        health.text().await.expect("body"),
+        "unavailable: discord: connecting (the gateway has not sent READY yet); state database: not open yet\ndiscord: connecting (the gateway has not sent READY yet)\nstate database: not open yet\nmodel server: answered the last request\n"
+    );
     let response = client
         .get(format!("http://{address}/metrics"))
         .send()
@@ -114,6 +125,7 @@ async fn metrics_count_runs_calls_approvals_and_model_latency() {
         "riskgate_llm_request_seconds_count 2",
         "riskgate_llm_request_seconds_bucket{le=\"+Inf\"} 2",
         "riskgate_queue_depth 0",
+        "riskgate_model_server_up 1",
     ] {
         assert!(
             text.lines().any(|l| l == line),

@@ -85,10 +85,12 @@ impl From<crate::discord::BotError> for CliError {
 }
 
 impl CliError {
-    /// Configuration problems exit with 2, everything else with 1.
+    /// Configuration problems exit with 2 (a bad settings file or variable, and the settings
+    /// Discord refused: the token, the Message Content intent), everything else with 1.
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Self::Config(_) => ExitCode::from(2),
+            Self::Bot(bot) if bot.is_setting() => ExitCode::from(2),
             Self::Io(_) | Self::Console(_) | Self::Bot(_) | Self::Store(_) | Self::App(_) => {
                 ExitCode::from(1)
             }
@@ -243,6 +245,8 @@ fn sql_accounts(settings: &Settings) -> Vec<String> {
 
 /// `riskgate run`: the store, the model client, the bot; SIGINT or SIGTERM stop it gracefully
 /// at any moment, also while the store or Discord is still being reached (exit status 0).
+/// `/healthz` and `/metrics` are served from the start (503 until Discord is ready), and the
+/// model server is checked beside the connecting, without holding it up.
 async fn run_bot(settings: Settings) -> Result<(), CliError> {
     // The signals are caught before anything connects, so a stop asked for while the store
     // or Discord does not answer ends the process instead of waiting for them.
@@ -255,13 +259,33 @@ async fn run_bot(settings: Settings) -> Result<(), CliError> {
             stop.cancel();
         }
     });
+    let observers = crate::discord::Observers {
+        metrics: crate::metrics::Metrics::new(),
+        health: crate::health::Health::new(Duration::from_secs(
+            settings.observability.gateway_grace_secs,
+        )),
+    };
+    serve_observability(&settings, &observers, &stop).await?;
+    let model = std::sync::Arc::new(crate::app::model_client(&settings)?);
+    tokio::spawn(check_model(
+        model.clone(),
+        observers.metrics.clone(),
+        settings.llm.clone(),
+    ));
     let starting = async {
-        let store = crate::app::cache_history(
-            std::sync::Arc::new(crate::app::open_store(&settings).await?),
-            &settings,
-        );
-        let model = std::sync::Arc::new(crate::app::model_client(&settings)?);
-        Ok::<_, CliError>(crate::discord::Bot::build(&settings, model, store).await?)
+        let opened = std::sync::Arc::new(crate::app::open_store(&settings).await?);
+        let probe = opened.clone();
+        observers
+            .health
+            .set_store_probe(std::sync::Arc::new(move || {
+                let store = probe.clone();
+                Box::pin(async move { store.ping().await })
+            }))
+            .await;
+        let store = crate::app::cache_history(opened, &settings);
+        Ok::<_, CliError>(
+            crate::discord::Bot::build_observed(&settings, model, store, observers).await?,
+        )
     };
     let bot = tokio::select! {
         bot = starting => bot?,
@@ -271,21 +295,63 @@ async fn run_bot(settings: Settings) -> Result<(), CliError> {
         }
     };
     let bot_stop = bot.shutdown_token();
-    if !settings.observability.listen.is_empty() {
-        let listener = tokio::net::TcpListener::bind(&settings.observability.listen).await?;
-        tracing::info!(address = %settings.observability.listen, "serving /healthz and /metrics");
-        tokio::spawn(crate::metrics::serve(
-            listener,
-            bot.metrics(),
-            bot_stop.clone(),
-        ));
-    }
     tokio::spawn(async move {
         stop.cancelled().await;
         bot_stop.cancel();
     });
     bot.run().await?;
     Ok(())
+}
+
+/// Serves `/healthz` and `/metrics` on `observability.listen` (if set) until `stop`.
+async fn serve_observability(
+    settings: &Settings,
+    observers: &crate::discord::Observers,
+    stop: &CancellationToken,
+) -> Result<(), CliError> {
+    let listen = &settings.observability.listen;
+    if listen.is_empty() {
+        return Ok(());
+    }
+    let listener =
+        tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(|e| crate::app::AppError::Setting {
+                key: "observability.listen",
+                problem: format!("cannot listen on {listen}: {e}"),
+            })?;
+    tracing::info!(address = %listen, "serving /healthz and /metrics");
+    tokio::spawn(crate::metrics::serve(
+        listener,
+        observers.metrics.clone(),
+        observers.health.clone(),
+        stop.clone(),
+    ));
+    Ok(())
+}
+
+/// How long the model server's check at start may take.
+const MODEL_CHECK_WAIT: Duration = Duration::from_secs(5);
+
+/// Asks the model server for its models once, at start; a failure is a warning naming
+/// `llm.base_url` (its password redacted) and what failed, never a reason not to start.
+async fn check_model(
+    model: std::sync::Arc<crate::llm::OpenAiClient>,
+    metrics: std::sync::Arc<crate::metrics::Metrics>,
+    llm: crate::config::LlmSettings,
+) {
+    let check = model.check_server(MODEL_CHECK_WAIT).await;
+    let base_url = crate::config::redact_password(&llm.base_url);
+    let (answering, said) = check.judge(&llm.model, base_url.trim_end_matches('/'));
+    if answering {
+        metrics.set_model_status(crate::metrics::ModelStatus::Answering(said));
+    } else {
+        tracing::warn!(
+            target: crate::telemetry::STATUS,
+            "the model server (llm.base_url) {said}; the bot runs meanwhile, answering each message with the model server's error"
+        );
+        metrics.set_model_status(crate::metrics::ModelStatus::Failing(said));
+    }
 }
 
 async fn wait_for_signal() {

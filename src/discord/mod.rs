@@ -18,15 +18,16 @@ pub mod commands;
 pub mod deliver;
 pub mod outbox;
 pub mod render;
+pub mod status;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use secrecy::ExposeSecret;
 use serenity::all::{
-    ChannelId, ChannelType, Client, Command, Context, EventHandler, GatewayIntents, GuildId,
-    HttpBuilder, Interaction, Message, MessageId, Ready, UserId,
+    ChannelId, ChannelType, Client, Context, EventHandler, GatewayIntents, HttpBuilder,
+    Interaction, Message, MessageId, Ready, UserId,
 };
 use serenity::async_trait;
 use tokio::sync::mpsc;
@@ -42,16 +43,33 @@ use outbox::{Item, Outbox};
 /// Why the bot could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum BotError {
-    #[error("no Discord token: set discord.token or DISCORD_TOKEN")]
+    #[error(
+        "no Discord token: set discord.token, or DISCORD_TOKEN (DISCORD_TOKEN_FILE for a file holding it), to the token on your application's Bot page in the developer portal"
+    )]
     NoToken,
     #[error(transparent)]
     App(#[from] crate::app::AppError),
     #[error(
-        "Discord refused the gateway intents: enable the privileged MESSAGE_CONTENT intent for this application (developer portal > Bot > Privileged Gateway Intents)"
+        "Discord refused the bot token ({0}): set discord.token, or DISCORD_TOKEN (DISCORD_TOKEN_FILE for a file holding it), to the token on your application's Bot page in the developer portal (https://discord.com/developers/applications > your application > Bot > Reset Token); the client secret and the public key are not the token"
+    )]
+    TokenRefused(status::TokenRefusal),
+    #[error(
+        "Discord refused the Message Content intent (the gateway closed with 4014 Disallowed intent(s)): in the developer portal (https://discord.com/developers/applications > your application > Bot > Privileged Gateway Intents) turn on Message Content Intent, save, and start riskgate again"
     )]
     DisallowedIntents,
     #[error("Discord error: {0}")]
     Discord(#[from] serenity::Error),
+}
+
+impl BotError {
+    /// Whether the operator must change a setting (here or in the developer portal) before
+    /// the bot can work: starting again as it is cannot help.
+    pub fn is_setting(&self) -> bool {
+        match self {
+            Self::NoToken | Self::TokenRefused(_) | Self::DisallowedIntents => true,
+            Self::App(_) | Self::Discord(_) => false,
+        }
+    }
 }
 
 /// The gateway intents the bot needs.
@@ -90,6 +108,15 @@ struct BotState {
     shutdown: CancellationToken,
     tracker: TaskTracker,
     metrics: Arc<crate::metrics::Metrics>,
+    /// What `/healthz` answers.
+    health: Arc<crate::health::Health>,
+    /// The application the token belongs to, if Discord said so at start.
+    application: Option<status::Application>,
+    /// Shards of this process that sent READY, and how many there are.
+    ready_shards: Mutex<HashSet<u32>>,
+    shard_count: usize,
+    /// The start-up report was made.
+    reported: std::sync::atomic::AtomicBool,
     sweep_every: Duration,
     shutdown_grace: Duration,
     /// Who may start runs.
@@ -134,6 +161,23 @@ impl Bot {
         model: Arc<dyn ChatModel>,
         store: Arc<dyn Store>,
     ) -> Result<Self, BotError> {
+        let grace = Duration::from_secs(settings.observability.gateway_grace_secs);
+        let observers = Observers {
+            metrics: crate::metrics::Metrics::new(),
+            health: crate::health::Health::new(grace),
+        };
+        Self::build_observed(settings, model, store, observers).await
+    }
+
+    /// [`Bot::build`] reporting to the given metrics and health (which `riskgate run` serves
+    /// from before the bot exists). Asks Discord first which application the token belongs
+    /// to: a refused token ends the start here, with the setting to fix.
+    pub async fn build_observed(
+        settings: &Settings,
+        model: Arc<dyn ChatModel>,
+        store: Arc<dyn Store>,
+        observers: Observers,
+    ) -> Result<Self, BotError> {
         let token = settings.discord.token.as_ref().ok_or(BotError::NoToken)?;
         let mut http =
             HttpBuilder::new(token.expose_secret()).default_allowed_mentions(outbox::no_mentions());
@@ -143,8 +187,12 @@ impl Bot {
                 .proxy(base.trim_end_matches('/'))
                 .ratelimiter_disabled(true);
         }
+        let http = http.build();
+        let application = status::application(&http)
+            .await
+            .map_err(BotError::TokenRefused)?;
         let cell: Arc<OnceLock<Arc<BotState>>> = Arc::new(OnceLock::new());
-        let client = serenity::all::ClientBuilder::new_with_http(http.build(), intents())
+        let client = serenity::all::ClientBuilder::new_with_http(http, intents())
             .event_handler(Handler {
                 state: cell.clone(),
             })
@@ -167,7 +215,7 @@ impl Bot {
             outbox::Limits::from_settings(&settings.discord),
         );
         let hub = Arc::new(ApprovalHub::default());
-        let metrics = crate::metrics::Metrics::new();
+        let Observers { metrics, health } = observers;
         let agent = crate::app::build_agent(
             settings,
             Arc::new(crate::metrics::MeteredModel {
@@ -203,6 +251,11 @@ impl Bot {
             shutdown: CancellationToken::new(),
             tracker: TaskTracker::new(),
             metrics,
+            health,
+            application,
+            ready_shards: Mutex::new(HashSet::new()),
+            shard_count: shard_count(&settings.discord),
+            reported: std::sync::atomic::AtomicBool::new(false),
             sweep_every: Duration::from_secs(settings.store.sweep_interval_secs),
             shutdown_grace: Duration::from_secs(settings.discord.shutdown_grace_secs),
             access: access::Access::new(&settings.discord),
@@ -216,6 +269,11 @@ impl Bot {
         self.state.metrics.clone()
     }
 
+    /// What `/healthz` answers.
+    pub fn health(&self) -> Arc<crate::health::Health> {
+        self.state.health.clone()
+    }
+
     /// Cancelling this token stops the bot gracefully.
     pub fn shutdown_token(&self) -> CancellationToken {
         self.state.shutdown.clone()
@@ -225,6 +283,11 @@ impl Bot {
     pub async fn run(self) -> Result<(), BotError> {
         let Self { mut client, state } = self;
         let sweeper = tokio::spawn(sweep(state.clone(), state.sweep_every));
+        let watcher = tokio::spawn(status::watch_gateway(
+            client.shard_manager.clone(),
+            state.health.clone(),
+            state.shard_count,
+        ));
         let manager = client.shard_manager.clone();
         let stopper = {
             let state = state.clone();
@@ -275,20 +338,37 @@ impl Bot {
         }
         sweeper.abort();
         stopper.abort();
+        watcher.abort();
         // Audit records kept during a store outage: written now, or logged if it persists.
         state.agent.flush_audit_or_log().await;
-        match result {
+        let error = match result {
             Err(serenity::Error::Gateway(
                 serenity::gateway::GatewayError::DisallowedGatewayIntents,
-            )) => {
-                tracing::error!(
-                    "Discord refused the privileged MESSAGE_CONTENT intent; enable it in the developer portal"
-                );
-                Err(BotError::DisallowedIntents)
-            }
-            Err(e) => Err(e.into()),
-            Ok(()) => Ok(()),
-        }
+            )) => BotError::DisallowedIntents,
+            Err(serenity::Error::Gateway(
+                serenity::gateway::GatewayError::InvalidAuthentication,
+            )) => BotError::TokenRefused(status::TokenRefusal::Gateway),
+            Err(e) => e.into(),
+            Ok(()) => return Ok(()),
+        };
+        // For log collectors; the process also prints it as it exits.
+        tracing::error!(target: crate::telemetry::STATUS, "{error}");
+        Err(error)
+    }
+}
+
+/// What the bot reports to besides its logs.
+pub struct Observers {
+    pub metrics: Arc<crate::metrics::Metrics>,
+    pub health: Arc<crate::health::Health>,
+}
+
+/// How many shards this process runs: `shard_first..=shard_last`, or one.
+fn shard_count(settings: &DiscordSettings) -> usize {
+    if settings.shard_total > 0 {
+        usize::try_from(settings.shard_last.saturating_sub(settings.shard_first) + 1).unwrap_or(1)
+    } else {
+        1
     }
 }
 
@@ -344,6 +424,41 @@ async fn sweep(state: Arc<BotState>, every: Duration) {
 }
 
 impl BotState {
+    /// Logs the start-up report once every shard of this process sent READY (once per
+    /// process); a later READY (a new session) only warns if the commands were refused.
+    async fn report_start(&self, ctx: &Context, ready: &Ready, registration: status::Registration) {
+        let all_ready = self.ready_shards.lock().is_ok_and(|mut shards| {
+            shards.insert(ready.shard.map_or(0, |s| s.id.0));
+            shards.len() >= self.shard_count
+        });
+        let first = all_ready
+            && !self
+                .reported
+                .swap(true, std::sync::atomic::Ordering::SeqCst);
+        if !first {
+            if matches!(
+                registration,
+                status::Registration::GuildRefused { .. } | status::Registration::Failed(_)
+            ) {
+                tracing::warn!(?registration, "slash commands could not be registered");
+            }
+            return;
+        }
+        status::guilds_arrived(ctx).await;
+        let model = self.metrics.model_status_checked(status::MODEL_WAIT).await;
+        let application = self.application.clone().unwrap_or(status::Application {
+            id: ready.application.id.get(),
+            name: ready.user.name.clone(),
+        });
+        let seen = status::sighting(ctx, ready.user.id, application, &self.settings.channels);
+        status::log(&status::report(
+            &seen,
+            &registration,
+            &model,
+            &self.settings,
+        ));
+    }
+
     /// Whether a message should reach the agent, and with what text.
     async fn relay_text(&self, message: &Message) -> Option<String> {
         if message.author.bot {
@@ -503,20 +618,10 @@ impl EventHandler for Handler {
             return;
         };
         let _ = state.bot_user.set(ready.user.id);
+        state.health.discord_ready();
         tracing::info!(user = %ready.user.name, guilds = ready.guilds.len(), shard = ?ready.shard, "connected to Discord");
-        let definitions = commands::register();
-        let registered = match state.settings.guild_id {
-            Some(guild) => GuildId::new(guild)
-                .set_commands(&ctx.http, definitions)
-                .await
-                .map(|_| ()),
-            None => Command::set_global_commands(&ctx.http, definitions)
-                .await
-                .map(|_| ()),
-        };
-        if let Err(e) = registered {
-            tracing::error!(error = %e, "slash commands could not be registered");
-        }
+        let registration = status::register(&ctx, state.settings.guild_id).await;
+        state.report_start(&ctx, &ready, registration).await;
     }
 
     async fn message(&self, _ctx: Context, message: Message) {

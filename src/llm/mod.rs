@@ -88,6 +88,48 @@ impl OpenAiClient {
         &self.endpoint
     }
 
+    /// Asks the server for its models (`GET {llm.base_url}/models`), which OpenAI, Ollama,
+    /// llama.cpp's server, vLLM, LM Studio and llama-cpp-python all serve without generating
+    /// anything; gives up after `wait`. Nothing it says is logged here: see
+    /// [`ServerCheck::judge`].
+    pub async fn check_server(&self, wait: Duration) -> ServerCheck {
+        let Ok(url) = self.endpoint.join("../models") else {
+            return ServerCheck::Unreachable {
+                reason: "llm.base_url cannot take a path".to_owned(),
+            };
+        };
+        let mut request = self.http.get(url).timeout(wait);
+        if let Some(key) = &self.config.api_key {
+            request = request.bearer_auth(key.expose_secret());
+        }
+        let failed = |e: reqwest::Error| ServerCheck::Unreachable {
+            reason: if e.is_timeout() {
+                format!("no answer within {} s", wait.as_secs_f32())
+            } else {
+                // Without the URL: it may hold a password.
+                crate::core::tools::error_chain(&e.without_url())
+            },
+        };
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(e) => return failed(e),
+        };
+        let status = response.status();
+        let text = match response.text().await {
+            Ok(text) => text,
+            Err(e) => return failed(e),
+        };
+        if !status.is_success() {
+            return ServerCheck::Refused {
+                status: status.as_u16(),
+                message: wire::error_message(&text).unwrap_or_else(|| shorten(&text)),
+            };
+        }
+        ServerCheck::Answered {
+            models: wire::model_ids(&text),
+        }
+    }
+
     #[tracing::instrument(skip_all, fields(model = %self.config.model, messages = request.messages.len()))]
     async fn complete_with_retries(&self, request: &ChatRequest) -> Result<ChatReply, ModelError> {
         let settings = wire::BodySettings {
@@ -148,9 +190,10 @@ impl OpenAiClient {
             AttemptError::Failed(if e.is_timeout() {
                 ModelError::Timeout(self.config.request_timeout)
             } else {
+                // Neither the URL nor the error's copy of it: either may hold a password.
                 ModelError::Unreachable {
-                    url: self.endpoint.to_string(),
-                    reason: crate::core::tools::error_chain(&e),
+                    url: crate::config::redact_password(self.endpoint.as_str()),
+                    reason: crate::core::tools::error_chain(&e.without_url()),
                 }
             })
         })?;
@@ -173,6 +216,104 @@ impl OpenAiClient {
             retry_after,
         })
     }
+}
+
+/// What the model server said when asked for its models.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerCheck {
+    /// It answered; the ids of the models it lists, `None` when the answer is not a list
+    /// of models.
+    Answered { models: Option<Vec<String>> },
+    /// It answered with an error status.
+    Refused { status: u16, message: String },
+    /// No answer.
+    Unreachable { reason: String },
+}
+
+impl ServerCheck {
+    /// Whether runs can be expected to reach the model, and a sentence saying what was
+    /// found and what to do. `base_url` is shown as given, so pass it with its password
+    /// redacted.
+    pub fn judge(&self, model: &str, base_url: &str) -> (bool, String) {
+        match self {
+            Self::Answered {
+                models: Some(models),
+            } if models.is_empty() => {
+                (true, format!("answered at {base_url} (it lists no models)"))
+            }
+            Self::Answered {
+                models: Some(models),
+            } if lists(models, model) => (
+                true,
+                format!(
+                    "answered at {base_url} ({} models, llm.model {model:?} among them)",
+                    models.len()
+                ),
+            ),
+            Self::Answered {
+                models: Some(models),
+            } => (
+                true,
+                format!(
+                    "answered at {base_url}, but llm.model {model:?} is not among the models it lists ({}): if runs fail with an unknown model, set llm.model to one of them (llama.cpp's server answers to any name)",
+                    shown_list(models)
+                ),
+            ),
+            Self::Answered { models: None } => (
+                false,
+                format!(
+                    "answered at {base_url}, but not with a list of models: check llm.base_url (an OpenAI-compatible API, usually ending in /v1)"
+                ),
+            ),
+            Self::Refused { status, message } if matches!(status, 401 | 403) => (
+                false,
+                format!(
+                    "refused the API key at {base_url} ({status}: {message}): set llm.api_key or OPENAI_API_KEY (or OPENAI_API_KEY_FILE) to a key this server accepts"
+                ),
+            ),
+            Self::Refused {
+                status: 404,
+                message,
+            } => (
+                false,
+                format!(
+                    "answered 404 at {base_url}/models ({message}): check llm.base_url (it usually ends in /v1)"
+                ),
+            ),
+            Self::Refused { status, message } => (
+                false,
+                format!("answered {status} at {base_url}/models: {message}"),
+            ),
+            Self::Unreachable { reason } => (
+                false,
+                format!(
+                    "did not answer at {base_url} ({reason}): check llm.base_url and that the model server runs"
+                ),
+            ),
+        }
+    }
+}
+
+/// Whether `model` is in the server's list; Ollama lists `name:latest` for `name`.
+fn lists(models: &[String], model: &str) -> bool {
+    models
+        .iter()
+        .any(|m| m == model || m.strip_suffix(":latest") == Some(model))
+}
+
+/// The first few names of a list, and how many more there are.
+fn shown_list(models: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut shown = models
+        .iter()
+        .take(SHOWN)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if models.len() > SHOWN {
+        shown.push_str(&format!(" and {} more", models.len() - SHOWN));
+    }
+    shown
 }
 
 /// The longest wait between two attempts, whatever the backoff or `Retry-After` says.
@@ -338,6 +479,74 @@ mod tests {
             classified(500, "boom"),
             ModelError::Exhausted { status: 500, .. }
         ));
+    }
+
+    #[test]
+    fn the_start_check_says_what_was_found_and_what_to_fix() {
+        let url = "http://127.0.0.1:11434/v1";
+        let answered = |models: &[&str]| ServerCheck::Answered {
+            models: Some(models.iter().map(|m| (*m).to_owned()).collect()),
+        };
+        for (check, ok, said) in [
+            (
+                answered(&["qwen2.5:7b", "llama3.1:latest"]),
+                true,
+                "answered at http://127.0.0.1:11434/v1 (2 models, llm.model \"llama3.1\" among them)",
+            ),
+            (
+                answered(&["a", "b", "c", "d", "e", "f", "g"]),
+                true,
+                "answered at http://127.0.0.1:11434/v1, but llm.model \"llama3.1\" is not among the models it lists (a, b, c, d, e and 2 more): if runs fail with an unknown model, set llm.model to one of them (llama.cpp's server answers to any name)",
+            ),
+            (
+                answered(&[]),
+                true,
+                "answered at http://127.0.0.1:11434/v1 (it lists no models)",
+            ),
+            (
+                ServerCheck::Answered { models: None },
+                false,
+                "answered at http://127.0.0.1:11434/v1, but not with a list of models: check llm.base_url (an OpenAI-compatible API, usually ending in /v1)",
+            ),
+            (
+                ServerCheck::Refused {
+                    status: 401,
+                    message: "invalid key".to_owned(),
+                },
+                false,
+                "refused the API key at http://127.0.0.1:11434/v1 (401: invalid key): set llm.api_key or OPENAI_API_KEY (or OPENAI_API_KEY_FILE) to a key this server accepts",
+            ),
+            (
+                ServerCheck::Refused {
+                    status: 404,
+                    message: "Not Found".to_owned(),
+                },
+                false,
+                "answered 404 at http://127.0.0.1:11434/v1/models (Not Found): check llm.base_url (it usually ends in /v1)",
+            ),
+            (
+                ServerCheck::Unreachable {
+                    reason: "connection refused".to_owned(),
+                },
+                false,
+                "did not answer at http://127.0.0.1:11434/v1 (connection refused): check llm.base_url and that the model server runs",
+            ),
+        ] {
+            assert_eq!(check.judge("llama3.1", url), (ok, said.to_owned()));
+        }
+    }
+
+    #[test]
+    fn a_models_list_is_read_as_every_server_writes_it() {
+        assert_eq!(
+            wire::model_ids(
+                r#"{"object":"list","data":[{"id":"m1","object":"model"},{"id":"m2"}]}"#
+            ),
+            Some(vec!["m1".to_owned(), "m2".to_owned()])
+        );
+        assert_eq!(wire::model_ids(r#"{"data":[]}"#), Some(Vec::new()));
+        assert_eq!(wire::model_ids("<html>hello</html>"), None);
+        assert_eq!(wire::model_ids(r#"{"models":[]}"#), None);
     }
 
     #[test]

@@ -252,6 +252,18 @@ fn error_message_of(value: &Value) -> Option<String> {
     }
 }
 
+/// The model ids of a `GET /models` answer (`{"data": [{"id": ...}, ...]}`, as every
+/// OpenAI-compatible server lists them); `None` when the text is not such a list.
+pub(super) fn model_ids(text: &str) -> Option<Vec<String>> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    let data = value.get("data")?.as_array()?;
+    Some(
+        data.iter()
+            .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_owned))
+            .collect(),
+    )
+}
+
 fn excerpt(text: &str) -> String {
     crate::core::tools::shorten(text.trim(), 200)
 }

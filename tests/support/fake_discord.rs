@@ -24,6 +24,11 @@
 //!
 //! - [`FakeDiscord::inject`] and [`FakeDiscord::break_channel`] make chosen requests fail as
 //!   Discord does (500, 502, 429, 403 Missing Permissions / Access, 404 Unknown Channel).
+//! - [`FakeDiscord::refuse`] makes it refuse the bot as Discord does: a bad token (401 on
+//!   REST, gateway close 4004), a privileged intent not enabled in the portal (close 4014),
+//!   or a gateway that is down (its connections closed, new ones refused with 503).
+//! - Registering commands in a guild the fake does not serve is refused with 403, code
+//!   50001 Missing Access, as Discord refuses it for a guild the bot is not in.
 //!
 //! What it deliberately is not: a permission engine (no channel overwrites), a rate limiter, or
 //! a store of anything but messages, commands and interactions. Posting to a channel outside
@@ -49,6 +54,9 @@ use tokio::sync::{mpsc, oneshot};
 pub const BOT_ID: u64 = 1_100_000_000_000_000_001;
 pub const APP_ID: u64 = BOT_ID;
 pub const BOT_NAME: &str = "riskgate";
+/// The application's name, as `GET /oauth2/applications/@me` gives it (not the bot's user
+/// name, so a test can tell which one a text names).
+pub const APP_NAME: &str = "riskgate test app";
 /// Every timestamp the fake writes: fixed, so recorded payloads can be snapshotted.
 pub const TIMESTAMP: &str = "2025-01-01T12:00:00.000000+00:00";
 /// How long a pushed event or a wait may take before the test fails.
@@ -314,7 +322,27 @@ struct Fake {
     connections: Mutex<Vec<Connection>>,
     /// Failures a test asked for, answered instead of serving the request.
     faults: Mutex<Vec<Injected>>,
+    /// How the fake refuses the bot itself; nothing by default.
+    refusals: Mutex<Refusals>,
 }
+
+/// What the fake refuses as Discord refuses a misconfigured bot (see [`FakeDiscord::refuse`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Refusals {
+    /// Every REST request gets 401 `{"message": "401: Unauthorized", "code": 0}`.
+    pub token_on_rest: bool,
+    /// IDENTIFY is answered by closing with 4004 "Authentication failed.".
+    pub token_on_gateway: bool,
+    /// Intent bits not enabled for the application: an IDENTIFY asking for any of them is
+    /// answered by closing with 4014 "Disallowed intent(s).".
+    pub disallowed_intents: u64,
+    /// The gateway is down: new connections are refused with 503 (close the open ones with
+    /// [`FakeDiscord::drop_gateway`]).
+    pub gateway_offline: bool,
+}
+
+/// The privileged Message Content intent's bit, for [`Refusals::disallowed_intents`].
+pub const MESSAGE_CONTENT_INTENT: u64 = MESSAGE_CONTENT;
 
 /// An answer Discord gives when something is wrong on its side or the bot's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -394,6 +422,7 @@ impl FakeDiscord {
             sessions: Mutex::default(),
             connections: Mutex::default(),
             faults: Mutex::default(),
+            refusals: Mutex::default(),
         });
         let app = Router::new()
             .route("/gateway", get(gateway))
@@ -505,6 +534,11 @@ impl FakeDiscord {
             fault,
             u32::MAX,
         );
+    }
+
+    /// From now on the fake refuses the bot as `refusals` says (replacing earlier ones).
+    pub fn refuse(&self, refusals: Refusals) {
+        *lock(&self.state.refusals) = refusals;
     }
 
     /// Deletes a stored message, as its author would.
@@ -788,6 +822,15 @@ fn user_json(user: &UserSpec) -> Value {
     })
 }
 
+/// The application as `GET /oauth2/applications/@me` describes it to its bot.
+fn application_json() -> Value {
+    json!({
+        "id": APP_ID.to_string(), "name": APP_NAME, "icon": null, "description": "",
+        "bot_public": true, "bot_require_code_grant": false, "verify_key": "00",
+        "owner": user_json(&UserSpec::new(1, "owner")), "team": null, "flags": 1 << 18,
+    })
+}
+
 /// A guild member; `permissions` is only part of it inside interactions.
 fn member_json(roles: &[u64], permissions: Option<u64>) -> Value {
     let mut member = json!({
@@ -917,6 +960,9 @@ fn apply_edit(message: &mut Value, body: &Value, uploads: Vec<RecordedFile>, fak
 // Gateway.
 
 async fn gateway(upgrade: WebSocketUpgrade, State(fake): State<Arc<Fake>>) -> Response {
+    if lock(&fake.refusals).gateway_offline {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
     upgrade.on_upgrade(move |socket| serve_gateway(socket, fake))
 }
 
@@ -990,6 +1036,22 @@ async fn identify(socket: &mut WebSocket, fake: &Fake, d: &Value) -> Result<Stri
         intents,
         shard,
     });
+    let refusals = *lock(&fake.refusals);
+    let refused = if refusals.token_on_gateway {
+        Some((4004, "Authentication failed."))
+    } else if intents & refusals.disallowed_intents != 0 {
+        Some((4014, "Disallowed intent(s)."))
+    } else {
+        None
+    };
+    if let Some((code, reason)) = refused {
+        let frame = CloseFrame {
+            code,
+            reason: reason.into(),
+        };
+        let _ = socket.send(WsMessage::Close(Some(frame))).await;
+        return Err(());
+    }
     let session_id = format!("fake-session-{}", fake.new_id());
     lock(&fake.sessions).insert(
         session_id.clone(),
@@ -1125,6 +1187,9 @@ async fn rest(State(fake): State<Arc<Fake>>, request: Request) -> Response {
     let injected = injected_fault(&fake, &method, &path);
     let (status, answer) = match injected {
         Some(fault) => fault_answer(fault),
+        None if lock(&fake.refusals).token_on_rest => {
+            error(StatusCode::UNAUTHORIZED, 0, "401: Unauthorized")
+        }
         None => route(
             &fake,
             &method,
@@ -1346,6 +1411,7 @@ fn route(fake: &Fake, method: &Method, path: &str, body: &Value, files: &[Record
             "session_start_limit": { "total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1 },
         })),
         ("GET", ["users", "@me"]) => ok(user_json(&UserSpec::bot_user())),
+        ("GET", ["oauth2", "applications", "@me"]) => ok(application_json()),
         ("GET", ["channels", c]) => match fake.channel(n(c)) {
             Some((guild, channel)) => ok(channel_json(guild, channel)),
             None => error(StatusCode::NOT_FOUND, 10003, "Unknown Channel"),
@@ -1388,6 +1454,11 @@ fn route(fake: &Fake, method: &Method, path: &str, body: &Value, files: &[Record
                 .unwrap_or_default()
         )),
         ("PUT", ["applications", _, "commands"]) => put_commands(fake, None, body),
+        ("PUT", ["applications", _, "guilds", g, "commands"])
+            if !fake.guilds.iter().any(|guild| guild.id == n(g)) =>
+        {
+            error(StatusCode::FORBIDDEN, 50001, "Missing Access")
+        }
         ("PUT", ["applications", _, "guilds", g, "commands"]) => {
             put_commands(fake, Some(n(g)), body)
         }

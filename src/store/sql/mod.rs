@@ -312,6 +312,31 @@ impl SqlStore {
         &self.url
     }
 
+    /// Asks the database a trivial question once, without the retry window: `Ok` when it
+    /// answered, else why not (the URL never in it). For `/healthz`, which bounds the wait.
+    /// A pooled connection the server has closed fails its first statement, so a failure
+    /// is asked once more, on a connection the pool then opens anew.
+    pub async fn ping(&self) -> Result<(), String> {
+        let mut answer = self.ping_once().await;
+        if answer.is_err() {
+            answer = self.ping_once().await;
+        }
+        answer.map_err(|e| crate::core::tools::error_chain(&e))
+    }
+
+    async fn ping_once(&self) -> Result<(), SqlStoreError> {
+        with_pool!(self, pool => {
+            sqlx::query("SELECT 1")
+                .execute(pool)
+                .await
+                .map_err(|cause| SqlStoreError::Query {
+                    operation: "answer SELECT 1",
+                    cause,
+                })?;
+        });
+        Ok(())
+    }
+
     /// Closes the pool, waiting for connections in use to be returned (for a clean shutdown;
     /// SQLite checkpoints its WAL as the last connection closes).
     pub async fn close(&self) {
