@@ -182,6 +182,9 @@ pub struct LlmSettings {
     /// The first backoff between retries; doubled each time, plus random jitter up to as
     /// much again, at most 30 s.
     pub retry_base_delay_ms: u64,
+    /// The longest Retry-After the client waits out before asking again; a server that
+    /// asks for more is not asked again in that run, and the channel is told when to try.
+    pub max_retry_wait_secs: u64,
 }
 
 impl Default for LlmSettings {
@@ -197,6 +200,7 @@ impl Default for LlmSettings {
             server: "generic".to_owned(),
             max_retries: 3,
             retry_base_delay_ms: 500,
+            max_retry_wait_secs: 60,
         }
     }
 }

@@ -15,7 +15,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::core::agent::{AgentEvent, ChatReply, ChatRequest};
-use crate::core::ports::{ChatModel, EventSink, ModelError};
+use crate::core::ports::{ChatModel, EventSink, ModelError, ModelRetry};
 use crate::core::tools::BoxFuture;
 
 /// Upper bounds (seconds) of the LLM latency buckets.
@@ -157,6 +157,9 @@ impl Metrics {
                 ModelError::UnknownModel(_) => "unknown_model",
                 ModelError::Unreachable { .. } => "unreachable",
                 ModelError::Exhausted { .. } => "exhausted",
+                ModelError::RetryLater { .. } => "retry_later",
+                ModelError::TooLong(_) => "too_long",
+                ModelError::Interrupted(_) => "interrupted",
                 ModelError::NoToolSupport(_) => "no_tool_support",
                 ModelError::Rejected(_) => "rejected",
                 ModelError::BadReply(_) => "bad_reply",
@@ -211,6 +214,20 @@ impl ChatModel for MeteredModel {
         Box::pin(async move {
             let started = Instant::now();
             let reply = self.inner.complete(request).await;
+            self.metrics
+                .observe_llm(started.elapsed().as_secs_f64(), reply.as_ref().err());
+            reply
+        })
+    }
+
+    fn complete_telling<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        waiting: &'a (dyn Fn(&ModelRetry) + Send + Sync),
+    ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let reply = self.inner.complete_telling(request, waiting).await;
             self.metrics
                 .observe_llm(started.elapsed().as_secs_f64(), reply.as_ref().err());
             reply

@@ -44,6 +44,9 @@ pub struct Checks {
     /// 400 for any request whose messages contain this text (a server that cannot take
     /// something in the history).
     pub refuse_containing: Option<String>,
+    /// 400 with llama.cpp's "exceeds the available context size" for a request whose
+    /// messages are longer than this many characters (a model with a small window).
+    pub context_chars: Option<usize>,
 }
 
 impl Checks {
@@ -54,6 +57,7 @@ impl Checks {
             tools_need_tool_choice: true,
             pairing: true,
             refuse_containing: None,
+            context_chars: None,
         }
     }
 }
@@ -89,6 +93,17 @@ impl Script {
             && let Err(problem) = pairing(messages)
         {
             return Some((400, problem));
+        }
+        if let Some(limit) = self.checks.context_chars {
+            let chars = body["messages"].to_string().chars().count();
+            if chars > limit {
+                return Some((
+                    400,
+                    format!(
+                        "the request exceeds the available context size, try increasing it ({chars} > {limit})"
+                    ),
+                ));
+            }
         }
         if let Some(marker) = &self.checks.refuse_containing
             && body["messages"].to_string().contains(marker.as_str())
