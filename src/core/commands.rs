@@ -14,6 +14,25 @@ use crate::core::rules::ChannelRule;
 /// The most audit records one `/audit` shows.
 pub const AUDIT_MAX: usize = 25;
 
+/// Characters of an audit record's note (a cancel's reason, the rule that let a call run)
+/// that `/audit` shows.
+const AUDIT_NOTE_CHARS: usize = 200;
+
+/// An audit record's note as `/audit` shows it in every front end: one line (a person's
+/// reason may span several), at most [`AUDIT_NOTE_CHARS`] characters. `None` without one.
+pub fn audit_note(record: &AuditRecord) -> Option<String> {
+    let note = record.note.as_deref()?.trim();
+    if note.is_empty() {
+        return None;
+    }
+    let line = note.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= AUDIT_NOTE_CHARS {
+        return Some(line);
+    }
+    let cut: String = line.chars().take(AUDIT_NOTE_CHARS - 1).collect();
+    Some(format!("{cut}…"))
+}
+
 /// A command as a front end read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChannelCommand {

@@ -210,10 +210,14 @@ fn render(outcome: CommandOutcome, guild: Option<u64>) -> String {
             let lines: Vec<String> = records
                 .iter()
                 .map(|r| {
-                    format!(
+                    let line = format!(
                         "<t:{}:R> `{}` {} ({}) → {} — <@{}>",
                         r.at, r.tool, r.decision, r.source, r.outcome, r.user
-                    )
+                    );
+                    match crate::core::commands::audit_note(r) {
+                        Some(note) => format!("{line} ({note})"),
+                        None => line,
+                    }
                 })
                 .collect();
             fit_lines(&lines, |n| {

@@ -52,6 +52,26 @@ pub enum BotError {
     DisallowedIntents,
     #[error("Discord error: {0}")]
     Discord(#[from] serenity::Error),
+    #[error("the fake Discord's client could not be built: {0}")]
+    FakeDiscord(String),
+}
+
+/// The HTTP client for a fake Discord that speaks TLS (`discord.api_ca_pem`): discord.com
+/// resolves to the fake and its certificate is trusted, so serenity's rate limiter, which
+/// follows no proxy, works against it as against Discord. `None` without one.
+fn fake_tls_client(settings: &DiscordSettings) -> Result<Option<reqwest::Client>, String> {
+    let (Some(pem), Some(address)) = (&settings.api_ca_pem, settings.fake_tls_address()) else {
+        return Ok(None);
+    };
+    let certificate = reqwest::Certificate::from_pem(pem.as_bytes())
+        .map_err(|e| format!("discord.api_ca_pem: {e}"))?;
+    reqwest::Client::builder()
+        .use_rustls_tls()
+        .resolve("discord.com", address)
+        .add_root_certificate(certificate)
+        .build()
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 /// The gateway intents the bot needs.
@@ -128,7 +148,8 @@ pub struct Bot {
 
 impl Bot {
     /// Builds the client and the agent. `discord.api_base_url` (tests only) routes serenity
-    /// to a local fake with the rate limiter off.
+    /// to a local fake: over plain HTTP with the rate limiter off, or, with
+    /// `discord.api_ca_pem`, over TLS as discord.com itself, with the limiter on.
     pub async fn build(
         settings: &Settings,
         model: Arc<dyn ChatModel>,
@@ -139,9 +160,12 @@ impl Bot {
             HttpBuilder::new(token.expose_secret()).default_allowed_mentions(outbox::no_mentions());
         if let Some(base) = &settings.discord.api_base_url {
             tracing::warn!(%base, "discord.api_base_url is set: talking to a fake Discord");
-            http = http
-                .proxy(base.trim_end_matches('/'))
-                .ratelimiter_disabled(true);
+            http = match fake_tls_client(&settings.discord).map_err(BotError::FakeDiscord)? {
+                Some(client) => http.client(client),
+                None => http
+                    .proxy(base.trim_end_matches('/'))
+                    .ratelimiter_disabled(true),
+            };
         }
         let cell: Arc<OnceLock<Arc<BotState>>> = Arc::new(OnceLock::new());
         let client = serenity::all::ClientBuilder::new_with_http(http.build(), intents())
@@ -498,6 +522,13 @@ async fn worker(state: Arc<BotState>, channel: ChannelId, mut jobs: mpsc::Receiv
 
 #[async_trait]
 impl EventHandler for Handler {
+    /// serenity's rate limiter is about to wait: sends in flight watch for it.
+    async fn ratelimit(&self, data: serenity::http::RatelimitInfo) {
+        if let Some(state) = self.state.get() {
+            state.outbox.rate_limited(&data);
+        }
+    }
+
     async fn ready(&self, ctx: Context, ready: Ready) {
         let Some(state) = self.state.get() else {
             return;

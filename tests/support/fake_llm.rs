@@ -70,6 +70,8 @@ struct Script {
     checks: Checks,
     /// Why requests were refused, in order.
     rejected: Mutex<Vec<String>>,
+    /// When each request arrived, in order.
+    arrivals: Mutex<Vec<std::time::Instant>>,
 }
 
 impl Script {
@@ -146,6 +148,10 @@ fn pairing(messages: &[Value]) -> Result<(), String> {
 
 impl Respond for Script {
     fn respond(&self, request: &Request) -> ResponseTemplate {
+        self.arrivals
+            .lock()
+            .expect("arrivals")
+            .push(std::time::Instant::now());
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         if let Some((status, message)) = self.refusal(&body) {
             self.rejected
@@ -205,6 +211,7 @@ impl FakeLlm {
             queue: Mutex::new(script.into()),
             checks,
             rejected: Mutex::default(),
+            arrivals: Mutex::default(),
         });
         Mock::given(method("POST"))
             .and(path("/v1/chat/completions"))
@@ -243,6 +250,11 @@ impl FakeLlm {
     /// Why requests were refused by the checks, in order.
     pub fn rejections(&self) -> Vec<String> {
         self.script.rejected.lock().expect("rejected").clone()
+    }
+
+    /// When each request arrived, in order.
+    pub fn arrivals(&self) -> Vec<std::time::Instant> {
+        self.script.arrivals.lock().expect("arrivals").clone()
     }
 }
 
