@@ -254,6 +254,10 @@ fn alice() -> UserSpec {
     UserSpec::new(3_000_000_000_000_000_001, "alice")
 }
 
+fn store_url(dir: &Path) -> String {
+    format!("sqlite://{}", dir.join("state.db").display())
+}
+
 /// `riskgate run` against the fake Discord over TLS (serenity's rate limiter on, as in
 /// production) and a fake model that answers [`REPLY`].
 struct Bot {
@@ -266,13 +270,17 @@ struct Bot {
 
 impl Bot {
     async fn start(env: &[(&str, &str)]) -> Self {
+        Self::start_in(tempfile::tempdir().expect("tempdir"), env).await
+    }
+
+    /// Starts the bot on a store file `dir/state.db` that may hold state already.
+    async fn start_in(dir: tempfile::TempDir, env: &[(&str, &str)]) -> Self {
         let discord = FakeDiscord::start(vec![
             GuildSpec::new(GUILD, "team").text_channel(CHANNEL, "agent"),
         ])
         .await;
         let tls = discord.serve_tls().await;
         let llm = FakeLlm::start(vec![fake_llm::text(REPLY)]).await;
-        let dir = tempfile::tempdir().expect("tempdir");
         let child = Command::new(env!("CARGO_BIN_EXE_riskgate"))
             .arg("run")
             .current_dir(dir.path())
@@ -285,10 +293,7 @@ impl Bot {
             .env("RISKGATE__DISCORD__GUILD_ID", GUILD.to_string())
             .env("RISKGATE__DISCORD__CHANNELS", CHANNEL.to_string())
             .env("RISKGATE__DISCORD__RETRY_BASE_MS", "10")
-            .env(
-                "RISKGATE__STORE__URL",
-                format!("sqlite://{}", dir.path().join("state.db").display()),
-            )
+            .env("RISKGATE__STORE__URL", store_url(dir.path()))
             .env("RISKGATE__TOOLS__WORKSPACE", dir.path().join("workspace"))
             .env("RISKGATE__LLM__BASE_URL", llm.base_url())
             .envs(env.iter().copied())
@@ -476,4 +481,49 @@ async fn a_discord_wait_beyond_the_setting_is_logged_and_the_reply_kept() {
             .any(|(_, _, message, _)| message.contains(REPLY)),
         "the reply is kept in the conversation: {rows:?}"
     );
+}
+
+/// `/audit` in Discord shows why a call was cancelled, from the store the bot runs on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discord_audit_shows_a_cancels_reason() {
+    use riskgate::core::ports::Store;
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let store = riskgate::store::SqlStore::connect(&store_url(dir.path()))
+            .await
+            .expect("the store file");
+        store
+            .record_audit(&riskgate::core::ports::AuditRecord {
+                at: 1_700_000_000,
+                run_id: "r1".into(),
+                channel: CHANNEL.to_string(),
+                user: alice().id.to_string(),
+                tool: "execute_command".into(),
+                arguments_summary: "rm -f keep.txt".into(),
+                decision: riskgate::core::risk::Decision::Confirm,
+                source: riskgate::core::risk::DecisionSource::DestructiveFloor,
+                reason: "`rm` deletes files".into(),
+                outcome: riskgate::core::agent::CallOutcome::Cancelled,
+                approval_id: Some("a1".into()),
+                duration_ms: 0,
+                output_bytes: 0,
+                note: Some("reason: move it to trash/ instead".into()),
+            })
+            .await
+            .expect("an audit record");
+    }
+    let bot = Bot::start_in(dir, &[]).await;
+    bot.discord
+        .slash_command(CHANNEL, "audit", serde_json::json!([]), &alice())
+        .await;
+    let answer = bot
+        .discord
+        .wait_for_request(|r| r.path.ends_with("/callback"), WAIT)
+        .await;
+    let content = answer.at("/data/content").as_str().unwrap_or_default();
+    assert!(
+        content.contains("→ cancelled") && content.contains("(reason: move it to trash/ instead)"),
+        "{answer:?}"
+    );
+    bot.stop();
 }

@@ -318,6 +318,34 @@ fn store_failed(what: &str, error: &StoreError) -> CommandOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_audit_note_is_one_line_of_at_most_200_characters() {
+        let with = |note: &str| AuditRecord {
+            at: 0,
+            run_id: "r".into(),
+            channel: "c".into(),
+            user: "u".into(),
+            tool: "t".into(),
+            arguments_summary: String::new(),
+            decision: crate::core::risk::Decision::Confirm,
+            source: crate::core::risk::DecisionSource::Default,
+            reason: String::new(),
+            outcome: crate::core::agent::CallOutcome::Cancelled,
+            approval_id: None,
+            duration_ms: 0,
+            output_bytes: 0,
+            note: Some(note.to_owned()),
+        };
+        assert_eq!(
+            audit_note(&with("reason: not\n\n  today ")).as_deref(),
+            Some("reason: not today")
+        );
+        assert_eq!(audit_note(&with("   ")), None);
+        let long = audit_note(&with(&"é".repeat(500))).expect("a note");
+        assert_eq!(long.chars().count(), AUDIT_NOTE_CHARS);
+        assert!(long.ends_with('…'));
+    }
     use crate::store::MemoryStore;
 
     fn env<'a>(store: &'a MemoryStore, defaults: &'a ChannelSettings) -> CommandEnv<'a> {
