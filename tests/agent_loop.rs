@@ -1813,11 +1813,23 @@ fn notice_text(event: &AgentEvent) -> Option<&String> {
     }
 }
 
+/// A fake that refuses what `checks` says, and a harness asking it without retries.
+async fn checked(script: Vec<fake_llm::Scripted>, checks: fake_llm::Checks) -> (FakeLlm, Harness) {
+    let fake = FakeLlm::start_with(script, checks).await;
+    let h = harness(
+        http_model(&fake, |s| s.llm.max_retries = 0),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    (fake, h)
+}
+
 /// A server that cannot take something in the earlier conversation refuses the run; nothing
 /// is deleted, and the channel is told how to clear it if it wants.
 #[tokio::test]
 async fn a_refused_history_is_reported_and_never_deleted() {
-    let fake = FakeLlm::start_with(
+    let (fake, h) = checked(
         vec![],
         fake_llm::Checks {
             refuse_containing: Some("POISON".into()),
@@ -1825,12 +1837,6 @@ async fn a_refused_history_is_reported_and_never_deleted() {
         },
     )
     .await;
-    let h = harness(
-        http_model(&fake, |s| s.llm.max_retries = 0),
-        Protocol::Native,
-        Approvals::answering(vec![]),
-        |_| {},
-    );
     let before = seeded(&h, &[("POISON", "ok")]).await;
     let outcome = h.agent.run(&inbound("hello")).await;
     assert!(
@@ -1861,7 +1867,7 @@ async fn a_refused_history_is_reported_and_never_deleted() {
 /// earlier conversation, the channel is told, and the store keeps every message.
 #[tokio::test]
 async fn a_conversation_too_long_for_the_model_is_left_out_of_one_request_and_kept() {
-    let fake = FakeLlm::start_with(
+    let (fake, h) = checked(
         vec![
             fake_llm::text("short answer"),
             fake_llm::text("again short"),
@@ -1872,12 +1878,6 @@ async fn a_conversation_too_long_for_the_model_is_left_out_of_one_request_and_ke
         },
     )
     .await;
-    let h = harness(
-        http_model(&fake, |s| s.llm.max_retries = 0),
-        Protocol::Native,
-        Approvals::answering(vec![]),
-        |_| {},
-    );
     let long = "x".repeat(4_000);
     let before = seeded(&h, &[(long.as_str(), "noted"), ("second turn", "fine")]).await;
     assert_eq!(

@@ -331,6 +331,27 @@ impl Bot {
             .collect()
     }
 
+    /// Asks a question whose reply meets `times` rate limits of `wait` each; returns the
+    /// reply's posts once it was delivered (see [`Bot::reply_posts`]).
+    async fn reply_through_rate_limits(&self, wait: Duration, times: u32) -> Vec<(Instant, u16)> {
+        self.discord.inject(
+            "POST",
+            &Self::messages_path(),
+            Fault::RateLimitedFor(wait),
+            times,
+        );
+        self.discord
+            .message_create(CHANNEL, &alice(), "a question", &[])
+            .await;
+        self.discord
+            .wait_for_request(
+                |r| r.status == 200 && r.at("/content") == REPLY,
+                Duration::from_secs(30),
+            )
+            .await;
+        self.reply_posts()
+    }
+
     fn typing_between(&self, from: Instant, to: Instant) -> usize {
         let typing = format!("/api/v10/channels/{CHANNEL}/typing");
         self.discord
@@ -361,22 +382,9 @@ impl Bot {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_discord_429_is_waited_out_for_exactly_its_retry_after() {
     let bot = Bot::start(&[]).await;
-    bot.discord.inject(
-        "POST",
-        &Bot::messages_path(),
-        Fault::RateLimitedFor(Duration::from_secs(2)),
-        1,
-    );
-    bot.discord
-        .message_create(CHANNEL, &alice(), "a question", &[])
+    let posts = bot
+        .reply_through_rate_limits(Duration::from_secs(2), 1)
         .await;
-    bot.discord
-        .wait_for_request(
-            |r| r.status == 200 && r.at("/content") == REPLY,
-            Duration::from_secs(20),
-        )
-        .await;
-    let posts = bot.reply_posts();
     let statuses: Vec<u16> = posts.iter().map(|(_, status)| *status).collect();
     assert_eq!(statuses, [429, 200], "one refusal, then the reply once");
     let (refused, delivered) = (posts[0].0, posts[1].0);
@@ -407,22 +415,9 @@ async fn long_discord_rate_limits_are_waited_through_not_dropped() {
         ("RISKGATE__DISCORD__MAX_RATE_LIMIT_WAIT_SECS", "5"),
     ])
     .await;
-    bot.discord.inject(
-        "POST",
-        &Bot::messages_path(),
-        Fault::RateLimitedFor(Duration::from_millis(1_500)),
-        3,
-    );
-    bot.discord
-        .message_create(CHANNEL, &alice(), "a question", &[])
+    let posts = bot
+        .reply_through_rate_limits(Duration::from_millis(1_500), 3)
         .await;
-    bot.discord
-        .wait_for_request(
-            |r| r.status == 200 && r.at("/content") == REPLY,
-            Duration::from_secs(30),
-        )
-        .await;
-    let posts = bot.reply_posts();
     let statuses: Vec<u16> = posts.iter().map(|(_, status)| *status).collect();
     assert_eq!(statuses, [429, 429, 429, 200]);
     for pair in posts.windows(2) {

@@ -268,7 +268,8 @@ where
             sent = &mut sending => return sent,
             wait = announced.recv() => {
                 let Ok(wait) = wait else {
-                    // Missed notices (a burst elsewhere) or none to come: keep sending.
+                    // Notices missed in a burst elsewhere; the sender lives in `limits`,
+                    // so the channel cannot close while this runs.
                     continue;
                 };
                 if !wait.concerns(channel) {
@@ -403,6 +404,26 @@ mod tests {
         assert!(!transient(&http_error(400, 50035, "x")));
     }
 
+    /// A plain send in channel 1.
+    async fn send_plain<T, Fut>(
+        policy: RetryPolicy,
+        limits: &RateLimits,
+        attempt: impl FnMut() -> Fut,
+    ) -> Result<T, SendFailure>
+    where
+        Fut: Future<Output = Result<T, serenity::Error>>,
+    {
+        send(
+            policy,
+            limits,
+            ChannelId::new(1),
+            Needs::PLAIN,
+            "test",
+            attempt,
+        )
+        .await
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_send_is_retried_until_it_succeeds_and_a_refusal_is_not() {
         let policy = RetryPolicy {
@@ -412,51 +433,30 @@ mod tests {
         };
         let limits = RateLimits::new(Arc::new(serenity::http::HttpBuilder::new("x").build()));
         let mut calls = 0;
-        let sent = send(
-            policy,
-            &limits,
-            ChannelId::new(1),
-            Needs::PLAIN,
-            "test",
-            || {
-                calls += 1;
-                let result = if calls < 3 {
-                    Err(http_error(500, 0, "boom"))
-                } else {
-                    Ok(calls)
-                };
-                async move { result }
-            },
-        )
+        let sent = send_plain(policy, &limits, || {
+            calls += 1;
+            let result = if calls < 3 {
+                Err(http_error(500, 0, "boom"))
+            } else {
+                Ok(calls)
+            };
+            async move { result }
+        })
         .await;
         assert_eq!(sent, Ok(3));
         let mut calls = 0;
-        let refused: Result<(), _> = send(
-            policy,
-            &limits,
-            ChannelId::new(1),
-            Needs::PLAIN,
-            "test",
-            || {
-                calls += 1;
-                async { Err(http_error(403, 50013, "Missing Permissions")) }
-            },
-        )
+        let refused: Result<(), _> = send_plain(policy, &limits, || {
+            calls += 1;
+            async { Err(http_error(403, 50013, "Missing Permissions")) }
+        })
         .await;
         assert!(refused.is_err_and(|f| f.is_channel_closed()));
         assert_eq!(calls, 1, "a refusal is final");
         let mut calls = 0;
-        let gave_up: Result<(), _> = send(
-            policy,
-            &limits,
-            ChannelId::new(1),
-            Needs::PLAIN,
-            "test",
-            || {
-                calls += 1;
-                async { Err(http_error(502, 0, "bad gateway")) }
-            },
-        )
+        let gave_up: Result<(), _> = send_plain(policy, &limits, || {
+            calls += 1;
+            async { Err(http_error(502, 0, "bad gateway")) }
+        })
         .await;
         assert!(
             matches!(gave_up, Err(SendFailure::Unavailable { attempts: 4, .. })),
