@@ -48,6 +48,7 @@ pub fn model_client(settings: &Settings) -> Result<OpenAiClient, AppError> {
         request_timeout: Duration::from_secs(llm.request_timeout_secs),
         max_retries: llm.max_retries,
         retry_base_delay: Duration::from_millis(llm.retry_base_delay_ms),
+        max_retry_wait: Duration::from_secs(llm.max_retry_wait_secs),
     })?)
 }
 

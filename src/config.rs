@@ -194,6 +194,9 @@ pub struct LlmSettings {
     /// The first backoff between retries; doubled each time, plus random jitter up to as
     /// much again, at most 30 s.
     pub retry_base_delay_ms: u64,
+    /// The longest Retry-After the client waits out before asking again; a server that
+    /// asks for more is not asked again in that run, and the channel is told when to try.
+    pub max_retry_wait_secs: u64,
 }
 
 impl Default for LlmSettings {
@@ -209,6 +212,7 @@ impl Default for LlmSettings {
             server: "generic".to_owned(),
             max_retries: 3,
             retry_base_delay_ms: 500,
+            max_retry_wait_secs: 60,
         }
     }
 }
@@ -222,6 +226,10 @@ pub struct DiscordSettings {
     pub token: Option<SecretString>,
     /// Test-only: routes serenity's REST and gateway traffic to a local fake.
     pub api_base_url: Option<String>,
+    /// Test-only: the PEM certificate to trust for an `https://` `api_base_url`. The fake
+    /// is then reached as discord.com itself, with serenity's rate limiter on as in
+    /// production (with an `http://` URL the limiter is off: it follows no proxy).
+    pub api_ca_pem: Option<String>,
     /// Slash commands are registered for this guild (instant) when set, else globally.
     pub guild_id: Option<u64>,
     /// Channels the bot serves, with the threads under them.
@@ -266,6 +274,23 @@ pub struct DiscordSettings {
     /// backoff from `retry_base_ms` (with jitter, at most 10 s apart).
     pub send_retries: u64,
     pub retry_base_ms: u64,
+    /// The longest rate-limit wait a send sits out (serenity waits exactly what Discord
+    /// asks); a longer one ends that send with a logged error instead of holding the
+    /// channel.
+    pub max_rate_limit_wait_secs: u64,
+}
+
+impl DiscordSettings {
+    /// The address of a local fake Discord that speaks TLS (`api_base_url =
+    /// https://IP:PORT`), which the bot reaches as discord.com.
+    pub fn fake_tls_address(&self) -> Option<std::net::SocketAddr> {
+        let url = Url::parse(self.api_base_url.as_deref()?).ok()?;
+        if url.scheme() != "https" {
+            return None;
+        }
+        let ip: std::net::IpAddr = url.host_str()?.trim_matches(['[', ']']).parse().ok()?;
+        Some(std::net::SocketAddr::new(ip, url.port()?))
+    }
 }
 
 /// Who may start runs in one channel, replacing `discord.allowed_users`/`allowed_roles`
@@ -283,6 +308,7 @@ impl Default for DiscordSettings {
         Self {
             token: None,
             api_base_url: None,
+            api_ca_pem: None,
             guild_id: None,
             channels: Vec::new(),
             approver_roles: Vec::new(),
@@ -303,6 +329,7 @@ impl Default for DiscordSettings {
             max_parts_per_text: 3,
             send_retries: 4,
             retry_base_ms: 500,
+            max_rate_limit_wait_secs: 60,
         }
     }
 }
@@ -871,6 +898,13 @@ impl Settings {
     fn validate_places(&self) -> Result<(), ConfigError> {
         if let Some(url) = &self.discord.api_base_url {
             check_http_url("discord.api_base_url", url)?;
+        }
+        if self.discord.api_ca_pem.is_some() && self.discord.fake_tls_address().is_none() {
+            return Err(ConfigError::invalid(
+                "discord.api_ca_pem",
+                "(a certificate)",
+                "is for a local fake Discord that speaks TLS: set discord.api_base_url = \"https://IP:PORT\" too, or leave both unset",
+            ));
         }
         match dialect_of_url(&self.store.url) {
             Ok(SqlDialect::Sqlite | SqlDialect::Postgres) => {}

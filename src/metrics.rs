@@ -20,7 +20,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::core::agent::{AgentEvent, ChatReply, ChatRequest};
-use crate::core::ports::{ChatModel, EventSink, ModelError};
+use crate::core::ports::{ChatModel, EventSink, ModelError, ModelRetry};
 use crate::core::tools::BoxFuture;
 
 /// Upper bounds (seconds) of the LLM latency buckets.
@@ -219,6 +219,9 @@ impl Metrics {
                 ModelError::UnknownModel(_) => "unknown_model",
                 ModelError::Unreachable { .. } => "unreachable",
                 ModelError::Exhausted { .. } => "exhausted",
+                ModelError::RetryLater { .. } => "retry_later",
+                ModelError::TooLong(_) => "too_long",
+                ModelError::Interrupted(_) => "interrupted",
                 ModelError::NoToolSupport(_) => "no_tool_support",
                 ModelError::Rejected(_) => "rejected",
                 ModelError::BadReply(_) => "bad_reply",
@@ -280,8 +283,10 @@ fn server_unavailable(error: &ModelError) -> bool {
         | ModelError::Exhausted { .. }
         | ModelError::Unauthorized(_)
         | ModelError::UnknownModel(_)
-        | ModelError::NoToolSupport(_) => true,
-        ModelError::Rejected(_) | ModelError::BadReply(_) => false,
+        | ModelError::NoToolSupport(_)
+        | ModelError::RetryLater { .. }
+        | ModelError::Interrupted(_) => true,
+        ModelError::Rejected(_) | ModelError::BadReply(_) | ModelError::TooLong(_) => false,
     }
 }
 
@@ -312,6 +317,20 @@ impl ChatModel for MeteredModel {
         Box::pin(async move {
             let started = Instant::now();
             let reply = self.inner.complete(request).await;
+            self.metrics
+                .observe_llm(started.elapsed().as_secs_f64(), reply.as_ref().err());
+            reply
+        })
+    }
+
+    fn complete_telling<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        waiting: &'a (dyn Fn(&ModelRetry) + Send + Sync),
+    ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let reply = self.inner.complete_telling(request, waiting).await;
             self.metrics
                 .observe_llm(started.elapsed().as_secs_f64(), reply.as_ref().err());
             reply

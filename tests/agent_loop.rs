@@ -1711,14 +1711,18 @@ async fn a_failed_run_leaves_the_next_run_working() {
             "finish_reason": "tool_calls"}]}),
         )
     };
-    let failures: Vec<(&str, Vec<fake_llm::Scripted>)> = vec![
+    // Whether the first run is kept: a call that ran is, with a note; a server that failed
+    // before anything ran leaves the conversation as it was.
+    let failures: Vec<(&str, Vec<fake_llm::Scripted>, bool)> = vec![
         (
             "a server error after a call ran",
             vec![safe_call(), fake_llm::status(500, "boom", None)],
+            true,
         ),
         (
             "three malformed replies",
             vec![bad_args("b1"), bad_args("b2"), bad_args("b3")],
+            true,
         ),
         (
             "an empty reply, then the server failing",
@@ -1726,9 +1730,10 @@ async fn a_failed_run_leaves_the_next_run_working() {
                 fake_llm::text(""),
                 fake_llm::status(503, "overloaded", None),
             ],
+            false,
         ),
     ];
-    for (failure, mut script) in failures {
+    for (failure, mut script, kept) in failures {
         script.push(fake_llm::text("all good"));
         let (fake, h) = strict(script, Protocol::Native).await;
         let first = h.agent.run(&inbound("first")).await;
@@ -1748,8 +1753,14 @@ async fn a_failed_run_leaves_the_next_run_working() {
         let sent = last["messages"].to_string();
         assert!(!sent.contains("not json"), "{failure}: {sent}");
         assert!(!sent.contains("could not be used"), "{failure}: {sent}");
-        // The first run ends its history with a note saying it stopped.
         let messages = last["messages"].as_array().expect("messages");
+        if !kept {
+            // Only the system prompt and the second message: nothing of the failed run.
+            assert_eq!(messages.len(), 2, "{failure}: {sent}");
+            assert_eq!(messages[1]["content"], "alice: second", "{failure}");
+            continue;
+        }
+        // The first run ends its history with a note saying it stopped.
         let before_second = &messages[messages.len() - 2];
         assert_eq!(before_second["role"], "assistant", "{failure}");
         assert!(
@@ -1761,49 +1772,226 @@ async fn a_failed_run_leaves_the_next_run_working() {
     }
 }
 
-#[tokio::test]
-async fn a_history_the_server_refuses_is_dropped_once_and_the_channel_told() {
-    let fake = FakeLlm::start_with(
-        vec![fake_llm::text("fine now"), fake_llm::text("still fine")],
-        fake_llm::Checks {
-            refuse_containing: Some("POISON".into()),
-            ..fake_llm::Checks::like_real_servers()
-        },
-    )
-    .await;
+/// A harness whose store holds `turns` (user, assistant) for channel `c1` already.
+async fn seeded(h: &Harness, turns: &[(&str, &str)]) -> Vec<riskgate::core::agent::ChatMessage> {
+    use riskgate::core::agent::ChatMessage;
+    let messages: Vec<ChatMessage> = turns
+        .iter()
+        .flat_map(|(user, assistant)| {
+            [
+                ChatMessage::user(Some("alice"), *user),
+                ChatMessage::assistant(*assistant),
+            ]
+        })
+        .collect();
+    h.store.append("c1", &messages).await.expect("seed");
+    stored(h).await
+}
+
+async fn stored(h: &Harness) -> Vec<riskgate::core::agent::ChatMessage> {
+    h.store
+        .load_history("c1", usize::MAX)
+        .await
+        .expect("history")
+}
+
+fn said(h: &Harness, pick: fn(&AgentEvent) -> Option<&String>) -> Vec<String> {
+    h.events.all().iter().filter_map(pick).cloned().collect()
+}
+
+fn error_text(event: &AgentEvent) -> Option<&String> {
+    match event {
+        AgentEvent::Error { message } => Some(message),
+        _ => None,
+    }
+}
+
+fn notice_text(event: &AgentEvent) -> Option<&String> {
+    match event {
+        AgentEvent::Notice { message } => Some(message),
+        _ => None,
+    }
+}
+
+/// A fake that refuses what `checks` says, and a harness asking it without retries.
+async fn checked(script: Vec<fake_llm::Scripted>, checks: fake_llm::Checks) -> (FakeLlm, Harness) {
+    let fake = FakeLlm::start_with(script, checks).await;
     let h = harness(
         http_model(&fake, |s| s.llm.max_retries = 0),
         Protocol::Native,
         Approvals::answering(vec![]),
         |_| {},
     );
-    h.store
-        .append(
-            "c1",
-            &[
-                riskgate::core::agent::ChatMessage::user(Some("alice"), "POISON"),
-                riskgate::core::agent::ChatMessage::assistant("ok"),
-            ],
-        )
-        .await
-        .expect("seed");
-    assert_eq!(
-        h.agent.run(&inbound("hello")).await,
-        RunOutcome::Replied("fine now".into())
+    (fake, h)
+}
+
+/// A server that cannot take something in the earlier conversation refuses the run; nothing
+/// is deleted, and the channel is told how to clear it if it wants.
+#[tokio::test]
+async fn a_refused_history_is_reported_and_never_deleted() {
+    let (fake, h) = checked(
+        vec![],
+        fake_llm::Checks {
+            refuse_containing: Some("POISON".into()),
+            ..fake_llm::Checks::like_real_servers()
+        },
+    )
+    .await;
+    let before = seeded(&h, &[("POISON", "ok")]).await;
+    let outcome = h.agent.run(&inbound("hello")).await;
+    assert!(
+        matches!(
+            &outcome,
+            RunOutcome::Stopped(StopReason::Model(ModelError::Rejected(m))) if m.contains("POISON")
+        ),
+        "{outcome:?}"
     );
-    assert!(h.events.all().iter().any(|e| matches!(
-        e,
-        AgentEvent::Notice { message } if message.contains("earlier conversation") && message.contains("POISON")
-    )));
-    // The next run neither carries it nor pays for the refusal again.
-    assert_eq!(
-        h.agent.run(&inbound("again")).await,
-        RunOutcome::Replied("still fine".into())
+    let errors = said(&h, error_text);
+    assert!(
+        errors
+            .iter()
+            .any(|m| m.contains("Nothing was deleted") && m.contains("/reset")),
+        "{errors:?}"
     );
-    assert_eq!(fake.rejections().len(), 1);
+    assert_eq!(
+        fake.requests().await.len(),
+        1,
+        "asked once, not again with less"
+    );
+    // The earlier conversation is still there, first in what is stored.
+    let after = stored(&h).await;
+    assert_eq!(after[..before.len()], before[..]);
+}
+
+/// A model whose window is smaller than the conversation: one request goes without the
+/// earlier conversation, the channel is told, and the store keeps every message.
+#[tokio::test]
+async fn a_conversation_too_long_for_the_model_is_left_out_of_one_request_and_kept() {
+    let (fake, h) = checked(
+        vec![
+            fake_llm::text("short answer"),
+            fake_llm::text("again short"),
+        ],
+        fake_llm::Checks {
+            context_chars: Some(6_000),
+            ..fake_llm::Checks::like_real_servers()
+        },
+    )
+    .await;
+    let long = "x".repeat(4_000);
+    let before = seeded(&h, &[(long.as_str(), "noted"), ("second turn", "fine")]).await;
+    assert_eq!(
+        h.agent.run(&inbound("what now?")).await,
+        RunOutcome::Replied("short answer".into())
+    );
+    let notices = said(&h, notice_text);
+    assert!(
+        notices
+            .iter()
+            .any(|m| m.contains("longer than the model's context window")
+                && m.contains("Nothing was deleted")
+                && m.contains("exceeds the available context size")),
+        "{notices:?}"
+    );
     let requests = fake.requests().await;
-    assert_eq!(requests.len(), 3);
-    assert!(requests[2]["messages"].to_string().contains("fine now"));
+    assert_eq!(requests.len(), 2);
+    assert!(requests[0]["messages"].to_string().contains("second turn"));
+    let shorter = requests[1]["messages"].as_array().expect("messages");
+    assert_eq!(
+        shorter.len(),
+        2,
+        "the system prompt and the new message only"
+    );
+    assert_eq!(shorter[1]["content"], "alice: what now?");
+    // Every earlier message is still stored, and the new turn follows them.
+    let after = stored(&h).await;
+    assert_eq!(after[..before.len()], before[..]);
+    assert_eq!(after.len(), before.len() + 2);
+    // The next run sends the whole conversation again first: nothing was forgotten.
+    assert_eq!(
+        h.agent.run(&inbound("and then?")).await,
+        RunOutcome::Replied("again short".into())
+    );
+    let requests = fake.requests().await;
+    assert_eq!(requests.len(), 4);
+    assert!(requests[2]["messages"].to_string().contains(&long));
+    assert_eq!(fake.rejections().len(), 2);
+}
+
+/// The model server failing for now (a 502 outage, a timeout, a 429 asking for more than
+/// the client waits) stops the run with what to do, and leaves the conversation exactly as
+/// it was; the next message goes with all of it.
+#[tokio::test]
+async fn a_failing_model_server_never_touches_the_conversation() {
+    let outages: Vec<(&str, Vec<fake_llm::Scripted>, &str)> = vec![
+        (
+            "a 502 outage",
+            (0..4)
+                .map(|_| fake_llm::status(502, "Bad Gateway", None))
+                .collect(),
+            "kept failing after 4 attempts",
+        ),
+        (
+            "a timeout",
+            vec![fake_llm::Scripted::Slow(
+                Duration::from_secs(5),
+                json!({"choices": [{"message": {"content": "late"}}]}),
+            )],
+            "did not answer within",
+        ),
+        (
+            "a 429 asking for an hour",
+            vec![fake_llm::status(429, "quota", Some("3600"))],
+            "try again after",
+        ),
+    ];
+    for (outage, mut script, expected) in outages {
+        script.push(fake_llm::text("back"));
+        let fake = FakeLlm::start(script).await;
+        let h = harness(
+            http_model(&fake, |s| s.llm.request_timeout_secs = 1),
+            Protocol::Native,
+            Approvals::answering(vec![]),
+            |_| {},
+        );
+        let before = seeded(&h, &[("one", "uno"), ("two", "dos")]).await;
+        let outcome = h.agent.run(&inbound("three")).await;
+        assert!(
+            matches!(&outcome, RunOutcome::Stopped(StopReason::Model(e)) if e.failure() == riskgate::core::ports::ModelFailure::Transient),
+            "{outage}: {outcome:?}"
+        );
+        let errors = said(&h, error_text);
+        assert!(
+            errors.iter().any(|m| m.contains(expected)
+                && m.contains("Nothing was lost")
+                && m.contains("Send it again")),
+            "{outage}: {errors:?}"
+        );
+        assert_eq!(
+            stored(&h).await,
+            before,
+            "{outage}: the conversation is untouched"
+        );
+        assert_eq!(
+            h.agent.run(&inbound("three")).await,
+            RunOutcome::Replied("back".into()),
+            "{outage}"
+        );
+        let requests = fake.requests().await;
+        let last = requests.last().expect("a request");
+        let contents: Vec<&str> = last["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .filter_map(|m| m["content"].as_str())
+            .skip(1)
+            .collect();
+        assert_eq!(
+            contents,
+            ["alice: one", "uno", "alice: two", "dos", "alice: three"],
+            "{outage}: the whole conversation, once"
+        );
+    }
 }
 
 #[tokio::test]

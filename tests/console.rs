@@ -578,3 +578,57 @@ async fn a_reason_after_n_reaches_the_model_and_a_allows_similar_calls() {
     assert_eq!(cancelled["status"], "cancelled");
     assert_eq!(cancelled["reason"], "use powers of ten");
 }
+
+/// `/audit` shows why a call was cancelled, in text and in `--json`, as the person wrote it.
+#[tokio::test]
+async fn audit_shows_a_cancels_reason() {
+    for json_mode in [true, false] {
+        let fake = FakeLlm::start(vec![
+            fake_llm::tool_calls(&[(
+                "c1",
+                "execute_command",
+                json!({"command": "rm -f keep.txt"}),
+            )]),
+            fake_llm::text("I will move it instead."),
+        ])
+        .await;
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("keep.txt"), "keep").expect("write");
+        let extra: &[&str] = if json_mode { &["--json"] } else { &[] };
+        let mut session = Session::start(&fake.base_url(), dir.path(), extra);
+        session.write("clean up\n");
+        session.wait_for(if json_mode {
+            "approval_requested"
+        } else {
+            "confirm? [y/N]"
+        });
+        session.write("n move it to trash/ instead\n/audit\n");
+        let (status, lines, stderr) = session.finish();
+        assert!(status.success(), "{stderr}");
+        assert!(dir.path().join("keep.txt").exists(), "nothing ran");
+        if json_mode {
+            let events = parse(&lines);
+            let audit = events
+                .iter()
+                .find(|e| e["event"] == "audit")
+                .unwrap_or_else(|| panic!("an audit event: {events:#?}"));
+            assert_eq!(audit["records"][0]["outcome"], "cancelled", "{audit}");
+            assert_eq!(
+                audit["records"][0]["note"], "reason: move it to trash/ instead",
+                "{audit}"
+            );
+            assert!(
+                audit["message"].as_str().is_some_and(
+                    |m| m.contains("cancelled by dana (reason: move it to trash/ instead)")
+                ),
+                "{audit}"
+            );
+        } else {
+            let stdout = lines.join("\n");
+            assert!(
+                stdout.contains("-> cancelled by dana (reason: move it to trash/ instead)"),
+                "{stdout}"
+            );
+        }
+    }
+}

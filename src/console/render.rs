@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::core::agent::AgentEvent;
-use crate::core::commands::CommandOutcome;
+use crate::core::commands::{self, CommandOutcome};
 use crate::core::ports::ApprovalRequest;
 
 /// Removes control characters except newline and tab.
@@ -167,16 +167,34 @@ pub fn command_outcome(name: &str, outcome: CommandOutcome) -> (&'static str, St
             let lines: Vec<String> = records
                 .iter()
                 .map(|r| {
-                    format!(
+                    let line = format!(
                         "{} {} {} ({}) -> {} by {}",
                         r.at, r.tool, r.decision, r.source, r.outcome, r.user
-                    )
+                    );
+                    match commands::audit_note(r) {
+                        Some(note) => format!("{line} ({note})"),
+                        None => line,
+                    }
+                })
+                .collect();
+            let rows: Vec<Value> = records
+                .iter()
+                .map(|r| {
+                    json!({
+                        "at": r.at,
+                        "tool": r.tool,
+                        "decision": r.decision.to_string(),
+                        "source": r.source.to_string(),
+                        "outcome": r.outcome.to_string(),
+                        "user": r.user,
+                        "note": r.note,
+                    })
                 })
                 .collect();
             (
                 "audit",
                 listed(lines, "no tool calls recorded"),
-                json!({ "count": records.len() }),
+                json!({ "count": records.len(), "records": rows }),
             )
         }
         CommandOutcome::Rules(rules) => {

@@ -14,6 +14,25 @@ use crate::core::rules::ChannelRule;
 /// The most audit records one `/audit` shows.
 pub const AUDIT_MAX: usize = 25;
 
+/// Characters of an audit record's note (a cancel's reason, the rule that let a call run)
+/// that `/audit` shows.
+const AUDIT_NOTE_CHARS: usize = 200;
+
+/// An audit record's note as `/audit` shows it in every front end: one line (a person's
+/// reason may span several), at most [`AUDIT_NOTE_CHARS`] characters. `None` without one.
+pub fn audit_note(record: &AuditRecord) -> Option<String> {
+    let note = record.note.as_deref()?.trim();
+    if note.is_empty() {
+        return None;
+    }
+    let line = note.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= AUDIT_NOTE_CHARS {
+        return Some(line);
+    }
+    let cut: String = line.chars().take(AUDIT_NOTE_CHARS - 1).collect();
+    Some(format!("{cut}…"))
+}
+
 /// A command as a front end read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChannelCommand {
@@ -299,6 +318,34 @@ fn store_failed(what: &str, error: &StoreError) -> CommandOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_audit_note_is_one_line_of_at_most_200_characters() {
+        let with = |note: &str| AuditRecord {
+            at: 0,
+            run_id: "r".into(),
+            channel: "c".into(),
+            user: "u".into(),
+            tool: "t".into(),
+            arguments_summary: String::new(),
+            decision: crate::core::risk::Decision::Confirm,
+            source: crate::core::risk::DecisionSource::Default,
+            reason: String::new(),
+            outcome: crate::core::agent::CallOutcome::Cancelled,
+            approval_id: None,
+            duration_ms: 0,
+            output_bytes: 0,
+            note: Some(note.to_owned()),
+        };
+        assert_eq!(
+            audit_note(&with("reason: not\n\n  today ")).as_deref(),
+            Some("reason: not today")
+        );
+        assert_eq!(audit_note(&with("   ")), None);
+        let long = audit_note(&with(&"é".repeat(500))).expect("a note");
+        assert_eq!(long.chars().count(), AUDIT_NOTE_CHARS);
+        assert!(long.ends_with('…'));
+    }
     use crate::store::MemoryStore;
 
     fn env<'a>(store: &'a MemoryStore, defaults: &'a ChannelSettings) -> CommandEnv<'a> {

@@ -32,6 +32,20 @@ pub enum ModelError {
         status: u16,
         last: String,
     },
+    /// The server asked to be left alone for longer than the client may wait
+    /// (`llm.max_retry_wait_secs`); `until` is when it said to come back, as an HTTP date.
+    #[error(
+        "the model server asked to wait {} s before the next request ({last}), longer than llm.max_retry_wait_secs allows; try again after {until}",
+        wait.as_secs()
+    )]
+    RetryLater {
+        wait: Duration,
+        until: String,
+        last: String,
+    },
+    /// The server said the request is longer than the model's context window.
+    #[error("the request is longer than the model's context window ({0})")]
+    TooLong(String),
     /// The server (or the model it runs) cannot take tool definitions at all.
     #[error(
         "the model server cannot call tools with this setup ({0}). Start it with tool calls on (llama.cpp: llama-server --jinja; vLLM: --enable-auto-tool-choice --tool-call-parser NAME; Ollama: a model tagged for tools), choose a model that supports tools, or set llm.protocol = \"json\" to call tools through the reply text"
@@ -43,6 +57,9 @@ pub enum ModelError {
     /// The reply could not be read.
     #[error("the model's reply could not be read: {0}")]
     BadReply(String),
+    /// The connection broke off while the answer was coming in.
+    #[error("the model server's answer broke off ({0})")]
+    Interrupted(String),
     /// The request took too long.
     #[error(
         "the model did not answer within {0:?} (llm.request_timeout_secs); a smaller llm.max_tokens or a faster model helps"
@@ -50,20 +67,35 @@ pub enum ModelError {
     Timeout(Duration),
 }
 
+/// What a model failure says about the request, and so what the loop may do about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelFailure {
+    /// The server or the way to it failed for now (timeout, no connection, 429, 5xx, an
+    /// answer that broke off): the request was not at fault, and the same one may work
+    /// later. Nothing about the conversation changes.
+    Transient,
+    /// The server said the request is too long for the model: a shorter one may work.
+    TooLong,
+    /// The server refused for a reason of its own (a 4xx, a setup it lacks, an answer
+    /// that is not a completion): a person has to look.
+    Refused,
+}
+
 impl ModelError {
-    /// Whether the server may have refused this request for what it carries (a 4xx other
-    /// than auth and unknown model, or a 5xx that persisted through the retries), so that
-    /// sending less history might succeed where the same request keeps failing.
-    pub fn may_be_the_content(&self) -> bool {
+    /// What this failure says about the request (see [`ModelFailure`]).
+    pub fn failure(&self) -> ModelFailure {
         match self {
-            Self::Rejected(_) => true,
-            Self::Exhausted { status, .. } => *status != 429,
+            Self::Unreachable { .. }
+            | Self::Exhausted { .. }
+            | Self::RetryLater { .. }
+            | Self::Interrupted(_)
+            | Self::Timeout(_) => ModelFailure::Transient,
+            Self::TooLong(_) => ModelFailure::TooLong,
             Self::Unauthorized(_)
             | Self::UnknownModel(_)
-            | Self::Unreachable { .. }
             | Self::NoToolSupport(_)
-            | Self::BadReply(_)
-            | Self::Timeout(_) => false,
+            | Self::Rejected(_)
+            | Self::BadReply(_) => ModelFailure::Refused,
         }
     }
 }
@@ -74,6 +106,31 @@ pub trait ChatModel: Send + Sync {
         &'a self,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatReply, ModelError>>;
+
+    /// As [`ChatModel::complete`], telling `waiting` before each wait between two attempts,
+    /// so the people in the channel see why nothing happens. A model that never waits
+    /// (the default) tells nothing.
+    fn complete_telling<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        waiting: &'a (dyn Fn(&ModelRetry) + Send + Sync),
+    ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
+        let _ = waiting;
+        self.complete(request)
+    }
+}
+
+/// A wait the model client takes before it tries a request again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelRetry {
+    /// How long it waits.
+    pub wait: Duration,
+    /// Whether the server asked for that wait (`Retry-After`), rather than the backoff.
+    pub asked: bool,
+    /// The attempt that failed, from 1.
+    pub attempt: u32,
+    /// What the server answered, e.g. `503 Service Unavailable: overloaded`.
+    pub last: String,
 }
 
 /// A call waiting for a person.

@@ -210,10 +210,14 @@ fn render(outcome: CommandOutcome, guild: Option<u64>) -> String {
             let lines: Vec<String> = records
                 .iter()
                 .map(|r| {
-                    format!(
+                    let line = format!(
                         "<t:{}:R> `{}` {} ({}) → {} — <@{}>",
                         r.at, r.tool, r.decision, r.source, r.outcome, r.user
-                    )
+                    );
+                    match commands::audit_note(r) {
+                        Some(note) => format!("{line} ({note})"),
+                        None => line,
+                    }
                 })
                 .collect();
             fit_lines(&lines, |n| {
@@ -343,6 +347,40 @@ fn answers_publicly(name: &str, option: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn audit_shows_a_cancels_reason_on_one_line() {
+        let record = |note: Option<&str>| crate::core::ports::AuditRecord {
+            at: 1_700_000_000,
+            run_id: "r1".into(),
+            channel: "1".into(),
+            user: "42".into(),
+            tool: "execute_command".into(),
+            arguments_summary: "rm -f keep.txt".into(),
+            decision: crate::core::risk::Decision::Confirm,
+            source: crate::core::risk::DecisionSource::DestructiveFloor,
+            reason: "`rm` deletes files".into(),
+            outcome: crate::core::agent::CallOutcome::Cancelled,
+            approval_id: Some("a1".into()),
+            duration_ms: 0,
+            output_bytes: 0,
+            note: note.map(str::to_owned),
+        };
+        let text = render(
+            CommandOutcome::Audit(vec![
+                record(Some("reason: move it to trash/\ninstead")),
+                record(None),
+            ]),
+            None,
+        );
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].ends_with("→ cancelled — <@42> (reason: move it to trash/ instead)"),
+            "{text}"
+        );
+        assert!(lines[1].ends_with("→ cancelled — <@42>"), "{text}");
+    }
 
     #[test]
     fn long_lists_fit_one_message_and_say_what_was_left_out() {

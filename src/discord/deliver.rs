@@ -4,13 +4,26 @@
 //! explained once: the channel, and the permission the bot needs there (403 Missing
 //! Permissions does not say which one is missing, so the log names every one the send
 //! needs). Backoff comes from `backon` (jittered exponential backoff is its whole job).
+//!
+//! Rate limits are serenity's: its limiter reads Discord's `Retry-After` and
+//! `X-RateLimit-Reset-After`, sleeps exactly that long inside the attempt (however long, and
+//! however often Discord asks) and only then sends again, so a send is never repeated early
+//! and never counted against `send_retries` for a 429. What serenity does not do, this does
+//! ([`RateLimits`], fed by `EventHandler::ratelimit`, which serenity calls before each of
+//! those sleeps): a wait of [`TYPING_AFTER`] or more shows the typing indicator in the
+//! channel meanwhile, so people see the bot is still at it; a wait longer than
+//! `discord.max_rate_limit_wait_secs` ends the send at once with
+//! [`SendFailure::RateLimited`], logged with the channel and when Discord takes messages
+//! again, instead of holding the channel's queue for it.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable};
 use serenity::all::ChannelId;
-use serenity::http::HttpError;
+use serenity::http::{Http, HttpError, RatelimitInfo};
+use tokio::sync::broadcast;
 
 use crate::config::DiscordSettings;
 
@@ -19,6 +32,8 @@ use crate::config::DiscordSettings;
 pub struct RetryPolicy {
     pub retries: usize,
     pub base: Duration,
+    /// The longest rate-limit wait a send sits out (`discord.max_rate_limit_wait_secs`).
+    pub max_rate_limit_wait: Duration,
 }
 
 /// The longest wait between two attempts.
@@ -29,6 +44,7 @@ impl RetryPolicy {
         Self {
             retries: usize::try_from(settings.send_retries).unwrap_or(usize::MAX),
             base: Duration::from_millis(settings.retry_base_ms),
+            max_rate_limit_wait: Duration::from_secs(settings.max_rate_limit_wait_secs),
         }
     }
 }
@@ -81,6 +97,85 @@ pub enum SendFailure {
     /// Discord refused the request itself (400 and the like).
     #[error("Discord refused the message for channel {channel}: {detail}")]
     Rejected { channel: ChannelId, detail: String },
+    /// Discord asked for a longer wait than `discord.max_rate_limit_wait_secs` allows.
+    #[error(
+        "Discord asked the bot to wait {} s before posting in channel {channel}, longer than discord.max_rate_limit_wait_secs ({} s), so this message was not posted; Discord takes messages there again after {until}",
+        wait.as_secs_f64().ceil(),
+        longest.as_secs()
+    )]
+    RateLimited {
+        channel: ChannelId,
+        wait: Duration,
+        longest: Duration,
+        /// When Discord takes messages again, as an HTTP date.
+        until: String,
+    },
+}
+
+/// A wait serenity's rate limiter is about to sit out, as `EventHandler::ratelimit` tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnnouncedWait {
+    /// The channel of the route that is limited; `None` for routes outside channels.
+    pub channel: Option<ChannelId>,
+    pub wait: Duration,
+    /// Every route waits (Discord's global limit).
+    pub global: bool,
+}
+
+impl AnnouncedWait {
+    /// Reads serenity's notice: the channel from the route's path
+    /// (`.../channels/{id}/...`); nothing else of the path is kept (an interaction's path
+    /// carries its token).
+    pub fn from_info(info: &RatelimitInfo) -> Self {
+        let channel = info
+            .path
+            .split('/')
+            .skip_while(|segment| *segment != "channels")
+            .nth(1)
+            .and_then(|id| id.parse::<u64>().ok())
+            .filter(|id| *id > 0)
+            .map(ChannelId::new);
+        Self {
+            channel,
+            wait: info.timeout,
+            global: info.global,
+        }
+    }
+
+    fn concerns(&self, channel: ChannelId) -> bool {
+        self.global || self.channel == Some(channel)
+    }
+}
+
+/// A rate-limit wait of at least this long shows the typing indicator meanwhile.
+pub const TYPING_AFTER: Duration = Duration::from_secs(2);
+
+/// The waits serenity's rate limiter announces, for the sends in flight to watch, and the
+/// client they type with while they wait.
+pub struct RateLimits {
+    announced: broadcast::Sender<AnnouncedWait>,
+    http: Arc<Http>,
+}
+
+impl RateLimits {
+    pub fn new(http: Arc<Http>) -> Self {
+        let (announced, _) = broadcast::channel(64);
+        Self { announced, http }
+    }
+
+    /// Called from `EventHandler::ratelimit`, before serenity sleeps.
+    pub fn announce(&self, info: &RatelimitInfo) {
+        let wait = AnnouncedWait::from_info(info);
+        tracing::warn!(
+            channel = wait.channel.map(ChannelId::get),
+            wait_ms = u64::try_from(wait.wait.as_millis()).unwrap_or(u64::MAX),
+            global = wait.global,
+            method = ?info.method,
+            "Discord asked the bot to wait before its next request; serenity waits, then sends again"
+        );
+        // Nobody listening (no send in flight) is fine.
+        let _ = self.announced.send(wait);
+    }
 }
 
 impl SendFailure {
@@ -150,8 +245,56 @@ fn classify(
 }
 
 /// Runs `attempt` (which builds and sends one request) until it succeeds, retrying what
-/// Discord documents as retryable; a final failure is logged once, with what to fix.
+/// Discord documents as retryable; a final failure is logged once, with what to fix. While
+/// serenity sits out a rate limit for this channel, the channel shows the typing
+/// indicator; a wait over the policy's longest ends the send (see the module's text).
 pub async fn send<T, Fut>(
+    policy: RetryPolicy,
+    limits: &RateLimits,
+    channel: ChannelId,
+    needs: Needs,
+    what: &'static str,
+    attempt: impl FnMut() -> Fut,
+) -> Result<T, SendFailure>
+where
+    Fut: Future<Output = Result<T, serenity::Error>>,
+{
+    let mut announced = limits.announced.subscribe();
+    let sending = retried(policy, channel, needs, what, attempt);
+    tokio::pin!(sending);
+    let mut typing = None;
+    loop {
+        tokio::select! {
+            sent = &mut sending => return sent,
+            wait = announced.recv() => {
+                let Ok(wait) = wait else {
+                    // Notices missed in a burst elsewhere; the sender lives in `limits`,
+                    // so the channel cannot close while this runs.
+                    continue;
+                };
+                if !wait.concerns(channel) {
+                    continue;
+                }
+                if wait.wait > policy.max_rate_limit_wait {
+                    let failure = SendFailure::RateLimited {
+                        channel,
+                        wait: wait.wait,
+                        longest: policy.max_rate_limit_wait,
+                        until: httpdate::fmt_http_date(std::time::SystemTime::now() + wait.wait),
+                    };
+                    tracing::error!(%channel, what, error = %failure, "a message could not be delivered");
+                    return Err(failure);
+                }
+                if wait.wait >= TYPING_AFTER && typing.is_none() {
+                    typing = Some(channel.start_typing(&limits.http));
+                }
+            }
+        }
+    }
+}
+
+/// The attempts and retries of one send, without the rate-limit watch.
+async fn retried<T, Fut>(
     policy: RetryPolicy,
     channel: ChannelId,
     needs: Needs,
@@ -261,14 +404,36 @@ mod tests {
         assert!(!transient(&http_error(400, 50035, "x")));
     }
 
+    /// A plain send in channel 1.
+    async fn send_plain<T, Fut>(
+        policy: RetryPolicy,
+        limits: &RateLimits,
+        attempt: impl FnMut() -> Fut,
+    ) -> Result<T, SendFailure>
+    where
+        Fut: Future<Output = Result<T, serenity::Error>>,
+    {
+        send(
+            policy,
+            limits,
+            ChannelId::new(1),
+            Needs::PLAIN,
+            "test",
+            attempt,
+        )
+        .await
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_send_is_retried_until_it_succeeds_and_a_refusal_is_not() {
         let policy = RetryPolicy {
             retries: 3,
             base: Duration::from_millis(100),
+            max_rate_limit_wait: Duration::from_secs(60),
         };
+        let limits = RateLimits::new(Arc::new(serenity::http::HttpBuilder::new("x").build()));
         let mut calls = 0;
-        let sent = send(policy, ChannelId::new(1), Needs::PLAIN, "test", || {
+        let sent = send_plain(policy, &limits, || {
             calls += 1;
             let result = if calls < 3 {
                 Err(http_error(500, 0, "boom"))
@@ -280,7 +445,7 @@ mod tests {
         .await;
         assert_eq!(sent, Ok(3));
         let mut calls = 0;
-        let refused: Result<(), _> = send(policy, ChannelId::new(1), Needs::PLAIN, "test", || {
+        let refused: Result<(), _> = send_plain(policy, &limits, || {
             calls += 1;
             async { Err(http_error(403, 50013, "Missing Permissions")) }
         })
@@ -288,7 +453,7 @@ mod tests {
         assert!(refused.is_err_and(|f| f.is_channel_closed()));
         assert_eq!(calls, 1, "a refusal is final");
         let mut calls = 0;
-        let gave_up: Result<(), _> = send(policy, ChannelId::new(1), Needs::PLAIN, "test", || {
+        let gave_up: Result<(), _> = send_plain(policy, &limits, || {
             calls += 1;
             async { Err(http_error(502, 0, "bad gateway")) }
         })

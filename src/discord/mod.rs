@@ -59,6 +59,26 @@ pub enum BotError {
     DisallowedIntents,
     #[error("Discord error: {0}")]
     Discord(#[from] serenity::Error),
+    #[error("the fake Discord's client could not be built: {0}")]
+    FakeDiscord(String),
+}
+
+/// The HTTP client for a fake Discord that speaks TLS (`discord.api_ca_pem`): discord.com
+/// resolves to the fake and its certificate is trusted, so serenity's rate limiter, which
+/// follows no proxy, works against it as against Discord. `None` without one.
+fn fake_tls_client(settings: &DiscordSettings) -> Result<Option<reqwest::Client>, String> {
+    let (Some(pem), Some(address)) = (&settings.api_ca_pem, settings.fake_tls_address()) else {
+        return Ok(None);
+    };
+    let certificate = reqwest::Certificate::from_pem(pem.as_bytes())
+        .map_err(|e| format!("discord.api_ca_pem: {e}"))?;
+    reqwest::Client::builder()
+        .use_rustls_tls()
+        .resolve("discord.com", address)
+        .add_root_certificate(certificate)
+        .build()
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 impl BotError {
@@ -66,7 +86,10 @@ impl BotError {
     /// the bot can work: starting again as it is cannot help.
     pub fn is_setting(&self) -> bool {
         match self {
-            Self::NoToken | Self::TokenRefused(_) | Self::DisallowedIntents => true,
+            Self::NoToken
+            | Self::TokenRefused(_)
+            | Self::DisallowedIntents
+            | Self::FakeDiscord(_) => true,
             Self::App(_) | Self::Discord(_) => false,
         }
     }
@@ -155,7 +178,8 @@ pub struct Bot {
 
 impl Bot {
     /// Builds the client and the agent. `discord.api_base_url` (tests only) routes serenity
-    /// to a local fake with the rate limiter off.
+    /// to a local fake: over plain HTTP with the rate limiter off, or, with
+    /// `discord.api_ca_pem`, over TLS as discord.com itself, with the limiter on.
     pub async fn build(
         settings: &Settings,
         model: Arc<dyn ChatModel>,
@@ -183,9 +207,12 @@ impl Bot {
             HttpBuilder::new(token.expose_secret()).default_allowed_mentions(outbox::no_mentions());
         if let Some(base) = &settings.discord.api_base_url {
             tracing::warn!(%base, "discord.api_base_url is set: talking to a fake Discord");
-            http = http
-                .proxy(base.trim_end_matches('/'))
-                .ratelimiter_disabled(true);
+            http = match fake_tls_client(&settings.discord).map_err(BotError::FakeDiscord)? {
+                Some(client) => http.client(client),
+                None => http
+                    .proxy(base.trim_end_matches('/'))
+                    .ratelimiter_disabled(true),
+            };
         }
         let http = http.build();
         let application = status::application(&http)
@@ -613,6 +640,13 @@ async fn worker(state: Arc<BotState>, channel: ChannelId, mut jobs: mpsc::Receiv
 
 #[async_trait]
 impl EventHandler for Handler {
+    /// serenity's rate limiter is about to wait: sends in flight watch for it.
+    async fn ratelimit(&self, data: serenity::http::RatelimitInfo) {
+        if let Some(state) = self.state.get() {
+            state.outbox.rate_limited(&data);
+        }
+    }
+
     async fn ready(&self, ctx: Context, ready: Ready) {
         let Some(state) = self.state.get() else {
             return;

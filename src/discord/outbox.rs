@@ -19,7 +19,7 @@ use serenity::all::{
 };
 use tokio::sync::{mpsc, oneshot};
 
-use super::deliver::{self, Needs, RetryPolicy, SendFailure};
+use super::deliver::{self, Needs, RateLimits, RetryPolicy, SendFailure};
 use super::render::{MESSAGE_LIMIT, approval_view, describe_call, settled_message, split_message};
 use crate::config::DiscordSettings;
 use crate::core::agent::{AgentEvent, CallOutcome};
@@ -70,6 +70,8 @@ impl Limits {
 pub struct Outbox {
     http: Arc<Http>,
     limits: Limits,
+    /// The rate-limit waits serenity announces, watched by every send in flight.
+    rate_limits: Arc<RateLimits>,
     queues: Mutex<HashMap<ChannelId, mpsc::UnboundedSender<Item>>>,
 }
 
@@ -85,10 +87,16 @@ pub fn no_mentions() -> CreateAllowedMentions {
 impl Outbox {
     pub fn new(http: Arc<Http>, limits: Limits) -> Arc<Self> {
         Arc::new(Self {
+            rate_limits: Arc::new(RateLimits::new(http.clone())),
             http,
             limits,
             queues: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// serenity's rate limiter is about to wait (`EventHandler::ratelimit`).
+    pub fn rate_limited(&self, info: &serenity::http::RatelimitInfo) {
+        self.rate_limits.announce(info);
     }
 
     pub(super) fn push(&self, channel: ChannelId, item: Item) {
@@ -98,7 +106,12 @@ impl Outbox {
         };
         let sender = queues.entry(channel).or_insert_with(|| {
             let (tx, rx) = mpsc::unbounded_channel();
-            let out = ChannelOut::new(self.http.clone(), channel, self.limits);
+            let out = ChannelOut::new(
+                self.http.clone(),
+                self.rate_limits.clone(),
+                channel,
+                self.limits,
+            );
             tokio::spawn(out.serve(rx));
             tx
         });
@@ -136,6 +149,7 @@ const HELD_FILE: &str = "more-output.txt";
 /// A channel's sending task and what it remembers between items.
 struct ChannelOut {
     http: Arc<Http>,
+    rate_limits: Arc<RateLimits>,
     channel: ChannelId,
     limits: Limits,
     trigger: Option<MessageId>,
@@ -150,9 +164,15 @@ struct ChannelOut {
 }
 
 impl ChannelOut {
-    fn new(http: Arc<Http>, channel: ChannelId, limits: Limits) -> Self {
+    fn new(
+        http: Arc<Http>,
+        rate_limits: Arc<RateLimits>,
+        channel: ChannelId,
+        limits: Limits,
+    ) -> Self {
         Self {
             http,
+            rate_limits,
             channel,
             limits,
             trigger: None,
@@ -186,6 +206,7 @@ impl ChannelOut {
                     settle(
                         &self.http,
                         self.limits.retry,
+                        &self.rate_limits,
                         self.channel,
                         message,
                         outcome.as_str(),
@@ -256,6 +277,7 @@ impl ChannelOut {
                     settle(
                         &self.http,
                         retry,
+                        &self.rate_limits,
                         self.channel,
                         message,
                         outcome.as_str(),
@@ -432,7 +454,8 @@ impl ChannelOut {
             message = message.add_file(CreateAttachment::bytes(file.bytes, file.filename));
         }
         let http = &self.http;
-        let sent = deliver::send(self.limits.retry, channel, needs, "message", || {
+        let limits = &self.rate_limits;
+        let sent = deliver::send(self.limits.retry, limits, channel, needs, "message", || {
             channel.send_message(http, message.clone())
         })
         .await?;
@@ -458,10 +481,15 @@ impl ChannelOut {
         if let Some(file) = whole {
             message = message.add_file(CreateAttachment::bytes(file.bytes, file.filename));
         }
-        let (http, channel) = (&self.http, self.channel);
-        let sent = deliver::send(self.limits.retry, channel, needs, "approval", || {
-            channel.send_message(http, message.clone())
-        })
+        let (http, channel, limits) = (&self.http, self.channel, &self.rate_limits);
+        let sent = deliver::send(
+            self.limits.retry,
+            limits,
+            channel,
+            needs,
+            "approval",
+            || channel.send_message(http, message.clone()),
+        )
         .await?;
         self.approvals.insert(request.id.clone(), sent.id);
         Ok(sent.id)
@@ -493,6 +521,7 @@ fn text_file(name: &str, text: &str) -> Attachment {
 pub(super) async fn settle(
     http: &Http,
     retry: RetryPolicy,
+    limits: &RateLimits,
     channel: ChannelId,
     message: MessageId,
     outcome: &str,
@@ -507,9 +536,14 @@ pub(super) async fn settle(
         .components(Vec::new())
         .allowed_mentions(no_mentions());
     // A failure is logged by `deliver` with what to fix; the approval is settled in the store.
-    let _ = deliver::send(retry, channel, Needs::PLAIN, "approval edit", || {
-        channel.edit_message(http, message, edit.clone())
-    })
+    let _ = deliver::send(
+        retry,
+        limits,
+        channel,
+        Needs::PLAIN,
+        "approval edit",
+        || channel.edit_message(http, message, edit.clone()),
+    )
     .await;
 }
 

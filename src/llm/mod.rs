@@ -2,9 +2,14 @@
 //! servers people run (OpenAI, Ollama, vLLM, llama.cpp server, LM Studio, OpenRouter):
 //! `content: null` beside tool calls, arguments as a JSON string or an object, missing call
 //! ids, several calls in one reply, the legacy `function_call`, unusual finish reasons.
-//! 429 and 5xx are retried with jittered exponential backoff (`backon`), or after the wait
-//! the server's `Retry-After` asks for, in seconds or as an HTTP date (`httpdate`), at most
-//! 30 s either way; other 4xx fail at once with an error that says what to fix.
+//! 429 and 5xx are retried with jittered exponential backoff (`backon`, at most 30 s apart),
+//! or after exactly the wait the server's `Retry-After` asks for, in seconds or as an HTTP
+//! date (`httpdate`): never sooner. A server that asks for more than
+//! `llm.max_retry_wait_secs` is not asked again; the error says when to try
+//! ([`ModelError::RetryLater`]). Each wait is told to the caller
+//! ([`ChatModel::complete_telling`]), so the channel sees why nothing happens. Other 4xx
+//! fail at once with an error that says what to fix; a server that says the request is
+//! longer than the model's context window gives [`ModelError::TooLong`].
 //!
 //! What it sends is what every common server accepts (checked against llama.cpp's
 //! `llama-server`, llama-cpp-python's server and the fakes in `tests/support/fake_llm.rs`):
@@ -27,7 +32,7 @@ use secrecy::{ExposeSecret, SecretString};
 use url::Url;
 
 use crate::core::agent::{ChatReply, ChatRequest};
-use crate::core::ports::{ChatModel, ModelError};
+use crate::core::ports::{ChatModel, ModelError, ModelRetry};
 use crate::core::tools::BoxFuture;
 
 /// How the client talks to the server.
@@ -48,6 +53,9 @@ pub struct LlmConfig {
     /// The first backoff; doubled each retry, plus up to as much again at random so that
     /// clients refused together do not come back together; at most 30 s.
     pub retry_base_delay: Duration,
+    /// The longest `Retry-After` the client waits out; a server that asks for more gets no
+    /// further attempt ([`ModelError::RetryLater`]).
+    pub max_retry_wait: Duration,
 }
 
 /// The client.
@@ -131,7 +139,11 @@ impl OpenAiClient {
     }
 
     #[tracing::instrument(skip_all, fields(model = %self.config.model, messages = request.messages.len()))]
-    async fn complete_with_retries(&self, request: &ChatRequest) -> Result<ChatReply, ModelError> {
+    async fn complete_with_retries(
+        &self,
+        request: &ChatRequest,
+        waiting: &(dyn Fn(&ModelRetry) + Send + Sync),
+    ) -> Result<ChatReply, ModelError> {
         let settings = wire::BodySettings {
             model: &self.config.model,
             temperature: self.config.temperature,
@@ -143,36 +155,77 @@ impl OpenAiClient {
         let attempts = AtomicU32::new(0);
         let backoff = ExponentialBuilder::default()
             .with_min_delay(self.config.retry_base_delay)
-            .with_max_delay(MAX_RETRY_WAIT)
+            .with_max_delay(MAX_BACKOFF)
             .with_max_times(usize::try_from(self.config.max_retries).unwrap_or(usize::MAX))
             .with_jitter();
+        let longest = self.config.max_retry_wait;
         let result = (|| {
             attempts.fetch_add(1, Ordering::Relaxed);
             self.attempt(&body)
         })
         .retry(backoff)
-        .when(AttemptError::is_retryable)
+        .when(|error| error.is_retryable() && !error.asks_longer_than(longest))
         .adjust(|error, backoff| {
             // `None` means the retries are spent; a Retry-After never adds one.
             backoff.map(|backoff| error.wait(backoff))
         })
         .notify(|error, delay| {
-            if let AttemptError::Refused { status, .. } = error {
-                tracing::warn!(%status, attempt = attempts.load(Ordering::Relaxed), ?delay, "model server busy or failing; retrying");
+            if let AttemptError::Refused {
+                status,
+                message,
+                retry_after,
+                ..
+            } = error
+            {
+                let attempt = attempts.load(Ordering::Relaxed);
+                tracing::warn!(%status, attempt, ?delay, asked = ?retry_after, "model server busy or failing; retrying");
+                waiting(&ModelRetry {
+                    wait: delay,
+                    asked: retry_after.is_some(),
+                    attempt,
+                    last: format!("{status}: {message}"),
+                });
             }
         })
         .await;
-        result.map_err(|error| match error {
+        result.map_err(|error| self.final_error(error, attempts.load(Ordering::Relaxed)))
+    }
+
+    /// The error a caller gets once no attempt is left.
+    fn final_error(&self, error: AttemptError, attempts: u32) -> ModelError {
+        match error {
             AttemptError::Refused {
-                status, message, ..
-            } => classify(
                 status,
                 message,
-                attempts.load(Ordering::Relaxed),
+                retry_after: Some(wait),
+                ..
+            } if wait > self.config.max_retry_wait
+                && (status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()) =>
+            {
+                let until = httpdate::fmt_http_date(SystemTime::now() + wait);
+                tracing::warn!(%status, wait_secs = wait.as_secs(), %until, "the model server asked for a longer wait than llm.max_retry_wait_secs; not asking again");
+                ModelError::RetryLater {
+                    wait,
+                    until,
+                    last: format!("{status}: {message}"),
+                }
+            }
+            AttemptError::Refused {
+                status,
+                message,
+                too_long,
+                ..
+            } => classify(
+                Refusal {
+                    status,
+                    message,
+                    too_long,
+                },
+                attempts,
                 &self.endpoint,
             ),
             AttemptError::Failed(error) => error,
-        })
+        }
     }
 
     /// One request and its answer.
@@ -203,7 +256,7 @@ impl OpenAiClient {
             AttemptError::Failed(if e.is_timeout() {
                 ModelError::Timeout(self.config.request_timeout)
             } else {
-                ModelError::BadReply(crate::core::tools::error_chain(&e))
+                ModelError::Interrupted(crate::core::tools::error_chain(&e))
             })
         })?;
         tracing::debug!(%status, elapsed_ms = started.elapsed().as_millis() as u64, "model answered");
@@ -214,6 +267,7 @@ impl OpenAiClient {
             status,
             message: wire::error_message(&text).unwrap_or_else(|| shorten(&text)),
             retry_after,
+            too_long: wire::says_too_long(&text),
         })
     }
 }
@@ -316,8 +370,8 @@ fn shown_list(models: &[String]) -> String {
     shown
 }
 
-/// The longest wait between two attempts, whatever the backoff or `Retry-After` says.
-const MAX_RETRY_WAIT: Duration = Duration::from_secs(30);
+/// The longest backoff between two attempts when the server asked for no wait of its own.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// Why one attempt did not give a reply.
 #[derive(Debug)]
@@ -327,6 +381,8 @@ enum AttemptError {
         status: StatusCode,
         message: String,
         retry_after: Option<Duration>,
+        /// The body says the request is longer than the model's context window.
+        too_long: bool,
     },
     /// No usable answer: unreachable, timed out, or a success whose body is not a reply.
     Failed(ModelError),
@@ -343,14 +399,22 @@ impl AttemptError {
         }
     }
 
-    /// The wait before the next attempt: the server's `Retry-After` when it sent one, else
-    /// the backoff; never more than [`MAX_RETRY_WAIT`].
+    /// Whether the server asked for a longer wait than `longest` before the next attempt.
+    fn asks_longer_than(&self, longest: Duration) -> bool {
+        matches!(self, Self::Refused { retry_after: Some(wait), .. } if *wait > longest)
+    }
+
+    /// The wait before the next attempt: exactly the server's `Retry-After` when it sent
+    /// one (never sooner; a longer one ends the retries first, see
+    /// [`AttemptError::asks_longer_than`]), else the backoff, at most [`MAX_BACKOFF`].
     fn wait(&self, backoff: Duration) -> Duration {
-        let asked = match self {
-            Self::Refused { retry_after, .. } => *retry_after,
-            Self::Failed(_) => None,
-        };
-        asked.unwrap_or(backoff).min(MAX_RETRY_WAIT)
+        match self {
+            Self::Refused {
+                retry_after: Some(asked),
+                ..
+            } => *asked,
+            Self::Refused { .. } | Self::Failed(_) => backoff.min(MAX_BACKOFF),
+        }
     }
 }
 
@@ -359,15 +423,42 @@ impl ChatModel for OpenAiClient {
         &'a self,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
-        Box::pin(self.complete_with_retries(request))
+        Box::pin(self.complete_with_retries(request, &|_| {}))
+    }
+
+    fn complete_telling<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        waiting: &'a (dyn Fn(&ModelRetry) + Send + Sync),
+    ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
+        Box::pin(self.complete_with_retries(request, waiting))
     }
 }
 
-fn classify(status: StatusCode, message: String, attempts: u32, endpoint: &Url) -> ModelError {
+/// A server's error answer, as [`classify`] reads it.
+struct Refusal {
+    status: StatusCode,
+    message: String,
+    /// The whole body says the request is too long for the model's context window.
+    too_long: bool,
+}
+
+fn classify(refusal: Refusal, attempts: u32, endpoint: &Url) -> ModelError {
+    let Refusal {
+        status,
+        message,
+        too_long,
+    } = refusal;
     let lower = message.to_ascii_lowercase();
     match status {
         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
             ModelError::Unauthorized(format!("{status}: {message}"))
+        }
+        // Only a refusal says the request is too long: a server failing (5xx) or busy (429)
+        // says nothing about the request, whatever its text.
+        StatusCode::PAYLOAD_TOO_LARGE => ModelError::TooLong(format!("{status}: {message}")),
+        _ if too_long && status.is_client_error() && status != StatusCode::TOO_MANY_REQUESTS => {
+            ModelError::TooLong(format!("{status}: {message}"))
         }
         _ if lacks_tool_support(&lower) => {
             ModelError::NoToolSupport(format!("{status}: {message}"))
@@ -446,8 +537,88 @@ mod tests {
 
     fn classified(status: u16, message: &str) -> ModelError {
         let endpoint = Url::parse("http://127.0.0.1:1/v1/chat/completions").expect("url");
-        let status = StatusCode::from_u16(status).expect("status");
-        classify(status, message.to_owned(), 1, &endpoint)
+        let refusal = Refusal {
+            status: StatusCode::from_u16(status).expect("status"),
+            message: message.to_owned(),
+            too_long: wire::says_too_long(message),
+        };
+        classify(refusal, 1, &endpoint)
+    }
+
+    /// The failure kinds the loop acts on, from the answers real servers give.
+    #[test]
+    fn failures_are_sorted_by_what_they_say_about_the_request() {
+        use crate::core::ports::ModelFailure::{Refused, TooLong, Transient};
+        for (status, body, expected) in [
+            // OpenAI.
+            (
+                400,
+                r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+                TooLong,
+            ),
+            // llama.cpp's llama-server.
+            (
+                400,
+                r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}"#,
+                TooLong,
+            ),
+            // vLLM.
+            (
+                400,
+                r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).","type":"BadRequestError","code":400}"#,
+                TooLong,
+            ),
+            // Ollama.
+            (
+                400,
+                r#"{"error":"prompt too long; exceeded max context length by 12 tokens"}"#,
+                TooLong,
+            ),
+            (413, "Payload Too Large", TooLong),
+            // A busy or failing server says nothing about the request, whatever its words.
+            (
+                429,
+                r#"{"error":{"message":"prompt too long for the free tier, slow down"}}"#,
+                Transient,
+            ),
+            (502, "<html>Bad Gateway</html>", Transient),
+            (
+                503,
+                r#"{"error":"maximum context length cache is rebuilding"}"#,
+                Transient,
+            ),
+            // Other refusals are refusals.
+            (
+                400,
+                r#"{"error":{"message":"this server cannot take a message with POISON"}}"#,
+                Refused,
+            ),
+            (
+                422,
+                r#"{"error":"Conversation roles must alternate user/assistant"}"#,
+                Refused,
+            ),
+            (401, r#"{"error":"invalid api key"}"#, Refused),
+        ] {
+            let endpoint = Url::parse("http://127.0.0.1:1/v1/chat/completions").expect("url");
+            let refusal = Refusal {
+                status: StatusCode::from_u16(status).expect("status"),
+                message: wire::error_message(body).unwrap_or_else(|| body.to_owned()),
+                too_long: wire::says_too_long(body),
+            };
+            let error = classify(refusal, 4, &endpoint);
+            assert_eq!(error.failure(), expected, "{status} {body}: {error:?}");
+        }
+        for transient in [
+            ModelError::Timeout(Duration::from_secs(1)),
+            ModelError::Unreachable {
+                url: "http://127.0.0.1:1".into(),
+                reason: "connection refused".into(),
+            },
+            ModelError::Interrupted("connection reset".into()),
+        ] {
+            assert_eq!(transient.failure(), Transient, "{transient:?}");
+        }
     }
 
     #[test]
@@ -610,24 +781,31 @@ mod tests {
     }
 
     #[test]
-    fn the_wait_before_a_retry_is_what_the_server_asked_for_at_most_30_s() {
+    fn the_wait_before_a_retry_is_exactly_what_the_server_asked_for() {
         let refused = |retry_after| AttemptError::Refused {
             status: StatusCode::TOO_MANY_REQUESTS,
             message: "slow down".to_owned(),
             retry_after,
+            too_long: false,
         };
         let backoff = Duration::from_millis(400);
+        let longest = Duration::from_secs(60);
         assert_eq!(refused(None).wait(backoff), backoff);
         assert_eq!(
             refused(Some(Duration::from_secs(3))).wait(backoff),
             Duration::from_secs(3)
         );
         assert_eq!(refused(Some(Duration::ZERO)).wait(backoff), Duration::ZERO);
+        // A long wait is waited, never cut short: a retry before it would only be refused.
         assert_eq!(
-            refused(Some(Duration::from_secs(3600))).wait(backoff),
-            MAX_RETRY_WAIT
+            refused(Some(Duration::from_secs(45))).wait(backoff),
+            Duration::from_secs(45)
         );
-        assert_eq!(refused(None).wait(Duration::from_secs(90)), MAX_RETRY_WAIT);
+        assert!(!refused(Some(Duration::from_secs(45))).asks_longer_than(longest));
+        // Longer than the operator allows: no further attempt (RetryLater says when).
+        assert!(refused(Some(Duration::from_secs(3600))).asks_longer_than(longest));
+        assert!(!refused(None).asks_longer_than(longest));
+        assert_eq!(refused(None).wait(Duration::from_secs(90)), MAX_BACKOFF);
     }
 
     #[test]
@@ -636,6 +814,7 @@ mod tests {
             status: StatusCode::from_u16(status).expect("status"),
             message: String::new(),
             retry_after: None,
+            too_long: false,
         };
         assert!(refused(429).is_retryable());
         assert!(refused(500).is_retryable());

@@ -170,7 +170,11 @@ pub(super) fn parse_reply(text: &str) -> Result<ChatReply, ModelError> {
         ModelError::BadReply(format!("the reply is not JSON ({e}): {}", excerpt(text)))
     })?;
     if let Some(message) = error_message_of(&value) {
-        return Err(ModelError::Rejected(message));
+        return Err(if says_too_long(text) {
+            ModelError::TooLong(message)
+        } else {
+            ModelError::Rejected(message)
+        });
     }
     let choice = value
         .get("choices")
@@ -237,6 +241,29 @@ pub(super) fn error_message(text: &str) -> Option<String> {
     serde_json::from_str::<Value>(text)
         .ok()
         .and_then(|v| error_message_of(&v))
+}
+
+/// Whether an error body says the request is longer than the model's context window, in
+/// the words real servers use: OpenAI's code `context_length_exceeded` ("This model's
+/// maximum context length is ..."), vLLM's "maximum context length", llama.cpp's
+/// `exceed_context_size_error` ("the request exceeds the available context size"),
+/// Ollama's "prompt too long" / "exceeds maximum context length", LM Studio's "greater
+/// than the context length".
+pub(super) fn says_too_long(body: &str) -> bool {
+    const WORDINGS: &[&str] = &[
+        "context_length_exceeded",
+        "maximum context length",
+        "exceed_context_size",
+        "exceeds the available context size",
+        "context length exceeded",
+        "exceeds maximum context length",
+        "exceeds the maximum context length",
+        "greater than the context length",
+        "prompt is too long",
+        "prompt too long",
+    ];
+    let lower = body.to_ascii_lowercase();
+    WORDINGS.iter().any(|wording| lower.contains(wording))
 }
 
 fn error_message_of(value: &Value) -> Option<String> {

@@ -29,6 +29,8 @@
 //!   or a gateway that is down (its connections closed, new ones refused with 503).
 //! - Registering commands in a guild the fake does not serve is refused with 403, code
 //!   50001 Missing Access, as Discord refuses it for a guild the bot is not in.
+//! - [`FakeDiscord::serve_tls`] also serves the REST API over TLS as discord.com, for a bot
+//!   with serenity's rate limiter on (`discord.api_ca_pem`), as against Discord.
 //!
 //! What it deliberately is not: a permission engine (no channel overwrites), a rate limiter, or
 //! a store of anything but messages, commands and interactions. Posting to a channel outside
@@ -253,6 +255,8 @@ pub struct RecordedRequest {
     pub files: Vec<RecordedFile>,
     /// The status the fake answered with.
     pub status: u16,
+    /// When the request arrived.
+    pub at: Instant,
 }
 
 #[derive(Clone, Debug)]
@@ -303,6 +307,50 @@ pub struct Resume {
 pub struct FakeDiscord {
     state: Arc<Fake>,
     server: tokio::task::JoinHandle<()>,
+}
+
+/// The fake's REST API over TLS ([`FakeDiscord::serve_tls`]); served while this lives.
+pub struct TlsEndpoint {
+    /// `https://127.0.0.1:PORT`, for `discord.api_base_url`.
+    pub base_url: String,
+    /// The certificate the fake presents, for `discord.api_ca_pem`.
+    pub certificate_pem: String,
+    _server: AbortOnDrop,
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Accepts TCP connections and completes their TLS handshake; a failed handshake is
+/// dropped and the next connection accepted.
+struct TlsListener {
+    tcp: tokio::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Ok((stream, peer)) = self.tcp.accept().await else {
+                continue;
+            };
+            if let Ok(tls) = self.acceptor.accept(stream).await {
+                return (tls, peer);
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
+    }
 }
 
 struct Fake {
@@ -360,6 +408,10 @@ pub enum Fault {
     MissingAccess,
     /// 404, code 10003: the channel was deleted.
     UnknownChannel,
+    /// 429 asking for this wait, as Discord words it: `Retry-After` and
+    /// `X-RateLimit-Reset-After` headers (seconds), `X-RateLimit-Remaining: 0`, and
+    /// `retry_after` in the body.
+    RateLimitedFor(Duration),
 }
 
 struct Injected {
@@ -439,6 +491,50 @@ impl FakeDiscord {
     /// `http://127.0.0.1:PORT`, for `HttpBuilder::proxy`.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.state.addr)
+    }
+
+    /// Serves the same REST API over TLS on a second loopback port, with a fresh
+    /// self-signed certificate for discord.com. A bot given the returned
+    /// `https://127.0.0.1:PORT` (`discord.api_base_url`) and certificate
+    /// (`discord.api_ca_pem`) reaches it as discord.com, with serenity's rate limiter on;
+    /// the gateway stays on the plain port.
+    pub async fn serve_tls(&self) -> TlsEndpoint {
+        use tokio_rustls::rustls;
+        let issued = rcgen::generate_simple_self_signed(vec!["discord.com".to_owned()])
+            .expect("a self-signed certificate");
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(
+            rustls::pki_types::PrivatePkcs8KeyDer::from(issued.signing_key.serialize_der()),
+        );
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_no_client_auth()
+        .with_single_cert(vec![issued.cert.der().clone()], key)
+        .expect("the certificate and its key");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let addr = listener.local_addr().expect("local address");
+        let tls = TlsListener {
+            tcp: listener,
+            acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
+        };
+        let app = Router::new()
+            .route("/gateway", get(gateway))
+            .fallback(rest)
+            .with_state(self.state.clone());
+        let server = tokio::spawn(async move {
+            axum::serve(tls, app)
+                .await
+                .expect("fake Discord TLS server");
+        });
+        TlsEndpoint {
+            base_url: format!("https://{addr}"),
+            certificate_pem: issued.cert.pem(),
+            _server: AbortOnDrop(server),
+        }
     }
 
     /// What `GET /gateway/bot` recommends (default 1), for `start_autosharded`.
@@ -1170,6 +1266,7 @@ async fn send(socket: &mut WebSocket, payload: Value) -> Result<(), ()> {
 
 /// Every request that is not the websocket lands here: it is parsed, recorded, then routed.
 async fn rest(State(fake): State<Arc<Fake>>, request: Request) -> Response {
+    let at = Instant::now();
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
     let query = request.uri().query().map(str::to_owned);
@@ -1206,11 +1303,26 @@ async fn rest(State(fake): State<Arc<Fake>>, request: Request) -> Response {
         body,
         files,
         status: status.as_u16(),
+        at,
     });
     let mut response = match answer {
         Some(json) => (status, axum::Json(json)).into_response(),
         None => status.into_response(),
     };
+    if let Some(Fault::RateLimitedFor(wait)) = injected {
+        let seconds = format!("{:.3}", wait.as_secs_f64());
+        for (name, value) in [
+            ("retry-after", seconds.as_str()),
+            ("x-ratelimit-reset-after", seconds.as_str()),
+            ("x-ratelimit-remaining", "0"),
+            ("x-ratelimit-limit", "5"),
+            ("x-ratelimit-bucket", "fake-bucket"),
+        ] {
+            if let Ok(value) = axum::http::HeaderValue::from_str(value) {
+                response.headers_mut().insert(name, value);
+            }
+        }
+    }
     if injected == Some(Fault::RateLimited) {
         response.headers_mut().insert(
             "retry-after",
@@ -1233,6 +1345,7 @@ fn injected_fault(fake: &Fake, method: &Method, path: &str) -> Option<Fault> {
         body: None,
         files: Vec::new(),
         status: 0,
+        at: Instant::now(),
     };
     let mut faults = lock(&fake.faults);
     let hit = faults
@@ -1262,6 +1375,14 @@ fn fault_answer(fault: Fault) -> Answer {
         Fault::MissingPermissions => error(StatusCode::FORBIDDEN, 50013, "Missing Permissions"),
         Fault::MissingAccess => error(StatusCode::FORBIDDEN, 50001, "Missing Access"),
         Fault::UnknownChannel => error(StatusCode::NOT_FOUND, 10003, "Unknown Channel"),
+        Fault::RateLimitedFor(wait) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            Some(json!({
+                "message": "You are being rate limited.",
+                "retry_after": wait.as_secs_f64(),
+                "global": false,
+            })),
+        ),
     }
 }
 

@@ -44,6 +44,9 @@ pub struct Checks {
     /// 400 for any request whose messages contain this text (a server that cannot take
     /// something in the history).
     pub refuse_containing: Option<String>,
+    /// 400 with llama.cpp's "exceeds the available context size" for a request whose
+    /// messages are longer than this many characters (a model with a small window).
+    pub context_chars: Option<usize>,
 }
 
 impl Checks {
@@ -54,6 +57,7 @@ impl Checks {
             tools_need_tool_choice: true,
             pairing: true,
             refuse_containing: None,
+            context_chars: None,
         }
     }
 }
@@ -66,6 +70,8 @@ struct Script {
     checks: Checks,
     /// Why requests were refused, in order.
     rejected: Mutex<Vec<String>>,
+    /// When each request arrived, in order.
+    arrivals: Mutex<Vec<std::time::Instant>>,
 }
 
 impl Script {
@@ -89,6 +95,17 @@ impl Script {
             && let Err(problem) = pairing(messages)
         {
             return Some((400, problem));
+        }
+        if let Some(limit) = self.checks.context_chars {
+            let chars = body["messages"].to_string().chars().count();
+            if chars > limit {
+                return Some((
+                    400,
+                    format!(
+                        "the request exceeds the available context size, try increasing it ({chars} > {limit})"
+                    ),
+                ));
+            }
         }
         if let Some(marker) = &self.checks.refuse_containing
             && body["messages"].to_string().contains(marker.as_str())
@@ -131,6 +148,10 @@ fn pairing(messages: &[Value]) -> Result<(), String> {
 
 impl Respond for Script {
     fn respond(&self, request: &Request) -> ResponseTemplate {
+        self.arrivals
+            .lock()
+            .expect("arrivals")
+            .push(std::time::Instant::now());
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         if let Some((status, message)) = self.refusal(&body) {
             self.rejected
@@ -190,6 +211,7 @@ impl FakeLlm {
             queue: Mutex::new(script.into()),
             checks,
             rejected: Mutex::default(),
+            arrivals: Mutex::default(),
         });
         Mock::given(method("POST"))
             .and(path("/v1/chat/completions"))
@@ -228,6 +250,11 @@ impl FakeLlm {
     /// Why requests were refused by the checks, in order.
     pub fn rejections(&self) -> Vec<String> {
         self.script.rejected.lock().expect("rejected").clone()
+    }
+
+    /// When each request arrived, in order.
+    pub fn arrivals(&self) -> Vec<std::time::Instant> {
+        self.script.arrivals.lock().expect("arrivals").clone()
     }
 }
 

@@ -32,8 +32,8 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use crate::core::ports::{
-    ApprovalSurface, AuditRecord, ChannelSettings, ChatModel, Clock, EventSink, ModelError, Store,
-    StoreError,
+    ApprovalSurface, AuditRecord, ChannelSettings, ChatModel, Clock, EventSink, ModelError,
+    ModelFailure, ModelRetry, Store, StoreError,
 };
 use crate::core::prompt::Prompts;
 use crate::core::tools::{
@@ -43,6 +43,10 @@ use crate::core::tools::{
 /// Characters of a failed call's error shown in the chat; the model gets up to its own
 /// output budget, framed as data.
 const ERROR_CHAT_CHARS: usize = 1_500;
+
+/// A wait of the model client at least this long is told to the channel, so people know
+/// why nothing happens; shorter backoffs pass unnoticed.
+const MODEL_WAIT_NOTICE: Duration = Duration::from_secs(2);
 
 /// The limits of one run (`[agent]` in the configuration).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +129,41 @@ impl Ended {
 }
 
 /// A store failure as the channel reads it: the failure, and what to do when its kind says.
+/// A model failure as the channel reads it: what failed, and what became of the
+/// conversation. No model failure changes what the store holds.
+fn stopped_by_model(error: &ModelError) -> String {
+    match error.failure() {
+        ModelFailure::Transient => format!(
+            "{error}. Nothing was lost: this channel's conversation is kept as it was, and this message was not added to it. Send it again once the model server answers{}",
+            match error {
+                ModelError::RetryLater { until, .. } => format!(" (after {until})"),
+                _ => " (usually within a minute or two)".to_owned(),
+            }
+        ),
+        ModelFailure::TooLong => format!(
+            "{error}. Nothing was deleted: send a shorter message, or use a model with a larger context window"
+        ),
+        ModelFailure::Refused => format!(
+            "{error}. Nothing was deleted; if the refusal is about something in this channel's earlier conversation, /reset clears it"
+        ),
+    }
+}
+
+/// What the channel is told while the model client waits before asking again.
+fn model_wait_notice(retry: &ModelRetry) -> String {
+    let why = if retry.asked {
+        "as it asked"
+    } else {
+        "backing off"
+    };
+    format!(
+        "the model server answered {} (attempt {}); I am trying again in {} s, {why}. Nothing is lost meanwhile",
+        retry.last,
+        retry.attempt,
+        retry.wait.as_secs_f64().ceil()
+    )
+}
+
 fn stopped_by_store(error: &StoreError) -> String {
     match error.advice() {
         Some(advice) => format!("{error}. {advice}"),
@@ -153,7 +192,7 @@ pub enum StopReason {
         /// The protocol the model was asked to speak.
         protocol: Protocol,
     },
-    #[error("{0}")]
+    #[error("{}", stopped_by_model(.0))]
     Model(ModelError),
     #[error("{}", stopped_by_store(.0))]
     Store(StoreError),
@@ -466,13 +505,6 @@ impl Agent {
         };
         let recorded = behind.recorded();
         let new_messages = self.for_history(&outcome, messages);
-        if messages.history_dropped {
-            // The server refused the earlier conversation and answered without it: later
-            // runs start from here instead of failing on it again.
-            if let Err(e) = self.patiently(channel, self.store.clear(channel)).await {
-                tracing::error!(error = %e, "could not clear the refused conversation");
-            }
-        }
         // The end of the run and its messages, at once: on SQLite they share one commit.
         let (finished, saved) = tokio::join!(
             async {
@@ -531,9 +563,17 @@ impl Agent {
     }
 
     /// What later runs read of this one: see [`RunMessages::for_history`]; the person's
-    /// message cut to fit the history (this run saw it whole).
+    /// message cut to fit the history (this run saw it whole). Nothing at all when the model
+    /// server failed for now (see [`ModelFailure::Transient`]) before anything of the run
+    /// was kept: the person is told to send the message again, and the conversation stays
+    /// byte for byte as it was.
     fn for_history(&self, outcome: &RunOutcome, messages: &RunMessages) -> Vec<ChatMessage> {
         let note = match outcome {
+            RunOutcome::Stopped(StopReason::Model(e))
+                if e.failure() == ModelFailure::Transient && messages.only_the_question() =>
+            {
+                return Vec::new();
+            }
             RunOutcome::Stopped(reason) => Some(format!("(No answer: {reason}.)")),
             RunOutcome::Replied(_) | RunOutcome::Terminated { .. } => None,
         };
@@ -651,12 +691,13 @@ impl Agent {
             progress.iterations += 1;
             let request = self.request(prepared, &history, messages.all());
             // The writes left behind by the previous step land while the model thinks.
-            let (asked, settled) = tokio::join!(self.ask(&request, timer), behind.settle());
+            let (asked, settled) =
+                tokio::join!(self.ask(channel, &request, timer), behind.settle());
             if let Err(e) = settled {
                 return RunOutcome::Stopped(StopReason::Store(e));
             }
             let asked = self
-                .without_history_if_refused(channel, asked, prepared, &mut history, messages, timer)
+                .shorter_if_too_long(channel, asked, prepared, &mut history, messages, timer)
                 .await;
             let reply = match asked {
                 Err(_) => return RunOutcome::Stopped(StopReason::WallClock(timer.limit)),
@@ -733,11 +774,12 @@ impl Agent {
         })
     }
 
-    /// When the server refused a request that carried earlier conversation, in a way that
-    /// may be about what it carries (a 4xx, a 5xx that outlasted the retries), asks once
-    /// more without it and tells the channel. Later runs do not carry it either
-    /// (`RunMessages::history_dropped`) if that worked.
-    async fn without_history_if_refused(
+    /// When the server said the request is longer than the model's context window and it
+    /// carried earlier conversation, asks once more without that conversation, for this run
+    /// only (`RunMessages::history_left_out`), and tells the channel. Nothing is deleted:
+    /// the store keeps the whole conversation, and the next run sends it again. No other
+    /// failure leads here: a server that failed for now says nothing about the request.
+    async fn shorter_if_too_long(
         &self,
         channel: &str,
         asked: Asked,
@@ -747,21 +789,27 @@ impl Agent {
         timer: &RunTimer,
     ) -> Asked {
         let refused = match &asked {
-            Ok(Err(e)) if e.may_be_the_content() && !history.is_empty() => e.to_string(),
+            Ok(Err(e)) if e.failure() == ModelFailure::TooLong && !history.is_empty() => {
+                e.to_string()
+            }
             _ => return asked,
         };
-        tracing::warn!(error = %refused, "the model server refused the request; asking again without the earlier conversation");
+        tracing::warn!(error = %refused, "the request is too long for the model; asking again without the earlier conversation, which stays stored");
         history.clear();
+        messages.history_left_out = true;
         let again = self
-            .ask(&self.request(prepared, history, messages.all()), timer)
+            .ask(
+                channel,
+                &self.request(prepared, history, messages.all()),
+                timer,
+            )
             .await;
         if matches!(again, Ok(Ok(_))) {
-            messages.history_dropped = true;
             self.emit(
                 channel,
                 AgentEvent::Notice {
                     message: format!(
-                        "the model server refused this channel's earlier conversation ({refused}); I answered without it and cleared it, as /reset would"
+                        "this channel's conversation is longer than the model's context window ({refused}), so I answered from your message alone, without the earlier conversation. Nothing was deleted: the conversation is kept, and /reset clears it if you want a fresh start"
                     ),
                 },
             );
@@ -924,9 +972,24 @@ impl Agent {
         .map(history::repaired)
     }
 
-    /// One model call, within what is left of the run's time.
-    async fn ask(&self, request: &ChatRequest, timer: &RunTimer) -> Asked {
-        tokio::time::timeout(timer.remaining(), self.model.complete(request)).await
+    /// One model call, within what is left of the run's time. A wait of the model client
+    /// before it tries again (a busy or failing server) is told to the channel.
+    async fn ask(&self, channel: &str, request: &ChatRequest, timer: &RunTimer) -> Asked {
+        let waiting = |retry: &ModelRetry| {
+            if retry.wait >= MODEL_WAIT_NOTICE {
+                self.emit(
+                    channel,
+                    AgentEvent::Notice {
+                        message: model_wait_notice(retry),
+                    },
+                );
+            }
+        };
+        tokio::time::timeout(
+            timer.remaining(),
+            self.model.complete_telling(request, &waiting),
+        )
+        .await
     }
 
     /// One model request: the profile's system prompt and tools, the history, this run's

@@ -116,7 +116,7 @@ impl Agent {
             channel,
             self.store.start_run(run_id, channel, &self.instance),
         )));
-        let (settings, history) = match self.begin(channel).await {
+        let (settings, mut history) = match self.begin(channel).await {
             Ok(begun) => begun,
             Err(e) => {
                 let ended = Ended::before_any_step(RunOutcome::Stopped(StopReason::Store(e)));
@@ -126,6 +126,10 @@ impl Agent {
                 return Some(outcome);
             }
         };
+        if messages.history_left_out {
+            // The run went on without the earlier conversation, too long for the model.
+            history.clear();
+        }
         let prepared = self.prepared(&settings.profile);
         let context = RunContext {
             inbound,

@@ -17,9 +17,11 @@ pub(super) struct RunMessages {
     messages: Vec<ChatMessage>,
     /// Per message: sent during this run only.
     transient: Vec<bool>,
-    /// The channel's earlier conversation was left out of this run's requests because the
-    /// server refused them; it is cleared when the run ends.
-    pub history_dropped: bool,
+    /// The channel's earlier conversation is left out of this run's requests because the
+    /// server said they were longer than the model's context window. The store keeps it:
+    /// only this run (also when it resumes after a restart) sends less.
+    #[serde(default, alias = "history_dropped")]
+    pub history_left_out: bool,
 }
 
 impl RunMessages {
@@ -27,7 +29,7 @@ impl RunMessages {
         Self {
             messages: vec![first],
             transient: vec![false],
-            history_dropped: false,
+            history_left_out: false,
         }
     }
 
@@ -53,6 +55,12 @@ impl RunMessages {
         for flag in self.transient.iter_mut().skip(start) {
             *flag = true;
         }
+    }
+
+    /// Whether nothing but the person's message would be kept (no call of the run ran or
+    /// was answered).
+    pub(super) fn only_the_question(&self) -> bool {
+        self.transient.iter().skip(1).all(|transient| *transient)
     }
 
     /// Everything, as the model is sent it during the run.
