@@ -1,6 +1,7 @@
 //! Shared test fixtures: the fake LLM server, the fake Discord and recording adapters.
 #![allow(dead_code)]
 
+pub mod console_session;
 pub mod fake_discord;
 pub mod fake_llm;
 pub mod hooked_store;
