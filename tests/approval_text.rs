@@ -7,7 +7,7 @@
 
 mod support;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use support::console_session::{Session, parse};
 use support::fake_llm::{self, FakeLlm};
 
@@ -40,6 +40,26 @@ async fn model_asking_to_write() -> FakeLlm {
 
 fn written(dir: &tempfile::TempDir) -> Vec<u8> {
     std::fs::read(dir.path().join("out.txt")).expect("out.txt was written")
+}
+
+/// Runs a `--json` console in `dir` against `fake`, confirms the approval when it is shown,
+/// and returns every event.
+fn confirmed_in_json(fake: &FakeLlm, dir: &tempfile::TempDir) -> Vec<Value> {
+    let mut session = Session::start(&fake.base_url(), dir.path(), &["--json"]);
+    session.write("write the report name\n");
+    session.wait_for("approval_requested");
+    session.write("y\n");
+    let (status, lines, stderr) = session.finish();
+    assert!(status.success(), "{stderr}");
+    parse(&lines)
+}
+
+/// The first event of `kind`.
+fn first<'a>(events: &'a [Value], kind: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|e| e["event"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} event: {events:#?}"))
 }
 
 #[tokio::test]
@@ -107,17 +127,8 @@ async fn the_console_prompt_shows_hidden_characters_escaped_and_a_confirm_runs_t
 async fn the_json_approval_carries_the_text_shown_beside_the_exact_arguments() {
     let fake = model_asking_to_write().await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut session = Session::start(&fake.base_url(), dir.path(), &["--json"]);
-    session.write("write the report name\n");
-    session.wait_for("approval_requested");
-    session.write("y\n");
-    let (status, lines, stderr) = session.finish();
-    assert!(status.success(), "{stderr}");
-    let events = parse(&lines);
-    let approval = events
-        .iter()
-        .find(|e| e["event"] == "approval_requested")
-        .expect("an approval");
+    let events = confirmed_in_json(&fake, &dir);
+    let approval = first(&events, "approval_requested");
     // The existing fields are the call as it runs; the added ones are what a UI shows.
     assert_eq!(approval["arguments"], json!({ "command": command() }));
     assert_eq!(approval["reason"], REASON);
@@ -128,17 +139,10 @@ async fn the_json_approval_carries_the_text_shown_beside_the_exact_arguments() {
         approval["escaped"],
         json!({"total": 3, "kinds": {"control": 1, "direction": 1, "invisible": 1}})
     );
-    let call = events
-        .iter()
-        .find(|e| e["event"] == "tool_call")
-        .expect("the call");
+    let call = first(&events, "tool_call");
     assert_eq!(call["display"], SHOWN);
     assert_eq!(call["arguments"]["command"], command());
-    let resolved = events
-        .iter()
-        .find(|e| e["event"] == "approval_resolved")
-        .expect("resolved");
-    assert_eq!(resolved["outcome"], "confirmed");
+    assert_eq!(first(&events, "approval_resolved")["outcome"], "confirmed");
     assert_eq!(written(&dir), WRITTEN.as_bytes());
 }
 
@@ -154,17 +158,8 @@ async fn a_plain_call_shows_as_it_is_and_warns_of_nothing() {
     ])
     .await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut session = Session::start(&fake.base_url(), dir.path(), &["--json"]);
-    session.write("write it\n");
-    session.wait_for("approval_requested");
-    session.write("y\n");
-    let (status, lines, stderr) = session.finish();
-    assert!(status.success(), "{stderr}");
-    let events = parse(&lines);
-    let approval = events
-        .iter()
-        .find(|e| e["event"] == "approval_requested")
-        .expect("an approval");
+    let events = confirmed_in_json(&fake, &dir);
+    let approval = first(&events, "approval_requested");
     assert_eq!(approval["display"], "printf '%s' 'café 東京 👍🏽' > out.txt");
     assert_eq!(approval["warning"], json!(null));
     assert_eq!(approval["escaped"], json!({"total": 0, "kinds": {}}));

@@ -255,21 +255,32 @@ async fn a_message_gets_an_auto_run_sql_table_and_a_reply() {
 /// Returns the bot with the approval waiting: its message and its id. An append, so a call
 /// that ran twice leaves "hellohello" behind.
 async fn alice_asks_to_write_notes() -> (Harness, u64, String) {
+    alice_asks(
+        "write hello to notes.txt",
+        "file_operations",
+        json!({"operation": "append", "path": "notes.txt", "content": "hello"}),
+        "Written.",
+    )
+    .await
+}
+
+/// Alice writes `text`; the model asks to run `tool` with `arguments`, then says `then`.
+/// Returns the bot with the approval waiting: its message and its id.
+async fn alice_asks(
+    text: &str,
+    tool: &str,
+    arguments: Value,
+    then: &str,
+) -> (Harness, u64, String) {
     let h = start(
         vec![
-            fake_llm::tool_calls(&[(
-                "c1",
-                "file_operations",
-                json!({"operation": "append", "path": "notes.txt", "content": "hello"}),
-            )]),
-            fake_llm::text("Written."),
+            fake_llm::tool_calls(&[("c1", tool, arguments)]),
+            fake_llm::text(then),
         ],
         |_| {},
     )
     .await;
-    h.discord
-        .message_create(CHANNEL, &alice(), "write hello to notes.txt", &[])
-        .await;
+    h.discord.message_create(CHANNEL, &alice(), text, &[]).await;
     let (message, approval) = h.approval(CHANNEL).await;
     (h, message, approval)
 }
@@ -1696,21 +1707,16 @@ fn nothing_hidden_was_sent(h: &Harness) {
     }
 }
 
+/// Alice asks for a report name; the model asks to run `command`, then says `then`.
+async fn alice_asks_to_run(command: &str, then: &str) -> (Harness, u64, String) {
+    let arguments = json!({ "command": command });
+    alice_asks("write the report name", "execute_command", arguments, then).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_shows_hidden_characters_escaped_and_a_confirm_runs_them_exactly() {
     let command = format!("printf '%s' '{HIDDEN_NAME}' > out.txt");
-    let h = start(
-        vec![
-            fake_llm::tool_calls(&[("c1", "execute_command", json!({ "command": command }))]),
-            fake_llm::text("Written."),
-        ],
-        |_| {},
-    )
-    .await;
-    h.discord
-        .message_create(CHANNEL, &alice(), "write the report name", &[])
-        .await;
-    let (message, approval) = h.approval(CHANNEL).await;
+    let (h, message, approval) = alice_asks_to_run(&command, "Written.").await;
     let shown = h.discord.message(message).expect("stored");
     let text = shown["content"].as_str().expect("content");
     // Everything before the expiry, exactly: the escapes, the warning, the fence kept shut
@@ -1772,18 +1778,7 @@ async fn an_approval_shows_hidden_characters_escaped_and_a_confirm_runs_them_exa
 async fn a_long_call_attaches_its_text_escaped_and_pending_says_it_hides_characters() {
     let filler = "x".repeat(1_900);
     let command = format!("printf '%s' '{filler}\u{202e}' > out.txt");
-    let h = start(
-        vec![
-            fake_llm::tool_calls(&[("c1", "execute_command", json!({ "command": command }))]),
-            fake_llm::text("Left it."),
-        ],
-        |_| {},
-    )
-    .await;
-    h.discord
-        .message_create(CHANNEL, &alice(), "write a long name", &[])
-        .await;
-    let (message, approval) = h.approval(CHANNEL).await;
+    let (h, message, approval) = alice_asks_to_run(&command, "Left it.").await;
     let posted = h
         .discord
         .requests()
@@ -1810,21 +1805,15 @@ async fn a_long_call_attaches_its_text_escaped_and_pending_says_it_hides_charact
         )),
         "{file}"
     );
-    h.answered("pending", json!([]), &alice(), "shown as").await;
-    let pending = h
-        .discord
-        .requests()
-        .into_iter()
-        .rev()
-        .find(|r| r.path.ends_with("/callback") && r.at("/data/content").is_string())
-        .expect("answered");
+    let pending = h.answered("pending", json!([]), &alice(), "shown as").await;
     assert!(
         pending
             .at("/data/content")
             .as_str()
-            .is_some_and(|c| c.ends_with(&format!(
-                "/{message} (⚠ 1 character shown as `\\u{{…}}` in the approval)"
-            ))),
+            // The link to the message may still read "(message not posted)" for a moment.
+            .is_some_and(|c| c
+                .starts_with(&format!("• `execute_command` for <@{}>: ", alice().id))
+                && c.ends_with(" (⚠ 1 character shown as `\\u{…}` in the approval)")),
         "{pending:?}"
     );
     h.discord

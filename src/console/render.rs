@@ -284,27 +284,41 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn the_prompt_shows_the_call_its_target_why_and_when_it_expires() {
-        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
-        let request = ApprovalRequest {
+    /// Alice's request for `tool` with `arguments`, asked for `reason`, expiring at `expires_at`.
+    fn request(
+        tool: &str,
+        arguments: Value,
+        target: Option<&str>,
+        reason: &str,
+        expires_at: SystemTime,
+    ) -> ApprovalRequest {
+        ApprovalRequest {
             id: "a1".into(),
             channel: "console".into(),
             requester: "alice".into(),
-            tool: "execute_sql".into(),
-            arguments: serde_json::json!({"sql": "DELETE FROM orders WHERE id = 1"})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            target: Some("database `prod`".into()),
+            tool: tool.into(),
+            arguments: arguments.as_object().cloned().unwrap_or_default(),
+            target: target.map(str::to_owned),
             decision: crate::core::risk::RiskDecision::new(
                 crate::core::risk::Decision::Confirm,
                 crate::core::risk::DecisionSource::Default,
-                "a DELETE changes data",
+                reason,
             ),
-            expires_at: now + Duration::from_secs(299),
+            expires_at,
             similar: None,
-        };
+        }
+    }
+
+    #[test]
+    fn the_prompt_shows_the_call_its_target_why_and_when_it_expires() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let request = request(
+            "execute_sql",
+            serde_json::json!({"sql": "DELETE FROM orders WHERE id = 1"}),
+            Some("database `prod`"),
+            "a DELETE changes data",
+            now + Duration::from_secs(299),
+        );
         let prompt = approval_prompt(&request, now);
         assert!(
             prompt.contains("DELETE FROM orders WHERE id = 1"),
@@ -320,24 +334,13 @@ mod tests {
     #[test]
     fn the_prompt_shows_hidden_characters_escaped_and_says_so() {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
-        let request = ApprovalRequest {
-            id: "a1".into(),
-            channel: "console".into(),
-            requester: "alice".into(),
-            tool: "execute_command".into(),
-            arguments: serde_json::json!({"command": "echo ok\u{1b}[2K\rrm -rf d\u{202e}"})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            target: None,
-            decision: crate::core::risk::RiskDecision::new(
-                crate::core::risk::Decision::Confirm,
-                crate::core::risk::DecisionSource::Default,
-                "`echo` \u{200b}quoted",
-            ),
-            expires_at: now + Duration::from_secs(60),
-            similar: None,
-        };
+        let request = request(
+            "execute_command",
+            serde_json::json!({"command": "echo ok\u{1b}[2K\rrm -rf d\u{202e}"}),
+            None,
+            "`echo` \u{200b}quoted",
+            now + Duration::from_secs(60),
+        );
         assert_eq!(
             approval_prompt(&request, now),
             "?? alice wants to run execute_command: echo ok\\u{1b}[2K\\u{d}rm -rf d\\u{202e}\n   \

@@ -624,9 +624,12 @@ mod tests {
         );
     }
 
+    fn args(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().expect("object")
+    }
+
     #[test]
     fn an_auto_or_refused_call_is_described_legibly_with_the_warning() {
-        let args = |v: serde_json::Value| v.as_object().cloned().expect("object");
         let sql = describe_call(
             "execute_sql",
             &args(serde_json::json!({"sql": "SELECT 1 -- \u{202e}", "database": "m\u{430}in"})),
@@ -647,7 +650,6 @@ mod tests {
 
     #[test]
     fn calls_are_described_per_tool() {
-        let args = |v: serde_json::Value| v.as_object().cloned().expect("object");
         let sql = describe_call(
             "execute_sql",
             &args(serde_json::json!({"sql": "DROP TABLE x"})),
