@@ -332,6 +332,36 @@ mod tests {
     }
 
     #[test]
+    fn a_call_line_is_legible_and_warns_unless_its_prompt_follows() {
+        let call = |decision| AgentEvent::ToolCall {
+            call_id: "c1".into(),
+            tool: "execute_command".into(),
+            arguments: serde_json::json!({"command": "ls \u{200b}x"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            decision,
+            source: crate::core::risk::DecisionSource::Whitelist,
+            reason: "read-only\ncommands: ls".into(),
+        };
+        let auto = event_text(&call(Decision::Auto)).expect("shown");
+        assert_eq!(
+            auto.lines().next(),
+            Some(
+                "-> execute_command: ls \\u{200b}x [auto, whitelist: read-only\\u{a}commands: ls]"
+            )
+        );
+        assert!(
+            auto.lines()
+                .nth(1)
+                .is_some_and(|w| w.starts_with("   ⚠ This call contains 1 character")),
+            "{auto}"
+        );
+        let confirm = event_text(&call(Decision::Confirm)).expect("shown");
+        assert_eq!(confirm.lines().count(), 1, "its prompt says it: {confirm}");
+    }
+
+    #[test]
     fn the_prompt_shows_hidden_characters_escaped_and_says_so() {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
         let request = request(
