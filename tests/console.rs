@@ -4,29 +4,12 @@
 
 mod support;
 
-use std::io::{BufRead, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::io::Write;
+use std::time::Duration;
 
 use serde_json::{Value, json};
+use support::console_session::{Session, command, parse};
 use support::fake_llm::{self, FakeLlm};
-
-fn command(base_url: &str, workspace: &std::path::Path, extra: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_riskgate"));
-    command
-        .args(["console", "--user", "dana"])
-        .args(extra)
-        .current_dir(workspace)
-        .env_remove("RISKGATE_CONFIG")
-        .env("RISKGATE__LLM__BASE_URL", base_url)
-        .env("RISKGATE__LLM__RETRY_BASE_DELAY_MS", "10")
-        .env("RISKGATE__TOOLS__WORKSPACE", workspace)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    command
-}
 
 fn console(
     base_url: &str,
@@ -51,84 +34,6 @@ fn console_bytes(
         .write_all(stdin)
         .expect("write");
     child.wait_with_output().expect("output")
-}
-
-/// A console driven line by line: stdout is read as it comes, so a test can wait for a
-/// prompt before it answers.
-struct Session {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Session {
-    fn start(base_url: &str, workspace: &std::path::Path, extra: &[&str]) -> Self {
-        let mut child = command(base_url, workspace, extra).spawn().expect("spawn");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Self {
-            stdin: child.stdin.take(),
-            child,
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    fn write(&mut self, text: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(text.as_bytes()).expect("write");
-        stdin.flush().expect("flush");
-    }
-
-    /// Reads stdout until a line contains `marker`.
-    fn wait_for(&mut self, marker: &str) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    let found = line.contains(marker);
-                    self.seen.push(line);
-                    if found {
-                        return;
-                    }
-                }
-                Err(e) => panic!(
-                    "{marker:?} never showed ({e}); stdout so far: {:#?}",
-                    self.seen
-                ),
-            }
-        }
-    }
-
-    /// Ends the input, waits for the console, and returns its status, every stdout line and
-    /// stderr.
-    fn finish(mut self) -> (std::process::ExitStatus, Vec<String>, String) {
-        drop(self.stdin.take());
-        let output = self.child.wait_with_output().expect("wait");
-        self.seen.extend(self.lines.iter());
-        (
-            output.status,
-            self.seen,
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    }
-}
-
-fn parse(lines: &[String]) -> Vec<Value> {
-    lines
-        .iter()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
-        .collect()
 }
 
 fn events(output: &std::process::Output) -> Vec<Value> {

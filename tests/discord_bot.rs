@@ -255,21 +255,32 @@ async fn a_message_gets_an_auto_run_sql_table_and_a_reply() {
 /// Returns the bot with the approval waiting: its message and its id. An append, so a call
 /// that ran twice leaves "hellohello" behind.
 async fn alice_asks_to_write_notes() -> (Harness, u64, String) {
+    alice_asks(
+        "write hello to notes.txt",
+        "file_operations",
+        json!({"operation": "append", "path": "notes.txt", "content": "hello"}),
+        "Written.",
+    )
+    .await
+}
+
+/// Alice writes `text`; the model asks to run `tool` with `arguments`, then says `then`.
+/// Returns the bot with the approval waiting: its message and its id.
+async fn alice_asks(
+    text: &str,
+    tool: &str,
+    arguments: Value,
+    then: &str,
+) -> (Harness, u64, String) {
     let h = start(
         vec![
-            fake_llm::tool_calls(&[(
-                "c1",
-                "file_operations",
-                json!({"operation": "append", "path": "notes.txt", "content": "hello"}),
-            )]),
-            fake_llm::text("Written."),
+            fake_llm::tool_calls(&[("c1", tool, arguments)]),
+            fake_llm::text(then),
         ],
         |_| {},
     )
     .await;
-    h.discord
-        .message_create(CHANNEL, &alice(), "write hello to notes.txt", &[])
-        .await;
+    h.discord.message_create(CHANNEL, &alice(), text, &[]).await;
     let (message, approval) = h.approval(CHANNEL).await;
     (h, message, approval)
 }
@@ -1668,4 +1679,148 @@ async fn a_click_after_a_restart_continues_the_run_on_postgres() {
         return;
     };
     a_click_after_a_restart_continues_the_run(&schema.url).await;
+}
+
+/// What the scripted model asks `printf` to write: a right-to-left override, a zero-width
+/// space, a fence and a mention.
+const HIDDEN_NAME: &str = "report\u{202e}fdp.exe\u{200b} ```@everyone";
+
+/// Asserts that no request the bot sent to Discord (message, edit, answer or attached file)
+/// carries the call's raw direction control: people only ever see it escaped.
+fn nothing_hidden_was_sent(h: &Harness) {
+    for request in h.discord.requests() {
+        let body = request
+            .body
+            .as_ref()
+            .map(Value::to_string)
+            .unwrap_or_default();
+        let files = request
+            .files
+            .iter()
+            .map(|f| String::from_utf8_lossy(&f.bytes));
+        for text in files.chain(std::iter::once(body.into())) {
+            assert!(
+                !text.contains('\u{202e}') && !text.contains("\\u202e"),
+                "a raw U+202E went to Discord: {text}"
+            );
+        }
+    }
+}
+
+/// Alice asks for a report name; the model asks to run `command`, then says `then`.
+async fn alice_asks_to_run(command: &str, then: &str) -> (Harness, u64, String) {
+    let arguments = json!({ "command": command });
+    alice_asks("write the report name", "execute_command", arguments, then).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_shows_hidden_characters_escaped_and_a_confirm_runs_them_exactly() {
+    let command = format!("printf '%s' '{HIDDEN_NAME}' > out.txt");
+    let (h, message, approval) = alice_asks_to_run(&command, "Written.").await;
+    let shown = h.discord.message(message).expect("stored");
+    let text = shown["content"].as_str().expect("content");
+    // Everything before the expiry, exactly: the escapes, the warning, the fence kept shut
+    // (a zero-width space between its backticks) and the mention as plain code.
+    let head = format!(
+        "**Confirm `execute_command`?** requested by <@{alice}>\n\
+         ⚠ This call contains 2 characters that are invisible, change the text's direction or can pass for others (1 direction control, 1 invisible character), shown here as `\\u{{…}}` with the code point in hex. What runs is the call exactly as written, with them in it.\n\
+         ```\n\
+         printf '%s' 'report\\u{{202e}}fdp.exe\\u{{200b}} `\u{200b}`\u{200b}`@everyone' > out.txt\n\
+         ```\n\
+         **Why:** `> out.txt` writes to the file out.txt, replacing or growing it (`default`)",
+        alice = alice().id
+    );
+    let (shown_head, expiry) = text.rsplit_once("\nExpires <t:").expect("an expiry");
+    assert_eq!(shown_head, head);
+    assert!(expiry.ends_with(":R>."), "{text}");
+    assert_eq!(text.matches("```").count(), 2, "the fence holds: {text}");
+
+    h.discord
+        .component_click(message, &format!("riskgate:confirm:{approval}"), &alice())
+        .await;
+    let settled = h
+        .discord
+        .wait_for_request(
+            |r| r.path.ends_with("/callback") && r.at("/type") == &json!(7),
+            WAIT,
+        )
+        .await;
+    assert_eq!(
+        settled.at("/data/content"),
+        &json!(format!("{head}\n✅ Confirmed by <@{}>.", alice().id)),
+        "the settled message keeps the escaped call and the warning"
+    );
+    let ran = h
+        .posted(CHANNEL, |c| c.contains("ran after confirmation"))
+        .await;
+    assert!(
+        ran.at("/content")
+            .as_str()
+            .is_some_and(|c| c.contains("'report\\u{202e}fdp.exe\\u{200b} ")),
+        "the result shows the command as its approval did: {ran:?}"
+    );
+    h.posted(CHANNEL, |c| c == "Written.").await;
+    // What ran is the call as the model wrote it, hidden characters and all.
+    assert_eq!(
+        std::fs::read(h.workspace.path().join("out.txt")).expect("written"),
+        HIDDEN_NAME.as_bytes()
+    );
+    nothing_hidden_was_sent(&h);
+    for request in h.discord.requests().iter().filter(|r| r.method == "POST") {
+        if request.body.is_some() && request.path.ends_with("/messages") {
+            no_mentions(request);
+        }
+    }
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_call_attaches_its_text_escaped_and_pending_says_it_hides_characters() {
+    let filler = "x".repeat(1_900);
+    let command = format!("printf '%s' '{filler}\u{202e}' > out.txt");
+    let (h, message, approval) = alice_asks_to_run(&command, "Left it.").await;
+    let posted = h
+        .discord
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "POST" && r.at("/components").is_array())
+        .expect("the approval was posted");
+    let text = posted.at("/content").as_str().expect("content");
+    let warning = "⚠ This call contains 1 character that is invisible, change the text's direction or can pass for others (1 direction control), shown here as `\\u{…}` with the code point in hex. What runs is the call exactly as written, with it in it.";
+    assert!(
+        text.contains(&format!(
+            "\n{warning}\n**The whole call is in the attached `call.txt`**"
+        )),
+        "{text}"
+    );
+    let file = posted
+        .files
+        .iter()
+        .find(|f| f.filename == "call.txt")
+        .expect("call.txt attached");
+    let file = String::from_utf8(file.bytes.clone()).expect("utf-8");
+    assert!(
+        file.ends_with(&format!(
+            "{warning}\n\nwhat runs if it is confirmed:\nprintf '%s' '{filler}\\u{{202e}}' > out.txt\n"
+        )),
+        "{file}"
+    );
+    let pending = h.answered("pending", json!([]), &alice(), "shown as").await;
+    assert!(
+        pending
+            .at("/data/content")
+            .as_str()
+            // The link to the message may still read "(message not posted)" for a moment.
+            .is_some_and(|c| c
+                .starts_with(&format!("• `execute_command` for <@{}>: ", alice().id))
+                && c.ends_with(" (⚠ 1 character shown as `\\u{…}` in the approval)")),
+        "{pending:?}"
+    );
+    h.discord
+        .component_click(message, &format!("riskgate:cancel:{approval}"), &alice())
+        .await;
+    h.posted(CHANNEL, |c| c == "Left it.").await;
+    assert!(!h.workspace.path().join("out.txt").exists(), "cancelled");
+    nothing_hidden_was_sent(&h);
+    h.stop().await;
 }

@@ -115,7 +115,14 @@ impl EventSink for ConsoleEvents {
         }
         if self.output.json {
             match serde_json::to_value(event) {
-                Ok(value) => self.output.event(&value),
+                Ok(mut value) => {
+                    if let (Some(object), Some(shown)) =
+                        (value.as_object_mut(), render::shown_fields(event))
+                    {
+                        object.extend(shown);
+                    }
+                    self.output.event(&value);
+                }
                 Err(e) => tracing::error!(error = %e, "an event could not be encoded"),
             }
         } else if let Some(text) = render::event_text(event) {

@@ -1,11 +1,16 @@
 //! Events as terminal text. Everything the model or a tool wrote is cleaned of control
-//! characters first, so output cannot move the cursor or change the terminal.
+//! characters first, so output cannot move the cursor or change the terminal; a call, and
+//! what quotes it, is shown legible instead (`tools::render::ShownCall`): each invisible,
+//! direction-changing or look-alike character as a `\u{…}` escape, with a line that says so.
 
 use serde_json::{Value, json};
 
 use crate::core::agent::AgentEvent;
 use crate::core::commands::{self, CommandOutcome};
 use crate::core::ports::ApprovalRequest;
+use crate::core::risk::Decision;
+use crate::tools::legible::{Lines, legible};
+use crate::tools::render::ShownCall;
 
 /// Removes control characters except newline and tab.
 pub fn clean(text: &str) -> String {
@@ -34,10 +39,17 @@ pub fn event_text(event: &AgentEvent) -> Option<String> {
             source,
             reason,
             ..
-        } => format!(
-            "-> {tool}: {} [{decision}, {source}: {reason}]",
-            arguments_line(arguments)
-        ),
+        } => {
+            let line = legible(&arguments_line(arguments), Lines::Kept);
+            let reason = legible(reason, Lines::Escaped).text;
+            let mut text = format!("-> {tool}: {} [{decision}, {source}: {reason}]", line.text);
+            // A call that waits for a person says it in its prompt, just after.
+            if let (Some(warning), false) = (line.escaped.warning(), *decision == Decision::Confirm)
+            {
+                text.push_str(&format!("\n   {warning}"));
+            }
+            text
+        }
         AgentEvent::ApprovalRequested { .. } => return None,
         AgentEvent::ApprovalResolved { outcome, by, .. } => match by {
             Some(by) => format!("   {outcome} by {by}"),
@@ -59,45 +71,87 @@ pub fn event_text(event: &AgentEvent) -> Option<String> {
             summary,
             ..
         } => format!(
-            "   rule {rule_id}: {tool} calls like this ({summary}) run without asking for a while"
+            "   rule {rule_id}: {tool} calls like this ({}) run without asking for a while",
+            legible(summary, Lines::Escaped).text
         ),
     };
     Some(clean(&text))
 }
 
+/// What `--json` adds to an event that shows a call (`tool_call`, `approval_requested`):
+/// `display`, the whole call as a person is shown it (every invisible, direction-changing or
+/// look-alike character as a `\u{…}` escape), `display_reason`, the reason likewise on one
+/// line, `escaped`, how many characters were escaped (`total`, and `kinds` by kind), and
+/// `warning`, the line that says so (`null` when nothing was escaped). `arguments` stays
+/// the call exactly as it runs.
+pub fn shown_fields(event: &AgentEvent) -> Option<serde_json::Map<String, Value>> {
+    let (tool, arguments, reason) = match event {
+        AgentEvent::ToolCall {
+            tool,
+            arguments,
+            reason,
+            ..
+        }
+        | AgentEvent::ApprovalRequested {
+            tool,
+            arguments,
+            reason,
+            ..
+        } => (tool, arguments, reason),
+        _ => return None,
+    };
+    let shown = ShownCall::of(tool, arguments, reason);
+    let fields = json!({
+        "display": shown.call,
+        "display_reason": shown.reason,
+        "warning": shown.warning(),
+        "escaped": shown.escaped,
+    });
+    match fields {
+        Value::Object(fields) => Some(fields),
+        _ => None,
+    }
+}
+
 /// The question shown before reading the answer.
 /// The prompt shows everything that will run, nothing cut, where it runs, and how long the
 /// answer may take.
+/// Every character of the call that is invisible, changes direction or can pass for
+/// another is shown as a `\u{…}` escape, and a line then says so.
 pub fn approval_prompt(request: &ApprovalRequest, now: std::time::SystemTime) -> String {
-    let whole = crate::tools::render::whole_call(&request.tool, &request.arguments);
-    let target = request
+    let shown = ShownCall::of_approval(request);
+    let target = shown
         .target
         .as_deref()
         .map(|t| format!(" on {t}"))
         .unwrap_or_default();
+    let whole = &shown.call;
     let call = if whole.contains('\n') {
         format!("\n   | {}", whole.replace('\n', "\n   | "))
     } else {
         format!(" {whole}")
     };
+    let warning = shown
+        .warning()
+        .map(|w| format!("\n   {w}"))
+        .unwrap_or_default();
     let left = request
         .expires_at
         .duration_since(now)
         .unwrap_or_default()
         .as_secs();
-    let choices = match &request.similar {
-        Some((similar, ttl)) => format!(
-            "\n   y: confirm · a: confirm and allow similar calls for {} min ({}) · n [reason]: cancel, saying what to do instead",
+    let choices = match (&request.similar, &shown.similar) {
+        (Some((_, ttl)), Some(summary)) => format!(
+            "\n   y: confirm · a: confirm and allow similar calls for {} min ({summary}) · n [reason]: cancel, saying what to do instead",
             ttl.as_secs() / 60,
-            similar.summary
         ),
-        None => "\n   y: confirm · n [reason]: cancel, saying what to do instead".to_owned(),
+        _ => "\n   y: confirm · n [reason]: cancel, saying what to do instead".to_owned(),
     };
     clean(&format!(
-        "?? {} wants to run {}{target}:{call}\n   why confirm: {} ({})\n   expires in {}m {:02}s (then nothing runs){choices}\n   confirm? [y/N]",
+        "?? {} wants to run {}{target}:{call}{warning}\n   why confirm: {} ({})\n   expires in {}m {:02}s (then nothing runs){choices}\n   confirm? [y/N]",
         request.requester,
         request.tool,
-        request.decision.reason,
+        shown.reason,
         request.decision.source,
         left / 60,
         left % 60
@@ -152,10 +206,7 @@ pub fn command_outcome(name: &str, outcome: CommandOutcome) -> (&'static str, St
         ),
         CommandOutcome::Reset { .. } => ("reset", "conversation cleared".to_owned(), json!({})),
         CommandOutcome::Pending(pending) => {
-            let lines: Vec<String> = pending
-                .iter()
-                .map(|a| format!("{} {} for {}", a.id, a.tool, a.requester))
-                .collect();
+            let lines: Vec<String> = pending.iter().map(pending_line).collect();
             let ids: Vec<&str> = pending.iter().map(|a| a.id.as_str()).collect();
             (
                 "pending",
@@ -223,6 +274,20 @@ pub fn command_outcome(name: &str, outcome: CommandOutcome) -> (&'static str, St
     }
 }
 
+/// A waiting approval in `/pending`, with a note when its call has escaped characters.
+fn pending_line(approval: &crate::core::ports::ApprovalRecord) -> String {
+    let shown = ShownCall::of(&approval.tool, &approval.arguments, &approval.reason);
+    let note = shown
+        .escaped
+        .note()
+        .map(|note| format!(" ({note} in its prompt)"))
+        .unwrap_or_default();
+    format!(
+        "{} {} for {}{note}",
+        approval.id, approval.tool, approval.requester
+    )
+}
+
 fn listed(lines: Vec<String>, empty: &str) -> String {
     if lines.is_empty() {
         empty.to_owned()
@@ -237,27 +302,41 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn the_prompt_shows_the_call_its_target_why_and_when_it_expires() {
-        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
-        let request = ApprovalRequest {
+    /// Alice's request for `tool` with `arguments`, asked for `reason`, expiring at `expires_at`.
+    fn request(
+        tool: &str,
+        arguments: Value,
+        target: Option<&str>,
+        reason: &str,
+        expires_at: SystemTime,
+    ) -> ApprovalRequest {
+        ApprovalRequest {
             id: "a1".into(),
             channel: "console".into(),
             requester: "alice".into(),
-            tool: "execute_sql".into(),
-            arguments: serde_json::json!({"sql": "DELETE FROM orders WHERE id = 1"})
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-            target: Some("database `prod`".into()),
+            tool: tool.into(),
+            arguments: arguments.as_object().cloned().unwrap_or_default(),
+            target: target.map(str::to_owned),
             decision: crate::core::risk::RiskDecision::new(
                 crate::core::risk::Decision::Confirm,
                 crate::core::risk::DecisionSource::Default,
-                "a DELETE changes data",
+                reason,
             ),
-            expires_at: now + Duration::from_secs(299),
+            expires_at,
             similar: None,
-        };
+        }
+    }
+
+    #[test]
+    fn the_prompt_shows_the_call_its_target_why_and_when_it_expires() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let request = request(
+            "execute_sql",
+            serde_json::json!({"sql": "DELETE FROM orders WHERE id = 1"}),
+            Some("database `prod`"),
+            "a DELETE changes data",
+            now + Duration::from_secs(299),
+        );
         let prompt = approval_prompt(&request, now);
         assert!(
             prompt.contains("DELETE FROM orders WHERE id = 1"),
@@ -268,5 +347,56 @@ mod tests {
         assert!(prompt.contains("expires in 4m 59s"), "{prompt}");
         let late = approval_prompt(&request, now + Duration::from_secs(600));
         assert!(late.contains("expires in 0m 00s"), "{late}");
+    }
+
+    #[test]
+    fn a_call_line_is_legible_and_warns_unless_its_prompt_follows() {
+        let call = |decision| AgentEvent::ToolCall {
+            call_id: "c1".into(),
+            tool: "execute_command".into(),
+            arguments: serde_json::json!({"command": "ls \u{200b}x"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            decision,
+            source: crate::core::risk::DecisionSource::Whitelist,
+            reason: "read-only\ncommands: ls".into(),
+        };
+        let auto = event_text(&call(Decision::Auto)).expect("shown");
+        assert_eq!(
+            auto.lines().next(),
+            Some(
+                "-> execute_command: ls \\u{200b}x [auto, whitelist: read-only\\u{a}commands: ls]"
+            )
+        );
+        assert!(
+            auto.lines()
+                .nth(1)
+                .is_some_and(|w| w.starts_with("   ⚠ This call contains 1 character")),
+            "{auto}"
+        );
+        let confirm = event_text(&call(Decision::Confirm)).expect("shown");
+        assert_eq!(confirm.lines().count(), 1, "its prompt says it: {confirm}");
+    }
+
+    #[test]
+    fn the_prompt_shows_hidden_characters_escaped_and_says_so() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let request = request(
+            "execute_command",
+            serde_json::json!({"command": "echo ok\u{1b}[2K\rrm -rf d\u{202e}"}),
+            None,
+            "`echo` \u{200b}quoted",
+            now + Duration::from_secs(60),
+        );
+        assert_eq!(
+            approval_prompt(&request, now),
+            "?? alice wants to run execute_command: echo ok\\u{1b}[2K\\u{d}rm -rf d\\u{202e}\n   \
+             ⚠ This call contains 3 characters that are invisible, change the text's direction or can pass for others (2 control characters, 1 direction control), shown here as `\\u{…}` with the code point in hex. What runs is the call exactly as written, with them in it.\n   \
+             why confirm: `echo` \\u{200b}quoted (default)\n   \
+             expires in 1m 00s (then nothing runs)\n   \
+             y: confirm · n [reason]: cancel, saying what to do instead\n   \
+             confirm? [y/N]"
+        );
     }
 }

@@ -182,25 +182,7 @@ fn render(outcome: CommandOutcome, guild: Option<u64>) -> String {
             "Nothing is waiting for a decision here.".to_owned()
         }
         CommandOutcome::Pending(pending) => {
-            let lines: Vec<String> = pending
-                .iter()
-                .map(|a| {
-                    let link = a
-                        .message_ref
-                        .as_deref()
-                        .and_then(message_ref)
-                        .map(|(c, m)| {
-                            let place = guild.map_or("@me".to_owned(), |g| g.to_string());
-                            format!(
-                                "https://discord.com/channels/{place}/{}/{}",
-                                c.get(),
-                                m.get()
-                            )
-                        })
-                        .unwrap_or_else(|| "(message not posted)".to_owned());
-                    format!("• `{}` for <@{}>: {link}", a.tool, a.requester)
-                })
-                .collect();
+            let lines: Vec<String> = pending.iter().map(|a| pending_line(a, guild)).collect();
             fit_lines(&lines, |n| format!("… and {n} more waiting here."))
         }
         CommandOutcome::Audit(records) if records.is_empty() => {
@@ -237,7 +219,7 @@ fn render(outcome: CommandOutcome, guild: Option<u64>) -> String {
                         "`{}` `{}`: {} — by <@{}>, until <t:{}:t>",
                         rule.id,
                         rule.tool,
-                        rule.similarity.summary,
+                        super::render::quoted(&rule.similarity.summary),
                         rule.created_by,
                         unix(rule.expires_at)
                     )
@@ -251,6 +233,31 @@ fn render(outcome: CommandOutcome, guild: Option<u64>) -> String {
         ),
         CommandOutcome::Refused(why) => why,
     }
+}
+
+/// A waiting approval in `/pending`: its tool, requester and message, with a note when its
+/// call has characters the approval shows escaped.
+fn pending_line(a: &crate::core::ports::ApprovalRecord, guild: Option<u64>) -> String {
+    let link = a
+        .message_ref
+        .as_deref()
+        .and_then(message_ref)
+        .map(|(c, m)| {
+            let place = guild.map_or("@me".to_owned(), |g| g.to_string());
+            format!(
+                "https://discord.com/channels/{place}/{}/{}",
+                c.get(),
+                m.get()
+            )
+        })
+        .unwrap_or_else(|| "(message not posted)".to_owned());
+    let shown = crate::tools::render::ShownCall::of(&a.tool, &a.arguments, &a.reason);
+    let note = shown
+        .escaped
+        .note()
+        .map(|note| format!(" ({note} in the approval)"))
+        .unwrap_or_default();
+    format!("• `{}` for <@{}>: {link}{note}", a.tool, a.requester)
 }
 
 fn unix(at: std::time::SystemTime) -> u64 {

@@ -20,7 +20,9 @@ use serenity::all::{
 use tokio::sync::{mpsc, oneshot};
 
 use super::deliver::{self, Needs, RateLimits, RetryPolicy, SendFailure};
-use super::render::{MESSAGE_LIMIT, approval_view, describe_call, settled_message, split_message};
+use super::render::{
+    MESSAGE_LIMIT, approval_view, describe_call, quoted, settled_message, split_message,
+};
 use crate::config::DiscordSettings;
 use crate::core::agent::{AgentEvent, CallOutcome};
 use crate::core::ports::{ApprovalRequest, ApprovalStatus};
@@ -234,6 +236,7 @@ impl ChannelOut {
                 reason,
             } => {
                 let call = describe_call(&tool, &arguments);
+                let reason = quoted(&reason);
                 match decision {
                     Decision::Auto => {
                         let header =
@@ -292,7 +295,7 @@ impl ChannelOut {
                 reason,
                 ..
             } => {
-                let text = format!("⚠️ `{tool}` did not run: {reason}");
+                let text = format!("⚠️ `{tool}` did not run: {}", quoted(&reason));
                 self.budgeted(Post::text(text)).await;
             }
             AgentEvent::Reply { text } => self.always(text).await,
@@ -309,7 +312,8 @@ impl ChannelOut {
                 expires_at,
             } => {
                 let text = format!(
-                    "🔓 <@{by}> allowed calls like this to run without asking here until <t:{expires_at}:t>: `{tool}`, {summary} (rule `{rule_id}`; `/rules` lists them, `/rules revoke {rule_id}` ends it)."
+                    "🔓 <@{by}> allowed calls like this to run without asking here until <t:{expires_at}:t>: `{tool}`, {} (rule `{rule_id}`; `/rules` lists them, `/rules revoke {rule_id}` ends it).",
+                    quoted(&summary)
                 );
                 self.send(Post::text(text)).await;
             }

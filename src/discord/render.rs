@@ -1,10 +1,17 @@
 //! Turning agent output into Discord messages: splitting under the 2000-character limit
 //! without breaking a code block, the approval message, and the button ids. Pure functions.
+//!
+//! A call is shown legible (`tools::render::ShownCall`): every invisible, direction-changing
+//! or look-alike character as a `\u{…}` escape, with a line that says so. Text that quotes a
+//! call outside a code block (a reason, a target, a rule's summary) is made inert as Markdown
+//! ([`inert_markdown`]), so it cannot hide behind a spoiler or pose as a link or a mention;
+//! inside a code block only a closing fence could act, and `fence_safe` breaks it.
 
 use serde_json::{Map, Value};
 
 use crate::core::ports::ApprovalRequest;
-use crate::tools::render::{code_block, fence_safe};
+use crate::tools::legible::{Escaped, Lines, legible};
+use crate::tools::render::{ShownCall, code_block};
 
 /// Discord's limit is 2000 characters; a margin leaves room for fence repairs.
 pub const MESSAGE_LIMIT: usize = 1900;
@@ -111,58 +118,118 @@ fn text_arg<'a>(arguments: &'a Map<String, Value>, key: &str) -> Option<&'a str>
     arguments.get(key).and_then(Value::as_str)
 }
 
-/// What would run, formatted per tool.
+/// Markdown characters that could hide or disguise text outside a code span: spoilers,
+/// masked links, emphasis and strike-through, mentions, timestamps and custom emoji (`<`),
+/// and the backslash itself.
+const MARKDOWN_ACTIVE: &[char] = &['\\', '*', '_', '~', '|', '[', ']', '<'];
+
+/// `text` for a Discord line outside a code block, when it may quote a call: Markdown that
+/// could hide or disguise text is escaped with a backslash (Discord shows the character
+/// itself), outside the `code` spans the text pairs up, which stay as they are. Where the
+/// backticks do not pair up simply (an odd number, or a run of two or more), they are
+/// escaped too and no span forms.
+pub fn inert_markdown(text: &str) -> String {
+    let ticks = text.matches('`').count();
+    let spans = ticks.is_multiple_of(2) && !text.contains("``");
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut in_span = false;
+    for c in text.chars() {
+        if c == '`' {
+            if spans {
+                in_span = !in_span;
+            } else {
+                out.push('\\');
+            }
+        } else if !in_span && MARKDOWN_ACTIVE.contains(&c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A text that may quote a call (a reason, a rule's summary), for a Discord line outside a
+/// code block: legible on one line, and inert as Markdown.
+pub fn quoted(text: &str) -> String {
+    inert_markdown(&legible(text, Lines::Escaped).text)
+}
+
+/// What would run, formatted per tool, each text legible; a line follows when any character
+/// had to be escaped.
 pub fn describe_call(tool: &str, arguments: &Map<String, Value>) -> String {
+    let mut escaped = Escaped::default();
+    let mut text = describe_legible(tool, arguments, &mut |text: &str| {
+        let shown = legible(text, Lines::Kept);
+        escaped.merge(&shown.escaped);
+        shown.text
+    });
+    if let Some(warning) = escaped.warning() {
+        text.push('\n');
+        text.push_str(&warning);
+    }
+    text
+}
+
+fn describe_legible(
+    tool: &str,
+    arguments: &Map<String, Value>,
+    show: &mut dyn FnMut(&str) -> String,
+) -> String {
+    let raw = |key: &str| text_arg(arguments, key);
     match tool {
         "execute_sql" => {
-            let mut text = code_block("sql", text_arg(arguments, "sql").unwrap_or_default());
-            if let Some(db) = text_arg(arguments, "database") {
-                text = format!("on database `{}`\n{text}", fence_safe(db));
+            let mut text = code_block("sql", &show(raw("sql").unwrap_or_default()));
+            if let Some(db) = raw("database") {
+                text = format!(
+                    "{}\n{text}",
+                    inert_markdown(&format!("on database `{}`", show(db)))
+                );
             }
             text
         }
-        "execute_command" => code_block("sh", text_arg(arguments, "command").unwrap_or_default()),
+        "execute_command" => code_block("sh", &show(raw("command").unwrap_or_default())),
         "http_request" => {
-            let method = text_arg(arguments, "method")
-                .unwrap_or("GET")
-                .to_ascii_uppercase();
-            let url = text_arg(arguments, "url").unwrap_or_default();
-            let mut text = code_block("", &format!("{method} {url}"));
+            let method = raw("method").unwrap_or("GET").to_ascii_uppercase();
+            let url = raw("url").unwrap_or_default();
+            let mut text = code_block("", &show(&format!("{method} {url}")));
             if let Some(body) = arguments.get("body").filter(|b| !b.is_null()) {
                 let body = match body {
                     Value::String(s) => s.clone(),
                     other => serde_json::to_string_pretty(other).unwrap_or_default(),
                 };
                 let (preview, _) = crate::tools::render::cut(&body, 400);
-                text.push_str(&format!("\nbody:\n{}", code_block("", &preview)));
+                text.push_str(&format!("\nbody:\n{}", code_block("", &show(&preview))));
             }
             text
         }
         "file_operations" => {
-            let operation = text_arg(arguments, "operation").unwrap_or("?");
-            let path = text_arg(arguments, "path").unwrap_or("?");
+            let operation = raw("operation").unwrap_or("?");
+            let path = raw("path").unwrap_or("?");
             let mut line = format!("{operation} {path}");
-            if let Some(destination) = text_arg(arguments, "destination") {
+            if let Some(destination) = raw("destination") {
                 line.push_str(&format!(" -> {destination}"));
             }
             if arguments.get("recursive") == Some(&Value::Bool(true)) {
                 line.push_str(" (recursive)");
             }
-            let mut text = code_block("", &line);
-            if let Some(content) = text_arg(arguments, "content") {
+            let mut text = code_block("", &show(&line));
+            if let Some(content) = raw("content") {
                 let (preview, cut) = crate::tools::render::cut(content, 400);
                 text.push_str(&format!(
                     "\ncontent ({} characters{}):\n{}",
                     content.chars().count(),
                     if cut { ", start shown" } else { "" },
-                    code_block("", &preview)
+                    code_block("", &show(&preview))
                 ));
             }
             text
         }
         _ => code_block(
             "json",
-            &serde_json::to_string_pretty(&Value::Object(arguments.clone())).unwrap_or_default(),
+            &show(
+                &serde_json::to_string_pretty(&Value::Object(arguments.clone()))
+                    .unwrap_or_default(),
+            ),
         ),
     }
 }
@@ -182,56 +249,79 @@ pub fn approval_view(
     request: &ApprovalRequest,
     expires_unix: u64,
 ) -> (String, Option<crate::core::tools::Attachment>) {
-    let target =
-        |shape: fn(&str) -> String| request.target.as_deref().map(shape).unwrap_or_default();
+    let shown = ShownCall::of_approval(request);
     let head = format!(
         "**Confirm `{tool}`?** requested by <@{requester}>{target}",
         tool = request.tool,
         requester = request.requester,
-        target = target(|t| format!(" on {}", fence_safe(t))),
+        target = shown
+            .target
+            .as_deref()
+            .map(|t| format!(" on {}", inert_markdown(t)))
+            .unwrap_or_default(),
     );
-    let whole = crate::tools::render::whole_call(&request.tool, &request.arguments);
-    let why = format!(
-        "**Why:** {} (`{}`)",
-        fence_safe(&request.decision.reason),
-        request.decision.source
-    );
+    // Said before the call, so it is read before anyone confirms.
+    let warning = shown
+        .warning()
+        .map(|w| format!("{w}\n"))
+        .unwrap_or_default();
+    let why = |reason: &str| {
+        format!(
+            "**Why:** {} (`{}`)",
+            inert_markdown(reason),
+            request.decision.source
+        )
+    };
     let allow = request
         .similar
         .as_ref()
-        .map(|(similar, ttl)| {
-            let (summary, _) = crate::tools::render::cut(&similar.summary, 200);
+        .zip(shown.similar.as_deref())
+        .map(|((_, ttl), summary)| {
             format!(
                 "\n**{}** also lets calls like this run without asking here: {}.",
                 allow_label(*ttl),
-                fence_safe(&summary)
+                inert_markdown(&cut_shown(summary, 200).0)
             )
         })
         .unwrap_or_default();
     let tail = format!("Expires <t:{expires_unix}:R>.{allow}");
-    let full = format!("{head}\n{}\n{why}\n{tail}", code_block("", &whole));
+    let full = format!(
+        "{head}\n{warning}{}\n{}\n{tail}",
+        code_block("", &shown.call),
+        why(&shown.reason)
+    );
     if full.chars().count() <= MESSAGE_LIMIT {
         return (full, None);
     }
     let file = format!(
-        "{tool} requested by {requester}\n{target}why it needs a person: {reason} ({source})\nexpires: <t:{expires_unix}> (Unix time)\n\nwhat runs if it is confirmed:\n{whole}\n",
+        "{tool} requested by {requester}\n{target}why it needs a person: {reason} ({source})\nexpires: <t:{expires_unix}> (Unix time)\n\n{warning_block}what runs if it is confirmed:\n{call}\n",
         tool = request.tool,
         requester = request.requester,
-        target = target(|t| format!("where: {t}\n")),
-        reason = request.decision.reason,
+        target = shown
+            .target
+            .as_deref()
+            .map(|t| format!("where: {t}\n"))
+            .unwrap_or_default(),
+        reason = shown.reason,
         source = request.decision.source,
+        warning_block = shown
+            .warning()
+            .map(|w| format!("{w}\n\n"))
+            .unwrap_or_default(),
+        call = shown.call,
     );
-    let (reason, cut) = crate::tools::render::cut(&request.decision.reason, 300);
+    let (reason, cut) = cut_shown(&shown.reason, 300);
     let short = format!(
-        "{head}\n**The whole call is in the attached `{CALL_ATTACHMENT}`** ({} characters): read it there before you confirm; nothing of it is left out.\n**Why:** {}{} (`{}`)\n{tail}",
-        whole.chars().count(),
-        fence_safe(&reason),
+        "{head}\n{warning}**The whole call is in the attached `{CALL_ATTACHMENT}`** ({} characters): read it there before you confirm; nothing of it is left out.\n{}{}\n{tail}",
+        crate::tools::render::whole_call(&request.tool, &request.arguments)
+            .chars()
+            .count(),
+        why(&reason),
         if cut {
             " … (all of it in the file)"
         } else {
             ""
         },
-        request.decision.source,
     );
     (
         short,
@@ -240,6 +330,19 @@ pub fn approval_view(
             bytes: file.into_bytes(),
         }),
     )
+}
+
+/// Cuts a legible text to `budget` characters like [`crate::tools::render::cut`], but never
+/// inside a `\u{…}` escape: a cut escape would name another character.
+fn cut_shown(text: &str, budget: usize) -> (String, bool) {
+    let (mut head, cut) = crate::tools::render::cut(text, budget);
+    if cut
+        && let Some(open) = head.rfind("\\u{")
+        && !head[open..].contains('}')
+    {
+        head.truncate(open);
+    }
+    (head, cut)
 }
 
 /// The label of the "allow similar" button, e.g. "Allow similar for 1 h".
@@ -434,8 +537,119 @@ mod tests {
     }
 
     #[test]
+    fn an_approval_shows_hidden_characters_escaped_and_says_so() {
+        let command = "printf 'safe\u{202e}txt.exe' > n\u{200b}otes.txt";
+        let request = request(
+            "execute_command",
+            serde_json::json!({ "command": command }),
+            None,
+        );
+        let (message, file) = approval_view(&request, 1_700_000_000);
+        assert!(file.is_none());
+        assert_eq!(
+            message,
+            "**Confirm `execute_command`?** requested by <@42>\n\
+             ⚠ This call contains 2 characters that are invisible, change the text's direction or can pass for others (1 direction control, 1 invisible character), shown here as `\\u{…}` with the code point in hex. What runs is the call exactly as written, with them in it.\n\
+             ```\nprintf 'safe\\u{202e}txt.exe' > n\\u{200b}otes.txt\n```\n\
+             **Why:** `rm` deletes files (`default`)\n\
+             Expires <t:1700000000:R>."
+        );
+        // Settled, it keeps the escaped call and the warning.
+        let settled = settled_message(&message, "confirmed", Some("7"));
+        assert!(
+            settled.contains("n\\u{200b}otes.txt") && settled.contains("⚠ This call contains 2"),
+            "{settled}"
+        );
+        assert!(
+            settled
+                .ends_with("```\n**Why:** `rm` deletes files (`default`)\n✅ Confirmed by <@7>.")
+        );
+        // The request itself is untouched: what runs is the call as written.
+        assert_eq!(request.arguments["command"], command);
+    }
+
+    #[test]
+    fn a_long_call_attaches_its_legible_text_and_the_warning() {
+        let command = format!("echo {} \u{2066}x\u{2069}", "a".repeat(1_950));
+        let (message, file) = approval_view(
+            &request(
+                "execute_command",
+                serde_json::json!({ "command": command }),
+                None,
+            ),
+            0,
+        );
+        assert!(message.chars().count() <= 2_000);
+        assert!(
+            message.contains("⚠ This call contains 2 characters")
+                && message.contains(CALL_ATTACHMENT),
+            "{message}"
+        );
+        let text = String::from_utf8(file.expect("attached").bytes).expect("utf-8");
+        let expected_tail = format!(
+            "⚠ This call contains 2 characters that are invisible, change the text's direction or can pass for others (2 direction controls), shown here as `\\u{{…}}` with the code point in hex. What runs is the call exactly as written, with them in it.\n\n\
+             what runs if it is confirmed:\necho {} \\u{{2066}}x\\u{{2069}}\n",
+            "a".repeat(1_950)
+        );
+        assert!(text.ends_with(&expected_tail), "{text}");
+        assert!(
+            !text.contains('\u{2066}'),
+            "no raw direction control in the file"
+        );
+    }
+
+    #[test]
+    fn text_quoting_a_call_cannot_hide_or_pose_outside_a_code_block() {
+        for (text, expected) in [
+            ("`rm` deletes files", "`rm` deletes files"),
+            (
+                "this deletes \"a||b||.txt\"",
+                "this deletes \"a\\|\\|b\\|\\|.txt\"",
+            ),
+            (
+                "`x` [free](https://e.test) <@1> *a* _b_ ~~c~~ \\",
+                "`x` \\[free\\](https://e.test) \\<@1> \\*a\\* \\_b\\_ \\~\\~c\\~\\~ \\\\",
+            ),
+            // A span keeps what it holds; odd or doubled backticks form no span at all.
+            ("`a||b` c||d", "`a||b` c\\|\\|d"),
+            ("`e.test)`` is not", "\\`e.test)\\`\\` is not"),
+            ("odd ` ||x||", "odd \\` \\|\\|x\\|\\|"),
+        ] {
+            assert_eq!(inert_markdown(text), expected, "{text:?}");
+        }
+        assert_eq!(
+            quoted("`r\u{200b}m`\nline"),
+            "`r\\u{200b}m`\\\\u{a}line",
+            "legible on one line; outside the span the escape's backslash is doubled for Markdown"
+        );
+    }
+
+    fn args(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().expect("object")
+    }
+
+    #[test]
+    fn an_auto_or_refused_call_is_described_legibly_with_the_warning() {
+        let sql = describe_call(
+            "execute_sql",
+            &args(serde_json::json!({"sql": "SELECT 1 -- \u{202e}", "database": "m\u{430}in"})),
+        );
+        assert_eq!(
+            sql,
+            "on database `m\\u{430}in`\n```sql\nSELECT 1 -- \\u{202e}\n```\n\
+             ⚠ This call contains 2 characters that are invisible, change the text's direction or can pass for others (1 direction control, 1 look-alike character), shown here as `\\u{…}` with the code point in hex. What runs is the call exactly as written, with them in it."
+        );
+        assert_eq!(
+            describe_call(
+                "execute_command",
+                &args(serde_json::json!({"command": "ls"}))
+            ),
+            "```sh\nls\n```"
+        );
+    }
+
+    #[test]
     fn calls_are_described_per_tool() {
-        let args = |v: serde_json::Value| v.as_object().cloned().expect("object");
         let sql = describe_call(
             "execute_sql",
             &args(serde_json::json!({"sql": "DROP TABLE x"})),

@@ -1,5 +1,11 @@
 //! Shared pieces of the chat rendering of tool output: code blocks that cannot be broken
-//! out of, and cutting to a budget.
+//! out of, cutting to a budget, the whole text of a call, and [`ShownCall`]: what a person
+//! is shown of a call, with every hidden or look-alike character escaped (`legible.rs`).
+
+use serde_json::{Map, Value};
+
+use crate::core::ports::ApprovalRequest;
+use crate::tools::legible::{Escaped, Lines, legible};
 
 /// Makes text safe inside a Markdown code block: a run of three backticks would close the
 /// fence, so a zero-width space goes between them.
@@ -145,9 +151,110 @@ pub fn whole_call(tool: &str, arguments: &serde_json::Map<String, serde_json::Va
     }
 }
 
+/// What a person is shown of a call, in both front ends: the whole call and every text that
+/// quotes it, made legible (every invisible, direction-changing or look-alike character
+/// escaped as `\u{…}`), and what was escaped. Only what is shown is escaped: the arguments
+/// that are stored, hashed and run stay as the model wrote them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShownCall {
+    /// [`whole_call`], legible, its lines kept.
+    pub call: String,
+    /// The gate's reason, which may quote the call, on one line.
+    pub reason: String,
+    /// Where it runs (an approval's target), on one line.
+    pub target: Option<String>,
+    /// What "allow similar" would cover, on one line.
+    pub similar: Option<String>,
+    /// What the call's text had escaped; where it had none, what the texts quoting it had
+    /// (a newline in a reason, say), so every escape shown is explained.
+    pub escaped: Escaped,
+}
+
+impl ShownCall {
+    /// A call and the gate's reason for its decision.
+    pub fn of(tool: &str, arguments: &Map<String, Value>, reason: &str) -> Self {
+        Self::with(tool, arguments, reason, None, None)
+    }
+
+    /// Everything an approval shows of its call.
+    pub fn of_approval(request: &ApprovalRequest) -> Self {
+        Self::with(
+            &request.tool,
+            &request.arguments,
+            &request.decision.reason,
+            request.target.as_deref(),
+            request.similar.as_ref().map(|(s, _)| s.summary.as_str()),
+        )
+    }
+
+    fn with(
+        tool: &str,
+        arguments: &Map<String, Value>,
+        reason: &str,
+        target: Option<&str>,
+        similar: Option<&str>,
+    ) -> Self {
+        let call = legible(&whole_call(tool, arguments), Lines::Kept);
+        let mut quoted = Escaped::default();
+        let mut one_line = |text: &str| {
+            let shown = legible(text, Lines::Escaped);
+            quoted.merge(&shown.escaped);
+            shown.text
+        };
+        let reason = one_line(reason);
+        let target = target.map(&mut one_line);
+        let similar = similar.map(&mut one_line);
+        let escaped = if call.escaped.is_empty() {
+            quoted
+        } else {
+            call.escaped
+        };
+        Self {
+            call: call.text,
+            reason,
+            target,
+            similar,
+            escaped,
+        }
+    }
+
+    /// The line that says the call holds escaped characters and that it runs as written.
+    pub fn warning(&self) -> Option<String> {
+        self.escaped.warning()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::legible::Hidden;
+
+    #[test]
+    fn a_shown_call_escapes_what_quotes_it_and_leaves_the_arguments_alone() {
+        let arguments = serde_json::json!({"sql": "DELETE FROM t\nWHERE n = '\u{200b}'"})
+            .as_object()
+            .cloned()
+            .expect("object");
+        let before = arguments.clone();
+        let shown = ShownCall::of("execute_sql", &arguments, "removes rows from\nt");
+        assert_eq!(shown.call, "DELETE FROM t\nWHERE n = '\\u{200b}'");
+        assert_eq!(shown.reason, "removes rows from\\u{a}t");
+        assert_eq!(
+            (shown.escaped.total, shown.escaped.count(Hidden::Invisible)),
+            (1, 1),
+            "the call's own escapes count"
+        );
+        assert_eq!(arguments, before);
+        // The warning counts the call's escapes; for a call with none, the reason's
+        // newline is what it explains.
+        let clean = ShownCall::of("execute_command", &serde_json::Map::new(), "a\nb");
+        assert_eq!(clean.escaped.count(Hidden::Control), 1);
+        assert!(
+            clean
+                .warning()
+                .is_some_and(|w| w.contains("1 control character"))
+        );
+    }
 
     #[test]
     fn fences_cannot_be_closed_from_inside() {

@@ -265,6 +265,8 @@ pub struct RecordedFile {
     pub field: String,
     pub filename: String,
     pub size: usize,
+    /// The file's content, so a test can read what a person would open.
+    pub bytes: Vec<u8>,
 }
 
 impl RecordedRequest {
@@ -1411,6 +1413,7 @@ async fn read_body(request: Request) -> (Option<Value>, Vec<RecordedFile>) {
                 field: name,
                 filename,
                 size: bytes.len(),
+                bytes: bytes.to_vec(),
             }),
             None if name == "payload_json" => payload = serde_json::from_slice(&bytes).ok(),
             None => {}

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod console_scene;
+pub mod console_session;
 pub mod fake_discord;
 pub mod fake_llm;
 pub mod hooked_store;

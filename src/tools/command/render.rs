@@ -1,7 +1,8 @@
 //! The three faces of a command's result: a one-line summary, text for the LLM (command,
 //! status, stdout, stderr, each labelled and cut to the LLM budget so stderr is never pushed
 //! out by a long stdout), and a chat message (the command and its output in code blocks the
-//! output cannot break out of, cut to the chat budget, the full output attached when cut).
+//! output cannot break out of, cut to the chat budget, the full output attached when cut;
+//! the command in it legible, as its approval showed it).
 
 use std::borrow::Cow;
 
@@ -9,6 +10,7 @@ use super::execute::{Captured, LineOutcome};
 use super::sandbox::Walls;
 use crate::config::OutputSettings;
 use crate::core::tools::{Attachment, ToolOutput, format_bytes, shorten};
+use crate::tools::legible::{Lines, legible};
 
 /// The attachment's name when the output was cut.
 pub const ATTACHMENT_NAME: &str = "output.txt";
@@ -122,8 +124,9 @@ fn section(label: &str, shown: &str, captured: &Captured, room: usize) -> String
 }
 
 /// The chat message and whether it had to be cut to fit `budget`.
+/// The command is shown legible, as its approval showed it (`tools::legible`).
 fn chat(line: &str, outcome: &LineOutcome, budget: usize) -> (String, bool) {
-    let command = fence_safe(line);
+    let command = fence_safe(&legible(line, Lines::Kept).text);
     // A very long command must leave room for its output.
     let command = shorten(&command, (budget / 4).max(200));
     let stdout = fence_safe(&display(&outcome.stdout));

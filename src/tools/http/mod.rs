@@ -388,7 +388,8 @@ impl Tool for HttpTool {
         let path = url.path();
         let prefix = &path[..path.rfind('/').map_or(0, |i| i + 1)];
         Some(crate::core::rules::Similarity::new(
-            format!("`{method}` {origin}{prefix}…"),
+            // Three ASCII dots: an ellipsis would be shown escaped, as a look-alike.
+            format!("`{method}` {origin}{prefix}..."),
             &[
                 ("method", method.clone()),
                 ("origin", origin.clone()),
