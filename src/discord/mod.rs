@@ -91,6 +91,9 @@ struct BotState {
     tracker: TaskTracker,
     metrics: Arc<crate::metrics::Metrics>,
     sweep_every: Duration,
+    /// How often runs waiting here look for decisions made by other processes
+    /// (`store.approval_watch_ms`).
+    approval_watch: Duration,
     shutdown_grace: Duration,
     /// Who may start runs.
     access: access::Access,
@@ -204,6 +207,7 @@ impl Bot {
             tracker: TaskTracker::new(),
             metrics,
             sweep_every: Duration::from_secs(settings.store.sweep_interval_secs),
+            approval_watch: Duration::from_millis(settings.store.approval_watch_ms),
             shutdown_grace: Duration::from_secs(settings.discord.shutdown_grace_secs),
             access: access::Access::new(&settings.discord),
         });
@@ -225,6 +229,11 @@ impl Bot {
     pub async fn run(self) -> Result<(), BotError> {
         let Self { mut client, state } = self;
         let sweeper = tokio::spawn(sweep(state.clone(), state.sweep_every));
+        let watcher = tokio::spawn(approvals::watch_decisions(
+            state.hub.clone(),
+            state.store.clone(),
+            state.approval_watch,
+        ));
         let manager = client.shard_manager.clone();
         let stopper = {
             let state = state.clone();
@@ -274,6 +283,7 @@ impl Bot {
             );
         }
         sweeper.abort();
+        watcher.abort();
         stopper.abort();
         // Audit records kept during a store outage: written now, or logged if it persists.
         state.agent.flush_audit_or_log().await;
@@ -455,6 +465,56 @@ impl BotState {
     }
 }
 
+/// How many approval-watch intervals a click handled here leaves a run that asked and still
+/// lives in another process to go on there, before continuing it here.
+const HANDOVER_INTERVALS: u32 = 3;
+
+impl BotState {
+    /// Continues the run of a decided approval that no run here waits for. The run that
+    /// asked is preferred where it still lives (in another process sharing the store: that
+    /// process's watch wakes it within an interval): it holds the gate's reading of the call,
+    /// and its channel's queue waits for it there. So this process resumes the run from the
+    /// store at once only when the run that asked is not live elsewhere (its process stopped,
+    /// or it was this process's and went on already), and otherwise only after
+    /// [`HANDOVER_INTERVALS`] watch intervals, in case it did not go on. Whichever goes on
+    /// claims the continuation in the store first, so the call runs once.
+    fn continue_decided(self: &Arc<Self>, unwaited: approvals::Unwaited) {
+        let state = self.clone();
+        self.tracker.spawn(async move {
+            let approvals::Unwaited {
+                channel,
+                approval_id,
+                run_id,
+            } = unwaited;
+            if state.lives_elsewhere(&run_id).await {
+                let handover = state.approval_watch * HANDOVER_INTERVALS;
+                tracing::info!(approval = %approval_id, ?handover, "the run that asked waits in another process; it goes on there unless it has not by the end of the handover");
+                tokio::select! {
+                    () = tokio::time::sleep(handover) => {}
+                    () = state.shutdown.cancelled() => return,
+                }
+            }
+            if !state.enqueue(channel, Job::Resume { approval_id }) {
+                tracing::error!(%channel, "the channel's queue is full; the decided approval's run was not resumed");
+            }
+        });
+    }
+
+    /// Whether `run_id` is live in another process sharing the store. When the store cannot
+    /// tell, it is assumed to be, so this process waits the handover before resuming it.
+    async fn lives_elsewhere(&self, run_id: &str) -> bool {
+        let stale_before = SystemTime::now() - crate::app::STALE_RUN;
+        match self.store.live_run_instance(run_id, stale_before).await {
+            Ok(Some(instance)) => instance != self.agent.instance,
+            Ok(None) => false,
+            Err(e) => {
+                tracing::warn!(error = %e, run_id, "whether the run lives in another process could not be read; waiting before resuming it here");
+                true
+            }
+        }
+    }
+}
+
 /// One channel's runs, one at a time.
 async fn worker(state: Arc<BotState>, channel: ChannelId, mut jobs: mpsc::Receiver<Job>) {
     loop {
@@ -595,11 +655,8 @@ impl EventHandler for Handler {
                 let resume =
                     approvals::handle_click(&ctx, asked, state.store.as_ref(), &state.hub, &policy)
                         .await;
-                if let Some((channel, approval_id)) = resume {
-                    // Its run stopped with the process that asked: continue it here.
-                    if !state.enqueue(channel, Job::Resume { approval_id }) {
-                        tracing::error!(%channel, "the channel's queue is full; the decided approval's run was not resumed");
-                    }
+                if let Some(unwaited) = resume {
+                    state.continue_decided(unwaited);
                 }
             }
             Interaction::Command(command) => {
