@@ -595,6 +595,11 @@ async fn a_click_in_one_process_wakes_the_run_waiting_in_another(store_url: &str
     // Past B's handover, where B would resume the run had A not gone on.
     tokio::time::sleep(Duration::from_secs(4)).await;
     two.ran_once().await;
+    assert_eq!(
+        posts_in(&two.discord, FIRST, "continuing the run"),
+        0,
+        "the run went on where it waited, not as a copy resumed from the store"
+    );
     assert!(
         two.a
             .log()
@@ -656,17 +661,13 @@ async fn when_the_waiting_process_does_not_go_on_the_clicked_one_does_and_the_ca
     .await;
     two.a.signal(libc::SIGCONT);
     resumed.unwrap_or_else(|| panic!("B did not resume the run\nB: {}", two.b.log()));
-    assert!(two.b.log().contains("resuming a run"), "{}", two.b.log());
-    discord::poll(WAIT, || {
-        two.a
-            .log()
-            .contains("another copy went on past its approval")
-            .then_some(())
-    })
-    .await
-    .unwrap_or_else(|| panic!("A's run did not end: {}", two.a.log()));
     two.next_message_is_answered("Second answer.").await;
     two.ran_once().await;
+    assert_eq!(
+        posts_in(&two.discord, FIRST, "continuing the run"),
+        1,
+        "B said it continued the run"
+    );
     let store = SqlStore::connect(&schema.url).await.expect("store");
     assert_eq!(stored(&store, &id).await.status, ApprovalStatus::Confirmed);
     let history = store
@@ -683,6 +684,14 @@ async fn when_the_waiting_process_does_not_go_on_the_clicked_one_does_and_the_ca
         .count();
     assert_eq!(asked, 1, "the turn is saved once, by B: {history:#?}");
     store.close().await;
+    assert!(two.b.log().contains("resuming a run"), "{}", two.b.log());
+    assert!(
+        two.a
+            .log()
+            .contains("another copy went on past its approval"),
+        "{}",
+        two.a.log()
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
