@@ -95,12 +95,13 @@ fn registrations(discord: &FakeDiscord) -> usize {
         .count()
 }
 
-async fn wait_for_registrations(discord: &FakeDiscord, count: usize) {
+/// Whether `count` bots have connected within 30 s.
+async fn registered(discord: &FakeDiscord, count: usize) -> bool {
     discord::poll(Duration::from_secs(30), || {
         (registrations(discord) >= count).then_some(())
     })
     .await
-    .unwrap_or_else(|| panic!("{count} bots did not connect within 30 s"));
+    .is_some()
 }
 
 /// A `riskgate run` process, killed when dropped; its log goes to a file.
@@ -131,8 +132,14 @@ impl BotProcess {
             .stderr(std::fs::File::create(&log).expect("log file"))
             .spawn()
             .expect("start riskgate run");
-        let process = Self { child, log };
-        wait_for_registrations(discord, before + 1).await;
+        let mut process = Self { child, log };
+        if !registered(discord, before + 1).await {
+            let exited = process.child.try_wait().ok().flatten();
+            panic!(
+                "{name} did not connect within 30 s (exited: {exited:?}):\n{}",
+                process.log()
+            );
+        }
         process
     }
 
@@ -210,6 +217,33 @@ fn posts_in(discord: &FakeDiscord, channel: u64, containing: &str) -> usize {
                     .is_some_and(|c| c.contains(containing))
         })
         .count()
+}
+
+/// Waits for the answer to `click` that settles its message as confirmed (buttons removed).
+async fn settles_as_confirmed(discord: &FakeDiscord, click: &Value) {
+    let token = click["token"].as_str().expect("token").to_owned();
+    let settled = discord
+        .wait_for_request(
+            |r| r.path.contains(&token) && r.at("/type") == &json!(7),
+            WAIT,
+        )
+        .await;
+    let content = settled.at("/data/content").as_str().unwrap_or_default();
+    assert!(content.contains("Confirmed by"), "{settled:?}");
+    assert_eq!(
+        settled.at("/data/components"),
+        &json!([]),
+        "buttons removed"
+    );
+}
+
+/// Whether `text` is posted in `channel` within `within`, exactly once by then.
+async fn posted_once(discord: &FakeDiscord, channel: u64, text: &str, within: Duration) -> bool {
+    discord::poll(within, || {
+        (posts_in(discord, channel, text) == 1).then_some(())
+    })
+    .await
+    .is_some()
 }
 
 fn has_buttons(discord: &FakeDiscord, message: u64) -> bool {
@@ -309,25 +343,11 @@ async fn a_forged_click_decides_nothing_and_the_right_one_still_works() {
             &alice(),
         )
         .await;
-    let token = right["token"].as_str().expect("token").to_owned();
-    let settled = discord
-        .wait_for_request(
-            |r| r.path.contains(&token) && r.at("/type") == &json!(7),
-            WAIT,
-        )
-        .await;
+    settles_as_confirmed(&discord, &right).await;
     assert!(
-        settled
-            .at("/data/content")
-            .as_str()
-            .is_some_and(|c| c.contains("Confirmed by")),
-        "{settled:?}"
+        posted_once(&discord, FIRST, "Written.", WAIT).await,
+        "the first run went on"
     );
-    discord::poll(WAIT, || {
-        (posts_in(&discord, FIRST, "Written.") == 1).then_some(())
-    })
-    .await
-    .expect("the first run went on");
     assert_eq!(
         std::fs::read_to_string(workspace.join("first.txt")).expect("appended"),
         "hello"
@@ -389,11 +409,10 @@ async fn an_approval_in_a_thread_is_answered_in_the_thread_only() {
     discord
         .component_click(message, &format!("riskgate:confirm:{id}"), &alice())
         .await;
-    discord::poll(WAIT, || {
-        (posts_in(&discord, THREAD, "Written.") == 1).then_some(())
-    })
-    .await
-    .expect("the run in the thread went on");
+    assert!(
+        posted_once(&discord, THREAD, "Written.", WAIT).await,
+        "the run in the thread went on"
+    );
     assert_eq!(
         std::fs::read_to_string(workspace.join("thread.txt")).expect("appended"),
         "hello"
@@ -500,21 +519,7 @@ impl TwoProcesses {
                 &alice(),
             )
             .await;
-        let token = click["token"].as_str().expect("token").to_owned();
-        let settled = self
-            .discord
-            .wait_for_request(
-                |r| r.path.contains(&token) && r.at("/type") == &json!(7),
-                WAIT,
-            )
-            .await;
-        assert!(
-            settled
-                .at("/data/content")
-                .as_str()
-                .is_some_and(|c| c.contains("Confirmed by")),
-            "B settled the message: {settled:?}"
-        );
+        settles_as_confirmed(&self.discord, &click).await;
         clicked
     }
 
@@ -523,18 +528,14 @@ impl TwoProcesses {
         self.discord
             .message_create(FIRST, &alice(), "and now?", &[])
             .await;
-        discord::poll(WAIT, || {
-            (posts_in(&self.discord, FIRST, answer) == 1).then_some(())
-        })
-        .await
-        .unwrap_or_else(|| {
-            panic!(
-                "the first channel was not free for the next message: {:#?}\nA: {}\nB: {}",
-                self.discord.requests(),
-                self.a.log(),
-                self.b.log()
-            )
-        });
+        let answered = posted_once(&self.discord, FIRST, answer, WAIT).await;
+        assert!(
+            answered,
+            "the first channel was not free for the next message: {:#?}\nA: {}\nB: {}",
+            self.discord.requests(),
+            self.a.log(),
+            self.b.log()
+        );
     }
 
     /// The call ran once, and the channel saw one result, one reply and no notice of a
@@ -574,17 +575,13 @@ async fn a_click_in_one_process_wakes_the_run_waiting_in_another(store_url: &str
     .await;
     let (message, id) = two.alice_asks().await;
     let clicked = two.confirm_in_b(message, &id).await;
-    discord::poll(WAIT, || {
-        (posts_in(&two.discord, FIRST, "Written.") == 1).then_some(())
-    })
-    .await
-    .unwrap_or_else(|| {
-        panic!(
-            "the run in A did not go on\nA: {}\nB: {}",
-            two.a.log(),
-            two.b.log()
-        )
-    });
+    let went_on = posted_once(&two.discord, FIRST, "Written.", WAIT).await;
+    assert!(
+        went_on,
+        "the run in A did not go on\nA: {}\nB: {}",
+        two.a.log(),
+        two.b.log()
+    );
     // Reported, not asserted (the machine may be loaded): the poll above already bounds it
     // far below the approval's ten minutes.
     eprintln!(
@@ -655,12 +652,9 @@ async fn when_the_waiting_process_does_not_go_on_the_clicked_one_does_and_the_ca
     let (message, id) = two.alice_asks().await;
     two.a.signal(libc::SIGSTOP);
     two.confirm_in_b(message, &id).await;
-    let resumed = discord::poll(Duration::from_secs(15), || {
-        (posts_in(&two.discord, FIRST, "Written.") == 1).then_some(())
-    })
-    .await;
+    let resumed = posted_once(&two.discord, FIRST, "Written.", Duration::from_secs(15)).await;
     two.a.signal(libc::SIGCONT);
-    resumed.unwrap_or_else(|| panic!("B did not resume the run\nB: {}", two.b.log()));
+    assert!(resumed, "B did not resume the run\nB: {}", two.b.log());
     two.next_message_is_answered("Second answer.").await;
     two.ran_once().await;
     assert_eq!(
@@ -724,7 +718,7 @@ impl InProcess {
             .expect("bot");
         let stop = bot.shutdown_token();
         let task = tokio::spawn(bot.run());
-        wait_for_registrations(&discord, 1).await;
+        assert!(registered(&discord, 1).await, "the bot did not connect");
         Self {
             dir,
             workspace,
@@ -734,6 +728,25 @@ impl InProcess {
             stop,
             task,
         }
+    }
+
+    /// Alice asks to append "hello" to notes.txt (the model then says `then`), while the
+    /// store's recording of the approval's message meets `hook`.
+    async fn alice_asks(then: &str, hook: Hook) -> Self {
+        let bot = Self::start(vec![append_hello("c1", "notes.txt"), fake_llm::text(then)]).await;
+        bot.store.hook_once("set_approval_message", hook);
+        bot.discord
+            .message_create(FIRST, &alice(), "add hello to notes.txt", &[])
+            .await;
+        bot
+    }
+
+    /// Confirms as Alice and waits for the run to say "Written."; false if it never does.
+    async fn confirmed_and_written(&self, message: u64, id: &str) -> bool {
+        self.discord
+            .component_click(message, &format!("riskgate:confirm:{id}"), &alice())
+            .await;
+        posted_once(&self.discord, FIRST, "Written.", WAIT).await
     }
 
     async fn stop(self) {
@@ -752,16 +765,7 @@ impl InProcess {
 /// Once it is recorded, the same click works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_click_before_its_message_is_recorded_waits_for_it_and_never_decides_blindly() {
-    let bot = InProcess::start(vec![
-        append_hello("c1", "notes.txt"),
-        fake_llm::text("Written."),
-    ])
-    .await;
-    bot.store
-        .hook_once("set_approval_message", Hook::Delay(Duration::from_secs(4)));
-    bot.discord
-        .message_create(FIRST, &alice(), "add hello to notes.txt", &[])
-        .await;
+    let bot = InProcess::alice_asks("Written.", Hook::Delay(Duration::from_secs(4))).await;
     let (message, id) = approval_in(&bot.discord, FIRST).await;
     let early = bot
         .discord
@@ -786,14 +790,10 @@ async fn a_click_before_its_message_is_recorded_waits_for_it_and_never_decides_b
     })
     .await
     .expect("the message is recorded at last");
-    bot.discord
-        .component_click(message, &format!("riskgate:confirm:{id}"), &alice())
-        .await;
-    discord::poll(WAIT, || {
-        (posts_in(&bot.discord, FIRST, "Written.") == 1).then_some(())
-    })
-    .await
-    .expect("the run went on");
+    assert!(
+        bot.confirmed_and_written(message, &id).await,
+        "the run went on"
+    );
     assert_eq!(bot.notes().as_deref(), Some("hello"));
     bot.stop().await;
 }
@@ -801,27 +801,12 @@ async fn a_click_before_its_message_is_recorded_waits_for_it_and_never_decides_b
 /// The same with a store that lags less than the click waits: the click is decided.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_click_on_a_message_recorded_a_moment_late_is_decided() {
-    let bot = InProcess::start(vec![
-        append_hello("c1", "notes.txt"),
-        fake_llm::text("Written."),
-    ])
-    .await;
-    bot.store.hook_once(
-        "set_approval_message",
-        Hook::Delay(Duration::from_millis(600)),
-    );
-    bot.discord
-        .message_create(FIRST, &alice(), "add hello to notes.txt", &[])
-        .await;
+    let bot = InProcess::alice_asks("Written.", Hook::Delay(Duration::from_millis(600))).await;
     let (message, id) = approval_in(&bot.discord, FIRST).await;
-    bot.discord
-        .component_click(message, &format!("riskgate:confirm:{id}"), &alice())
-        .await;
-    discord::poll(WAIT, || {
-        (posts_in(&bot.discord, FIRST, "Written.") == 1).then_some(())
-    })
-    .await
-    .expect("the run went on");
+    assert!(
+        bot.confirmed_and_written(message, &id).await,
+        "the run went on"
+    );
     assert_eq!(bot.notes().as_deref(), Some("hello"));
     bot.stop().await;
 }
@@ -831,18 +816,8 @@ async fn a_click_on_a_message_recorded_a_moment_late_is_decided() {
 /// so the channel takes the next message instead of waiting for the expiry.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_whose_message_cannot_be_recorded_ends_at_once() {
-    let bot = InProcess::start(vec![
-        append_hello("c1", "notes.txt"),
-        fake_llm::text("Next answer."),
-    ])
-    .await;
-    bot.store.hook_once(
-        "set_approval_message",
-        Hook::Fail("the database is away".into()),
-    );
-    bot.discord
-        .message_create(FIRST, &alice(), "add hello to notes.txt", &[])
-        .await;
+    let bot =
+        InProcess::alice_asks("Next answer.", Hook::Fail("the database is away".into())).await;
     let posted = bot
         .discord
         .wait_for_request(
@@ -878,11 +853,10 @@ async fn an_approval_whose_message_cannot_be_recorded_ends_at_once() {
     bot.discord
         .message_create(FIRST, &alice(), "anything else?", &[])
         .await;
-    discord::poll(WAIT, || {
-        (posts_in(&bot.discord, FIRST, "Next answer.") == 1).then_some(())
-    })
-    .await
-    .expect("the channel took the next message");
+    assert!(
+        posted_once(&bot.discord, FIRST, "Next answer.", WAIT).await,
+        "the channel took the next message"
+    );
     assert_eq!(bot.notes(), None, "nothing ran");
     assert_eq!(
         bot.llm.requests().await.len(),

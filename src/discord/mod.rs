@@ -6,7 +6,9 @@
 //!   is busy); the typing indicator shows while a run works.
 //! - Results and replies go out through the [`outbox::Outbox`] (mentions off, split under
 //!   2000 characters, long output attached).
-//! - Approvals are messages with Confirm / Cancel buttons, decided exactly once in the store.
+//! - Approvals are messages with Confirm / Cancel buttons, decided exactly once in the store,
+//!   by a click on their own message only; a decision another process sharing the store made
+//!   reaches the run waiting here within `store.approval_watch_ms`.
 //! - Slash commands: `/mode`, `/profile`, `/status`, `/reset`, `/pending`, `/audit`.
 //!
 //! Required gateway intents: GUILDS, GUILD_MESSAGES, DIRECT_MESSAGES and the privileged
