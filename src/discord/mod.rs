@@ -533,7 +533,9 @@ async fn worker(state: Arc<BotState>, channel: ChannelId, mut jobs: mpsc::Receiv
             Job::Resume { .. } => None,
         };
         state.outbox.push(channel, Item::Trigger(trigger));
-        let typing = channel.start_typing(&state.http);
+        // A resume may find that its run went on in the process that asked, and then does
+        // nothing: it shows no typing indicator (a resumed run announces itself instead).
+        let typing = trigger.is_some().then(|| channel.start_typing(&state.http));
         let run = async {
             match &job {
                 Job::Message { inbound, .. } => {
