@@ -9,6 +9,10 @@
 //! Criterion reports its estimate; afterwards a plain loop of `PERCENTILE_RUNS` steps prints the
 //! median and p99 of single steps, which criterion does not.
 //!
+//! - `watch`: one poll of the approval watch (`settled_approvals`) over the ids of 10, 100
+//!   and 1,000 waiting runs, in a table that already holds every approval the steps made:
+//!   what each process asks once per `store.approval_watch_ms` while its runs wait.
+//!
 //! Run: `cargo bench --bench store` (with `RISKGATE_TEST_POSTGRES_URL=postgres://...` for
 //! PostgreSQL too).
 
@@ -218,6 +222,38 @@ fn percentiles(runtime: &Runtime, store: &SqlStore, counter: &AtomicU64, confirm
     line
 }
 
+/// Median and p99 of one approval-watch poll over `waiting` pending approvals.
+fn watch_percentiles(runtime: &Runtime, store: &SqlStore, waiting: usize) -> String {
+    let ids: Vec<String> = (0..waiting)
+        .map(|k| format!("watch-{waiting}-{k}"))
+        .collect();
+    runtime.block_on(async {
+        for (k, id) in ids.iter().enumerate() {
+            let mut record = approval(k as u64);
+            record.id = id.clone();
+            store.create_approval(&record).await.expect("create");
+        }
+    });
+    let mut polls: Vec<Duration> = (0..PERCENTILE_RUNS / 4)
+        .map(|_| {
+            let started = Instant::now();
+            let settled = runtime
+                .block_on(store.settled_approvals(&ids))
+                .expect("poll");
+            assert!(settled.is_empty(), "none of them is decided");
+            started.elapsed()
+        })
+        .collect();
+    polls.sort_unstable();
+    let at = |q: f64| polls[((polls.len() - 1) as f64 * q).round() as usize];
+    format!(
+        "median {:?}, p99 {:?} over {} polls",
+        at(0.5),
+        at(0.99),
+        polls.len()
+    )
+}
+
 fn bench_store(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -252,6 +288,13 @@ fn bench_store(c: &mut Criterion) {
                 "store/{}/{label}: {}",
                 db.name,
                 percentiles(&runtime, &store, &counter, confirm)
+            ));
+        }
+        for waiting in [10, 100, 1_000] {
+            summary.push(format!(
+                "store/{}/watch over {waiting} waiting runs: {}",
+                db.name,
+                watch_percentiles(&runtime, &store, waiting)
             ));
         }
         runtime.block_on(store.close());

@@ -361,6 +361,12 @@ pub struct StoreSettings {
     /// the database to read it (each holds at most `agent.history_budget_chars`). 0 reads
     /// the database every time.
     pub history_cache_channels: usize,
+    /// How often, while runs of this process wait for a person, one query asks the store
+    /// whether another process sharing it (another shard) decided their approvals, so a
+    /// decision made anywhere reaches the waiting run within about this long. A click
+    /// handled by a process in which no run waits for it leaves a run that asked and still
+    /// lives elsewhere three such intervals to go on before it continues the run itself.
+    pub approval_watch_ms: u64,
 }
 
 impl Default for StoreSettings {
@@ -372,6 +378,7 @@ impl Default for StoreSettings {
             retry_window_secs: DEFAULT_STORE_RETRY_WINDOW_SECS,
             max_connections: 16,
             history_cache_channels: 1000,
+            approval_watch_ms: 1000,
         }
     }
 }
@@ -987,6 +994,7 @@ impl Settings {
         for (key, value) in [
             ("llm.request_timeout_secs", self.llm.request_timeout_secs),
             ("store.sweep_interval_secs", self.store.sweep_interval_secs),
+            ("store.approval_watch_ms", self.store.approval_watch_ms),
             (
                 "store.max_connections",
                 u64::from(self.store.max_connections),

@@ -1169,7 +1169,8 @@ impl riskgate::core::ports::Store for Tampering {
         load_history, append, clear, prune_history, channel_settings, set_channel_settings,
         start_run, heartbeat_run, finish_run, create_approval, approval, set_approval_message,
         claim_continuation, pending_approvals, expire_overdue, abandon_orphaned, record_audit,
-        recent_audit, create_rule, channel_rules, revoke_rule,
+        recent_audit, create_rule, channel_rules, revoke_rule, settled_approvals,
+        live_run_instance,
     );
 }
 

@@ -1608,6 +1608,17 @@ async fn a_click_after_a_restart_continues_the_run(store_url: &str) {
         .as_str()
         .expect("confirm")
         .to_owned();
+    // A click is checked against the message the store recorded for the approval: the bot
+    // stops once that is recorded, while the run waits.
+    let approval_id = custom_id.strip_prefix("riskgate:confirm:").expect("ours");
+    let recorded = open().await;
+    for _ in 0..500 {
+        let approval = recorded.approval(approval_id).await.expect("read");
+        if approval.and_then(|a| a.message_ref).is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     // The bot stops while the run waits.
     stop.cancel();
     let _ = tokio::time::timeout(Duration::from_secs(10), task).await;

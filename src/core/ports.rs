@@ -453,6 +453,22 @@ pub trait Store: Send + Sync {
         id: &'a str,
         claimant: &'a str,
     ) -> BoxFuture<'a, Result<bool, StoreError>>;
+    /// Of the approvals `ids`, those no longer pending, as they now stand. The approval
+    /// watch asks this for the approvals its process's runs wait for, so a decision made by
+    /// another process sharing the store reaches them: one query per
+    /// [`SETTLED_APPROVALS_PER_QUERY`] ids, never one per id.
+    fn settled_approvals<'a>(
+        &'a self,
+        ids: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>>;
+    /// The process (`start_run`'s `instance`) running `run_id` while the run is live: not
+    /// finished, and its last heartbeat at or after `stale_before`. `None` for a run that
+    /// finished, went stale, or was never recorded.
+    fn live_run_instance<'a>(
+        &'a self,
+        run_id: &'a str,
+        stale_before: SystemTime,
+    ) -> BoxFuture<'a, Result<Option<String>, StoreError>>;
     /// Pending approvals, of one channel or of all, oldest first.
     fn pending_approvals<'a>(
         &'a self,
@@ -495,6 +511,10 @@ pub trait Store: Send + Sync {
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<AuditRecord>, StoreError>>;
 }
+
+/// How many ids one [`Store::settled_approvals`] query carries at most (far below what
+/// SQLite and PostgreSQL take as parameters of one statement); more ids take more queries.
+pub const SETTLED_APPROVALS_PER_QUERY: usize = 500;
 
 /// Time, so tests can control it. Durations use tokio's clock (pausable in tests); wall time
 /// is for records and expiry timestamps people read.
@@ -585,6 +605,15 @@ macro_rules! forward_store {
     (@sig claim_continuation $how:tt) => {
         $crate::forward_store!(@fn $how 'a claim_continuation(id: &'a str, claimant: &'a str)
             -> bool);
+    };
+    (@sig settled_approvals $how:tt) => {
+        $crate::forward_store!(@fn $how 'a settled_approvals(ids: &'a [::std::string::String])
+            -> ::std::vec::Vec<$crate::core::ports::ApprovalRecord>);
+    };
+    (@sig live_run_instance $how:tt) => {
+        $crate::forward_store!(@fn $how 'a live_run_instance(
+            run_id: &'a str, stale_before: ::std::time::SystemTime)
+            -> ::std::option::Option<::std::string::String>);
     };
     (@sig pending_approvals $how:tt) => {
         $crate::forward_store!(@fn $how 'a pending_approvals(

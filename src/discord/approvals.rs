@@ -1,5 +1,11 @@
 //! Approvals in Discord: a message with Confirm / Cancel buttons, clicks authorised and
 //! decided exactly once in the store, and the waiting run told through the [`ApprovalHub`].
+//!
+//! A click decides only the approval of the message it was made on: the approval its
+//! button names must be stored with that very channel and message ([`binding`]), else the
+//! clicker is told so privately and nothing changes. A decision made by another process
+//! sharing the store (a click another shard handled) reaches a run waiting here through
+//! [`watch_decisions`], within `store.approval_watch_ms`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -58,6 +64,20 @@ impl ApprovalHub {
             id: id.to_owned(),
             answer: rx,
         }
+    }
+
+    /// The approvals runs here wait for that no click has answered yet, for the watch.
+    pub fn untold(&self) -> Vec<String> {
+        self.waiting
+            .lock()
+            .map(|waiting| {
+                waiting
+                    .iter()
+                    .filter(|(_, sender)| sender.is_some())
+                    .map(|(id, _)| id.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Tells the run waiting on `id`, unless a click told it already; false when no run
@@ -158,7 +178,23 @@ impl ApprovalSurface for DiscordApprovals {
                         .set_approval_message(&request.id, &reference)
                         .await
                     {
+                        // A click is checked against the recorded message, so none could
+                        // ever answer this one: settle it now instead of blocking the
+                        // channel until it expires.
                         tracing::warn!(error = %e, "the approval message could not be recorded");
+                        self.outbox.push(
+                            channel,
+                            Item::Settle {
+                                message,
+                                outcome: UNRECORDED_OUTCOME.to_owned(),
+                                by: None,
+                            },
+                        );
+                        return ApprovalOutcome::Undeliverable {
+                            reason: format!(
+                                "its message could not be recorded in the state database, so no click on it could be checked ({e})"
+                            ),
+                        };
                     }
                 }
                 Ok(Err(failure)) => {
@@ -180,6 +216,10 @@ impl ApprovalSurface for DiscordApprovals {
         })
     }
 }
+
+/// The settled form of an approval whose message could not be recorded (see
+/// `render::settled_message`).
+pub const UNRECORDED_OUTCOME: &str = "unrecorded";
 
 /// Who may answer approvals (from `[discord]`).
 #[derive(Debug, Clone, Default)]
@@ -257,11 +297,31 @@ pub fn authorise(
 /// drops an interaction not answered within three seconds.
 pub(super) const ANSWER_WITHIN: Duration = Duration::from_millis(2000);
 
+/// How long a click on an approval whose message is not recorded yet (posted a moment ago,
+/// the store's write still on its way) waits for it before it is refused, and how often it
+/// looks again meanwhile.
+const REFERENCE_WAIT: Duration = Duration::from_millis(1500);
+const REFERENCE_POLL: Duration = Duration::from_millis(100);
+
+/// A decided approval whose run no run of this process waits for, but which was stored with
+/// it: the run is continued here, unless the run that asked goes on in another process first
+/// (see `discord::BotState::continue_decided`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unwaited {
+    pub channel: ChannelId,
+    pub approval_id: String,
+    /// The run that asked, to tell whether it still lives in another process.
+    pub run_id: String,
+}
+
 /// What a click gets back.
 enum Answer {
-    /// The decision counts: the approval message shows it, buttons removed. `resume`: no run
-    /// here waits for it, but its run was stored (the process that asked has stopped).
-    Settled { content: String, resume: bool },
+    /// The decision counts: the approval message shows it, buttons removed. `unwaited`: no
+    /// run here waits for it, but its run was stored with it.
+    Settled {
+        content: String,
+        unwaited: Option<Unwaited>,
+    },
     /// Only the person who clicked sees this.
     Ephemeral(String),
     /// "Cancel with reason…": the modal that asks for the reason.
@@ -372,15 +432,15 @@ impl Asked<'_> {
 /// than [`ANSWER_WITHIN`] the interaction is acknowledged first and the answer follows (the
 /// message edited, or a private note that the request is still pending).
 ///
-/// Returns the channel and approval whose run must be continued here: the decision won, no
-/// run of this process waits for it, and its run was stored.
+/// Returns the approval whose run may have to be continued here: the decision won, no run
+/// of this process waits for it, and its run was stored with it.
 pub async fn handle_click(
     ctx: &Context,
     asked: Asked<'_>,
     store: &dyn Store,
     hub: &ApprovalHub,
     policy: &ApproverPolicy,
-) -> Option<(ChannelId, String)> {
+) -> Option<Unwaited> {
     let (action, id) = parse_custom_id(asked.custom_id())?;
     let work = decide_click(asked, action, id, store, hub, policy);
     tokio::pin!(work);
@@ -388,8 +448,8 @@ pub async fn handle_click(
         answer = &mut work => Some(answer),
         _ = tokio::time::sleep(ANSWER_WITHIN) => None,
     };
-    let answer = match early {
-        Some(answer) => answer,
+    let (mut answer, late) = match early {
+        Some(answer) => (answer, false),
         None => {
             // The store is slow (retrying through a restart): acknowledge the click now.
             if let Err(e) = asked
@@ -398,15 +458,19 @@ pub async fn handle_click(
             {
                 tracing::warn!(error = %e, "a slow click could not be acknowledged");
             }
-            let answer = work.await;
-            let resume = matches!(answer, Answer::Settled { resume: true, .. });
-            answer_late(ctx, asked, answer).await;
-            return resume.then(|| (asked.channel_id(), id.to_owned()));
+            (work.await, true)
         }
     };
-    let resume = matches!(answer, Answer::Settled { resume: true, .. });
-    answer_now(ctx, asked, answer).await;
-    resume.then(|| (asked.channel_id(), id.to_owned()))
+    let unwaited = match &mut answer {
+        Answer::Settled { unwaited, .. } => unwaited.take(),
+        Answer::Ephemeral(_) | Answer::Modal(_) => None,
+    };
+    if late {
+        answer_late(ctx, asked, answer).await;
+    } else {
+        answer_now(ctx, asked, answer).await;
+    }
+    unwaited
 }
 
 /// Answers within the deadline: the message updated, a private note, or the modal.
@@ -467,7 +531,88 @@ async fn answer_late(ctx: &Context, asked: Asked<'_>, answer: Answer) {
     }
 }
 
-/// Loads, authorises and decides a click in the store; tells the waiting run.
+/// Whether a click made on a message may answer an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    /// The click was made on the approval's own message, in the approval's own channel.
+    Own,
+    /// On another message or in another channel, or on no message at all.
+    Foreign,
+    /// The approval's message is not recorded (yet): there is nothing to check the click
+    /// against.
+    Unrecorded,
+}
+
+/// Whether a click made on `clicked` (its channel and message; `None` when the interaction
+/// names no message) may answer `approval`. A thread is a channel of its own here: an
+/// approval posted in a thread is stored with the thread and answered there.
+pub fn binding(approval: &ApprovalRecord, clicked: Option<(ChannelId, MessageId)>) -> Binding {
+    let Some(reference) = approval.message_ref.as_deref() else {
+        return Binding::Unrecorded;
+    };
+    let Some(clicked) = clicked else {
+        return Binding::Foreign;
+    };
+    let own_channel = approval.channel.parse::<u64>().ok() == Some(clicked.0.get());
+    if own_channel && message_ref(reference) == Some(clicked) {
+        Binding::Own
+    } else {
+        Binding::Foreign
+    }
+}
+
+/// The approval `id` names, when the click was made on its own message; otherwise what the
+/// clicker is told, with nothing changed. An approval whose message is not recorded yet is
+/// read again for up to [`REFERENCE_WAIT`], then the click is refused: it is never decided
+/// without the check.
+async fn bound_approval(
+    asked: Asked<'_>,
+    id: &str,
+    store: &dyn Store,
+) -> Result<ApprovalRecord, Answer> {
+    let clicked = asked
+        .message()
+        .map(|(channel, message, _)| (channel, message));
+    let deadline = tokio::time::Instant::now() + REFERENCE_WAIT;
+    loop {
+        let approval = match store.approval(id).await {
+            Ok(Some(approval)) => approval,
+            Ok(None) => return Err(Answer::Ephemeral(NO_LONGER_ACTIVE.to_owned())),
+            Err(e) => {
+                tracing::error!(error = %e, "an approval could not be loaded");
+                return Err(Answer::Ephemeral(UNRECORDED.to_owned()));
+            }
+        };
+        match binding(&approval, clicked) {
+            Binding::Own => return Ok(approval),
+            Binding::Foreign => {
+                tracing::warn!(
+                    approval = id,
+                    channel = %asked.channel_id(),
+                    message = ?clicked.map(|(_, message)| message),
+                    "a click named an approval that its message does not show; refused"
+                );
+                return Err(Answer::Ephemeral(FOREIGN.to_owned()));
+            }
+            Binding::Unrecorded if approval.status != ApprovalStatus::Pending => {
+                return Err(Answer::Ephemeral(NO_LONGER_ACTIVE.to_owned()));
+            }
+            Binding::Unrecorded if tokio::time::Instant::now() >= deadline => {
+                return Err(Answer::Ephemeral(NOT_RECORDED_YET.to_owned()));
+            }
+            Binding::Unrecorded => tokio::time::sleep(REFERENCE_POLL).await,
+        }
+    }
+}
+
+/// A click whose button names an approval that its message does not show.
+const FOREIGN: &str = "This button does not belong to that approval request, so nothing was decided and nothing changed. Answer a request with the buttons on its own message.";
+/// A click on an approval whose message the store has not recorded yet.
+const NOT_RECORDED_YET: &str = "This request's message is not recorded yet, so your click could not be checked against it and nothing was decided. Press the button again in a moment.";
+const NO_LONGER_ACTIVE: &str = "This request is no longer active.";
+
+/// Loads the approval the click's own message shows, authorises the click and decides it in
+/// the store; tells the waiting run.
 async fn decide_click(
     asked: Asked<'_>,
     action: ButtonAction,
@@ -477,13 +622,9 @@ async fn decide_click(
     policy: &ApproverPolicy,
 ) -> Answer {
     let user = asked.user();
-    let approval = match store.approval(id).await {
-        Ok(Some(approval)) => approval,
-        Ok(None) => return Answer::Ephemeral("This request is no longer active.".to_owned()),
-        Err(e) => {
-            tracing::error!(error = %e, "an approval could not be loaded");
-            return Answer::Ephemeral(UNRECORDED.to_owned());
-        }
+    let approval = match bound_approval(asked, id, store).await {
+        Ok(approval) => approval,
+        Err(answer) => return answer,
     };
     if approval.status != ApprovalStatus::Pending {
         wake_with_stored(hub, &approval);
@@ -529,16 +670,18 @@ async fn decide_click(
             }
             tracing::info!(approval = %record.id, status = status.as_str(), "approval decided");
             let waited = hub.resolve(id, outcome);
-            Answer::Settled {
-                content,
-                resume: !waited && record.resume.is_some(),
-            }
+            let unwaited = (!waited && record.resume.is_some()).then(|| Unwaited {
+                channel: asked.channel_id(),
+                approval_id: record.id.clone(),
+                run_id: record.run_id.clone(),
+            });
+            Answer::Settled { content, unwaited }
         }
         Ok(Decided::Lost(record)) => {
             wake_with_stored(hub, &record);
             Answer::Ephemeral(already(&record))
         }
-        Ok(Decided::Missing) => Answer::Ephemeral("This request is no longer active.".to_owned()),
+        Ok(Decided::Missing) => Answer::Ephemeral(NO_LONGER_ACTIVE.to_owned()),
         Err(e) => {
             tracing::error!(error = %e, "an approval could not be decided");
             // Nothing changed for this click as far as anyone knows: the request stays
@@ -561,10 +704,11 @@ fn with_reason(settled: String, reason: &str) -> String {
 const UNRECORDED: &str = "Your answer could not be recorded: the state database is not answering. The request is still pending; try again in a moment.";
 
 /// A decided approval whose run may still wait: a decision recorded by an attempt whose
-/// answer was lost (the database restarted) reached nobody, so the run is told now. The run
-/// then settles the approval in the store and acts on what the store holds; if nobody waits,
-/// this does nothing.
-fn wake_with_stored(hub: &ApprovalHub, record: &ApprovalRecord) {
+/// answer was lost (the database restarted), or made by another process sharing the store,
+/// reached nobody here, so the run is told now. The run then settles the approval in the
+/// store and acts on what the store holds, exactly as after a click here; if nobody waits,
+/// this does nothing. True when a run here waits for it.
+fn wake_with_stored(hub: &ApprovalHub, record: &ApprovalRecord) -> bool {
     let by = record.decided_by.clone().unwrap_or_default();
     let outcome = match record.status {
         ApprovalStatus::Confirmed if record.note.as_deref() == Some(ALLOW_SIMILAR_NOTE) => {
@@ -575,9 +719,48 @@ fn wake_with_stored(hub: &ApprovalHub, record: &ApprovalRecord) {
             by,
             reason: record.note.clone(),
         },
-        _ => return,
+        ApprovalStatus::Expired => ApprovalOutcome::Expired,
+        ApprovalStatus::Pending | ApprovalStatus::Abandoned | ApprovalStatus::Undeliverable => {
+            return false;
+        }
     };
-    hub.resolve(&record.id, outcome);
+    hub.resolve(&record.id, outcome)
+}
+
+/// Tells the runs waiting here of decisions made by other processes sharing the store (a
+/// click another shard handled, or another process's expiry sweep): every `every`, while
+/// any run here waits unanswered, one query over the ids of their approvals
+/// ([`Store::settled_approvals`]); each one found settled wakes its run as a click here
+/// would. While no run waits, the store is not asked at all. Runs until the task is
+/// dropped.
+pub async fn watch_decisions(hub: Arc<ApprovalHub>, store: Arc<dyn Store>, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let ids = hub.untold();
+        if ids.is_empty() {
+            continue;
+        }
+        match store.settled_approvals(&ids).await {
+            Ok(settled) => {
+                for record in &settled {
+                    if wake_with_stored(&hub, record) {
+                        tracing::info!(
+                            approval = %record.id,
+                            status = record.status.as_str(),
+                            "a decision made in another process reached the run waiting here"
+                        );
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(
+                error = %e,
+                waiting = ids.len(),
+                "the approval watch could not read the store; runs waiting here learn of decisions made elsewhere once it answers"
+            ),
+        }
+    }
 }
 
 fn already(record: &ApprovalRecord) -> String {
@@ -742,6 +925,153 @@ mod tests {
             authorise(&off, &rm, Confirm, "100", &[]).is_ok(),
             "off: as before"
         );
+    }
+
+    #[test]
+    fn a_click_answers_only_the_approval_its_own_message_shows() {
+        let at =
+            |channel: u64, message: u64| Some((ChannelId::new(channel), MessageId::new(message)));
+        let mut shown = approval("100");
+        shown.channel = "12".into();
+        shown.message_ref = Some("12/34".into());
+        assert_eq!(binding(&shown, at(12, 34)), Binding::Own);
+        assert_eq!(
+            binding(&shown, at(12, 35)),
+            Binding::Foreign,
+            "another message"
+        );
+        assert_eq!(
+            binding(&shown, at(13, 34)),
+            Binding::Foreign,
+            "the same id in another channel"
+        );
+        assert_eq!(binding(&shown, None), Binding::Foreign, "no message named");
+        let mut moved = shown.clone();
+        moved.channel = "13".into();
+        assert_eq!(
+            binding(&moved, at(12, 34)),
+            Binding::Foreign,
+            "a reference to a channel the approval is not of"
+        );
+        // An approval asked for in a thread (77) under channel 12 is the thread's.
+        let mut threaded = approval("100");
+        threaded.channel = "77".into();
+        threaded.message_ref = Some("77/90".into());
+        assert_eq!(binding(&threaded, at(77, 90)), Binding::Own);
+        assert_eq!(
+            binding(&threaded, at(12, 90)),
+            Binding::Foreign,
+            "the parent"
+        );
+        let mut unposted = shown.clone();
+        unposted.message_ref = None;
+        assert_eq!(binding(&unposted, at(12, 34)), Binding::Unrecorded);
+        let mut broken = shown;
+        broken.message_ref = Some("garbage".into());
+        assert_eq!(binding(&broken, at(12, 34)), Binding::Foreign);
+    }
+
+    /// A store that counts the watch's queries and keeps the ids of the last one.
+    #[derive(Default)]
+    struct Counted {
+        inner: crate::store::MemoryStore,
+        asked: Mutex<Vec<Vec<String>>>,
+    }
+
+    impl Store for Counted {
+        fn settled_approvals<'a>(
+            &'a self,
+            ids: &'a [String],
+        ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, crate::core::ports::StoreError>> {
+            if let Ok(mut asked) = self.asked.lock() {
+                asked.push(ids.to_vec());
+            }
+            self.inner.settled_approvals(ids)
+        }
+        crate::forward_store!(inner:
+            load_history, append, clear, prune_history, channel_settings, set_channel_settings,
+            start_run, heartbeat_run, finish_run, create_approval, decide_approval_noted,
+            approval, set_approval_message, claim_continuation, pending_approvals,
+            expire_overdue, abandon_orphaned, record_audit, recent_audit, create_rule,
+            channel_rules, revoke_rule, live_run_instance,
+        );
+    }
+
+    impl Counted {
+        fn queries(&self) -> Vec<Vec<String>> {
+            self.asked.lock().map(|a| a.clone()).unwrap_or_default()
+        }
+    }
+
+    /// A decision another process wrote to the store wakes the run waiting here within an
+    /// interval; the watch asks once per interval about every waiting run together, and not
+    /// at all while none waits.
+    #[tokio::test(start_paused = true)]
+    async fn the_watch_wakes_runs_with_decisions_made_elsewhere_in_one_query_per_interval() {
+        let store = Arc::new(Counted::default());
+        let hub = Arc::new(ApprovalHub::default());
+        let every = Duration::from_secs(1);
+        let watch = tokio::spawn(watch_decisions(hub.clone(), store.clone(), every));
+        tokio::time::sleep(every * 10).await;
+        assert!(store.queries().is_empty(), "no run waits: nothing is asked");
+
+        let ids: Vec<String> = (0..5).map(|n| format!("a{n}")).collect();
+        let mut waiting = Vec::new();
+        for id in &ids {
+            let mut record = approval("100");
+            record.id = id.clone();
+            store.create_approval(&record).await.expect("create");
+            waiting.push(hub.register(id));
+        }
+        tokio::time::sleep(every * 3).await;
+        let queries = store.queries();
+        assert!(
+            (2..=4).contains(&queries.len()),
+            "one query an interval for all five runs, not one a run: {queries:?}"
+        );
+        let mut asked = queries[0].clone();
+        asked.sort();
+        assert_eq!(asked, ids);
+        assert!(waiting.iter_mut().all(|w| w.answer.try_recv().is_err()));
+
+        // Another process decides two of them.
+        store
+            .decide_approval("a1", ApprovalStatus::Confirmed, Some("bob"))
+            .await
+            .expect("decide");
+        store
+            .decide_approval_noted("a3", ApprovalStatus::Cancelled, Some("eve"), Some("no"))
+            .await
+            .expect("decide");
+        tokio::time::sleep(every + Duration::from_millis(10)).await;
+        assert_eq!(
+            waiting[1].answer.try_recv().ok(),
+            Some(ApprovalOutcome::Confirmed { by: "bob".into() })
+        );
+        assert_eq!(
+            waiting[3].answer.try_recv().ok(),
+            Some(ApprovalOutcome::Cancelled {
+                by: "eve".into(),
+                reason: Some("no".into())
+            })
+        );
+        assert!(waiting[0].answer.try_recv().is_err(), "still pending");
+        let before = store.queries().len();
+        tokio::time::sleep(every).await;
+        let mut last = store.queries().last().cloned().unwrap_or_default();
+        last.sort();
+        assert_eq!(
+            last,
+            ["a0", "a2", "a4"],
+            "told runs are not asked about again"
+        );
+
+        drop(waiting);
+        let after = store.queries().len();
+        tokio::time::sleep(every * 10).await;
+        assert_eq!(store.queries().len(), after, "no run waits any more");
+        assert!(after > before);
+        watch.abort();
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //!   is busy); the typing indicator shows while a run works.
 //! - Results and replies go out through the [`outbox::Outbox`] (mentions off, split under
 //!   2000 characters, long output attached).
-//! - Approvals are messages with Confirm / Cancel buttons, decided exactly once in the store.
+//! - Approvals are messages with Confirm / Cancel buttons, decided exactly once in the store,
+//!   by a click on their own message only; a decision another process sharing the store made
+//!   reaches the run waiting here within `store.approval_watch_ms`.
 //! - Slash commands: `/mode`, `/profile`, `/status`, `/reset`, `/pending`, `/audit`.
 //!
 //! Required gateway intents: GUILDS, GUILD_MESSAGES, DIRECT_MESSAGES and the privileged
@@ -141,6 +143,9 @@ struct BotState {
     /// The start-up report was made.
     reported: std::sync::atomic::AtomicBool,
     sweep_every: Duration,
+    /// How often runs waiting here look for decisions made by other processes
+    /// (`store.approval_watch_ms`).
+    approval_watch: Duration,
     shutdown_grace: Duration,
     /// Who may start runs.
     access: access::Access,
@@ -284,6 +289,7 @@ impl Bot {
             shard_count: shard_count(&settings.discord),
             reported: std::sync::atomic::AtomicBool::new(false),
             sweep_every: Duration::from_secs(settings.store.sweep_interval_secs),
+            approval_watch: Duration::from_millis(settings.store.approval_watch_ms),
             shutdown_grace: Duration::from_secs(settings.discord.shutdown_grace_secs),
             access: access::Access::new(&settings.discord),
         });
@@ -310,10 +316,15 @@ impl Bot {
     pub async fn run(self) -> Result<(), BotError> {
         let Self { mut client, state } = self;
         let sweeper = tokio::spawn(sweep(state.clone(), state.sweep_every));
-        let watcher = tokio::spawn(status::watch_gateway(
+        let gateway_watch = tokio::spawn(status::watch_gateway(
             client.shard_manager.clone(),
             state.health.clone(),
             state.shard_count,
+        ));
+        let decision_watch = tokio::spawn(approvals::watch_decisions(
+            state.hub.clone(),
+            state.store.clone(),
+            state.approval_watch,
         ));
         let manager = client.shard_manager.clone();
         let stopper = {
@@ -364,8 +375,9 @@ impl Bot {
             );
         }
         sweeper.abort();
+        gateway_watch.abort();
         stopper.abort();
-        watcher.abort();
+        decision_watch.abort();
         // Audit records kept during a store outage: written now, or logged if it persists.
         state.agent.flush_audit_or_log().await;
         let error = match result {
@@ -597,6 +609,56 @@ impl BotState {
     }
 }
 
+/// How many approval-watch intervals a click handled here leaves a run that asked and still
+/// lives in another process to go on there, before continuing it here.
+const HANDOVER_INTERVALS: u32 = 3;
+
+impl BotState {
+    /// Continues the run of a decided approval that no run here waits for. The run that
+    /// asked is preferred where it still lives (in another process sharing the store: that
+    /// process's watch wakes it within an interval): it holds the gate's reading of the call,
+    /// and its channel's queue waits for it there. So this process resumes the run from the
+    /// store at once only when the run that asked is not live elsewhere (its process stopped,
+    /// or it was this process's and went on already), and otherwise only after
+    /// [`HANDOVER_INTERVALS`] watch intervals, in case it did not go on. Whichever goes on
+    /// claims the continuation in the store first, so the call runs once.
+    fn continue_decided(self: &Arc<Self>, unwaited: approvals::Unwaited) {
+        let state = self.clone();
+        self.tracker.spawn(async move {
+            let approvals::Unwaited {
+                channel,
+                approval_id,
+                run_id,
+            } = unwaited;
+            if state.lives_elsewhere(&run_id).await {
+                let handover = state.approval_watch * HANDOVER_INTERVALS;
+                tracing::info!(approval = %approval_id, ?handover, "the run that asked waits in another process; it goes on there unless it has not by the end of the handover");
+                tokio::select! {
+                    () = tokio::time::sleep(handover) => {}
+                    () = state.shutdown.cancelled() => return,
+                }
+            }
+            if !state.enqueue(channel, Job::Resume { approval_id }) {
+                tracing::error!(%channel, "the channel's queue is full; the decided approval's run was not resumed");
+            }
+        });
+    }
+
+    /// Whether `run_id` is live in another process sharing the store. When the store cannot
+    /// tell, it is assumed to be, so this process waits the handover before resuming it.
+    async fn lives_elsewhere(&self, run_id: &str) -> bool {
+        let stale_before = SystemTime::now() - crate::app::STALE_RUN;
+        match self.store.live_run_instance(run_id, stale_before).await {
+            Ok(Some(instance)) => instance != self.agent.instance,
+            Ok(None) => false,
+            Err(e) => {
+                tracing::warn!(error = %e, run_id, "whether the run lives in another process could not be read; waiting before resuming it here");
+                true
+            }
+        }
+    }
+}
+
 /// One channel's runs, one at a time.
 async fn worker(state: Arc<BotState>, channel: ChannelId, mut jobs: mpsc::Receiver<Job>) {
     loop {
@@ -613,7 +675,9 @@ async fn worker(state: Arc<BotState>, channel: ChannelId, mut jobs: mpsc::Receiv
             Job::Resume { .. } => None,
         };
         state.outbox.push(channel, Item::Trigger(trigger));
-        let typing = channel.start_typing(&state.http);
+        // A resume may find that its run went on in the process that asked, and then does
+        // nothing: it shows no typing indicator (a resumed run announces itself instead).
+        let typing = trigger.is_some().then(|| channel.start_typing(&state.http));
         let run = async {
             match &job {
                 Job::Message { inbound, .. } => {
@@ -734,11 +798,8 @@ impl EventHandler for Handler {
                 let resume =
                     approvals::handle_click(&ctx, asked, state.store.as_ref(), &state.hub, &policy)
                         .await;
-                if let Some((channel, approval_id)) = resume {
-                    // Its run stopped with the process that asked: continue it here.
-                    if !state.enqueue(channel, Job::Resume { approval_id }) {
-                        tracing::error!(%channel, "the channel's queue is full; the decided approval's run was not resumed");
-                    }
+                if let Some(unwaited) = resume {
+                    state.continue_decided(unwaited);
                 }
             }
             Interaction::Command(command) => {

@@ -368,6 +368,7 @@ pub fn settled_message(original: &str, outcome: &str, by: Option<&str>) -> Strin
         }
         ("expired", _) => "⌛ Expired: nobody answered in time.".to_owned(),
         ("abandoned", _) => "⏹️ No longer active: the bot restarted while it waited.".to_owned(),
+        ("unrecorded", _) => "⚠️ Not answerable: this message could not be recorded in the state database, so no click on it could be checked and nothing ran. Ask again once the database answers.".to_owned(),
         (other, _) => format!("Settled: {other}."),
     };
     format!("{head}\n{verdict}")

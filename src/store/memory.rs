@@ -20,6 +20,7 @@ pub struct MemoryStore {
 
 #[derive(Debug)]
 struct Run {
+    instance: String,
     heartbeat_at: SystemTime,
     finished: bool,
 }
@@ -130,12 +131,13 @@ impl Store for MemoryStore {
         &'a self,
         run_id: &'a str,
         _channel: &'a str,
-        _instance: &'a str,
+        instance: &'a str,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Self::ready(self.with(|inner| {
             inner.runs.insert(
                 run_id.to_owned(),
                 Run {
+                    instance: instance.to_owned(),
                     heartbeat_at: SystemTime::now(),
                     finished: false,
                 },
@@ -234,6 +236,34 @@ impl Store for MemoryStore {
             if let Some(approval) = inner.approvals.iter_mut().find(|a| a.id == id) {
                 approval.message_ref = Some(message_ref.to_owned());
             }
+        }))
+    }
+
+    fn settled_approvals<'a>(
+        &'a self,
+        ids: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        Self::ready(self.with(|inner| {
+            inner
+                .approvals
+                .iter()
+                .filter(|a| a.status != ApprovalStatus::Pending && ids.contains(&a.id))
+                .cloned()
+                .collect()
+        }))
+    }
+
+    fn live_run_instance<'a>(
+        &'a self,
+        run_id: &'a str,
+        stale_before: SystemTime,
+    ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+        Self::ready(self.with(|inner| {
+            inner
+                .runs
+                .get(run_id)
+                .filter(|run| !run.finished && run.heartbeat_at >= stale_before)
+                .map(|run| run.instance.clone())
         }))
     }
 

@@ -1793,3 +1793,53 @@ pub async fn poll<T>(timeout: Duration, mut probe: impl FnMut() -> Option<T>) ->
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// An interaction sent to a chosen shard.
+
+impl FakeDiscord {
+    /// Like [`FakeDiscord::component_click`], but the interaction goes to the connections of
+    /// `shard` whatever guild it is in: several processes serving shards of one bot (sharing
+    /// one store) can get a click on a message another process posted, as while shards move
+    /// from one process to another. Returns once a connection of that shard sent the frame.
+    pub async fn component_click_on_shard(
+        &self,
+        shard: u32,
+        message_id: u64,
+        custom_id: &str,
+        user: &UserSpec,
+    ) -> Value {
+        let message = self
+            .message(message_id)
+            .unwrap_or_else(|| panic!("no stored message {message_id}"));
+        let data = json!({ "custom_id": custom_id, "component_type": 2 });
+        let channel_id = id_of(&message["channel_id"]);
+        let interaction = self
+            .state
+            .new_interaction(3, channel_id, user, data, Some(message));
+        let outboxes: Vec<_> = lock(&self.state.connections)
+            .iter()
+            .filter(|c| c.shard[0] == shard)
+            .map(|c| c.outbox.clone())
+            .collect();
+        let mut sent_by_one = false;
+        for outbox in outboxes {
+            let (ack, sent) = oneshot::channel();
+            let queued = outbox.send(Outbound::Dispatch(
+                "INTERACTION_CREATE",
+                interaction.clone(),
+                ack,
+            ));
+            if queued.is_ok() {
+                sent_by_one |= tokio::time::timeout(WAIT, sent)
+                    .await
+                    .is_ok_and(|r| r.is_ok());
+            }
+        }
+        assert!(
+            sent_by_one,
+            "no gateway connection of shard {shard} took the click"
+        );
+        interaction
+    }
+}

@@ -181,22 +181,29 @@ impl Agent {
         call: &ParsedCall,
         record: &ApprovalRecord,
     ) -> Result<(), CallResult> {
-        let (reason, stop) = match self.continues(channel, record).await {
-            Ok(true) => return Ok(()),
-            Ok(false) => (
-                "a resumed copy of this run took over after the decision, so it did not run here"
-                    .to_owned(),
-                StopReason::ContinuedElsewhere,
-            ),
+        match self.continues(channel, record).await {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                // The copy that went on tells the channel what became of the call: this
+                // run posts nothing and ends.
+                let mut result = super::not_run_result(
+                    CallOutcome::NotRun,
+                    "a resumed copy of this run took over after the decision, so it did not run here",
+                    json!({}),
+                );
+                result.ends_run = Some(StopReason::ContinuedElsewhere);
+                Err(result)
+            }
             // A resumed copy may still claim it: this run stops rather than go on beside it.
-            Err(e) => (
-                format!("whether this run goes on could not be recorded, so nothing ran: {e}"),
-                StopReason::Store(e),
-            ),
-        };
-        let mut result = self.not_run(channel, call, CallOutcome::NotRun, &reason, json!({}));
-        result.ends_run = Some(stop);
-        Err(result)
+            Err(e) => {
+                let reason =
+                    format!("whether this run goes on could not be recorded, so nothing ran: {e}");
+                let mut result =
+                    self.not_run(channel, call, CallOutcome::NotRun, &reason, json!({}));
+                result.ends_run = Some(StopReason::Store(e));
+                Err(result)
+            }
+        }
     }
 
     /// What a settled approval lets run (the stored, hash-checked arguments, confirmed by

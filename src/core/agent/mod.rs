@@ -515,7 +515,14 @@ impl Agent {
                     Ok(())
                 }
             },
-            self.patiently(channel, self.store.append(channel, &new_messages)),
+            async {
+                if new_messages.is_empty() {
+                    Ok(())
+                } else {
+                    self.patiently(channel, self.store.append(channel, &new_messages))
+                        .await
+                }
+            },
         );
         if let Err(e) = finished {
             tracing::error!(error = %e, run_id, "could not mark the run finished");
@@ -529,22 +536,7 @@ impl Agent {
                 },
             );
         }
-        match &outcome {
-            RunOutcome::Stopped(reason) => {
-                if matches!(reason, StopReason::MaxIterations(_)) {
-                    tracing::warn!(iterations, "run stopped at the iteration cap");
-                } else {
-                    tracing::warn!(%reason, "run stopped");
-                }
-                self.emit(
-                    channel,
-                    AgentEvent::Error {
-                        message: reason.to_string(),
-                    },
-                );
-            }
-            RunOutcome::Replied(_) | RunOutcome::Terminated { .. } => {}
-        }
+        self.tell_stop(channel, &outcome, iterations);
         // Records kept while the store was down go in as soon as it answers again.
         let kept = self.unwritten_audit.lock().await.len();
         if kept > 0
@@ -562,12 +554,41 @@ impl Agent {
         outcome
     }
 
+    /// Tells the channel why the run stopped without an answer, if it did. A run whose
+    /// continuation another copy claimed ends quietly: that copy tells the channel what
+    /// became of the call.
+    fn tell_stop(&self, channel: &str, outcome: &RunOutcome, iterations: u32) {
+        match outcome {
+            RunOutcome::Stopped(reason @ StopReason::ContinuedElsewhere) => {
+                tracing::info!(%reason, "run ended: another copy went on past its approval");
+            }
+            RunOutcome::Stopped(reason) => {
+                if matches!(reason, StopReason::MaxIterations(_)) {
+                    tracing::warn!(iterations, "run stopped at the iteration cap");
+                } else {
+                    tracing::warn!(%reason, "run stopped");
+                }
+                self.emit(
+                    channel,
+                    AgentEvent::Error {
+                        message: reason.to_string(),
+                    },
+                );
+            }
+            RunOutcome::Replied(_) | RunOutcome::Terminated { .. } => {}
+        }
+    }
+
     /// What later runs read of this one: see [`RunMessages::for_history`]; the person's
-    /// message cut to fit the history (this run saw it whole). Nothing at all when the model
-    /// server failed for now (see [`ModelFailure::Transient`]) before anything of the run
-    /// was kept: the person is told to send the message again, and the conversation stays
-    /// byte for byte as it was.
+    /// message cut to fit the history (this run saw it whole). Nothing, for a run whose
+    /// continuation another copy claimed: that copy saves the whole turn, the person's
+    /// message first. Nothing either when the model server failed for now (see
+    /// [`ModelFailure::Transient`]) before anything of the run was kept: the person is told
+    /// to send the message again, and the conversation stays byte for byte as it was.
     fn for_history(&self, outcome: &RunOutcome, messages: &RunMessages) -> Vec<ChatMessage> {
+        if matches!(outcome, RunOutcome::Stopped(StopReason::ContinuedElsewhere)) {
+            return Vec::new();
+        }
         let note = match outcome {
             RunOutcome::Stopped(StopReason::Model(e))
                 if e.failure() == ModelFailure::Transient && messages.only_the_question() =>
@@ -1196,21 +1217,27 @@ impl Agent {
                 reason: reason.to_owned(),
             },
         );
-        let mut result = json!({ "status": status, "reason": reason });
-        if let (Some(object), Value::Object(extra)) = (result.as_object_mut(), extra) {
-            object.extend(extra);
-        }
-        CallResult {
-            text: result.to_string(),
-            ran: false,
-            outcome: status,
-            output_bytes: 0,
-            ends_run: None,
-        }
+        not_run_result(status, reason, extra)
     }
 
     fn emit(&self, channel: &str, event: AgentEvent) {
         self.events.emit(channel, &event);
+    }
+}
+
+/// The result the model gets for a call that did not run (see [`Agent::not_run`], which
+/// also tells the channel).
+fn not_run_result(status: CallOutcome, reason: &str, extra: Value) -> CallResult {
+    let mut result = json!({ "status": status, "reason": reason });
+    if let (Some(object), Value::Object(extra)) = (result.as_object_mut(), extra) {
+        object.extend(extra);
+    }
+    CallResult {
+        text: result.to_string(),
+        ran: false,
+        outcome: status,
+        output_bytes: 0,
+        ends_run: None,
     }
 }
 

@@ -205,7 +205,7 @@ impl Agent {
             channel,
             AgentEvent::Notice {
                 message: format!(
-                    "continuing the run that waited for this approval when the bot restarted (asked by {})",
+                    "continuing the run that waited for this approval: the bot process it waited in stopped, or did not go on in time (asked by {})",
                     inbound.author_name
                 ),
             },

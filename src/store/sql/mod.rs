@@ -54,7 +54,8 @@ use self::writer::Writer;
 use crate::config::redact_password;
 use crate::core::agent::ChatMessage;
 use crate::core::ports::{
-    ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided, Store, StoreError,
+    ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided,
+    SETTLED_APPROVALS_PER_QUERY, Store, StoreError,
 };
 use crate::core::risk::ChannelMode;
 use crate::core::rules::ChannelRule;
@@ -681,6 +682,57 @@ impl SqlStore {
         Ok(())
     }
 
+    /// The approvals of `ids` that are no longer pending: one statement per
+    /// [`SETTLED_APPROVALS_PER_QUERY`] ids, each looked up by its primary key.
+    #[tracing::instrument(level = "debug", skip(self, ids), fields(ids = ids.len()), err(level = "debug", Display))]
+    async fn read_settled(&self, ids: &[String]) -> Result<Vec<ApprovalRecord>, SqlStoreError> {
+        let mut settled = Vec::new();
+        for chunk in ids.chunks(SETTLED_APPROVALS_PER_QUERY) {
+            let rows = with_pool!(self, pool => {
+                let mut query = sqlx::QueryBuilder::new(concat!(
+                    "SELECT ",
+                    approval_columns!(),
+                    " FROM approvals WHERE status <> 'pending' AND id IN ("
+                ));
+                let mut list = query.separated(", ");
+                for id in chunk {
+                    list.push_bind(id.as_str());
+                }
+                list.push_unseparated(")");
+                query
+                    .build_query_as::<ApprovalRow>()
+                    .fetch_all(pool)
+                    .await
+                    .map_err(SqlStoreError::query("read decided approvals"))?
+            });
+            for row in rows {
+                settled.push(approval_from_row(row)?);
+            }
+        }
+        Ok(settled)
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn read_live_instance(
+        &self,
+        run_id: &str,
+        stale_before: SystemTime,
+    ) -> Result<Option<String>, SqlStoreError> {
+        let stale_before = to_millis(stale_before);
+        let instance = with_pool!(self, pool => {
+            sqlx::query_scalar::<_, String>(
+                "SELECT instance FROM runs \
+                 WHERE id = $1 AND finished_at IS NULL AND heartbeat_at >= $2",
+            )
+            .bind(run_id)
+            .bind(stale_before)
+            .fetch_optional(pool)
+            .await
+            .map_err(SqlStoreError::query("read the run's process"))?
+        });
+        Ok(instance)
+    }
+
     #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
     async fn read_pending(
         &self,
@@ -1037,6 +1089,33 @@ impl Store for SqlStore {
                 .retry
                 .run("record the approval's message", |_| {
                     self.write_approval_message(id, message_ref)
+                })
+                .await?)
+        })
+    }
+
+    fn settled_approvals<'a>(
+        &'a self,
+        ids: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<ApprovalRecord>, StoreError>> {
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("read decided approvals", |_| self.read_settled(ids))
+                .await?)
+        })
+    }
+
+    fn live_run_instance<'a>(
+        &'a self,
+        run_id: &'a str,
+        stale_before: SystemTime,
+    ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("read the run's process", |_| {
+                    self.read_live_instance(run_id, stale_before)
                 })
                 .await?)
         })
