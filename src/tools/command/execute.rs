@@ -380,7 +380,7 @@ impl CommandRunner {
         // Whatever happened, nothing the line started outlives it.
         group.kill();
         group.reap().await;
-        let limits = jail.finish().await;
+        let limits = jail.finish();
         match finished {
             Ok(Ok(exit)) => Ok(LineOutcome {
                 exit,
@@ -493,17 +493,15 @@ impl<'r> Jail<'r> {
         }
     }
 
-    /// Ends the line's sandbox (what is left in its groups killed, its view's mounts and its
-    /// private directory removed) off the runtime's threads, and says which limits the line
-    /// ran into.
-    async fn finish(self) -> LimitsReached {
+    /// Says which limits the line ran into, and ends its sandbox (what is left in its groups
+    /// killed, its view's mounts and its private directory removed) off the runtime's
+    /// threads and off the caller's path: the outcome does not wait for the removal. Should
+    /// the runtime stop before the task starts, dropping the task drops the sandbox, which
+    /// removes it all the same.
+    fn finish(self) -> LimitsReached {
         let sandbox = self.sandbox;
         let limits = sandbox.limits_reached();
-        if sandbox.walls() == Walls::Off {
-            drop(sandbox);
-        } else {
-            let _ = tokio::task::spawn_blocking(move || drop(sandbox)).await;
-        }
+        drop(tokio::task::spawn_blocking(move || drop(sandbox)));
         limits
     }
 

@@ -50,7 +50,7 @@ use landlock::{
 };
 use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
 
-use super::cgroup::{Cgroups, LineCgroup, LineLimits};
+use super::cgroup::{Cgroups, Found, LineCgroup, LineLimits};
 use super::view::{Layout, LineView, ViewPlan, ViewSupport};
 use crate::config::SandboxSettings;
 
@@ -514,7 +514,7 @@ impl Sandbox {
         if self.inner.support.is_ready() {
             per_line_cgroups()
         } else {
-            MISSING.get_or_init(|| Cgroups::Missing("lines run without the sandbox here".into()))
+            MISSING.get_or_init(|| Cgroups::missing("lines run without the sandbox here"))
         }
     }
 
@@ -534,13 +534,13 @@ impl Sandbox {
     pub fn per_line(&self) -> PerLine {
         let s = &self.inner.settings;
         let cgroups = self.cgroups();
-        let limits = match cgroups {
-            Cgroups::Ready(_) => Ok(format!(
+        let limits = match cgroups.found() {
+            Found::Ready(_) => Ok(format!(
                 "memory {} and {} processes per line ({cgroups})",
                 bytes(s.memory_bytes),
                 s.processes,
             )),
-            Cgroups::Missing(reason) => Err(format!(
+            Found::Missing(reason) => Err(format!(
                 "memory and processes are limited per process only (setrlimit: a line may fork past them, shared memory is not counted, and RLIMIT_NPROC counts every process of the bot's user, or nothing for root), because {reason}"
             )),
         };
@@ -856,16 +856,14 @@ impl LineSandbox {
 
     /// What the line ran into: its memory or process limit (read from its groups).
     pub fn limits_reached(&self) -> LimitsReached {
-        self.cgroup
-            .as_ref()
-            .map_or_else(LimitsReached::default, |cgroup| LimitsReached {
-                memory: cgroup
-                    .hit_memory_limit()
-                    .then_some(self.inner.settings.memory_bytes),
-                processes: cgroup
-                    .hit_process_limit()
-                    .then_some(self.inner.settings.processes),
-            })
+        let Some(cgroup) = &self.cgroup else {
+            return LimitsReached::default();
+        };
+        let (memory, processes) = cgroup.reached();
+        LimitsReached {
+            memory: memory.then_some(self.inner.settings.memory_bytes),
+            processes: processes.then_some(self.inner.settings.processes),
+        }
     }
 
     /// Puts `command`, which will run `program` in `cwd`, inside the walls: a `pre_exec`
