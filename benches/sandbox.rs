@@ -6,7 +6,8 @@
 //! interleaved, many times, with the median and the 99th percentile of each. `bare` is
 //! `tokio::process::Command::output()` of the same program, for scale.
 //!
-//! Run: `cargo bench --bench sandbox -- [--runs N]` (default 2000 per variant).
+//! Run: `cargo bench --bench sandbox -- [--runs N] [--gap-ms N]` (default 2000 per variant,
+//! back to back; `--gap-ms` sleeps that long before each timed line, untimed).
 
 use std::time::{Duration, Instant};
 
@@ -30,10 +31,18 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 fn main() {
     let mut runs = 2000_usize;
+    let mut gap = Duration::ZERO;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         if arg == "--runs" {
             runs = args.next().and_then(|n| n.parse().ok()).expect("--runs N");
+        }
+        if arg == "--gap-ms" {
+            gap = Duration::from_millis(
+                args.next()
+                    .and_then(|n| n.parse().ok())
+                    .expect("--gap-ms N"),
+            );
         }
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -112,6 +121,10 @@ fn main() {
         }
         for _ in 0..runs {
             for (i, timing) in timings.iter_mut().enumerate() {
+                // Lines in a chat come seconds apart: a gap lets the work a line leaves for
+                // after its outcome (removing its sandbox, making the next view) finish
+                // before the next line is timed, as it does there.
+                std::thread::sleep(gap);
                 let started = Instant::now();
                 runtime.block_on(async {
                     match i {

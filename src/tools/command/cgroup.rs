@@ -375,7 +375,10 @@ impl LineCgroup {
     /// Which limits the line reached since it started: (memory, processes).
     pub fn reached(&self) -> (bool, bool) {
         let now = self.counters();
-        (now.memory > self.before.memory, now.forks > self.before.forks)
+        (
+            now.memory > self.before.memory,
+            now.forks > self.before.forks,
+        )
     }
 
     /// Kills what is left in the groups; keeps them for another line once they are empty,
@@ -439,7 +442,9 @@ fn remove_all(groups: Vec<Group>) {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// SIGKILL to every process in the group: at once with `cgroup.kill` (v2, Linux 5.14),
@@ -495,6 +500,7 @@ fn unified(own: &str, mounts: &str) -> Option<PathBuf> {
             return None;
         }
         // SAFETY: statfs returned 0, so it filled `stat`.
+        #[allow(clippy::useless_conversion)] // `f_type`'s type differs between C libraries
         i64::from(unsafe { stat.assume_init() }.f_type)
     };
     (magic == CGROUP2_SUPER_MAGIC).then_some(dir)
