@@ -624,3 +624,20 @@ async fn a_dead_servers_leftover_processes_are_killed_before_it_is_restarted() {
     assert_eq!(survivors(&[grandchild]).await, Vec::<u32>::new());
     hub.shutdown().await;
 }
+
+/// As when the bot exits: its runtime goes first (no task of the hub runs again), then
+/// the hub.
+#[test]
+fn no_process_outlives_a_hub_dropped_after_its_runtime() {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (hub, pids) = runtime.block_on(async {
+        let hub = McpHub::start(&settings(vec![stdio_server("fx")])).await;
+        let (server, grandchild) = server_and_grandchild(&hub, "mcp__fx__spawn_grandchild").await;
+        (hub, [server, grandchild])
+    });
+    assert!(pids.iter().all(|&p| alive(p)), "all running first");
+    drop(runtime);
+    drop(hub);
+    let checker = tokio::runtime::Runtime::new().expect("runtime");
+    assert_eq!(checker.block_on(survivors(&pids)), Vec::<u32>::new());
+}

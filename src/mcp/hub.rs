@@ -533,8 +533,9 @@ async fn supervise(
                     live.process = connection.process.clone();
                 }
                 warn_unknown_policies(slot);
-                set_state(&shared, index, ServerState::Ready);
+                // The tools first: whoever hears "ready" finds them offered.
                 publish(&shared);
+                set_state(&shared, index, ServerState::Ready);
                 tracing::info!(target: "riskgate::mcp", server = %name, tools = slot.live().tools.len(), "MCP server ready");
                 let down = serve(&shared, slot, connection, &stop).await;
                 {
