@@ -197,6 +197,10 @@ pub struct LlmSettings {
     /// The longest Retry-After the client waits out before asking again; a server that
     /// asks for more is not asked again in that run, and the channel is told when to try.
     pub max_retry_wait_secs: u64,
+    /// How many tokens the model takes in one request (prompt, history and reply). 0: what
+    /// the server states at start (vLLM's `max_model_len`, llama.cpp's `/props`, Ollama's
+    /// `num_ctx` or its default), else 8192.
+    pub context_window_tokens: u32,
 }
 
 impl Default for LlmSettings {
@@ -213,6 +217,7 @@ impl Default for LlmSettings {
             max_retries: 3,
             retry_base_delay_ms: 500,
             max_retry_wait_secs: 60,
+            context_window_tokens: 0,
         }
     }
 }
