@@ -984,11 +984,11 @@ impl Settings {
                 "expected text or json",
             ));
         }
-        if !crate::core::prompt::PROFILES.contains(&self.agent.default_profile.as_str()) {
+        if let Err(problem) = crate::tools::builtin_profiles(&self.agent.default_profile) {
             return Err(ConfigError::invalid(
                 "agent.default_profile",
                 format!("{:?}", self.agent.default_profile),
-                "expected sql or ops",
+                problem,
             ));
         }
         Ok(())

@@ -198,12 +198,10 @@ fn preflight(settings: &Settings) -> Result<Vec<String>, CliError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let registry = crate::tools::builtin_registry(settings);
+    let tools = crate::tools::builtin_tools(settings);
     let mut lines = Vec::new();
-    for name in registry.names() {
-        let Some(tool) = registry.get(name) else {
-            continue;
-        };
+    for tool in tools.iter() {
+        let name = tool.name();
         let findings = runtime.block_on(async {
             tokio::time::timeout(Duration::from_secs(20), tool.preflight()).await
         });

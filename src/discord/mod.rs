@@ -242,14 +242,18 @@ impl Bot {
             }
         }
         let http = client.http.clone();
+        // The agent's tools, shared with the outbox, which shows each call as its tool does.
+        let tools = crate::tools::builtin_registry(settings);
         let outbox = Outbox::new(
             http.clone(),
             outbox::Limits::from_settings(&settings.discord),
+            tools.clone(),
         );
         let hub = Arc::new(ApprovalHub::default());
         let Observers { metrics, health } = observers;
-        let agent = crate::app::build_agent(
+        let agent = crate::app::build_agent_with(
             settings,
+            tools,
             Arc::new(crate::metrics::MeteredModel {
                 inner: model,
                 metrics: metrics.clone(),
@@ -718,7 +722,8 @@ impl EventHandler for Handler {
         let _ = state.bot_user.set(ready.user.id);
         state.health.discord_ready();
         tracing::info!(user = %ready.user.name, guilds = ready.guilds.len(), shard = ?ready.shard, "connected to Discord");
-        let registration = status::register(&ctx, state.settings.guild_id).await;
+        let registration =
+            status::register(&ctx, state.settings.guild_id, &state.agent.profiles).await;
         state.report_start(&ctx, &ready, registration).await;
     }
 
@@ -803,7 +808,7 @@ impl EventHandler for Handler {
                 }
             }
             Interaction::Command(command) => {
-                let tools = state.agent.profile_tools();
+                let tools = state.agent.gate.tools();
                 let context = commands::CommandContext {
                     store: state.store.as_ref(),
                     defaults: &state.agent.defaults,
@@ -811,6 +816,7 @@ impl EventHandler for Handler {
                     approver_roles: &state.settings.approver_roles,
                     model: &state.model_name,
                     protocol: state.agent.protocol.as_str(),
+                    profiles: &state.agent.profiles,
                     tools: &tools,
                 };
                 commands::handle(&ctx, &command, &context).await;
