@@ -93,7 +93,7 @@ fn reject_retired(tree: &config::Value) -> Result<(), ConfigError> {
 }
 
 impl ConfigError {
-    fn invalid(
+    pub(crate) fn invalid(
         key: impl Into<String>,
         value: impl Into<String>,
         problem: impl Into<String>,
@@ -123,6 +123,7 @@ pub struct Settings {
     pub output: OutputSettings,
     pub log: LogSettings,
     pub observability: ObservabilitySettings,
+    pub mcp: crate::mcp::McpSettings,
 }
 
 /// The operators' HTTP port.
@@ -834,7 +835,8 @@ impl Settings {
         self.validate_discord()?;
         self.validate_file_rules()?;
         self.validate_sandbox()?;
-        self.validate_databases()
+        self.validate_databases()?;
+        self.mcp.validate()
     }
 
     /// The command sandbox's per-line bounds and the operator's HOME files.

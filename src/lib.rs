@@ -15,6 +15,7 @@
 //! - [`store`]: the bot's own state: [`store::SqlStore`] (SQLite or PostgreSQL, migrations
 //!   embedded) and [`store::MemoryStore`], both implementing [`core::ports::Store`].
 //! - [`llm`]: the OpenAI-compatible model client (the [`core::ports::ChatModel`] port).
+//! - [`mcp`]: the MCP client: servers' tools (stdio and streamable HTTP), kept running.
 //! - [`discord`]: `riskgate run`, the Discord front end (serenity): relay, outbox,
 //!   approvals with buttons, slash commands.
 //! - [`console`]: `riskgate console`, the terminal front end.
@@ -33,6 +34,7 @@ pub mod core;
 pub mod discord;
 pub mod health;
 pub mod llm;
+pub mod mcp;
 pub mod metrics;
 pub mod store;
 pub mod telemetry;

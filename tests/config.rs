@@ -43,6 +43,16 @@ fn the_example_config_loads_and_documents_every_key() {
             "discord.api_base_url",
             "discord.guild_id",
             "sql.databases",
+            "mcp.servers",
+            "mcp.servers.name",
+            "mcp.servers.enabled",
+            "mcp.servers.command",
+            "mcp.servers.url",
+            "mcp.servers.bearer_token",
+            "mcp.servers.bearer_token_file",
+            "mcp.servers.env",
+            "mcp.servers.trust_annotations",
+            "mcp.servers.tools",
         ]
         .map(String::from),
     );
@@ -534,4 +544,199 @@ fn home_files_must_be_readable_files_named_by_a_plain_path_in_home() {
         fine.command.sandbox.home_files.get(".config/git/config"),
         Some(&gitconfig)
     );
+}
+
+#[test]
+fn mcp_servers_load_from_the_file_and_every_environment_form() {
+    use secrecy::ExposeSecret;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let token = dir.path().join("token");
+    std::fs::write(&token, "file-token-abc\n").expect("token");
+    let gh = dir.path().join("gh");
+    std::fs::write(&gh, "ghp-from-file-123\n").expect("gh");
+    let file = dir.path().join("riskgate.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+[mcp]
+call_timeout_secs = 12
+[[mcp.servers]]
+name = "git"
+command = ["mcp-server-git", "--repository", "/srv/repo"]
+env = {{ LOG_LEVEL = "debug" }}
+trust_annotations = true
+tools = {{ git_commit = "confirm", git_reset = "deny" }}
+[[mcp.servers]]
+name = "web"
+url = "http://127.0.0.1:8931/mcp"
+bearer_token_file = "{}"
+enabled = false
+"#,
+            token.display()
+        ),
+    )
+    .expect("write");
+    let gh_path = gh.display().to_string();
+    let env = [
+        (
+            "RISKGATE__MCP__SERVERS__0__ENV__GITHUB_TOKEN_FILE",
+            gh_path.as_str(),
+        ),
+        ("RISKGATE__MCP__SERVERS__0__TOOLS__Git_Push", "deny"),
+        ("RISKGATE__MCP__SERVERS__2__NAME", "memory"),
+        (
+            "RISKGATE__MCP__SERVERS__2__COMMAND",
+            "npx,-y,@modelcontextprotocol/server-memory",
+        ),
+        (
+            "RISKGATE__MCP__SERVERS__2__ENV",
+            r#"{"MEMORY_FILE_PATH": "/var/lib/memory.json"}"#,
+        ),
+    ];
+    let settings = Settings::load_from(Some(&file), env).expect("load");
+    let mcp = &settings.mcp;
+    assert_eq!(mcp.call_timeout_secs, 12);
+    assert_eq!(mcp.servers.len(), 3);
+    let git = &mcp.servers[0];
+    assert_eq!(git.command, ["mcp-server-git", "--repository", "/srv/repo"]);
+    assert!(git.trust_annotations && git.enabled);
+    let env: Vec<(&str, &str)> = git
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.expose_secret()))
+        .collect();
+    assert_eq!(
+        env,
+        [
+            ("GITHUB_TOKEN", "ghp-from-file-123"),
+            ("LOG_LEVEL", "debug")
+        ]
+    );
+    use riskgate::mcp::ToolPolicy;
+    assert_eq!(git.policy("git_reset"), Some(ToolPolicy::Deny));
+    assert_eq!(git.policy("git_commit"), Some(ToolPolicy::Confirm));
+    assert_eq!(
+        git.policy("Git_Push"),
+        Some(ToolPolicy::Deny),
+        "the name keeps its case"
+    );
+    let web = &mcp.servers[1];
+    assert!(!web.enabled);
+    assert_eq!(
+        web.bearer_token()
+            .expect("readable")
+            .map(|t| t.expose_secret().to_owned()),
+        Some("file-token-abc".to_owned())
+    );
+    let memory = &mcp.servers[2];
+    assert_eq!(
+        memory.command,
+        ["npx", "-y", "@modelcontextprotocol/server-memory"]
+    );
+    assert_eq!(
+        memory.env["MEMORY_FILE_PATH"].expose_secret(),
+        "/var/lib/memory.json"
+    );
+    assert_eq!(mcp.enabled_servers().count(), 2);
+
+    // The whole list as JSON, and the token through the environment's file form.
+    let json = r#"[{"name":"web","url":"https://mcp.example.com/mcp?key=q-secret-1"}]"#;
+    let token_path = token.display().to_string();
+    let settings = Settings::load_from(
+        None,
+        [
+            ("RISKGATE__MCP__SERVERS", json),
+            (
+                "RISKGATE__MCP__SERVERS__0__BEARER_TOKEN_FILE",
+                token_path.as_str(),
+            ),
+        ],
+    )
+    .expect("load");
+    let web = &settings.mcp.servers[0];
+    assert_eq!(
+        web.bearer_token
+            .as_ref()
+            .map(|t| t.expose_secret().to_owned()),
+        Some("file-token-abc".to_owned())
+    );
+    let rendered = settings.to_redacted_toml();
+    assert!(
+        !rendered.contains("file-token-abc") && !rendered.contains("q-secret-1"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("bearer_token = \"<redacted>\""),
+        "{rendered}"
+    );
+}
+
+#[test]
+fn mcp_server_mistakes_are_refused_naming_the_key_and_the_fix() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("riskgate.toml");
+    let missing = dir.path().join("no-such-token");
+    let cases = [
+        (
+            "[[mcp.servers]]\nname = \"Git Hub\"\ncommand = [\"x\"]\n".to_owned(),
+            &["mcp.servers[0].name", "a-z, 0-9, _ and -"][..],
+        ),
+        (
+            "[[mcp.servers]]\nname = \"x\"\ncommand = [\"x\"]\nurl = \"http://h/mcp\"\n".to_owned(),
+            &["mcp.servers[0] (\"x\").url", "not both"][..],
+        ),
+        (
+            "[[mcp.servers]]\nname = \"x\"\n".to_owned(),
+            &["mcp.servers[0] (\"x\").command", "or `url ="][..],
+        ),
+        (
+            "[[mcp.servers]]\nname = \"x\"\ncommand = [\"x\"]\nbearer_token = \"t0ken-value\"\n"
+                .to_owned(),
+            &["mcp.servers[0] (\"x\").bearer_token", "in `env`"][..],
+        ),
+        (
+            "[[mcp.servers]]\nname = \"x\"\nurl = \"http://h/mcp\"\nenv = { A = \"b\" }\n"
+                .to_owned(),
+            &["mcp.servers[0] (\"x\").env", "runs elsewhere"][..],
+        ),
+        (
+            "[[mcp.servers]]\nname = \"x\"\nurl = \"ftp://h/mcp\"\n".to_owned(),
+            &["mcp.servers[0] (\"x\").url", "http:// or https://"][..],
+        ),
+        (
+            format!(
+                "[[mcp.servers]]\nname = \"x\"\nurl = \"http://h/mcp\"\nbearer_token_file = \"{}\"\n",
+                missing.display()
+            ),
+            &["bearer_token_file", "cannot read the file"][..],
+        ),
+        (
+            "[[mcp.servers]]\nname = \"x\"\ncommand = [\"a\"]\n[[mcp.servers]]\nname = \"x\"\ncommand = [\"b\"]\n".to_owned(),
+            &["mcp.servers[1].name", "two servers have this name"][..],
+        ),
+        (
+            "[[mcp.servers]]\nname = \"x\"\ncommand = [\"a\"]\ntools = { t = \"maybe\" }\n"
+                .to_owned(),
+            &["maybe", "auto", "confirm", "deny"][..],
+        ),
+        (
+            "[mcp]\ncall_timeout_secs = 0\n".to_owned(),
+            &["mcp.call_timeout_secs", "greater than 0"][..],
+        ),
+        (
+            "[[mcp.servers]]\nname = \"x\"\ncommand = [\"a\"]\nbogus = 1\n".to_owned(),
+            &["bogus"][..],
+        ),
+    ];
+    for (body, expected) in cases {
+        std::fs::write(&file, &body).expect("write");
+        let said = Settings::load_from(Some(&file), NO_ENV)
+            .expect_err(&body)
+            .to_string();
+        for part in expected {
+            assert!(said.contains(part), "{body}\n-> {said}\n(missing {part:?})");
+        }
+        assert!(!said.contains("t0ken-value"), "{said}");
+    }
 }

@@ -12,7 +12,12 @@
 //!   `RISKGATE__SQL__DATABASES='[{"name":"main","url":"postgres://..."}]'`, and/or one
 //!   variable per field of a numbered entry, `RISKGATE__SQL__DATABASES__0__URL=...`, which
 //!   sets that field of the entry the file (or the JSON variable) defines, or adds the entry
-//!   next in line;
+//!   next in line; `mcp.servers` likewise (`RISKGATE__MCP__SERVERS__0__COMMAND=npx,-y,pkg`,
+//!   a list field as above);
+//! - a table of names (a server's `env` and `tools`): a JSON object,
+//!   `RISKGATE__MCP__SERVERS__0__ENV='{"GITHUB_TOKEN":"..."}'`, and/or one variable per
+//!   name, which keeps its case: `RISKGATE__MCP__SERVERS__0__ENV__GITHUB_TOKEN=...`,
+//!   `RISKGATE__MCP__SERVERS__0__TOOLS__delete_issue=deny`;
 //! - a secret from a file: any variable above with `_FILE` appended to its name
 //!   (`RISKGATE__LLM__API_KEY_FILE=/run/secrets/openai`), and `DISCORD_TOKEN_FILE`,
 //!   `OPENAI_API_KEY_FILE`. The file's content, less one trailing newline, is the value; it
@@ -31,7 +36,12 @@ pub const PREFIX: &str = "RISKGATE__";
 pub const FILE_SUFFIX: &str = "_FILE";
 
 /// Lists whose entries are tables; the environment gives them as JSON or field by field.
-const TABLE_LISTS: &[&str] = &["sql.databases"];
+const TABLE_LISTS: &[&str] = &["sql.databases", "mcp.servers"];
+
+/// Keys whose value is a table of names the operator chooses (a server's environment, its
+/// tools' policies): given as a JSON object, or one variable per name, the name keeping the
+/// case it is written in (`RISKGATE__MCP__SERVERS__0__ENV__GITHUB_TOKEN`).
+const MAP_KEYS: &[&str] = &["mcp.servers.env", "mcp.servers.tools"];
 
 /// Keys that hold Discord ids (snowflakes), alone or in a list.
 const DISCORD_ID_KEYS: &[&str] = &[
@@ -120,12 +130,16 @@ impl Environment {
             if !is_ours(var) {
                 continue;
             }
-            let rest = var[PREFIX.len()..].to_ascii_lowercase();
-            let (rest, from_file) = match rest.strip_suffix(&FILE_SUFFIX.to_ascii_lowercase()) {
-                Some(key) => (key.to_owned(), true),
-                None => (rest, false),
+            let rest = &var[PREFIX.len()..];
+            let from_file = rest.len() > FILE_SUFFIX.len()
+                && rest.is_char_boundary(rest.len() - FILE_SUFFIX.len())
+                && rest[rest.len() - FILE_SUFFIX.len()..].eq_ignore_ascii_case(FILE_SUFFIX);
+            let rest = if from_file {
+                &rest[..rest.len() - FILE_SUFFIX.len()]
+            } else {
+                rest
             };
-            let segments = parse_segments(var, &rest)?;
+            let segments = parse_segments(var, rest)?;
             if let Some(other) = seen.insert(segments.clone(), var.clone()) {
                 return Err(ConfigError::Env {
                     var: var.clone(),
@@ -200,24 +214,34 @@ enum Segment {
     Key(String),
 }
 
+/// The parts of a variable's name after the prefix: keys in lower case, except a name
+/// under one of [`MAP_KEYS`], which keeps its case (and may be all digits).
 fn parse_segments(var: &str, rest: &str) -> Result<Vec<Segment>, ConfigError> {
-    rest.split("__")
-        .map(|part| {
-            if part.is_empty() {
-                Err(ConfigError::Env {
-                    var: var.to_owned(),
-                    problem: "its name has an empty part; write RISKGATE__SECTION__KEY, parts separated by two underscores".to_owned(),
-                })
-            } else if part.bytes().all(|b| b.is_ascii_digit()) {
-                part.parse().map(Segment::Index).map_err(|_| ConfigError::Env {
+    let mut segments = Vec::new();
+    for part in rest.split("__") {
+        if part.is_empty() {
+            return Err(ConfigError::Env {
+                var: var.to_owned(),
+                problem: "its name has an empty part; write RISKGATE__SECTION__KEY, parts separated by two underscores".to_owned(),
+            });
+        }
+        let in_map = matches!(segments.last(), Some(Segment::Key(_)))
+            && MAP_KEYS.contains(&schema_key(&segments).as_str());
+        let segment = if in_map {
+            Segment::Key(part.to_owned())
+        } else if part.bytes().all(|b| b.is_ascii_digit()) {
+            part.parse()
+                .map(Segment::Index)
+                .map_err(|_| ConfigError::Env {
                     var: var.to_owned(),
                     problem: format!("{part} is too large for an entry number"),
-                })
-            } else {
-                Ok(Segment::Key(part.to_owned()))
-            }
-        })
-        .collect()
+                })?
+        } else {
+            Segment::Key(part.to_ascii_lowercase())
+        };
+        segments.push(segment);
+    }
+    Ok(segments)
 }
 
 /// The key a variable sets, as written in the file (`sql.databases[0].url`).
@@ -261,6 +285,10 @@ impl Schema {
         if let Ok(defaults) = toml::Value::try_from(Settings::default()) {
             collect_lists("", &defaults, &mut lists);
         }
+        // The lists inside an entry of a list of tables (a server's `command`).
+        if let Ok(server) = toml::Value::try_from(crate::mcp::McpServerSettings::default()) {
+            collect_lists("mcp.servers", &server, &mut lists);
+        }
         Self { lists }
     }
 
@@ -297,6 +325,27 @@ impl Schema {
             {
                 return Err(env_error(format!(
                     "`{key}` must be a JSON list of tables; {example}"
+                )));
+            }
+            return Ok(from_json(&json, &origin));
+        }
+        if whole && MAP_KEYS.contains(&key.as_str()) {
+            let trimmed = value.trim();
+            if trimmed.is_empty() {
+                return Ok(Value::new(Some(&origin), ValueKind::Table(Map::new())));
+            }
+            let json: serde_json::Value = serde_json::from_str(trimmed).map_err(|e| {
+                env_error(format!(
+                    "`{key}` is a table: write a JSON object such as {{\"NAME\": \"value\"}} ({e}), or set one name per variable: {}__NAME",
+                    var.to_ascii_uppercase().trim_end_matches(FILE_SUFFIX)
+                ))
+            })?;
+            let is_table_of_strings = json
+                .as_object()
+                .is_some_and(|o| o.values().all(serde_json::Value::is_string));
+            if !is_table_of_strings {
+                return Err(env_error(format!(
+                    "`{key}` must be a JSON object of names to strings"
                 )));
             }
             return Ok(from_json(&json, &origin));
@@ -513,6 +562,8 @@ mod tests {
             "command.env_allow",
             "command.sandbox.read_paths",
             "sql.databases",
+            "mcp.servers",
+            "mcp.servers.command",
         ] {
             assert!(schema.lists.contains(key), "{key} is not seen as a list");
         }

@@ -6,6 +6,7 @@ pub mod console_session;
 pub mod fake_discord;
 pub mod fake_llm;
 pub mod hooked_store;
+pub mod mcp;
 pub mod pg_proxy;
 pub mod pg_schema;
 pub mod turns;

@@ -1,0 +1,189 @@
+//! One connection to one server: the transport (a started process, or streamable HTTP),
+//! the MCP handshake, and the listing of its tools.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
+use rmcp::service::{
+    ClientInitializeError, NotificationContext, RunningService, ServiceError, serve_client,
+};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, Peer, RoleClient};
+use secrecy::ExposeSecret;
+use tokio::sync::Notify;
+
+use super::process::{self, ServerProcess};
+use super::redact::Redactor;
+use super::settings::McpServerSettings;
+
+/// The client side of a connection: it hears that the server's tools changed.
+pub struct HubClient {
+    server: String,
+    tools_changed: Arc<Notify>,
+}
+
+impl ClientHandler for HubClient {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::debug!(target: "riskgate::mcp", server = %self.server, "the server says its tools changed");
+        self.tools_changed.notify_one();
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        // No sampling, roots or elicitation: a server cannot ask the bot's model or its
+        // people anything. The last protocol version with the initialize handshake, which
+        // servers of every age understand (they answer with the version they speak).
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("riskgate", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+}
+
+/// A live connection.
+pub struct Connection {
+    pub service: RunningService<RoleClient, HubClient>,
+    /// The server's process (stdio servers).
+    pub process: Option<Arc<ServerProcess>>,
+    /// Notified when the server says its tool list changed.
+    pub tools_changed: Arc<Notify>,
+}
+
+impl Connection {
+    pub fn peer(&self) -> &Peer<RoleClient> {
+        self.service.peer()
+    }
+}
+
+/// Connects to the server and completes the handshake. The error is a sentence for the
+/// operator, secrets replaced.
+pub async fn connect(
+    settings: &McpServerSettings,
+    redactor: &Redactor,
+    http: &reqwest_mcp::Client,
+) -> Result<Connection, String> {
+    let tools_changed = Arc::new(Notify::new());
+    let client = HubClient {
+        server: settings.name.clone(),
+        tools_changed: tools_changed.clone(),
+    };
+    match &settings.url {
+        None => {
+            let started = process::start(settings, redactor)?;
+            let process = started.process;
+            let served = serve_client(client, (started.stdout, started.stdin)).await;
+            match served {
+                Ok(service) => Ok(Connection {
+                    service,
+                    process: Some(process),
+                    tools_changed,
+                }),
+                Err(error) => {
+                    // A server that exits at once (a bad argument, a missing module) is
+                    // best explained by its exit status and its stderr.
+                    let ended = tokio::time::timeout(Duration::from_millis(500), process.exited())
+                        .await
+                        .is_ok();
+                    let said = if ended {
+                        format!("the server {}", process.ended().await)
+                    } else {
+                        process.kill();
+                        let tail = process.stderr_tail();
+                        let mut said = format!("the handshake failed: {}", init_error(&error));
+                        if !tail.is_empty() {
+                            said.push_str("; its last words on stderr: ");
+                            said.push_str(&tail);
+                        }
+                        said
+                    };
+                    Err(redactor.apply(&said))
+                }
+            }
+        }
+        Some(url) => {
+            let token = settings.bearer_token()?;
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .reinit_on_expired_session(true);
+            // The stream of server messages is asked for again a few times after it
+            // breaks; a server that stays away is then noticed and reconnected by the hub.
+            let mut retry = ExponentialBackoff::default();
+            retry.max_times = Some(3);
+            retry.base_duration = Duration::from_millis(500);
+            retry.max_delay = Some(Duration::from_secs(5));
+            config.retry_config = Arc::new(retry);
+            if let Some(token) = token {
+                config = config.auth_header(token.expose_secret());
+            }
+            let transport = StreamableHttpClientTransport::with_client(http.clone(), config);
+            match serve_client(client, transport).await {
+                Ok(service) => Ok(Connection {
+                    service,
+                    process: None,
+                    tools_changed,
+                }),
+                Err(error) => {
+                    let said = if error.is_authorization_required() {
+                        if settings.bearer_token.is_some() || settings.bearer_token_file.is_some() {
+                            "the server refused the bearer token (HTTP 401/403): check bearer_token or bearer_token_file".to_owned()
+                        } else {
+                            "the server requires authorization (HTTP 401/403): set bearer_token or bearer_token_file".to_owned()
+                        }
+                    } else {
+                        format!("cannot connect: {}", init_error(&error))
+                    };
+                    Err(redactor.apply(&said))
+                }
+            }
+        }
+    }
+}
+
+/// The HTTP client every streamable HTTP server is reached with: TLS through rustls on
+/// ring with the webpki roots, no proxy from the environment, no redirects (a redirect to
+/// another host would carry the bearer token there).
+pub fn http_client() -> Result<reqwest_mcp::Client, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS setup: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    reqwest_mcp::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .redirect(reqwest_mcp::redirect::Policy::none())
+        .no_proxy()
+        .connect_timeout(Duration::from_secs(10))
+        .pool_max_idle_per_host(0)
+        .build()
+        .map_err(|e| format!("HTTP client setup: {e}"))
+}
+
+/// An initialisation error as a phrase, with its causes.
+fn init_error(error: &ClientInitializeError) -> String {
+    chain(error)
+}
+
+/// A call's or listing's error as a phrase, with its causes.
+pub fn service_error(error: &ServiceError) -> String {
+    chain(error)
+}
+
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut said = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !said.contains(&text) {
+            said.push_str(": ");
+            said.push_str(&text);
+        }
+        source = cause.source();
+    }
+    said
+}
