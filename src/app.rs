@@ -16,6 +16,7 @@ use crate::core::ports::{
 use crate::core::prompt::Prompts;
 use crate::core::tools::{AssessContext, RiskGate, ToolRegistry, ToolSet};
 use crate::llm::{LlmConfig, OpenAiClient};
+use crate::mcp::McpHub;
 use crate::store::SqlStore;
 
 /// Why the application could not be built.
@@ -100,6 +101,34 @@ fn preflight_in_background(tools: &ToolSet) {
             }
         });
     }
+}
+
+/// Starts the MCP servers of `[[mcp.servers]]` (waiting for them `mcp.start_timeout_secs` at
+/// most: a server not ready by then joins when it is), offers their tools through `tools`
+/// and keeps them equal to what the servers offer. `None` when no server is enabled. Call
+/// [`crate::mcp::McpHub::shutdown`] before the process ends: the servers are processes of
+/// their own.
+pub async fn start_mcp(settings: &Settings, tools: &ToolRegistry) -> Option<Arc<McpHub>> {
+    if settings.mcp.enabled_servers().next().is_none() {
+        return None;
+    }
+    let hub = Arc::new(McpHub::start(&settings.mcp).await);
+    for status in hub.status() {
+        if matches!(status.state, crate::mcp::ServerState::Ready) {
+            tracing::info!(target: crate::telemetry::STATUS, "MCP server {status}");
+        } else {
+            tracing::warn!(target: crate::telemetry::STATUS, "MCP server {status}; its tools are offered once it is ready");
+        }
+    }
+    let chat_budget = usize::try_from(settings.output.chat_budget_chars).unwrap_or(usize::MAX);
+    crate::tools::mcp::follow(Arc::clone(&hub), tools.clone(), chat_budget);
+    Some(hub)
+}
+
+/// `/status`'s line for each MCP server: `kb: ready, 3 tools (stdio)`.
+pub fn mcp_status_lines(hub: Option<&Arc<McpHub>>) -> Vec<String> {
+    hub.map(|hub| hub.status().iter().map(ToString::to_string).collect())
+        .unwrap_or_default()
 }
 
 /// Builds an agent from the settings and the front end's adapters, with the built-in tools.

@@ -340,6 +340,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
     // Approvals a stopped console left waiting can no longer be answered.
     crate::app::abandon_orphaned(store.as_ref()).await?;
     let tools = crate::tools::builtin_registry(&settings);
+    let mcp = crate::app::start_mcp(&settings, &tools).await;
     let agent = crate::app::build_agent_with(
         &settings,
         tools.clone(),
@@ -380,7 +381,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
             continue;
         }
         if let Some(command) = text.strip_prefix('/') {
-            if !command_line(&agent, &options, &output, command).await {
+            if !command_line(&agent, mcp.as_ref(), &options, &output, command).await {
                 break;
             }
             continue;
@@ -400,6 +401,9 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
     }
     // Audit records kept during a store outage: written now, or logged if it persists.
     agent.flush_audit_or_log().await;
+    if let Some(mcp) = mcp {
+        mcp.shutdown().await;
+    }
     ended?;
     match model_failures.pop() {
         Some(last) => Err(ConsoleError::ModelFailed {
@@ -415,6 +419,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
 /// (`core::commands`): this only reads the line and renders the outcome.
 async fn command_line(
     agent: &Agent,
+    mcp: Option<&Arc<crate::mcp::McpHub>>,
     options: &ConsoleOptions,
     output: &Output,
     command: &str,
@@ -453,6 +458,7 @@ async fn command_line(
         protocol: agent.protocol.as_str(),
         profiles: &agent.profiles,
         tools: &tools,
+        servers: &crate::app::mcp_status_lines(mcp),
     };
     // The console's user runs the bot: they may change and revoke anything.
     let caller = Caller {

@@ -186,14 +186,19 @@ pub fn command_outcome(
         CommandOutcome::Status(status) => (
             "status",
             format!(
-                "mode: {}, profile: {}, model: {} ({} protocol), tools: {}, pending approvals: {}, rules: {}",
+                "mode: {}, profile: {}, model: {} ({} protocol), tools: {}, pending approvals: {}, rules: {}{}",
                 status.settings.mode,
                 status.settings.profile,
                 status.model,
                 status.protocol,
                 status.tools.join(", "),
                 status.pending,
-                status.rules
+                status.rules,
+                if status.servers.is_empty() {
+                    String::new()
+                } else {
+                    format!("; MCP servers: {}", status.servers.join("; "))
+                }
             ),
             json!({
                 "mode": status.settings.mode.as_str(),
@@ -203,6 +208,7 @@ pub fn command_outcome(
                 "tools": status.tools,
                 "pending": status.pending,
                 "rules": status.rules,
+                "mcp_servers": status.servers,
             }),
         ),
         CommandOutcome::Reset { .. } => ("reset", "conversation cleared".to_owned(), json!({})),

@@ -120,6 +120,8 @@ pub struct CommandEnv<'a> {
     pub profiles: &'a Profiles,
     /// The tools as they stand: `/status` lists those the channel's profile offers.
     pub tools: &'a ToolSet,
+    /// The MCP servers as they stand, a line each (`kb: ready, 3 tools (stdio)`).
+    pub servers: &'a [String],
 }
 
 /// What the channel's status is made of.
@@ -131,6 +133,8 @@ pub struct Status {
     pub tools: Vec<String>,
     pub pending: usize,
     pub rules: usize,
+    /// The MCP servers, a line each; empty when none is configured.
+    pub servers: Vec<String>,
 }
 
 /// What came of a command, for a front end to render.
@@ -286,6 +290,7 @@ async fn status(env: &CommandEnv<'_>, channel: &str, settings: ChannelSettings) 
         pending: pending.map_or(0, |p| p.len()),
         rules: rules.map_or(0, |r| r.len()),
         settings,
+        servers: env.servers.to_vec(),
     })
 }
 
@@ -396,6 +401,7 @@ mod tests {
             protocol: "native",
             profiles,
             tools,
+            servers: &[],
         }
     }
 

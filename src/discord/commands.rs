@@ -110,6 +110,8 @@ pub struct CommandContext<'a> {
     pub profiles: &'a Profiles,
     /// The tools as they stand (what a profile offers, how a pending call is shown).
     pub tools: &'a ToolSet,
+    /// The MCP servers as they stand, a line each.
+    pub servers: &'a [String],
 }
 
 /// The answer to a command: text, and whether only the caller sees it.
@@ -178,6 +180,7 @@ pub async fn run(
         protocol: ctx.protocol,
         profiles: ctx.profiles,
         tools: ctx.tools,
+        servers: ctx.servers,
     };
     let outcome = commands::apply(&env, channel, caller, command).await;
     let public = outcome.is_public();
@@ -203,16 +206,25 @@ fn render(tools: &ToolSet, outcome: CommandOutcome, guild: Option<u64>) -> Strin
             profile,
             set_by: Some(user),
         } => format!("<@{user}> set this channel's profile to **{profile}**."),
-        CommandOutcome::Status(status) => format!(
-            "Mode: **{}** · profile: **{}** · model: `{}` ({} protocol) · tools: {} · pending approvals: **{}** · rules: **{}**",
-            status.settings.mode,
-            status.settings.profile,
-            status.model,
-            status.protocol,
-            status.tools.join(", "),
-            status.pending,
-            status.rules
-        ),
+        CommandOutcome::Status(status) => {
+            let mut text = format!(
+                "Mode: **{}** · profile: **{}** · model: `{}` ({} protocol) · tools: {} · pending approvals: **{}** · rules: **{}**",
+                status.settings.mode,
+                status.settings.profile,
+                status.model,
+                status.protocol,
+                status.tools.join(", "),
+                status.pending,
+                status.rules
+            );
+            if !status.servers.is_empty() {
+                text.push_str("\nMCP servers:");
+                for server in &status.servers {
+                    text.push_str(&format!("\n- {}", crate::discord::render::inert_markdown(server)));
+                }
+            }
+            text
+        }
         CommandOutcome::Reset { by } => {
             format!("<@{by}> cleared this channel's conversation (the audit log stays).")
         }
@@ -473,6 +485,7 @@ mod tests {
             protocol: "native",
             profiles: &profiles,
             tools: &ToolSet::new(),
+            servers: &[],
         };
         let caller = |configure| Caller {
             user: "u1",

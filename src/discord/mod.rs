@@ -120,6 +120,8 @@ enum Job {
 /// Everything the handler and the tasks share.
 struct BotState {
     settings: DiscordSettings,
+    /// The MCP servers, stopped with the bot.
+    mcp: Option<Arc<crate::mcp::McpHub>>,
     model_name: String,
     agent: Arc<Agent>,
     store: Arc<dyn Store>,
@@ -244,6 +246,7 @@ impl Bot {
         let http = client.http.clone();
         // The agent's tools, shared with the outbox, which shows each call as its tool does.
         let tools = crate::tools::builtin_registry(settings);
+        let mcp = crate::app::start_mcp(settings, &tools).await;
         let outbox = Outbox::new(
             http.clone(),
             outbox::Limits::from_settings(&settings.discord),
@@ -275,6 +278,7 @@ impl Bot {
         let store = agent.store.clone();
         let state = Arc::new(BotState {
             settings: settings.discord.clone(),
+            mcp,
             model_name: settings.llm.model.clone(),
             agent: Arc::new(agent),
             store,
@@ -384,6 +388,9 @@ impl Bot {
         decision_watch.abort();
         // Audit records kept during a store outage: written now, or logged if it persists.
         state.agent.flush_audit_or_log().await;
+        if let Some(mcp) = &state.mcp {
+            mcp.shutdown().await;
+        }
         let error = match result {
             Err(serenity::Error::Gateway(
                 serenity::gateway::GatewayError::DisallowedGatewayIntents,
@@ -818,6 +825,7 @@ impl EventHandler for Handler {
                     protocol: state.agent.protocol.as_str(),
                     profiles: &state.agent.profiles,
                     tools: &tools,
+                    servers: &crate::app::mcp_status_lines(state.mcp.as_ref()),
                 };
                 commands::handle(&ctx, &command, &context).await;
             }

@@ -13,6 +13,7 @@ pub mod command;
 pub mod files;
 pub mod http;
 pub mod legible;
+pub mod mcp;
 pub mod render;
 pub mod sql;
 pub mod workspace;
