@@ -11,7 +11,10 @@
 //!
 //! Secrets never reach a log line: settings hold them as `SecretString`, URLs are logged
 //! with their password redacted, and neither prompts nor tool arguments are logged above
-//! `debug` (`tests/logging.rs` runs a session at `trace` and looks for the secrets).
+//! `debug` (`tests/logging.rs` runs a session at `trace` and looks for the secrets). The MCP
+//! SDK (target `rmcp`) logs whole protocol messages at `info` and below, and a server's
+//! result may repeat a secret of its environment: it is held at `warn` unless the filter
+//! names it (`tests/mcp_secrets.rs`).
 
 use std::io::IsTerminal;
 
@@ -35,7 +38,7 @@ pub fn init(settings: &LogSettings) {
                 "warn".to_owned()
             }
         });
-    let filter = EnvFilter::new(with_status(&filter));
+    let filter = EnvFilter::new(directives(&filter));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -45,6 +48,29 @@ pub fn init(settings: &LogSettings) {
     } else {
         builder.try_init()
     };
+}
+
+/// The directives the subscriber uses for `filter`: the start-up report let through
+/// ([`with_status`]) and the MCP SDK's message dumps held back ([`with_rmcp_quiet`]).
+pub fn directives(filter: &str) -> String {
+    with_rmcp_quiet(&with_status(filter))
+}
+
+/// `filter` with `rmcp=warn` added when its default level would show the SDK's `info`,
+/// `debug` or `trace` lines (whole protocol messages, results included), unless it names
+/// `rmcp` itself.
+fn with_rmcp_quiet(filter: &str) -> String {
+    let verbose = filter.split(',').map(str::trim).any(|directive| {
+        !directive.contains('=')
+            && ["info", "debug", "trace"]
+                .iter()
+                .any(|level| directive.eq_ignore_ascii_case(level))
+    });
+    if verbose && !filter.contains("rmcp") {
+        format!("{filter},rmcp=warn")
+    } else {
+        filter.to_owned()
+    }
 }
 
 /// `filter` with the start-up report let through at `info`, unless it is `off` or decides
@@ -89,6 +115,24 @@ mod tests {
                 EnvFilter::try_new(with_status(filter)).is_ok(),
                 "{filter:?}"
             );
+        }
+    }
+
+    #[test]
+    fn the_mcp_sdks_message_dumps_are_held_back_unless_asked_for() {
+        for (filter, expected) in [
+            ("warn", "warn,riskgate::status=info"),
+            ("error", "error,riskgate::status=info"),
+            ("trace", "trace,riskgate::status=info,rmcp=warn"),
+            (
+                "riskgate=debug,INFO",
+                "riskgate=debug,INFO,riskgate::status=info,rmcp=warn",
+            ),
+            ("debug,rmcp=trace", "debug,rmcp=trace,riskgate::status=info"),
+            ("off", "off"),
+        ] {
+            assert_eq!(directives(filter), expected, "{filter:?}");
+            assert!(EnvFilter::try_new(directives(filter)).is_ok(), "{filter:?}");
         }
     }
 }

@@ -164,6 +164,9 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             for line in preflight(&settings)? {
                 writeln!(out, "{line}")?;
             }
+            for line in mcp_servers(&settings)? {
+                writeln!(out, "{line}")?;
+            }
             out.write_all(settings.to_redacted_toml().as_bytes())?;
             Ok(())
         }
@@ -214,6 +217,20 @@ fn preflight(settings: &Settings) -> Result<Vec<String>, CliError> {
         }
     }
     Ok(lines)
+}
+
+/// Each enabled MCP server started once (all at the same time, each within
+/// `mcp.start_timeout_secs`) and stopped again: what it lists, or why it cannot start, as
+/// TOML comment lines.
+fn mcp_servers(settings: &Settings) -> Result<Vec<String>, CliError> {
+    if settings.mcp.enabled_servers().next().is_none() {
+        return Ok(Vec::new());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let checks = runtime.block_on(crate::mcp::check(&settings.mcp));
+    Ok(checks.iter().map(|check| format!("# {check}")).collect())
 }
 
 /// Which account each SQL target's auto statements use, as TOML comment lines.
