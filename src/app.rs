@@ -163,7 +163,7 @@ pub fn build_agent_with(
                 problem,
             })?;
     let profiles =
-        crate::tools::builtin_profiles(&settings.agent.default_profile).map_err(|problem| {
+        crate::tools::profiles(settings).map_err(|problem| {
             AppError::Setting {
                 key: "agent.default_profile",
                 problem,

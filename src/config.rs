@@ -986,12 +986,27 @@ impl Settings {
                 "expected text or json",
             ));
         }
-        if let Err(problem) = crate::tools::builtin_profiles(&self.agent.default_profile) {
-            return Err(ConfigError::invalid(
-                "agent.default_profile",
-                format!("{:?}", self.agent.default_profile),
-                problem,
-            ));
+        let profiles = match crate::tools::builtin_profiles(&self.agent.default_profile) {
+            Ok(profiles) => profiles,
+            Err(problem) => {
+                return Err(ConfigError::invalid(
+                    "agent.default_profile",
+                    format!("{:?}", self.agent.default_profile),
+                    problem,
+                ));
+            }
+        };
+        for (i, server) in self.mcp.servers.iter().enumerate() {
+            if let Some(unknown) = server.profiles.iter().find(|p| profiles.get(p).is_none()) {
+                return Err(ConfigError::invalid(
+                    format!("mcp.servers[{i}] ({:?}).profiles", server.name),
+                    format!("{unknown:?}"),
+                    format!(
+                        "no such profile; name some of {}",
+                        profiles.names().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
         }
         Ok(())
     }

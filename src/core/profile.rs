@@ -22,6 +22,8 @@ pub enum Offers {
     /// The tools named, each by its name or by a prefix ending in `*` (`mcp__github__*`: every
     /// tool of one MCP server, whichever it lists).
     Only(Vec<String>),
+    /// Every tool but those named (as in `Only`).
+    AllBut(Vec<String>),
 }
 
 impl Offers {
@@ -32,12 +34,16 @@ impl Offers {
 
     /// Whether the tool `name` is offered.
     pub fn includes(&self, name: &str) -> bool {
-        match self {
-            Self::All => true,
-            Self::Only(entries) => entries.iter().any(|entry| match entry.strip_suffix('*') {
+        let named = |entries: &[String]| {
+            entries.iter().any(|entry| match entry.strip_suffix('*') {
                 Some(prefix) => name.starts_with(prefix),
                 None => entry == name,
-            }),
+            })
+        };
+        match self {
+            Self::All => true,
+            Self::Only(entries) => named(entries),
+            Self::AllBut(entries) => !named(entries),
         }
     }
 }

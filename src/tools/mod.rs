@@ -61,19 +61,60 @@ pub fn builtin_gate(settings: &Settings) -> RiskGate {
 /// `ops` (every tool there is). `default` names the profile of channels nobody switched
 /// (`agent.default_profile`); `Err` says it names none of them.
 pub fn builtin_profiles(default: &str) -> Result<Profiles, String> {
+    profiles_with_servers(default, &[])
+}
+
+/// The profiles with the MCP servers each offers: a server's tools go to the profiles its
+/// `profiles` setting names (`ops` by default), and to no other.
+pub fn profiles(settings: &Settings) -> Result<Profiles, String> {
+    let servers: Vec<(&str, &[String])> = settings
+        .mcp
+        .enabled_servers()
+        .map(|s| (s.name.as_str(), s.profiles.as_slice()))
+        .collect();
+    let profiles = profiles_with_servers(&settings.agent.default_profile, &servers)?;
+    for (server, named) in &servers {
+        if let Some(unknown) = named.iter().find(|p| profiles.get(p).is_none()) {
+            return Err(format!(
+                "MCP server {server:?} names the profile {unknown:?} in its profiles; the profiles are {}",
+                profiles.names().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    Ok(profiles)
+}
+
+fn profiles_with_servers(default: &str, servers: &[(&str, &[String])]) -> Result<Profiles, String> {
+    let pattern = |server: &str| format!("{}{server}__*", crate::mcp::names::PREFIX);
+    let offered_to = |profile: &str| {
+        servers
+            .iter()
+            .filter(|(_, named)| named.iter().any(|p| p == profile))
+            .map(|(server, _)| pattern(server))
+            .collect::<Vec<_>>()
+    };
+    let not_offered_to = |profile: &str| {
+        servers
+            .iter()
+            .filter(|(_, named)| !named.iter().any(|p| p == profile))
+            .map(|(server, _)| pattern(server))
+            .collect::<Vec<_>>()
+    };
+    let mut sql_tools = vec![sql::NAME.to_owned()];
+    sql_tools.extend(offered_to("sql"));
     Profiles::new(
         vec![
             Profile::new(
                 "sql",
                 "data",
                 include_str!("../../prompts/profile_sql.md"),
-                Offers::only([sql::NAME]),
+                Offers::Only(sql_tools),
             ),
             Profile::new(
                 "ops",
                 "all tools",
                 include_str!("../../prompts/profile_ops.md"),
-                Offers::All,
+                Offers::AllBut(not_offered_to("ops")),
             ),
         ],
         default,

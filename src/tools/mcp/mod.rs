@@ -239,12 +239,11 @@ impl McpToolAdapter {
     }
 }
 
-/// A hub error as the model and the chat read it.
+/// A hub error as the model and the chat read it: each names the server, the tool and
+/// (for a timeout) the setting.
 fn tool_error(error: McpError) -> ToolError {
     match error {
-        McpError::Timeout { after, .. } => ToolError::Timeout(after),
         McpError::Denied { .. } => ToolError::Refused(error.to_string()),
-        McpError::ToolFailed { .. } => ToolError::Failed(error.to_string()),
         other => ToolError::Failed(other.to_string()),
     }
 }
