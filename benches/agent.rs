@@ -62,7 +62,9 @@ fn bench_loop(c: &mut Criterion) {
 
     // The same body the agent sends, for the bare baseline.
     let tools = agent.tool_definitions("ops");
-    let system = agent.prompts.system_prompt("ops", agent.protocol, &tools);
+    let system = agent
+        .prompts
+        .system_prompt(agent.profiles.resolve("ops"), agent.protocol, &tools);
     let body = serde_json::to_vec(&json!({
         "model": settings.llm.model,
         "messages": [{"role": "system", "content": system},

@@ -14,8 +14,9 @@ use crate::core::ports::{
     SystemClock,
 };
 use crate::core::prompt::Prompts;
-use crate::core::tools::AssessContext;
+use crate::core::tools::{AssessContext, RiskGate, ToolRegistry, ToolSet};
 use crate::llm::{LlmConfig, OpenAiClient};
+use crate::mcp::McpHub;
 use crate::store::SqlStore;
 
 /// Why the application could not be built.
@@ -68,33 +69,28 @@ pub fn agent_limits(settings: &Settings) -> AgentLimits {
     }
 }
 
-/// Says at start whether command lines can run without a click: where the sandbox is
-/// missing, none does, and confirmed lines run without it.
-fn announce_sandbox(gate: &crate::core::tools::RiskGate) {
-    let Some(tool) = gate.registry().get(crate::tools::command::NAME) else {
-        return;
-    };
-    match tool.uncontained() {
-        None => tracing::info!(
-            "command sandbox ready: lines that run without a click are read-only, offline and contained"
-        ),
-        Some(reason) => tracing::warn!(
-            %reason,
-            "command sandbox unavailable: no command line runs without a person's confirmation, and confirmed lines run without the sandbox"
-        ),
+/// Says at start which tools cannot run calls contained here (the command tool where the
+/// kernel lacks its sandbox): no call of theirs runs without a person's confirmation.
+fn announce_uncontained(tools: &ToolSet) {
+    for tool in tools.iter() {
+        if let Some(reason) = tool.uncontained() {
+            tracing::warn!(
+                tool = tool.name(),
+                %reason,
+                "no call of this tool runs without a person's confirmation here"
+            );
+        }
     }
 }
 
 /// Runs every tool's start-up checks (the SQL accounts of statements run without a click)
 /// without holding up the start, and logs what they find.
-fn preflight_in_background(gate: &crate::core::tools::RiskGate) {
+fn preflight_in_background(tools: &ToolSet) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
     };
-    for name in gate.registry().names() {
-        let Some(tool) = gate.registry().get(name).cloned() else {
-            continue;
-        };
+    for tool in tools.iter() {
+        let tool = Arc::clone(tool);
         runtime.spawn(async move {
             for finding in tool.preflight().await {
                 if finding.warning {
@@ -107,9 +103,51 @@ fn preflight_in_background(gate: &crate::core::tools::RiskGate) {
     }
 }
 
-/// Builds an agent from the settings and the front end's adapters.
+/// Starts the MCP servers of `[[mcp.servers]]` (waiting for them `mcp.start_timeout_secs` at
+/// most: a server not ready by then joins when it is), offers their tools through `tools`
+/// and keeps them equal to what the servers offer. `None` when no server is enabled. Call
+/// [`crate::mcp::McpHub::shutdown`] before the process ends: the servers are processes of
+/// their own.
+pub async fn start_mcp(settings: &Settings, tools: &ToolRegistry) -> Option<Arc<McpHub>> {
+    if settings.mcp.enabled_servers().next().is_none() {
+        return None;
+    }
+    let hub = Arc::new(McpHub::start(&settings.mcp).await);
+    for status in hub.status() {
+        if matches!(status.state, crate::mcp::ServerState::Ready) {
+            tracing::info!(target: crate::telemetry::STATUS, "MCP server {status}");
+        } else {
+            tracing::warn!(target: crate::telemetry::STATUS, "MCP server {status}; its tools are offered once it is ready");
+        }
+    }
+    let chat_budget = usize::try_from(settings.output.chat_budget_chars).unwrap_or(usize::MAX);
+    crate::tools::mcp::follow(Arc::clone(&hub), tools.clone(), chat_budget);
+    Some(hub)
+}
+
+/// `/status`'s line for each MCP server: `kb: ready, 3 tools (stdio)`.
+pub fn mcp_status_lines(hub: Option<&Arc<McpHub>>) -> Vec<String> {
+    hub.map(|hub| hub.status().iter().map(ToString::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// Builds an agent from the settings and the front end's adapters, with the built-in tools.
 pub fn build_agent(
     settings: &Settings,
+    model: Arc<dyn ChatModel>,
+    store: Arc<dyn Store>,
+    approvals: Arc<dyn ApprovalSurface>,
+    events: Arc<dyn EventSink>,
+) -> Result<Agent, AppError> {
+    let tools = crate::tools::builtin_registry(settings);
+    build_agent_with(settings, tools, model, store, approvals, events)
+}
+
+/// [`build_agent`] with `tools`, a registry the front end shares (it shows calls as their
+/// tools do) and that tools may join or leave while the agent runs.
+pub fn build_agent_with(
+    settings: &Settings,
+    tools: ToolRegistry,
     model: Arc<dyn ChatModel>,
     store: Arc<dyn Store>,
     approvals: Arc<dyn ApprovalSurface>,
@@ -124,9 +162,17 @@ pub fn build_agent(
                 key: "llm.protocol",
                 problem,
             })?;
-    let gate = crate::tools::builtin_gate(settings);
-    announce_sandbox(&gate);
-    preflight_in_background(&gate);
+    let profiles =
+        crate::tools::profiles(settings).map_err(|problem| {
+            AppError::Setting {
+                key: "agent.default_profile",
+                problem,
+            }
+        })?;
+    let gate = RiskGate::new(tools, settings.risk.gate_policy());
+    let at_start = gate.tools();
+    announce_uncontained(&at_start);
+    preflight_in_background(&at_start);
     Ok(Agent {
         gate,
         model,
@@ -136,6 +182,7 @@ pub fn build_agent(
         events,
         clock: Arc::new(SystemClock),
         prompts: Prompts::default(),
+        profiles,
         protocol,
         limits: agent_limits(settings),
         defaults: ChannelSettings {

@@ -198,6 +198,10 @@ pub struct LlmSettings {
     /// The longest Retry-After the client waits out before asking again; a server that
     /// asks for more is not asked again in that run, and the channel is told when to try.
     pub max_retry_wait_secs: u64,
+    /// How many tokens the model takes in one request (prompt, history and reply). 0: what
+    /// the server states at start (vLLM's `max_model_len`, llama.cpp's `/props`, Ollama's
+    /// `num_ctx` or its default), else 8192.
+    pub context_window_tokens: u32,
 }
 
 impl Default for LlmSettings {
@@ -214,6 +218,7 @@ impl Default for LlmSettings {
             max_retries: 3,
             retry_base_delay_ms: 500,
             max_retry_wait_secs: 60,
+            context_window_tokens: 0,
         }
     }
 }
@@ -981,12 +986,27 @@ impl Settings {
                 "expected text or json",
             ));
         }
-        if !crate::core::prompt::PROFILES.contains(&self.agent.default_profile.as_str()) {
-            return Err(ConfigError::invalid(
-                "agent.default_profile",
-                format!("{:?}", self.agent.default_profile),
-                "expected sql or ops",
-            ));
+        let profiles = match crate::tools::builtin_profiles(&self.agent.default_profile) {
+            Ok(profiles) => profiles,
+            Err(problem) => {
+                return Err(ConfigError::invalid(
+                    "agent.default_profile",
+                    format!("{:?}", self.agent.default_profile),
+                    problem,
+                ));
+            }
+        };
+        for (i, server) in self.mcp.servers.iter().enumerate() {
+            if let Some(unknown) = server.profiles.iter().find(|p| profiles.get(p).is_none()) {
+                return Err(ConfigError::invalid(
+                    format!("mcp.servers[{i}] ({:?}).profiles", server.name),
+                    format!("{unknown:?}"),
+                    format!(
+                        "no such profile; name some of {}",
+                        profiles.names().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
         }
         Ok(())
     }

@@ -5,12 +5,13 @@
 //! # Layout
 //!
 //! - [`core`]: the Discord-free heart. [`core::risk`] holds the pure policy
-//!   ([`core::risk::decide`]) and its types; [`core::tools`] the [`core::tools::Tool`] trait,
-//!   the registry and the [`core::tools::RiskGate`] that puts a call through both.
-//! - [`tools`]: the four built-in tools, each with its schema and assessor: `execute_sql`
-//!   (sqlparser, in the target's dialect), `execute_command` (a bash grammar from
-//!   brush-parser), `file_operations` (workspace containment, symlinks resolved) and
-//!   `http_request` (scheme, host and address checks).
+//!   ([`core::risk::decide`]) and its types; [`core::tools`] the [`core::tools::Tool`] trait
+//!   (everything about one tool), the tool sets and the [`core::tools::RiskGate`] that puts
+//!   a call through both; [`core::profile`] what a channel's profile offers.
+//! - [`tools`]: the four built-in tools, one folder each holding all of its tool (schema,
+//!   assessor, executor, views): `execute_sql` (sqlparser, in the target's dialect),
+//!   `execute_command` (a bash grammar from brush-parser), `file_operations` (workspace
+//!   containment, symlinks resolved) and `http_request` (scheme, host and address checks).
 //! - [`store`]: the bot's own state: [`store::SqlStore`] (SQLite or PostgreSQL, migrations
 //!   embedded) and [`store::MemoryStore`], both implementing [`core::ports::Store`].
 //! - [`llm`]: the OpenAI-compatible model client (the [`core::ports::ChatModel`] port).

@@ -2159,3 +2159,89 @@ async fn a_tool_name_without_arguments_is_corrected_not_posted() {
     assert!(correction.contains("without its arguments"), "{correction}");
     assert_eq!(fake.rejections(), Vec::<String>::new());
 }
+
+/// Confirms every request as bob, after taking the spy out of the agent's tools (as an MCP
+/// server that dies while a person decides takes its tools with it).
+struct SpyLeavesWhileAsked {
+    registry: riskgate::core::tools::ToolRegistry,
+}
+
+impl ApprovalSurface for SpyLeavesWhileAsked {
+    fn request<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
+        self.registry.update(|tools| tools.remove("spy"));
+        Box::pin(async {
+            ApprovalOutcome::Confirmed {
+                by: "bob".to_owned(),
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_run_keeps_the_tools_it_started_with_and_the_next_run_sees_the_change() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[("c1", "spy", json!({"value": "maybe"}))]),
+        fake_llm::text("done"),
+        fake_llm::tool_calls(&[("c2", "spy", json!({"value": "maybe"}))]),
+        fake_llm::text("it is gone"),
+    ])
+    .await;
+    let workspace = tempfile::tempdir().expect("tempdir");
+    let mut settings = Settings::default();
+    settings.tools.workspace = workspace.path().to_path_buf();
+    let spy = Arc::new(Spy::default());
+    let mut registry = riskgate::tools::builtin_registry(&settings);
+    registry.register(spy.clone());
+    let agent = riskgate::app::build_agent_with(
+        &settings,
+        registry.clone(),
+        http_model(&fake, |_| {}),
+        Arc::new(MemoryStore::new()),
+        Arc::new(SpyLeavesWhileAsked { registry }),
+        Arc::new(Events::default()),
+    )
+    .expect("agent");
+
+    assert_eq!(
+        agent.run(&inbound("one")).await,
+        RunOutcome::Replied("done".into())
+    );
+    assert_eq!(
+        spy.runs.lock().expect("runs").len(),
+        1,
+        "the confirmed call ran with the tools its run started with"
+    );
+    assert_eq!(
+        agent.run(&inbound("two")).await,
+        RunOutcome::Replied("it is gone".into())
+    );
+    assert_eq!(spy.runs.lock().expect("runs").len(), 1, "nothing ran after");
+
+    let requests = fake.requests().await;
+    assert_eq!(requests.len(), 4);
+    let offers_spy = |request: &Value| {
+        request["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .any(|t| t["function"]["name"] == "spy")
+    };
+    assert!(offers_spy(&requests[0]));
+    assert!(
+        offers_spy(&requests[1]),
+        "a run's requests keep its tools, whatever changed meanwhile"
+    );
+    assert!(!offers_spy(&requests[2]), "the next run has the new set");
+    let results = tool_messages(&requests[3]);
+    let second = results
+        .iter()
+        .find(|m| m["tool_call_id"] == "c2")
+        .expect("the second run's result");
+    assert!(
+        second["content"]
+            .as_str()
+            .expect("text")
+            .contains("there is no tool named \"spy\""),
+        "{second}"
+    );
+}

@@ -79,6 +79,15 @@ async fn model_server(model: &str) -> FakeLlm {
         )
         .mount(&llm.server)
         .await;
+    // As llama.cpp's server says its window.
+    Mock::given(method("GET"))
+        .and(path("/props"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(json!({"default_generation_settings": {"n_ctx": 4096}})),
+        )
+        .mount(&llm.server)
+        .await;
     llm
 }
 
@@ -261,7 +270,7 @@ async fn a_working_bot_says_what_it_serves_in_one_line_at_the_default_level() {
     let line = bot.line(START_LINE).await;
     assert!(line.contains(" INFO riskgate::status: "), "{line}");
     let expected = format!(
-        "connected to Discord as application \"{APP_NAME}\" (id {APP_ID}); in 1 server: team (id {GUILD}); serving 1 of 1 channels in discord.channels: #agent (id {CHANNEL}) in team; slash commands registered in team (discord.guild_id = {GUILD}); model server answered at {} (1 models, llm.model \"tiny\" among them)",
+        "connected to Discord as application \"{APP_NAME}\" (id {APP_ID}); in 1 server: team (id {GUILD}); serving 1 of 1 channels in discord.channels: #agent (id {CHANNEL}) in team; slash commands registered in team (discord.guild_id = {GUILD}); model server answered at {} (1 models, llm.model \"tiny\" among them); context window 4096 tokens (llama.cpp's /props (n_ctx))",
         llm.base_url()
     );
     assert!(
@@ -272,15 +281,21 @@ async fn a_working_bot_says_what_it_serves_in_one_line_at_the_default_level() {
     assert_eq!(stderr.matches(START_LINE).count(), 1, "{stderr}");
     // Nothing in the report is wrong, so it has no warning.
     assert!(!stderr.contains(" WARN riskgate::status"), "{stderr}");
-    // The model server was asked with the key, for its list, and nothing was generated.
+    // The model server was asked for its list and where servers state their window, and
+    // nothing was generated.
     let asked = llm.server.received_requests().await.unwrap_or_default();
-    assert_eq!(asked.len(), 1, "{asked:?}");
-    assert_eq!(asked[0].url.path(), "/v1/models");
+    let mut paths: Vec<&str> = asked.iter().map(|r| r.url.path()).collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        ["/api/show", "/props", "/v1/models", "/v1/models"],
+        "{asked:?}"
+    );
     let body = bot.health_becomes(200).await;
     assert_eq!(
         body,
         format!(
-            "ok\ndiscord: connected\nstate database: answering\nmodel server: answered at {} (1 models, llm.model \"tiny\" among them)\n",
+            "ok\ndiscord: connected\nstate database: answering\nmodel server: answered at {} (1 models, llm.model \"tiny\" among them); context window 4096 tokens (llama.cpp's /props (n_ctx))\n",
             llm.base_url()
         )
     );

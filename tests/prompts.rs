@@ -24,16 +24,18 @@ fn settings() -> Settings {
 fn rendered_system_prompts() {
     let gate = riskgate::tools::builtin_gate(&settings());
     let prompts = Prompts::default();
-    for profile in ["sql", "ops"] {
+    let profiles = riskgate::tools::builtin_profiles("ops").expect("profiles");
+    assert_eq!(profiles.names().collect::<Vec<_>>(), ["sql", "ops"]);
+    for profile in profiles.iter() {
         let tools: Vec<_> = gate
             .registry()
             .definitions()
             .into_iter()
-            .filter(|d| profile != "sql" || d.name == "execute_sql")
+            .filter(|d| profile.offers_tool(&d.name))
             .collect();
         for (protocol, name) in [(Protocol::Native, "native"), (Protocol::Json, "json")] {
             insta::assert_snapshot!(
-                format!("system_prompt_{profile}_{name}"),
+                format!("system_prompt_{}_{name}", profile.name()),
                 prompts.system_prompt(profile, protocol, &tools)
             );
         }

@@ -201,12 +201,10 @@ fn preflight(settings: &Settings) -> Result<Vec<String>, CliError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let registry = crate::tools::builtin_registry(settings);
+    let tools = crate::tools::builtin_tools(settings);
     let mut lines = Vec::new();
-    for name in registry.names() {
-        let Some(tool) = registry.get(name) else {
-            continue;
-        };
+    for tool in tools.iter() {
+        let name = tool.name();
         let findings = runtime.block_on(async {
             tokio::time::timeout(Duration::from_secs(20), tool.preflight()).await
         });
@@ -357,9 +355,21 @@ async fn check_model(
     metrics: std::sync::Arc<crate::metrics::Metrics>,
     llm: crate::config::LlmSettings,
 ) {
-    let check = model.check_server(MODEL_CHECK_WAIT).await;
+    let stated = async {
+        if llm.context_window_tokens > 0 {
+            return None;
+        }
+        model.stated_window(MODEL_CHECK_WAIT).await
+    };
+    let (check, stated) = tokio::join!(model.check_server(MODEL_CHECK_WAIT), stated);
+    let window = crate::llm::ContextWindow::resolve(llm.context_window_tokens, stated);
     let base_url = crate::config::redact_password(&llm.base_url);
     let (answering, said) = check.judge(&llm.model, base_url.trim_end_matches('/'));
+    let said = if answering {
+        format!("{said}; {}", window.describe())
+    } else {
+        said
+    };
     if answering {
         metrics.set_model_status(crate::metrics::ModelStatus::Answering(said));
     } else {

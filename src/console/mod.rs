@@ -1,7 +1,8 @@
 //! `riskgate console`: the agent in a terminal. Messages are read line by line from stdin
 //! (so it can be scripted); an approval shows the call and the reason and takes the next line
 //! read after it was shown (`y`/`yes` confirms, anything else cancels). Commands:
-//! `/mode [strict|smart]`, `/profile [sql|ops]`, `/reset`, `/status`, `/help`, `/quit`.
+//! `/mode [strict|smart]`, `/profile [sql|ops]` (the agent's profiles), `/reset`, `/status`,
+//! `/help`, `/quit`.
 //! `--json` prints one JSON object per event instead of text. Where stdin and stdout are a
 //! terminal (and not `--json`), lines are typed in a line editor with the session's history
 //! (`editor.rs`); piped input is read as it comes.
@@ -27,7 +28,7 @@ use crate::config::Settings;
 use crate::core::agent::{Agent, AgentEvent, Inbound, RunOutcome, StopReason};
 use crate::core::commands::{self, Caller, ChannelCommand, CommandEnv};
 use crate::core::ports::{ApprovalOutcome, ApprovalRequest, ApprovalSurface, EventSink};
-use crate::core::tools::BoxFuture;
+use crate::core::tools::{BoxFuture, ToolRegistry};
 
 /// Console options from the command line.
 #[derive(Debug, Clone)]
@@ -105,6 +106,8 @@ impl Output {
 struct ConsoleEvents {
     output: Output,
     router: Arc<Router>,
+    /// The agent's tools: each call is shown as its tool shows it.
+    tools: ToolRegistry,
 }
 
 impl EventSink for ConsoleEvents {
@@ -116,16 +119,17 @@ impl EventSink for ConsoleEvents {
         if self.output.json {
             match serde_json::to_value(event) {
                 Ok(mut value) => {
-                    if let (Some(object), Some(shown)) =
-                        (value.as_object_mut(), render::shown_fields(event))
-                    {
+                    if let (Some(object), Some(shown)) = (
+                        value.as_object_mut(),
+                        render::shown_fields(&self.tools.snapshot(), event),
+                    ) {
                         object.extend(shown);
                     }
                     self.output.event(&value);
                 }
                 Err(e) => tracing::error!(error = %e, "an event could not be encoded"),
             }
-        } else if let Some(text) = render::event_text(event) {
+        } else if let Some(text) = render::event_text(&self.tools.snapshot(), event) {
             self.output.line(&text);
         }
     }
@@ -266,6 +270,7 @@ struct ConsoleApprovals {
     router: Arc<Router>,
     output: Output,
     user: String,
+    tools: ToolRegistry,
 }
 
 impl ApprovalSurface for ConsoleApprovals {
@@ -274,6 +279,7 @@ impl ApprovalSurface for ConsoleApprovals {
             let answer = self.router.take_prompt();
             if !self.output.json {
                 self.output.line(&render::approval_prompt(
+                    &self.tools.snapshot(),
                     request,
                     std::time::SystemTime::now(),
                 ));
@@ -333,18 +339,23 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
     );
     // Approvals a stopped console left waiting can no longer be answered.
     crate::app::abandon_orphaned(store.as_ref()).await?;
-    let agent = crate::app::build_agent(
+    let tools = crate::tools::builtin_registry(&settings);
+    let mcp = crate::app::start_mcp(&settings, &tools).await;
+    let agent = crate::app::build_agent_with(
         &settings,
+        tools.clone(),
         Arc::new(model),
         store.clone(),
         Arc::new(ConsoleApprovals {
             router: router.clone(),
             output: output.clone(),
             user: options.user.clone(),
+            tools: tools.clone(),
         }),
         Arc::new(ConsoleEvents {
             output: output.clone(),
             router,
+            tools,
         }),
     )?;
 
@@ -370,7 +381,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
             continue;
         }
         if let Some(command) = text.strip_prefix('/') {
-            if !command_line(&agent, &options, &output, command).await {
+            if !command_line(&agent, mcp.as_ref(), &options, &output, command).await {
                 break;
             }
             continue;
@@ -390,6 +401,9 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
     }
     // Audit records kept during a store outage: written now, or logged if it persists.
     agent.flush_audit_or_log().await;
+    if let Some(mcp) = mcp {
+        mcp.shutdown().await;
+    }
     ended?;
     match model_failures.pop() {
         Some(last) => Err(ConsoleError::ModelFailed {
@@ -405,6 +419,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
 /// (`core::commands`): this only reads the line and renders the outcome.
 async fn command_line(
     agent: &Agent,
+    mcp: Option<&Arc<crate::mcp::McpHub>>,
     options: &ConsoleOptions,
     output: &Output,
     command: &str,
@@ -418,33 +433,32 @@ async fn command_line(
         "help" => {
             output.notice(
                 "help",
-                "commands: /mode [strict|smart], /profile [sql|ops], /status, /reset, /pending, /audit [n], /rules [revoke ID], /quit",
+                &format!(
+                    "commands: /mode [strict|smart], /profile [{}], /status, /reset, /pending, /audit [n], /rules [revoke ID], /quit",
+                    agent.profiles.names().collect::<Vec<_>>().join("|")
+                ),
                 json!({}),
             );
             return true;
         }
         _ => {}
     }
-    let parsed = match ChannelCommand::parse(&name, argument.as_deref()) {
+    let parsed = match ChannelCommand::parse(&name, argument.as_deref(), &agent.profiles) {
         Ok(parsed) => parsed,
         Err(problem) => {
             output.notice("error", &format!("{problem} Try /help."), json!({}));
             return true;
         }
     };
-    let tools = |profile: &str| {
-        agent
-            .tool_definitions(profile)
-            .into_iter()
-            .map(|t| t.name)
-            .collect()
-    };
+    let tools = agent.gate.tools();
     let env = CommandEnv {
         store: agent.store.as_ref(),
         defaults: &agent.defaults,
         model: &agent.model_name,
         protocol: agent.protocol.as_str(),
+        profiles: &agent.profiles,
         tools: &tools,
+        servers: &crate::app::mcp_status_lines(mcp),
     };
     // The console's user runs the bot: they may change and revoke anything.
     let caller = Caller {
@@ -453,7 +467,7 @@ async fn command_line(
         may_approve: true,
     };
     let outcome = commands::apply(&env, &options.channel, caller, parsed).await;
-    let (kind, text, data) = render::command_outcome(&name, outcome);
+    let (kind, text, data) = render::command_outcome(&tools, &name, outcome);
     output.notice(kind, &text, data);
     true
 }

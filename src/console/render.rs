@@ -9,6 +9,7 @@ use crate::core::agent::AgentEvent;
 use crate::core::commands::{self, CommandOutcome};
 use crate::core::ports::ApprovalRequest;
 use crate::core::risk::Decision;
+use crate::core::tools::ToolSet;
 use crate::tools::legible::{Lines, legible};
 use crate::tools::render::ShownCall;
 
@@ -19,17 +20,9 @@ pub fn clean(text: &str) -> String {
         .collect()
 }
 
-fn arguments_line(arguments: &serde_json::Map<String, Value>) -> String {
-    for key in ["sql", "command"] {
-        if let Some(Value::String(text)) = arguments.get(key) {
-            return text.clone();
-        }
-    }
-    Value::Object(arguments.clone()).to_string()
-}
-
-/// The text of an event, or `None` for events the text console does not show.
-pub fn event_text(event: &AgentEvent) -> Option<String> {
+/// The text of an event, or `None` for events the text console does not show. A call is
+/// shown on one line as its tool in `tools` shows it ([`ToolSet::call_line`]).
+pub fn event_text(tools: &ToolSet, event: &AgentEvent) -> Option<String> {
     let text = match event {
         AgentEvent::RunStarted { .. } | AgentEvent::RunFinished { .. } => return None,
         AgentEvent::ToolCall {
@@ -40,7 +33,7 @@ pub fn event_text(event: &AgentEvent) -> Option<String> {
             reason,
             ..
         } => {
-            let line = legible(&arguments_line(arguments), Lines::Kept);
+            let line = legible(&tools.call_line(tool, arguments), Lines::Kept);
             let reason = legible(reason, Lines::Escaped).text;
             let mut text = format!("-> {tool}: {} [{decision}, {source}: {reason}]", line.text);
             // A call that waits for a person says it in its prompt, just after.
@@ -84,7 +77,7 @@ pub fn event_text(event: &AgentEvent) -> Option<String> {
 /// line, `escaped`, how many characters were escaped (`total`, and `kinds` by kind), and
 /// `warning`, the line that says so (`null` when nothing was escaped). `arguments` stays
 /// the call exactly as it runs.
-pub fn shown_fields(event: &AgentEvent) -> Option<serde_json::Map<String, Value>> {
+pub fn shown_fields(tools: &ToolSet, event: &AgentEvent) -> Option<serde_json::Map<String, Value>> {
     let (tool, arguments, reason) = match event {
         AgentEvent::ToolCall {
             tool,
@@ -100,7 +93,7 @@ pub fn shown_fields(event: &AgentEvent) -> Option<serde_json::Map<String, Value>
         } => (tool, arguments, reason),
         _ => return None,
     };
-    let shown = ShownCall::of(tool, arguments, reason);
+    let shown = ShownCall::of(tools, tool, arguments, reason);
     let fields = json!({
         "display": shown.call,
         "display_reason": shown.reason,
@@ -118,8 +111,12 @@ pub fn shown_fields(event: &AgentEvent) -> Option<serde_json::Map<String, Value>
 /// answer may take.
 /// Every character of the call that is invisible, changes direction or can pass for
 /// another is shown as a `\u{…}` escape, and a line then says so.
-pub fn approval_prompt(request: &ApprovalRequest, now: std::time::SystemTime) -> String {
-    let shown = ShownCall::of_approval(request);
+pub fn approval_prompt(
+    tools: &ToolSet,
+    request: &ApprovalRequest,
+    now: std::time::SystemTime,
+) -> String {
+    let shown = ShownCall::of_approval(tools, request);
     let target = shown
         .target
         .as_deref()
@@ -160,7 +157,11 @@ pub fn approval_prompt(request: &ApprovalRequest, now: std::time::SystemTime) ->
 
 /// A channel command's outcome as the console shows it: the event kind (in `--json`, the
 /// `event` field), the text, and the fields a script reads.
-pub fn command_outcome(name: &str, outcome: CommandOutcome) -> (&'static str, String, Value) {
+pub fn command_outcome(
+    tools: &ToolSet,
+    name: &str,
+    outcome: CommandOutcome,
+) -> (&'static str, String, Value) {
     let unix = |at: std::time::SystemTime| {
         at.duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs())
@@ -185,14 +186,19 @@ pub fn command_outcome(name: &str, outcome: CommandOutcome) -> (&'static str, St
         CommandOutcome::Status(status) => (
             "status",
             format!(
-                "mode: {}, profile: {}, model: {} ({} protocol), tools: {}, pending approvals: {}, rules: {}",
+                "mode: {}, profile: {}, model: {} ({} protocol), tools: {}, pending approvals: {}, rules: {}{}",
                 status.settings.mode,
                 status.settings.profile,
                 status.model,
                 status.protocol,
                 status.tools.join(", "),
                 status.pending,
-                status.rules
+                status.rules,
+                if status.servers.is_empty() {
+                    String::new()
+                } else {
+                    format!("; MCP servers: {}", status.servers.join("; "))
+                }
             ),
             json!({
                 "mode": status.settings.mode.as_str(),
@@ -202,11 +208,12 @@ pub fn command_outcome(name: &str, outcome: CommandOutcome) -> (&'static str, St
                 "tools": status.tools,
                 "pending": status.pending,
                 "rules": status.rules,
+                "mcp_servers": status.servers,
             }),
         ),
         CommandOutcome::Reset { .. } => ("reset", "conversation cleared".to_owned(), json!({})),
         CommandOutcome::Pending(pending) => {
-            let lines: Vec<String> = pending.iter().map(pending_line).collect();
+            let lines: Vec<String> = pending.iter().map(|a| pending_line(tools, a)).collect();
             let ids: Vec<&str> = pending.iter().map(|a| a.id.as_str()).collect();
             (
                 "pending",
@@ -275,8 +282,8 @@ pub fn command_outcome(name: &str, outcome: CommandOutcome) -> (&'static str, St
 }
 
 /// A waiting approval in `/pending`, with a note when its call has escaped characters.
-fn pending_line(approval: &crate::core::ports::ApprovalRecord) -> String {
-    let shown = ShownCall::of(&approval.tool, &approval.arguments, &approval.reason);
+fn pending_line(tools: &ToolSet, approval: &crate::core::ports::ApprovalRecord) -> String {
+    let shown = ShownCall::of(tools, &approval.tool, &approval.arguments, &approval.reason);
     let note = shown
         .escaped
         .note()
@@ -337,7 +344,7 @@ mod tests {
             "a DELETE changes data",
             now + Duration::from_secs(299),
         );
-        let prompt = approval_prompt(&request, now);
+        let prompt = approval_prompt(&crate::tools::tools_for_tests(), &request, now);
         assert!(
             prompt.contains("DELETE FROM orders WHERE id = 1"),
             "{prompt}"
@@ -345,7 +352,11 @@ mod tests {
         assert!(prompt.contains("on database `prod`"), "{prompt}");
         assert!(prompt.contains("a DELETE changes data"), "{prompt}");
         assert!(prompt.contains("expires in 4m 59s"), "{prompt}");
-        let late = approval_prompt(&request, now + Duration::from_secs(600));
+        let late = approval_prompt(
+            &crate::tools::tools_for_tests(),
+            &request,
+            now + Duration::from_secs(600),
+        );
         assert!(late.contains("expires in 0m 00s"), "{late}");
     }
 
@@ -362,7 +373,8 @@ mod tests {
             source: crate::core::risk::DecisionSource::Whitelist,
             reason: "read-only\ncommands: ls".into(),
         };
-        let auto = event_text(&call(Decision::Auto)).expect("shown");
+        let auto =
+            event_text(&crate::tools::tools_for_tests(), &call(Decision::Auto)).expect("shown");
         assert_eq!(
             auto.lines().next(),
             Some(
@@ -375,7 +387,8 @@ mod tests {
                 .is_some_and(|w| w.starts_with("   ⚠ This call contains 1 character")),
             "{auto}"
         );
-        let confirm = event_text(&call(Decision::Confirm)).expect("shown");
+        let confirm =
+            event_text(&crate::tools::tools_for_tests(), &call(Decision::Confirm)).expect("shown");
         assert_eq!(confirm.lines().count(), 1, "its prompt says it: {confirm}");
     }
 
@@ -390,7 +403,7 @@ mod tests {
             now + Duration::from_secs(60),
         );
         assert_eq!(
-            approval_prompt(&request, now),
+            approval_prompt(&crate::tools::tools_for_tests(), &request, now),
             "?? alice wants to run execute_command: echo ok\\u{1b}[2K\\u{d}rm -rf d\\u{202e}\n   \
              ⚠ This call contains 3 characters that are invisible, change the text's direction or can pass for others (2 control characters, 1 direction control), shown here as `\\u{…}` with the code point in hex. What runs is the call exactly as written, with them in it.\n   \
              why confirm: `echo` \\u{200b}quoted (default)\n   \

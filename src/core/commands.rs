@@ -7,9 +7,10 @@
 use std::time::SystemTime;
 
 use crate::core::ports::{ApprovalRecord, AuditRecord, ChannelSettings, Store, StoreError};
-use crate::core::prompt::PROFILES;
+use crate::core::profile::Profiles;
 use crate::core::risk::ChannelMode;
 use crate::core::rules::ChannelRule;
+use crate::core::tools::ToolSet;
 
 /// The most audit records one `/audit` shows.
 pub const AUDIT_MAX: usize = 25;
@@ -53,8 +54,9 @@ pub enum ChannelCommand {
 
 impl ChannelCommand {
     /// Reads a command from its name and one optional argument, as both front ends give
-    /// them (`/audit 5`, `/rules revoke:r1`, `/rules revoke r1`). `Err` says what to write.
-    pub fn parse(name: &str, argument: Option<&str>) -> Result<Self, String> {
+    /// them (`/audit 5`, `/rules revoke:r1`, `/rules revoke r1`); a profile must be one of
+    /// `profiles`. `Err` says what to write.
+    pub fn parse(name: &str, argument: Option<&str>, profiles: &Profiles) -> Result<Self, String> {
         let argument = argument.map(str::trim).filter(|a| !a.is_empty());
         Ok(match (name.to_ascii_lowercase().as_str(), argument) {
             ("mode", None) => Self::Mode(None),
@@ -64,11 +66,14 @@ impl ChannelCommand {
                 })?))
             }
             ("profile", None) => Self::Profile(None),
-            ("profile", Some(value)) if PROFILES.contains(&value) => {
+            ("profile", Some(value)) if profiles.get(value).is_some() => {
                 Self::Profile(Some(value.to_owned()))
             }
             ("profile", Some(value)) => {
-                return Err(format!("Unknown profile {value:?}: use sql or ops."));
+                return Err(format!(
+                    "Unknown profile {value:?}: use {}.",
+                    profiles.choices()
+                ));
             }
             ("status", _) => Self::Status,
             ("reset", _) => Self::Reset,
@@ -111,8 +116,12 @@ pub struct CommandEnv<'a> {
     pub defaults: &'a ChannelSettings,
     pub model: &'a str,
     pub protocol: &'a str,
-    /// The tools a profile offers, by name.
-    pub tools: &'a (dyn Fn(&str) -> Vec<String> + Sync),
+    /// The profiles a channel can choose from.
+    pub profiles: &'a Profiles,
+    /// The tools as they stand: `/status` lists those the channel's profile offers.
+    pub tools: &'a ToolSet,
+    /// The MCP servers as they stand, a line each (`kb: ready, 3 tools (stdio)`).
+    pub servers: &'a [String],
 }
 
 /// What the channel's status is made of.
@@ -124,6 +133,8 @@ pub struct Status {
     pub tools: Vec<String>,
     pub pending: usize,
     pub rules: usize,
+    /// The MCP servers, a line each; empty when none is configured.
+    pub servers: Vec<String>,
 }
 
 /// What came of a command, for a front end to render.
@@ -268,10 +279,18 @@ async fn status(env: &CommandEnv<'_>, channel: &str, settings: ChannelSettings) 
     CommandOutcome::Status(Status {
         model: env.model.to_owned(),
         protocol: env.protocol.to_owned(),
-        tools: (env.tools)(&settings.profile),
+        tools: {
+            let profile = env.profiles.resolve(&settings.profile);
+            env.tools
+                .names()
+                .filter(|name| profile.offers_tool(name))
+                .map(str::to_owned)
+                .collect()
+        },
         pending: pending.map_or(0, |p| p.len()),
         rules: rules.map_or(0, |r| r.len()),
         settings,
+        servers: env.servers.to_vec(),
     })
 }
 
@@ -331,7 +350,7 @@ mod tests {
             decision: crate::core::risk::Decision::Confirm,
             source: crate::core::risk::DecisionSource::Default,
             reason: String::new(),
-            outcome: crate::core::agent::CallOutcome::Cancelled,
+            outcome: crate::core::event::CallOutcome::Cancelled,
             approval_id: None,
             duration_ms: 0,
             output_bytes: 0,
@@ -348,13 +367,41 @@ mod tests {
     }
     use crate::store::MemoryStore;
 
-    fn env<'a>(store: &'a MemoryStore, defaults: &'a ChannelSettings) -> CommandEnv<'a> {
+    use crate::core::profile::{Offers, Profile};
+    use crate::core::tools::testing::Stub;
+
+    fn profiles() -> Profiles {
+        Profiles::new(
+            vec![
+                Profile::new("sql", "data", "", Offers::only(["query"])),
+                Profile::new("ops", "all tools", "", Offers::All),
+            ],
+            "ops",
+        )
+        .expect("profiles")
+    }
+
+    fn tools() -> ToolSet {
+        let mut tools = ToolSet::new();
+        tools.register(std::sync::Arc::new(Stub::named("query")));
+        tools.register(std::sync::Arc::new(Stub::named("shell")));
+        tools
+    }
+
+    fn env<'a>(
+        store: &'a MemoryStore,
+        defaults: &'a ChannelSettings,
+        profiles: &'a Profiles,
+        tools: &'a ToolSet,
+    ) -> CommandEnv<'a> {
         CommandEnv {
             store,
             defaults,
             model: "m",
             protocol: "native",
-            tools: &|profile: &str| vec![format!("{profile}-tool")],
+            profiles,
+            tools,
+            servers: &[],
         }
     }
 
@@ -368,30 +415,37 @@ mod tests {
 
     #[test]
     fn both_front_ends_syntax_reads_the_same_commands() {
+        let profiles = profiles();
+        let parse =
+            |name: &str, argument: Option<&str>| ChannelCommand::parse(name, argument, &profiles);
         assert_eq!(
-            ChannelCommand::parse("MODE", Some("strict")),
+            parse("MODE", Some("strict")),
             Ok(ChannelCommand::Mode(Some(ChannelMode::Strict)))
         );
-        assert!(ChannelCommand::parse("mode", Some("loose")).is_err());
+        assert!(parse("mode", Some("loose")).is_err());
         assert_eq!(
-            ChannelCommand::parse("audit", Some("99")),
+            parse("audit", Some("99")),
             Ok(ChannelCommand::Audit(AUDIT_MAX))
         );
+        assert_eq!(parse("audit", None), Ok(ChannelCommand::Audit(10)));
         assert_eq!(
-            ChannelCommand::parse("audit", None),
-            Ok(ChannelCommand::Audit(10))
-        );
-        assert_eq!(
-            ChannelCommand::parse("rules", Some("revoke r1")),
+            parse("rules", Some("revoke r1")),
             Ok(ChannelCommand::Revoke("r1".into()))
         );
         assert_eq!(
-            ChannelCommand::parse("rules", Some("r1")),
+            parse("rules", Some("r1")),
             Ok(ChannelCommand::Revoke("r1".into()))
         );
-        assert!(ChannelCommand::parse("rules", Some("revoke")).is_err());
-        assert!(ChannelCommand::parse("profile", Some("admin")).is_err());
-        assert!(ChannelCommand::parse("nope", None).is_err());
+        assert!(parse("rules", Some("revoke")).is_err());
+        assert_eq!(
+            parse("profile", Some("admin")),
+            Err("Unknown profile \"admin\": use sql or ops.".to_owned())
+        );
+        assert_eq!(
+            parse("profile", Some("sql")),
+            Ok(ChannelCommand::Profile(Some("sql".into())))
+        );
+        assert!(parse("nope", None).is_err());
     }
 
     #[tokio::test]
@@ -401,7 +455,8 @@ mod tests {
             mode: ChannelMode::Smart,
             profile: "ops".into(),
         };
-        let env = env(&store, &defaults);
+        let (profiles, tools) = (profiles(), tools());
+        let env = env(&store, &defaults, &profiles, &tools);
         let strict = ChannelCommand::Mode(Some(ChannelMode::Strict));
         let refused = apply(&env, "c", caller(false), strict.clone()).await;
         assert!(
@@ -416,7 +471,15 @@ mod tests {
             panic!("a status");
         };
         assert_eq!(status.settings.mode, ChannelMode::Strict);
-        assert_eq!(status.tools, ["ops-tool"]);
+        assert_eq!(status.tools, ["query", "shell"], "ops offers every tool");
+        let sql = ChannelCommand::Profile(Some("sql".into()));
+        assert!(apply(&env, "c", caller(true), sql).await.is_public());
+        let CommandOutcome::Status(status) =
+            apply(&env, "c", caller(false), ChannelCommand::Status).await
+        else {
+            panic!("a status");
+        };
+        assert_eq!(status.tools, ["query"], "sql offers only what it names");
         let other = apply(&env, "other", caller(false), ChannelCommand::Mode(None)).await;
         assert_eq!(
             other,

@@ -3,11 +3,14 @@
 
 use std::time::{Duration, SystemTime};
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde::Serialize;
 
-use crate::core::agent::{AgentEvent, CallOutcome, ChatMessage, ChatReply, ChatRequest};
-use crate::core::risk::{ChannelMode, Decision, DecisionSource, RiskDecision};
+pub use crate::core::approval::{
+    ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, Decided,
+};
+use crate::core::event::{AgentEvent, CallOutcome};
+use crate::core::message::{ChatMessage, ChatReply, ChatRequest};
+use crate::core::risk::{ChannelMode, Decision, DecisionSource};
 use crate::core::rules::ChannelRule;
 use crate::core::tools::BoxFuture;
 
@@ -133,52 +136,6 @@ pub struct ModelRetry {
     pub last: String,
 }
 
-/// A call waiting for a person.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ApprovalRequest {
-    pub id: String,
-    pub channel: String,
-    /// Who asked the agent (the author of the message that started the run).
-    pub requester: String,
-    pub tool: String,
-    /// The exact arguments that will run if confirmed (`risk_level` already taken out).
-    pub arguments: Map<String, Value>,
-    /// Where it runs, when the arguments do not say it all (the SQL tool's target database,
-    /// named or the default): `Tool::target`.
-    pub target: Option<String>,
-    pub decision: RiskDecision,
-    pub expires_at: SystemTime,
-    /// What "allow similar calls for a while" would cover, when a person may choose it here
-    /// (smart mode, a confirm a rule may lift, a tool that can describe similar calls, and
-    /// `agent.allow_similar_secs` above 0), and for how long.
-    pub similar: Option<(crate::core::rules::Similarity, Duration)>,
-}
-
-/// How a person answered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApprovalOutcome {
-    Confirmed {
-        by: String,
-    },
-    Cancelled {
-        by: String,
-        /// What the person said the agent should do instead, if anything.
-        reason: Option<String>,
-    },
-    /// Confirmed, and calls like it may run without asking in this channel for a while
-    /// (a channel rule, created by the loop).
-    AllowSimilar {
-        by: String,
-    },
-    /// Nobody answered in time.
-    Expired,
-    /// The request could not be shown to anyone (the chat refused the message: a missing
-    /// permission, a deleted channel, or the chat service down through every retry).
-    Undeliverable {
-        reason: String,
-    },
-}
-
 /// Where approvals are shown and answered: buttons in Discord, a y/n prompt in a terminal.
 pub trait ApprovalSurface: Send + Sync {
     /// Shows the request and waits for an answer. The loop stops waiting at `expires_at`
@@ -202,7 +159,8 @@ pub trait EventSink: Send + Sync {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChannelSettings {
     pub mode: ChannelMode,
-    /// The prompt profile: `sql` or `ops`.
+    /// The name of the channel's profile (one of the agent's `core::profile::Profiles`; a
+    /// name none has any more means the default).
     pub profile: String,
 }
 
@@ -258,94 +216,6 @@ impl StoreError {
             StoreErrorKind::Refused | StoreErrorKind::Failed => None,
         }
     }
-}
-
-/// Where an approval stands. Only `Pending` may change, and only once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ApprovalStatus {
-    Pending,
-    Confirmed,
-    Cancelled,
-    Expired,
-    /// Its run no longer exists (the process stopped while it waited).
-    Abandoned,
-    /// It could not be shown to anyone, so nobody could answer.
-    Undeliverable,
-}
-
-impl ApprovalStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Confirmed => "confirmed",
-            Self::Cancelled => "cancelled",
-            Self::Expired => "expired",
-            Self::Abandoned => "abandoned",
-            Self::Undeliverable => "undeliverable",
-        }
-    }
-}
-
-impl std::fmt::Display for ApprovalStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for ApprovalStatus {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "pending" => Ok(Self::Pending),
-            "confirmed" => Ok(Self::Confirmed),
-            "cancelled" => Ok(Self::Cancelled),
-            "expired" => Ok(Self::Expired),
-            "abandoned" => Ok(Self::Abandoned),
-            "undeliverable" => Ok(Self::Undeliverable),
-            other => Err(format!("unknown approval status {other:?}")),
-        }
-    }
-}
-
-/// An approval as stored: the exact call, why it needs a person, and what became of it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ApprovalRecord {
-    pub id: String,
-    pub run_id: String,
-    pub channel: String,
-    pub requester: String,
-    pub tool: String,
-    /// The exact arguments that run if it is confirmed (`risk_level` taken out).
-    pub arguments: Map<String, Value>,
-    /// SHA-256 of the canonical JSON of `arguments`, checked before execution.
-    pub arguments_hash: String,
-    pub source: String,
-    pub reason: String,
-    pub status: ApprovalStatus,
-    pub decided_by: Option<String>,
-    pub decided_at: Option<SystemTime>,
-    pub created_at: SystemTime,
-    pub expires_at: SystemTime,
-    /// The chat message that shows it (a front end's reference), once posted.
-    pub message_ref: Option<String>,
-    /// What the person who decided said (a cancel's reason), if anything.
-    pub note: Option<String>,
-    /// Where the run that asked stood (JSON, see `core::agent::resume`), so a click after a
-    /// restart can continue it; `None` where the surface cannot be answered after a restart.
-    pub resume: Option<String>,
-}
-
-/// The result of trying to decide an approval: exactly one caller wins.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Decided {
-    /// This caller's decision was recorded; the record as it now stands.
-    Won(ApprovalRecord),
-    /// Someone decided first (or it expired or was abandoned); what it is now.
-    Lost(ApprovalRecord),
-    /// No approval has that id.
-    Missing,
 }
 
 /// One line of the audit log: every tool call, whatever became of it.
@@ -555,11 +425,11 @@ macro_rules! forward_store {
     // Each method's arguments and answer, as the `Store` trait declares them.
     (@sig load_history $how:tt) => {
         $crate::forward_store!(@fn $how 'a load_history(channel: &'a str, budget: usize)
-            -> ::std::vec::Vec<$crate::core::agent::ChatMessage>);
+            -> ::std::vec::Vec<$crate::core::message::ChatMessage>);
     };
     (@sig append $how:tt) => {
         $crate::forward_store!(@fn $how 'a append(
-            channel: &'a str, messages: &'a [$crate::core::agent::ChatMessage]) -> ());
+            channel: &'a str, messages: &'a [$crate::core::message::ChatMessage]) -> ());
     };
     (@sig clear $how:tt) => {
         $crate::forward_store!(@fn $how 'a clear(channel: &'a str) -> ());

@@ -1,17 +1,18 @@
 //! The system prompt: Markdown files from `prompts/`, embedded in the binary, put together
-//! per channel profile and protocol, with the tool definitions injected by the backend.
+//! with the channel's profile's own text (`core::profile`) per protocol, with the tool
+//! definitions injected by the backend.
 
 use serde_json::Value;
 
-use crate::core::agent::Protocol;
+use crate::core::message::Protocol;
+use crate::core::profile::Profile;
 use crate::core::tools::ToolDefinition;
 
-/// The prompt texts. `Prompts::default()` holds the files shipped in `prompts/`.
+/// The prompt texts every profile shares. `Prompts::default()` holds the files shipped in
+/// `prompts/`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prompts {
     pub base: String,
-    pub profile_sql: String,
-    pub profile_ops: String,
     pub risk: String,
     pub json_protocol: String,
 }
@@ -20,34 +21,24 @@ impl Default for Prompts {
     fn default() -> Self {
         Self {
             base: include_str!("../../prompts/base.md").to_owned(),
-            profile_sql: include_str!("../../prompts/profile_sql.md").to_owned(),
-            profile_ops: include_str!("../../prompts/profile_ops.md").to_owned(),
             risk: include_str!("../../prompts/risk.md").to_owned(),
             json_protocol: include_str!("../../prompts/json_protocol.md").to_owned(),
         }
     }
 }
 
-/// The profiles a channel can use.
-pub const PROFILES: [&str; 2] = ["sql", "ops"];
-
 impl Prompts {
-    /// The system prompt of a profile (`sql` or `ops`; anything else is `ops`). For the JSON
-    /// protocol the tool definitions and the calling convention are part of it.
+    /// The system prompt of a profile: the base text, the profile's own, the risk guidance;
+    /// for the JSON protocol the tool definitions and the calling convention too.
     pub fn system_prompt(
         &self,
-        profile: &str,
+        profile: &Profile,
         protocol: Protocol,
         tools: &[ToolDefinition],
     ) -> String {
-        let profile_text = if profile == "sql" {
-            &self.profile_sql
-        } else {
-            &self.profile_ops
-        };
         let mut parts = vec![
             self.base.trim_end().to_owned(),
-            profile_text.trim_end().to_owned(),
+            profile.prompt().trim_end().to_owned(),
             self.risk.trim_end().to_owned(),
         ];
         if protocol == Protocol::Json {

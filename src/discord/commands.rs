@@ -11,9 +11,57 @@ use super::approvals::message_ref;
 use super::outbox::no_mentions;
 use crate::core::commands::{self, Caller, ChannelCommand, CommandEnv, CommandOutcome};
 use crate::core::ports::{ChannelSettings, Store};
+use crate::core::profile::Profiles;
+use crate::core::tools::ToolSet;
 
-/// The definitions to register.
-pub fn register() -> Vec<CreateCommand> {
+/// Discord's limits: characters of a command's or an option's description, choices of one
+/// option.
+const DESCRIPTION_CHARS: usize = 100;
+const CHOICES: usize = 25;
+
+/// `/profile`: the profiles to choose from, each with what it is for.
+fn profile_command(profiles: &Profiles) -> CreateCommand {
+    let described: Vec<String> = profiles
+        .iter()
+        .map(|p| format!("{} ({})", p.name(), p.summary()))
+        .collect();
+    let description = match described.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!(
+            "Show or set this channel's profile: {} or {last}",
+            rest.join(", ")
+        ),
+        Some((only, _)) => format!("Show or set this channel's profile: {only}"),
+        None => String::new(),
+    };
+    let fits = |text: &str| !text.is_empty() && text.chars().count() <= DESCRIPTION_CHARS;
+    let description = if fits(&description) {
+        description
+    } else {
+        "Show or set this channel's profile".to_owned()
+    };
+    let choices = profiles.choices();
+    let mut option = CreateCommandOption::new(
+        CommandOptionType::String,
+        "profile",
+        if fits(&choices) {
+            choices.as_str()
+        } else {
+            "the profile's name"
+        },
+    )
+    .required(false);
+    if profiles.iter().count() <= CHOICES {
+        for name in profiles.names() {
+            option = option.add_string_choice(name, name);
+        }
+    }
+    CreateCommand::new("profile")
+        .description(description)
+        .add_option(option)
+}
+
+/// The definitions to register; `/profile` offers `profiles`.
+pub fn register(profiles: &Profiles) -> Vec<CreateCommand> {
     vec![
         CreateCommand::new("mode")
             .description("Show or set this channel's mode: strict confirms every call")
@@ -23,14 +71,7 @@ pub fn register() -> Vec<CreateCommand> {
                     .add_string_choice("strict", "strict")
                     .add_string_choice("smart", "smart"),
             ),
-        CreateCommand::new("profile")
-            .description("Show or set this channel's profile: sql (data) or ops (all tools)")
-            .add_option(
-                CreateCommandOption::new(CommandOptionType::String, "profile", "sql or ops")
-                    .required(false)
-                    .add_string_choice("sql", "sql")
-                    .add_string_choice("ops", "ops"),
-            ),
+        profile_command(profiles),
         CreateCommand::new("status").description("Mode, profile, model and pending approvals"),
         CreateCommand::new("reset").description("Forget this channel's conversation"),
         CreateCommand::new("pending").description("Links to the approvals waiting here"),
@@ -65,8 +106,12 @@ pub struct CommandContext<'a> {
     pub approver_roles: &'a [u64],
     pub model: &'a str,
     pub protocol: &'a str,
-    /// (profile, tool name) for each tool a profile offers.
-    pub tools: &'a [(String, String)],
+    /// The profiles a channel can choose from.
+    pub profiles: &'a Profiles,
+    /// The tools as they stand (what a profile offers, how a pending call is shown).
+    pub tools: &'a ToolSet,
+    /// The MCP servers as they stand, a line each.
+    pub servers: &'a [String],
 }
 
 /// The answer to a command: text, and whether only the caller sees it.
@@ -124,31 +169,27 @@ pub async fn run(
     caller: Caller<'_>,
     guild: Option<u64>,
 ) -> Answer {
-    let command = match ChannelCommand::parse(name, option) {
+    let command = match ChannelCommand::parse(name, option, ctx.profiles) {
         Ok(command) => command,
         Err(problem) => return answer(problem, true),
-    };
-    let tools = |profile: &str| {
-        ctx.tools
-            .iter()
-            .filter(|(p, _)| p == profile)
-            .map(|(_, t)| t.clone())
-            .collect()
     };
     let env = CommandEnv {
         store: ctx.store,
         defaults: ctx.defaults,
         model: ctx.model,
         protocol: ctx.protocol,
-        tools: &tools,
+        profiles: ctx.profiles,
+        tools: ctx.tools,
+        servers: ctx.servers,
     };
     let outcome = commands::apply(&env, channel, caller, command).await;
     let public = outcome.is_public();
-    answer(render(outcome, guild), !public)
+    answer(render(ctx.tools, outcome, guild), !public)
 }
 
-/// An outcome as Discord shows it: mentions for people, timestamps Discord localises.
-fn render(outcome: CommandOutcome, guild: Option<u64>) -> String {
+/// An outcome as Discord shows it: mentions for people, timestamps Discord localises; a
+/// pending call as its tool in `tools` shows it.
+fn render(tools: &ToolSet, outcome: CommandOutcome, guild: Option<u64>) -> String {
     match outcome {
         CommandOutcome::Mode { mode, set_by: None } => {
             format!("This channel is in **{mode}** mode.")
@@ -165,16 +206,25 @@ fn render(outcome: CommandOutcome, guild: Option<u64>) -> String {
             profile,
             set_by: Some(user),
         } => format!("<@{user}> set this channel's profile to **{profile}**."),
-        CommandOutcome::Status(status) => format!(
-            "Mode: **{}** · profile: **{}** · model: `{}` ({} protocol) · tools: {} · pending approvals: **{}** · rules: **{}**",
-            status.settings.mode,
-            status.settings.profile,
-            status.model,
-            status.protocol,
-            status.tools.join(", "),
-            status.pending,
-            status.rules
-        ),
+        CommandOutcome::Status(status) => {
+            let mut text = format!(
+                "Mode: **{}** · profile: **{}** · model: `{}` ({} protocol) · tools: {} · pending approvals: **{}** · rules: **{}**",
+                status.settings.mode,
+                status.settings.profile,
+                status.model,
+                status.protocol,
+                status.tools.join(", "),
+                status.pending,
+                status.rules
+            );
+            if !status.servers.is_empty() {
+                text.push_str("\nMCP servers:");
+                for server in &status.servers {
+                    text.push_str(&format!("\n- {}", crate::discord::render::inert_markdown(server)));
+                }
+            }
+            text
+        }
         CommandOutcome::Reset { by } => {
             format!("<@{by}> cleared this channel's conversation (the audit log stays).")
         }
@@ -182,7 +232,10 @@ fn render(outcome: CommandOutcome, guild: Option<u64>) -> String {
             "Nothing is waiting for a decision here.".to_owned()
         }
         CommandOutcome::Pending(pending) => {
-            let lines: Vec<String> = pending.iter().map(|a| pending_line(a, guild)).collect();
+            let lines: Vec<String> = pending
+                .iter()
+                .map(|a| pending_line(tools, a, guild))
+                .collect();
             fit_lines(&lines, |n| format!("… and {n} more waiting here."))
         }
         CommandOutcome::Audit(records) if records.is_empty() => {
@@ -237,7 +290,11 @@ fn render(outcome: CommandOutcome, guild: Option<u64>) -> String {
 
 /// A waiting approval in `/pending`: its tool, requester and message, with a note when its
 /// call has characters the approval shows escaped.
-fn pending_line(a: &crate::core::ports::ApprovalRecord, guild: Option<u64>) -> String {
+fn pending_line(
+    tools: &ToolSet,
+    a: &crate::core::ports::ApprovalRecord,
+    guild: Option<u64>,
+) -> String {
     let link = a
         .message_ref
         .as_deref()
@@ -251,7 +308,7 @@ fn pending_line(a: &crate::core::ports::ApprovalRecord, guild: Option<u64>) -> S
             )
         })
         .unwrap_or_else(|| "(message not posted)".to_owned());
-    let shown = crate::tools::render::ShownCall::of(&a.tool, &a.arguments, &a.reason);
+    let shown = crate::tools::render::ShownCall::of(tools, &a.tool, &a.arguments, &a.reason);
     let note = shown
         .escaped
         .note()
@@ -374,6 +431,7 @@ mod tests {
             note: note.map(str::to_owned),
         };
         let text = render(
+            &ToolSet::new(),
             CommandOutcome::Audit(vec![
                 record(Some("reason: move it to trash/\ninstead")),
                 record(None),
@@ -417,6 +475,7 @@ mod tests {
             mode: ChannelMode::Smart,
             profile: "ops".into(),
         };
+        let profiles = crate::tools::builtin_profiles("ops").expect("profiles");
         let ctx = CommandContext {
             store: &store,
             defaults: &defaults,
@@ -424,7 +483,9 @@ mod tests {
             approver_roles: &[],
             model: "m",
             protocol: "native",
-            tools: &[],
+            profiles: &profiles,
+            tools: &ToolSet::new(),
+            servers: &[],
         };
         let caller = |configure| Caller {
             user: "u1",

@@ -120,6 +120,8 @@ enum Job {
 /// Everything the handler and the tasks share.
 struct BotState {
     settings: DiscordSettings,
+    /// The MCP servers, stopped with the bot.
+    mcp: Option<Arc<crate::mcp::McpHub>>,
     model_name: String,
     agent: Arc<Agent>,
     store: Arc<dyn Store>,
@@ -242,14 +244,19 @@ impl Bot {
             }
         }
         let http = client.http.clone();
+        // The agent's tools, shared with the outbox, which shows each call as its tool does.
+        let tools = crate::tools::builtin_registry(settings);
+        let mcp = crate::app::start_mcp(settings, &tools).await;
         let outbox = Outbox::new(
             http.clone(),
             outbox::Limits::from_settings(&settings.discord),
+            tools.clone(),
         );
         let hub = Arc::new(ApprovalHub::default());
         let Observers { metrics, health } = observers;
-        let agent = crate::app::build_agent(
+        let agent = crate::app::build_agent_with(
             settings,
+            tools,
             Arc::new(crate::metrics::MeteredModel {
                 inner: model,
                 metrics: metrics.clone(),
@@ -271,6 +278,7 @@ impl Bot {
         let store = agent.store.clone();
         let state = Arc::new(BotState {
             settings: settings.discord.clone(),
+            mcp,
             model_name: settings.llm.model.clone(),
             agent: Arc::new(agent),
             store,
@@ -380,6 +388,9 @@ impl Bot {
         decision_watch.abort();
         // Audit records kept during a store outage: written now, or logged if it persists.
         state.agent.flush_audit_or_log().await;
+        if let Some(mcp) = &state.mcp {
+            mcp.shutdown().await;
+        }
         let error = match result {
             Err(serenity::Error::Gateway(
                 serenity::gateway::GatewayError::DisallowedGatewayIntents,
@@ -718,7 +729,8 @@ impl EventHandler for Handler {
         let _ = state.bot_user.set(ready.user.id);
         state.health.discord_ready();
         tracing::info!(user = %ready.user.name, guilds = ready.guilds.len(), shard = ?ready.shard, "connected to Discord");
-        let registration = status::register(&ctx, state.settings.guild_id).await;
+        let registration =
+            status::register(&ctx, state.settings.guild_id, &state.agent.profiles).await;
         state.report_start(&ctx, &ready, registration).await;
     }
 
@@ -803,7 +815,7 @@ impl EventHandler for Handler {
                 }
             }
             Interaction::Command(command) => {
-                let tools = state.agent.profile_tools();
+                let tools = state.agent.gate.tools();
                 let context = commands::CommandContext {
                     store: state.store.as_ref(),
                     defaults: &state.agent.defaults,
@@ -811,7 +823,9 @@ impl EventHandler for Handler {
                     approver_roles: &state.settings.approver_roles,
                     model: &state.model_name,
                     protocol: state.agent.protocol.as_str(),
+                    profiles: &state.agent.profiles,
                     tools: &tools,
+                    servers: &crate::app::mcp_status_lines(state.mcp.as_ref()),
                 };
                 commands::handle(&ctx, &command, &context).await;
             }

@@ -27,7 +27,7 @@ use crate::config::DiscordSettings;
 use crate::core::agent::{AgentEvent, CallOutcome};
 use crate::core::ports::{ApprovalRequest, ApprovalStatus};
 use crate::core::risk::Decision;
-use crate::core::tools::Attachment;
+use crate::core::tools::{Attachment, ToolRegistry};
 
 /// What a channel's task sends.
 pub(super) enum Item {
@@ -72,6 +72,8 @@ impl Limits {
 pub struct Outbox {
     http: Arc<Http>,
     limits: Limits,
+    /// The agent's tools: each call is shown as its tool shows it.
+    tools: ToolRegistry,
     /// The rate-limit waits serenity announces, watched by every send in flight.
     rate_limits: Arc<RateLimits>,
     queues: Mutex<HashMap<ChannelId, mpsc::UnboundedSender<Item>>>,
@@ -87,11 +89,12 @@ pub fn no_mentions() -> CreateAllowedMentions {
 }
 
 impl Outbox {
-    pub fn new(http: Arc<Http>, limits: Limits) -> Arc<Self> {
+    pub fn new(http: Arc<Http>, limits: Limits, tools: ToolRegistry) -> Arc<Self> {
         Arc::new(Self {
             rate_limits: Arc::new(RateLimits::new(http.clone())),
             http,
             limits,
+            tools,
             queues: Mutex::new(HashMap::new()),
         })
     }
@@ -113,6 +116,7 @@ impl Outbox {
                 self.rate_limits.clone(),
                 channel,
                 self.limits,
+                self.tools.clone(),
             );
             tokio::spawn(out.serve(rx));
             tx
@@ -154,6 +158,7 @@ struct ChannelOut {
     rate_limits: Arc<RateLimits>,
     channel: ChannelId,
     limits: Limits,
+    tools: ToolRegistry,
     trigger: Option<MessageId>,
     /// Auto-run calls wait for their result to be posted together.
     auto_calls: HashMap<String, String>,
@@ -171,12 +176,14 @@ impl ChannelOut {
         rate_limits: Arc<RateLimits>,
         channel: ChannelId,
         limits: Limits,
+        tools: ToolRegistry,
     ) -> Self {
         Self {
             http,
             rate_limits,
             channel,
             limits,
+            tools,
             trigger: None,
             auto_calls: HashMap::new(),
             approvals: HashMap::new(),
@@ -235,7 +242,7 @@ impl ChannelOut {
                 source,
                 reason,
             } => {
-                let call = describe_call(&tool, &arguments);
+                let call = describe_call(&self.tools.snapshot(), &tool, &arguments);
                 let reason = quoted(&reason);
                 match decision {
                     Decision::Auto => {
@@ -473,7 +480,7 @@ impl ChannelOut {
             .expires_at
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let (content, whole) = approval_view(request, expires);
+        let (content, whole) = approval_view(&self.tools.snapshot(), request, expires);
         let mut message = CreateMessage::new()
             .content(content)
             .allowed_mentions(no_mentions())

@@ -10,6 +10,7 @@
 use serde_json::{Map, Value};
 
 use crate::core::ports::ApprovalRequest;
+use crate::core::tools::{BriefPart, ToolSet};
 use crate::tools::legible::{Escaped, Lines, legible};
 use crate::tools::render::{ShownCall, code_block};
 
@@ -114,10 +115,6 @@ pub fn parse_custom_id(custom_id: &str) -> Option<(ButtonAction, &str)> {
     Some((action, id))
 }
 
-fn text_arg<'a>(arguments: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    arguments.get(key).and_then(Value::as_str)
-}
-
 /// Markdown characters that could hide or disguise text outside a code span: spoilers,
 /// masked links, emphasis and strike-through, mentions, timestamps and custom emoji (`<`),
 /// and the backslash itself.
@@ -154,15 +151,26 @@ pub fn quoted(text: &str) -> String {
     inert_markdown(&legible(text, Lines::Escaped).text)
 }
 
-/// What would run, formatted per tool, each text legible; a line follows when any character
-/// had to be escaped.
-pub fn describe_call(tool: &str, arguments: &Map<String, Value>) -> String {
+/// What would run, as its tool in `tools` shows a call in short ([`ToolSet::brief_call`]):
+/// code as code blocks, lines inert as Markdown, each text legible; a line follows when any
+/// character had to be escaped.
+pub fn describe_call(tools: &ToolSet, tool: &str, arguments: &Map<String, Value>) -> String {
     let mut escaped = Escaped::default();
-    let mut text = describe_legible(tool, arguments, &mut |text: &str| {
+    let mut show = |text: &str| {
         let shown = legible(text, Lines::Kept);
         escaped.merge(&shown.escaped);
         shown.text
-    });
+    };
+    let mut text = tools
+        .brief_call(tool, arguments)
+        .parts
+        .iter()
+        .map(|part| match part {
+            BriefPart::Code { language, text } => code_block(language, &show(text)),
+            BriefPart::Line(line) => inert_markdown(&show(line)),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
     if let Some(warning) = escaped.warning() {
         text.push('\n');
         text.push_str(&warning);
@@ -170,75 +178,11 @@ pub fn describe_call(tool: &str, arguments: &Map<String, Value>) -> String {
     text
 }
 
-fn describe_legible(
-    tool: &str,
-    arguments: &Map<String, Value>,
-    show: &mut dyn FnMut(&str) -> String,
-) -> String {
-    let raw = |key: &str| text_arg(arguments, key);
-    match tool {
-        "execute_sql" => {
-            let mut text = code_block("sql", &show(raw("sql").unwrap_or_default()));
-            if let Some(db) = raw("database") {
-                text = format!(
-                    "{}\n{text}",
-                    inert_markdown(&format!("on database `{}`", show(db)))
-                );
-            }
-            text
-        }
-        "execute_command" => code_block("sh", &show(raw("command").unwrap_or_default())),
-        "http_request" => {
-            let method = raw("method").unwrap_or("GET").to_ascii_uppercase();
-            let url = raw("url").unwrap_or_default();
-            let mut text = code_block("", &show(&format!("{method} {url}")));
-            if let Some(body) = arguments.get("body").filter(|b| !b.is_null()) {
-                let body = match body {
-                    Value::String(s) => s.clone(),
-                    other => serde_json::to_string_pretty(other).unwrap_or_default(),
-                };
-                let (preview, _) = crate::tools::render::cut(&body, 400);
-                text.push_str(&format!("\nbody:\n{}", code_block("", &show(&preview))));
-            }
-            text
-        }
-        "file_operations" => {
-            let operation = raw("operation").unwrap_or("?");
-            let path = raw("path").unwrap_or("?");
-            let mut line = format!("{operation} {path}");
-            if let Some(destination) = raw("destination") {
-                line.push_str(&format!(" -> {destination}"));
-            }
-            if arguments.get("recursive") == Some(&Value::Bool(true)) {
-                line.push_str(" (recursive)");
-            }
-            let mut text = code_block("", &show(&line));
-            if let Some(content) = raw("content") {
-                let (preview, cut) = crate::tools::render::cut(content, 400);
-                text.push_str(&format!(
-                    "\ncontent ({} characters{}):\n{}",
-                    content.chars().count(),
-                    if cut { ", start shown" } else { "" },
-                    code_block("", &show(&preview))
-                ));
-            }
-            text
-        }
-        _ => code_block(
-            "json",
-            &show(
-                &serde_json::to_string_pretty(&Value::Object(arguments.clone()))
-                    .unwrap_or_default(),
-            ),
-        ),
-    }
-}
-
 /// The approval message: what would run (all of it), where, why it needs a person, who
 /// asked, when it expires. What does not fit in one message goes whole into an attached
 /// `call.txt` that the message names: nothing of what a person approves is ever cut.
-pub fn approval_message(request: &ApprovalRequest, expires_unix: u64) -> String {
-    approval_view(request, expires_unix).0
+pub fn approval_message(tools: &ToolSet, request: &ApprovalRequest, expires_unix: u64) -> String {
+    approval_view(tools, request, expires_unix).0
 }
 
 /// The attachment's name when an approval does not fit in one message.
@@ -246,10 +190,11 @@ pub const CALL_ATTACHMENT: &str = "call.txt";
 
 /// [`approval_message`] and, when the call does not fit, the attachment with all of it.
 pub fn approval_view(
+    tools: &ToolSet,
     request: &ApprovalRequest,
     expires_unix: u64,
 ) -> (String, Option<crate::core::tools::Attachment>) {
-    let shown = ShownCall::of_approval(request);
+    let shown = ShownCall::of_approval(tools, request);
     let head = format!(
         "**Confirm `{tool}`?** requested by <@{requester}>{target}",
         tool = request.tool,
@@ -313,7 +258,8 @@ pub fn approval_view(
     let (reason, cut) = cut_shown(&shown.reason, 300);
     let short = format!(
         "{head}\n{warning}**The whole call is in the attached `{CALL_ATTACHMENT}`** ({} characters): read it there before you confirm; nothing of it is left out.\n{}{}\n{tail}",
-        crate::tools::render::whole_call(&request.tool, &request.arguments)
+        tools
+            .whole_call(&request.tool, &request.arguments)
             .chars()
             .count(),
         why(&reason),
@@ -400,6 +346,7 @@ mod tests {
     fn an_approval_never_cuts_what_will_run() {
         let line = format!("echo '{}' && rm -f keep.txt", "x".repeat(1_900));
         let (message, file) = approval_view(
+            &crate::tools::tools_for_tests(),
             &request(
                 "execute_command",
                 serde_json::json!({"command": line}),
@@ -422,6 +369,7 @@ mod tests {
         assert!(text.contains(&line), "the whole line, exactly: {text}");
         // A call that fits is shown whole in the message itself.
         let (message, file) = approval_view(
+            &crate::tools::tools_for_tests(),
             &request(
                 "execute_sql",
                 serde_json::json!({"sql": "DELETE FROM t WHERE id = 1"}),
@@ -441,6 +389,7 @@ mod tests {
     fn an_http_approval_shows_headers_with_secrets_masked_and_the_whole_body() {
         let body = "b".repeat(1_000);
         let (message, file) = approval_view(
+            &crate::tools::tools_for_tests(),
             &request(
                 "http_request",
                 serde_json::json!({
@@ -545,7 +494,8 @@ mod tests {
             serde_json::json!({ "command": command }),
             None,
         );
-        let (message, file) = approval_view(&request, 1_700_000_000);
+        let (message, file) =
+            approval_view(&crate::tools::tools_for_tests(), &request, 1_700_000_000);
         assert!(file.is_none());
         assert_eq!(
             message,
@@ -573,6 +523,7 @@ mod tests {
     fn a_long_call_attaches_its_legible_text_and_the_warning() {
         let command = format!("echo {} \u{2066}x\u{2069}", "a".repeat(1_950));
         let (message, file) = approval_view(
+            &crate::tools::tools_for_tests(),
             &request(
                 "execute_command",
                 serde_json::json!({ "command": command }),
@@ -632,6 +583,7 @@ mod tests {
     #[test]
     fn an_auto_or_refused_call_is_described_legibly_with_the_warning() {
         let sql = describe_call(
+            &crate::tools::tools_for_tests(),
             "execute_sql",
             &args(serde_json::json!({"sql": "SELECT 1 -- \u{202e}", "database": "m\u{430}in"})),
         );
@@ -642,6 +594,7 @@ mod tests {
         );
         assert_eq!(
             describe_call(
+                &crate::tools::tools_for_tests(),
                 "execute_command",
                 &args(serde_json::json!({"command": "ls"}))
             ),
@@ -652,11 +605,13 @@ mod tests {
     #[test]
     fn calls_are_described_per_tool() {
         let sql = describe_call(
+            &crate::tools::tools_for_tests(),
             "execute_sql",
             &args(serde_json::json!({"sql": "DROP TABLE x"})),
         );
         assert_eq!(sql, "```sql\nDROP TABLE x\n```");
         let http = describe_call(
+            &crate::tools::tools_for_tests(),
             "http_request",
             &args(
                 serde_json::json!({"method": "post", "url": "https://x.test/a", "body": {"a": 1}}),
@@ -664,11 +619,13 @@ mod tests {
         );
         assert!(http.starts_with("```\nPOST https://x.test/a\n```") && http.contains("\"a\": 1"));
         let file = describe_call(
+            &crate::tools::tools_for_tests(),
             "file_operations",
             &args(serde_json::json!({"operation": "write", "path": "a.txt", "content": "hello"})),
         );
         assert!(file.contains("write a.txt") && file.contains("content (5 characters)"));
         let sneaky = describe_call(
+            &crate::tools::tools_for_tests(),
             "execute_command",
             &args(serde_json::json!({"command": "echo ```\n@everyone"})),
         );

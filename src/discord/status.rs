@@ -116,8 +116,12 @@ pub(super) enum Registration {
 }
 
 /// Registers the slash commands in `discord.guild_id` (at once) or globally.
-pub(super) async fn register(ctx: &Context, guild: Option<u64>) -> Registration {
-    let definitions = super::commands::register();
+pub(super) async fn register(
+    ctx: &Context,
+    guild: Option<u64>,
+    profiles: &crate::core::profile::Profiles,
+) -> Registration {
+    let definitions = super::commands::register(profiles);
     let result = match guild {
         Some(guild) => GuildId::new(guild)
             .set_commands(&ctx.http, definitions)

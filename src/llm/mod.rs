@@ -19,8 +19,10 @@
 //! request whose future is dropped (the run's time ran out, the run was cancelled) drops
 //! its connection, so a server that watches for that stops generating.
 
+mod window;
 mod wire;
 
+pub use window::{ContextWindow, DEFAULT_CONTEXT_WINDOW, OLLAMA_DEFAULT_CONTEXT, StatedWindow};
 pub use wire::ServerKind;
 
 use std::sync::atomic::{AtomicU32, Ordering};

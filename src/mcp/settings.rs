@@ -132,6 +132,14 @@ pub struct McpServerSettings {
     /// Per tool (by the server's name for it): `auto`, `confirm` or `deny`.
     #[serde(default)]
     pub tools: BTreeMap<String, ToolPolicy>,
+    /// The profiles whose channels are offered this server's tools (`agent.default_profile`
+    /// and `/profile` choose a channel's).
+    #[serde(default = "offered_to_ops")]
+    pub profiles: Vec<String>,
+}
+
+fn offered_to_ops() -> Vec<String> {
+    vec!["ops".to_owned()]
 }
 
 fn enabled_by_default() -> bool {
@@ -150,6 +158,7 @@ impl Default for McpServerSettings {
             env: BTreeMap::new(),
             trust_annotations: false,
             tools: BTreeMap::new(),
+            profiles: offered_to_ops(),
         }
     }
 }
@@ -170,6 +179,7 @@ impl fmt::Debug for McpServerSettings {
             .field("env", &self.env.keys().collect::<Vec<_>>())
             .field("trust_annotations", &self.trust_annotations)
             .field("tools", &self.tools)
+            .field("profiles", &self.profiles)
             .finish()
     }
 }
@@ -308,13 +318,15 @@ impl McpServerSettings {
             && self
                 .name
                 .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+            // `__` separates the server from the tool in an offered name.
+            && !self.name.contains("__");
         if !name_ok {
             return Err(ConfigError::invalid(
                 format!("{key}.name"),
                 format!("{:?}", self.name),
                 format!(
-                    "a server's name is 1 to {MAX_SERVER_NAME_CHARS} characters of a-z, 0-9, _ and -, e.g. \"git\" or \"issue-tracker\" (its tools are offered as mcp__<name>__<tool>)"
+                    "a server's name is 1 to {MAX_SERVER_NAME_CHARS} characters of a-z, 0-9, _ and - without `__`, e.g. \"git\" or \"issue-tracker\" (its tools are offered as mcp__<name>__<tool>)"
                 ),
             ));
         }

@@ -1,74 +1,124 @@
-//! The four built-in tools: `execute_sql`, `execute_command`, `file_operations` and
-//! `http_request`. Each has a schema, an assessor (its half of the risk gate) and, from the
-//! executor issue on, an executor.
+//! The built-in tools, one folder each, and each folder the whole of its tool: its name,
+//! description and parameters, its assessor (its half of the risk gate), its executor, how
+//! its calls are shown (`show.rs`) and its results rendered, what makes two calls alike
+//! (`similar.rs`), and how it is built from the settings (`register`).
+//!
+//! - `sql/`: `execute_sql`; `command/`: `execute_command`; `files/`: `file_operations`;
+//!   `http/`: `http_request`.
+//!
+//! Nothing outside a tool's folder knows a tool by its name: [`BUILTINS`] registers each,
+//! and [`builtin_profiles`] says which profile offers which.
 
 pub mod command;
 pub mod files;
 pub mod http;
 pub mod legible;
+pub mod mcp;
 pub mod render;
 pub mod sql;
 pub mod workspace;
-
-use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::config::Settings;
+use crate::core::profile::{Offers, Profile, Profiles};
 use crate::core::risk::Assessment;
-use crate::core::tools::{RiskGate, ToolRegistry};
+use crate::core::tools::{RiskGate, ToolRegistry, ToolSet};
 
 pub use workspace::{PathEscape, Workspace};
 
-/// Builds the registry of built-in tools from the settings. Disabled tools are registered as
-/// disabled, so a call to one is denied by policy with a reason that says so.
+/// How each built-in tool is built from the settings and added to a set: one line per tool.
+/// A tool the operator switched off is added as switched off, so a call to it is denied by
+/// policy with a reason that says so.
+pub const BUILTINS: &[fn(&mut ToolSet, &Settings)] = &[
+    sql::register,
+    command::register,
+    files::register,
+    http::register,
+];
+
+/// The built-in tools as the settings set them up.
+pub fn builtin_tools(settings: &Settings) -> ToolSet {
+    let mut tools = ToolSet::new();
+    for register in BUILTINS {
+        register(&mut tools, settings);
+    }
+    tools
+}
+
+/// A registry that starts with the built-in tools.
 pub fn builtin_registry(settings: &Settings) -> ToolRegistry {
-    let workspace = Workspace::new(&settings.tools.workspace);
-    let mut registry = ToolRegistry::new();
-    let tools = &settings.tools;
-    registry.register_with(
-        Arc::new(sql::SqlTool::from_settings(settings)),
-        tools.execute_sql.enabled,
-    );
-    registry.register_with(
-        Arc::new(
-            command::CommandTool::new(
-                workspace.clone(),
-                &tools.execute_command,
-                &settings.command,
-                &settings.output,
-            )
-            .with_sql_rules(sql::SqlRules::new(
-                &tools.execute_sql.allow,
-                &tools.execute_sql.deny,
-            )),
-        ),
-        tools.execute_command.enabled,
-    );
-    registry.register_with(
-        Arc::new(files::FileTool::new(
-            workspace,
-            &tools.file_operations,
-            &settings.files,
-            &settings.output,
-        )),
-        tools.file_operations.enabled,
-    );
-    registry.register_with(
-        Arc::new(http::HttpTool::new(
-            &settings.http,
-            &tools.http_request,
-            &settings.output,
-        )),
-        tools.http_request.enabled,
-    );
-    registry
+    ToolRegistry::from(builtin_tools(settings))
 }
 
 /// The gate of the built-in tools under the settings' policy.
 pub fn builtin_gate(settings: &Settings) -> RiskGate {
     RiskGate::new(builtin_registry(settings), settings.risk.gate_policy())
+}
+
+/// The profiles riskgate ships: `sql` (the SQL tool only, for questions about data) and
+/// `ops` (every tool there is). `default` names the profile of channels nobody switched
+/// (`agent.default_profile`); `Err` says it names none of them.
+pub fn builtin_profiles(default: &str) -> Result<Profiles, String> {
+    profiles_with_servers(default, &[])
+}
+
+/// The profiles with the MCP servers each offers: a server's tools go to the profiles its
+/// `profiles` setting names (`ops` by default), and to no other.
+pub fn profiles(settings: &Settings) -> Result<Profiles, String> {
+    let servers: Vec<(&str, &[String])> = settings
+        .mcp
+        .enabled_servers()
+        .map(|s| (s.name.as_str(), s.profiles.as_slice()))
+        .collect();
+    let profiles = profiles_with_servers(&settings.agent.default_profile, &servers)?;
+    for (server, named) in &servers {
+        if let Some(unknown) = named.iter().find(|p| profiles.get(p).is_none()) {
+            return Err(format!(
+                "MCP server {server:?} names the profile {unknown:?} in its profiles; the profiles are {}",
+                profiles.names().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    Ok(profiles)
+}
+
+fn profiles_with_servers(default: &str, servers: &[(&str, &[String])]) -> Result<Profiles, String> {
+    let pattern = |server: &str| format!("{}{server}__*", crate::mcp::names::PREFIX);
+    let offered_to = |profile: &str| {
+        servers
+            .iter()
+            .filter(|(_, named)| named.iter().any(|p| p == profile))
+            .map(|(server, _)| pattern(server))
+            .collect::<Vec<_>>()
+    };
+    let not_offered_to = |profile: &str| {
+        servers
+            .iter()
+            .filter(|(_, named)| !named.iter().any(|p| p == profile))
+            .map(|(server, _)| pattern(server))
+            .collect::<Vec<_>>()
+    };
+    let mut sql_tools = vec![sql::NAME.to_owned()];
+    sql_tools.extend(offered_to("sql"));
+    Profiles::new(
+        vec![
+            Profile::new(
+                "sql",
+                "data",
+                include_str!("../../prompts/profile_sql.md"),
+                Offers::Only(sql_tools),
+            ),
+            Profile::new(
+                "ops",
+                "all tools",
+                include_str!("../../prompts/profile_ops.md"),
+                Offers::AllBut(not_offered_to("ops")),
+            ),
+        ],
+        default,
+    )
 }
 
 /// Reads a tool's typed arguments for its executor; `Err` goes back to the LLM.
@@ -91,4 +141,53 @@ pub(crate) fn parse_arguments<T: DeserializeOwned>(
             "the arguments of {tool} do not match its schema: {e}"
         ))
     })
+}
+
+/// The built-in tools with the default settings (a workspace that is never created), for
+/// tests of what shows their calls.
+#[cfg(test)]
+pub(crate) fn tools_for_tests() -> ToolSet {
+    let mut settings = Settings::default();
+    settings.tools.workspace = std::path::PathBuf::from("/nonexistent/riskgate-test-workspace");
+    builtin_tools(&settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::tools::check_tool_name;
+
+    #[test]
+    fn every_built_in_tool_is_registered_once_under_a_name_models_take() {
+        let mut settings = Settings::default();
+        let workspace = tempfile::tempdir().expect("tempdir");
+        settings.tools.workspace = workspace.path().to_path_buf();
+        let tools = builtin_tools(&settings);
+        let names: Vec<&str> = tools.names().collect();
+        assert_eq!(
+            names,
+            [command::NAME, sql::NAME, files::NAME, http::NAME],
+            "one tool per registration line, by name"
+        );
+        for name in names {
+            assert_eq!(check_tool_name(name), Ok(()), "{name}");
+        }
+        // A switched-off tool stays known, so its calls are refused by name.
+        settings.tools.http_request.enabled = false;
+        let tools = builtin_tools(&settings);
+        assert!(tools.is_disabled(http::NAME) && tools.get(http::NAME).is_none());
+    }
+
+    #[test]
+    fn the_sql_profile_offers_only_the_sql_tool_and_ops_everything() {
+        let profiles = builtin_profiles("ops").expect("profiles");
+        assert_eq!(profiles.names().collect::<Vec<_>>(), ["sql", "ops"]);
+        let sql = profiles.resolve("sql");
+        assert!(sql.offers_tool(sql::NAME));
+        for other in [command::NAME, files::NAME, http::NAME, "mcp__x__y"] {
+            assert!(!sql.offers_tool(other), "{other}");
+            assert!(profiles.resolve("ops").offers_tool(other), "{other}");
+        }
+        assert!(builtin_profiles("root").is_err());
+    }
 }

@@ -1,10 +1,12 @@
 //! Shared pieces of the chat rendering of tool output: code blocks that cannot be broken
-//! out of, cutting to a budget, the whole text of a call, and [`ShownCall`]: what a person
-//! is shown of a call, with every hidden or look-alike character escaped (`legible.rs`).
+//! out of, cutting to a budget, the default view of a result ([`plain_output`]), and
+//! [`ShownCall`]: what a person is shown of a call (its tool's whole view of it), with every
+//! hidden or look-alike character escaped (`legible.rs`), whichever tool it is.
 
 use serde_json::{Map, Value};
 
 use crate::core::ports::ApprovalRequest;
+use crate::core::tools::{Attachment, ToolOutput, ToolSet};
 use crate::tools::legible::{Escaped, Lines, legible};
 
 /// Makes text safe inside a Markdown code block: a run of three backticks would close the
@@ -61,93 +63,28 @@ pub fn hex_preview(bytes: &[u8], n: usize) -> String {
         .join(" ")
 }
 
-fn text_arg_of<'a>(
-    arguments: &'a serde_json::Map<String, serde_json::Value>,
-    key: &str,
-) -> Option<&'a str> {
-    arguments.get(key).and_then(serde_json::Value::as_str)
-}
-
-/// Header names whose values are masked in what a person is shown (never in what runs).
-fn secret_header(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    matches!(
-        name.as_str(),
-        "authorization" | "proxy-authorization" | "cookie"
-    ) || ["token", "secret", "key", "password", "auth", "session"]
-        .iter()
-        .any(|part| name.contains(part))
-}
-
-/// Everything a call runs, as plain text, nothing cut: the command, the SQL, the request
-/// with its headers (secret-looking values masked) and body, the file operation with its
-/// content.
-pub fn whole_call(tool: &str, arguments: &serde_json::Map<String, serde_json::Value>) -> String {
-    match tool {
-        "execute_sql" => {
-            let sql = text_arg_of(arguments, "sql").unwrap_or_default();
-            match text_arg_of(arguments, "database") {
-                Some(db) => format!("-- on database {db}\n{sql}"),
-                None => sql.to_owned(),
-            }
-        }
-        "execute_command" => text_arg_of(arguments, "command")
-            .unwrap_or_default()
-            .to_owned(),
-        "http_request" => {
-            let method = text_arg_of(arguments, "method")
-                .unwrap_or("GET")
-                .to_ascii_uppercase();
-            let url = text_arg_of(arguments, "url").unwrap_or_default();
-            let mut text = format!("{method} {url}");
-            if let Some(headers) = arguments
-                .get("headers")
-                .and_then(serde_json::Value::as_object)
-            {
-                for (name, value) in headers {
-                    let value = value
-                        .as_str()
-                        .map_or_else(|| value.to_string(), str::to_owned);
-                    let shown = if secret_header(name) {
-                        format!(
-                            "•••• ({} characters, hidden here; sent as given)",
-                            value.chars().count()
-                        )
-                    } else {
-                        value
-                    };
-                    text.push_str(&format!("\n{name}: {shown}"));
-                }
-            }
-            if let Some(body) = arguments.get("body").filter(|b| !b.is_null()) {
-                let body = match body {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => serde_json::to_string_pretty(other).unwrap_or_default(),
-                };
-                text.push_str(&format!("\n\n{body}"));
-            }
-            text
-        }
-        "file_operations" => {
-            let operation = text_arg_of(arguments, "operation").unwrap_or("?");
-            let path = text_arg_of(arguments, "path").unwrap_or("?");
-            let mut text = format!("{operation} {path}");
-            if let Some(destination) = text_arg_of(arguments, "destination") {
-                text.push_str(&format!(" -> {destination}"));
-            }
-            if arguments.get("recursive") == Some(&serde_json::Value::Bool(true)) {
-                text.push_str(" (recursive)");
-            }
-            if let Some(content) = text_arg_of(arguments, "content") {
-                text.push_str(&format!(
-                    "\ncontent ({} characters):\n{content}",
-                    content.chars().count()
-                ));
-            }
-            text
-        }
-        _ => serde_json::to_string_pretty(&serde_json::Value::Object(arguments.clone()))
-            .unwrap_or_default(),
+/// The default view of a result, for a tool without one of its own: the text as the model
+/// reads it; in the chat, as much as `chat_budget` characters of it in a code block, and the
+/// whole text attached as `filename` when that cut it.
+pub fn plain_output(
+    summary: String,
+    text: String,
+    chat_budget: usize,
+    filename: &str,
+) -> ToolOutput {
+    let (shown, was_cut) = cut(&text, chat_budget);
+    let mut chat = format!("{summary}\n{}", code_block("", &shown));
+    if was_cut {
+        chat.push_str(&format!("\n(all of it attached as `{filename}`)"));
+    }
+    ToolOutput {
+        attachment: was_cut.then(|| Attachment {
+            filename: filename.to_owned(),
+            bytes: text.clone().into_bytes(),
+        }),
+        summary,
+        text,
+        chat,
     }
 }
 
@@ -157,7 +94,7 @@ pub fn whole_call(tool: &str, arguments: &serde_json::Map<String, serde_json::Va
 /// that are stored, hashed and run stay as the model wrote them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShownCall {
-    /// [`whole_call`], legible, its lines kept.
+    /// The tool's whole view of the call ([`ToolSet::whole_call`]), legible, its lines kept.
     pub call: String,
     /// The gate's reason, which may quote the call, on one line.
     pub reason: String,
@@ -171,14 +108,16 @@ pub struct ShownCall {
 }
 
 impl ShownCall {
-    /// A call and the gate's reason for its decision.
-    pub fn of(tool: &str, arguments: &Map<String, Value>, reason: &str) -> Self {
-        Self::with(tool, arguments, reason, None, None)
+    /// A call of one of `tools` (or of a tool gone since) and the gate's reason for its
+    /// decision.
+    pub fn of(tools: &ToolSet, tool: &str, arguments: &Map<String, Value>, reason: &str) -> Self {
+        Self::with(tools, tool, arguments, reason, None, None)
     }
 
     /// Everything an approval shows of its call.
-    pub fn of_approval(request: &ApprovalRequest) -> Self {
+    pub fn of_approval(tools: &ToolSet, request: &ApprovalRequest) -> Self {
         Self::with(
+            tools,
             &request.tool,
             &request.arguments,
             &request.decision.reason,
@@ -188,13 +127,14 @@ impl ShownCall {
     }
 
     fn with(
+        tools: &ToolSet,
         tool: &str,
         arguments: &Map<String, Value>,
         reason: &str,
         target: Option<&str>,
         similar: Option<&str>,
     ) -> Self {
-        let call = legible(&whole_call(tool, arguments), Lines::Kept);
+        let call = legible(&tools.whole_call(tool, arguments), Lines::Kept);
         let mut quoted = Escaped::default();
         let mut one_line = |text: &str| {
             let shown = legible(text, Lines::Escaped);
@@ -227,16 +167,37 @@ impl ShownCall {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::tools::SqlDialect;
+    use crate::core::tools::testing::Stub;
     use crate::tools::legible::Hidden;
+    use crate::tools::sql::{SqlRules, SqlTool};
+
+    /// The SQL tool (with its own view) and a tool without views.
+    fn tools() -> ToolSet {
+        let mut tools = ToolSet::new();
+        let sql = SqlTool::new(
+            vec![("main".into(), SqlDialect::Sqlite)],
+            SqlRules::new(&[], &[]),
+        );
+        tools.register(std::sync::Arc::new(sql));
+        tools.register(std::sync::Arc::new(Stub::named("mcp__srv__do")));
+        tools
+    }
 
     #[test]
     fn a_shown_call_escapes_what_quotes_it_and_leaves_the_arguments_alone() {
+        let tools = tools();
         let arguments = serde_json::json!({"sql": "DELETE FROM t\nWHERE n = '\u{200b}'"})
             .as_object()
             .cloned()
             .expect("object");
         let before = arguments.clone();
-        let shown = ShownCall::of("execute_sql", &arguments, "removes rows from\nt");
+        let shown = ShownCall::of(
+            &tools,
+            crate::tools::sql::NAME,
+            &arguments,
+            "removes rows from\nt",
+        );
         assert_eq!(shown.call, "DELETE FROM t\nWHERE n = '\\u{200b}'");
         assert_eq!(shown.reason, "removes rows from\\u{a}t");
         assert_eq!(
@@ -247,12 +208,48 @@ mod tests {
         assert_eq!(arguments, before);
         // The warning counts the call's escapes; for a call with none, the reason's
         // newline is what it explains.
-        let clean = ShownCall::of("execute_command", &serde_json::Map::new(), "a\nb");
+        let clean = ShownCall::of(&tools, "mcp__srv__do", &serde_json::Map::new(), "a\nb");
         assert_eq!(clean.escaped.count(Hidden::Control), 1);
         assert!(
             clean
                 .warning()
                 .is_some_and(|w| w.contains("1 control character"))
+        );
+    }
+
+    #[test]
+    fn a_tool_without_a_view_of_its_own_is_shown_whole_and_legible() {
+        let long = "y".repeat(3_000);
+        let arguments = serde_json::json!({"title": "fix\u{202e}txt.exe", "body": long})
+            .as_object()
+            .cloned()
+            .expect("object");
+        for tool in ["mcp__srv__do", "mcp__gone__since"] {
+            let shown = ShownCall::of(&tools(), tool, &arguments, "unknown");
+            assert_eq!(
+                shown.call,
+                format!("{{\n  \"body\": \"{long}\",\n  \"title\": \"fix\\u{{202e}}txt.exe\"\n}}"),
+                "indented JSON, nothing cut, the direction control escaped"
+            );
+            assert_eq!(shown.escaped.count(Hidden::Direction), 1);
+            assert!(shown.warning().is_some());
+        }
+    }
+
+    #[test]
+    fn a_result_without_a_view_of_its_own_is_cut_in_the_chat_and_attached_whole() {
+        let short = plain_output("1 item".into(), "a\nb".into(), 100, "result.txt");
+        assert_eq!(short.chat, "1 item\n```\na\nb\n```");
+        assert_eq!((short.text.as_str(), short.attachment), ("a\nb", None));
+        let text = format!("{}```\n@everyone", "line\n".repeat(100));
+        let long = plain_output("100 lines".into(), text.clone(), 50, "result.txt");
+        assert_eq!(long.text, text, "the model reads it all");
+        assert!(long.chat.ends_with("(all of it attached as `result.txt`)"));
+        assert_eq!(long.chat.matches("```").count(), 2, "{}", long.chat);
+        let attached = long.attachment.expect("attached");
+        assert_eq!(
+            (attached.filename.as_str(), attached.bytes),
+            ("result.txt", text.into_bytes())
         );
     }
 

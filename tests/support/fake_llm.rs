@@ -226,15 +226,15 @@ impl FakeLlm {
         format!("{}/v1", self.server.uri())
     }
 
-    /// Every chat request's body received so far, in order (the bot's `GET /models` at
-    /// start has none and is left out).
+    /// Every chat request's body received so far, in order (the bot's questions at start,
+    /// its models and its window, are left out).
     pub async fn requests(&self) -> Vec<Value> {
         self.server
             .received_requests()
             .await
             .unwrap_or_default()
             .iter()
-            .filter(|r| r.method == wiremock::http::Method::POST)
+            .filter(|r| r.url.path().ends_with("/chat/completions"))
             .map(|r| serde_json::from_slice(&r.body).expect("requests are JSON"))
             .collect()
     }

@@ -23,7 +23,7 @@ use crate::core::ports::{
     ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, AuditRecord, Decided,
     StoreError,
 };
-use crate::core::risk::{ChannelMode, Decision, DecisionSource, RiskDecision};
+use crate::core::risk::{Decision, DecisionSource, RiskDecision};
 use crate::core::rules::{ALLOW_SIMILAR_NOTE, ChannelRule};
 use crate::core::tools::{
     Approval, Attachment, ERROR_SUMMARY_CHARS, GatedCall, Reading, ToolCall, canonical_json,
@@ -52,7 +52,7 @@ impl Agent {
         checkpoint: Checkpoint<'_>,
     ) -> (CallResult, AuditRecord) {
         let channel = context.inbound.channel.as_str();
-        let (gated, rule) = self.gated(channel, call, context.settings.mode).await;
+        let (gated, rule) = self.gated(context, call).await;
         let decision = &gated.decision;
         let mut audit = self.audit_record(context, call, &gated, rule.as_ref());
         let (approval, arguments) = match decision.decision {
@@ -89,9 +89,8 @@ impl Agent {
                 if let Err(result) = self.claim(channel, call, &record).await {
                     return (result, audit);
                 }
-                let mode = context.settings.mode;
                 match self
-                    .decided(channel, call, &record, mode, cancelled, &mut audit)
+                    .decided(context, call, &record, cancelled, &mut audit)
                     .await
                 {
                     Ok(allowed) => allowed,
@@ -106,20 +105,22 @@ impl Agent {
             .as_ref()
             .filter(|_| arguments == gated.arguments);
         let result = self
-            .execute(channel, call, &approval, &arguments, reading, timer)
+            .execute(context, call, &approval, &arguments, reading, timer)
             .await;
         (result, audit)
     }
 
-    /// The gate's decision, lifted by an active channel rule where one covers the call; the
-    /// channel sees the decision.
+    /// The gate's decision (with the run's tools), lifted by an active channel rule where
+    /// one covers the call; the channel sees the decision.
     async fn gated(
         &self,
-        channel: &str,
+        context: &RunContext<'_>,
         call: &ParsedCall,
-        mode: ChannelMode,
     ) -> (GatedCall, Option<ChannelRule>) {
-        let mut gated = self.gate.check(
+        let channel = context.inbound.channel.as_str();
+        let mode = context.settings.mode;
+        let mut gated = self.gate.check_in(
+            context.tools(),
             &ToolCall {
                 tool: call.tool.clone(),
                 arguments: call.arguments.clone(),
@@ -127,7 +128,9 @@ impl Agent {
             mode,
             &self.assess_context,
         );
-        let rule = self.rule_for(channel, &call.tool, &gated, mode).await;
+        let rule = self
+            .rule_for(context.tools(), channel, &call.tool, &gated, mode)
+            .await;
         if let Some(rule) = &rule {
             gated.decision = crate::core::rules::lifted(rule);
         }
@@ -210,13 +213,13 @@ impl Agent {
     /// whom), or the result of a call that does not run.
     pub(super) async fn decided(
         &self,
-        channel: &str,
+        context: &RunContext<'_>,
         call: &ParsedCall,
         record: &ApprovalRecord,
-        mode: ChannelMode,
         cancelled: &mut HashSet<String>,
         audit: &mut AuditRecord,
     ) -> Result<(Approval, Map<String, Value>), CallResult> {
+        let channel = context.inbound.channel.as_str();
         let by = record.decided_by.clone().unwrap_or_default();
         match record.status {
             ApprovalStatus::Confirmed => {
@@ -231,7 +234,7 @@ impl Agent {
                     ));
                 }
                 if record.note.as_deref() == Some(ALLOW_SIMILAR_NOTE) {
-                    self.allow_similar(record, &stored_decision(record), mode)
+                    self.allow_similar(context, record, &stored_decision(record))
                         .await;
                 }
                 Ok((Approval::Confirmed { by }, record.arguments.clone()))
@@ -287,7 +290,7 @@ impl Agent {
             );
             return (record, Some(result));
         }
-        let request = self.approval_request(&record, gated, context.settings.mode);
+        let request = self.approval_request(context, &record, gated);
         self.emit(
             channel,
             AgentEvent::ApprovalRequested {
@@ -338,25 +341,22 @@ impl Agent {
 
     fn approval_request(
         &self,
+        context: &RunContext<'_>,
         record: &ApprovalRecord,
         gated: &GatedCall,
-        mode: ChannelMode,
     ) -> ApprovalRequest {
         let (tool, arguments, decision) = (&record.tool, &gated.arguments, &gated.decision);
+        let (tools, mode) = (context.tools(), context.settings.mode);
         ApprovalRequest {
             id: record.id.clone(),
             channel: record.channel.clone(),
             requester: record.requester.clone(),
             tool: tool.clone(),
             arguments: arguments.clone(),
-            target: self
-                .gate
-                .registry()
-                .get(tool)
-                .and_then(|t| t.target(arguments)),
+            target: tools.get(tool).and_then(|t| t.target(arguments)),
             decision: decision.clone(),
             expires_at: record.expires_at,
-            similar: self.similar_offer(tool, arguments, decision, mode),
+            similar: self.similar_offer(tools, tool, arguments, decision, mode),
         }
     }
 
@@ -491,14 +491,15 @@ impl Agent {
     /// the channel what came of it.
     pub(super) async fn execute(
         &self,
-        channel: &str,
+        context: &RunContext<'_>,
         call: &ParsedCall,
         approval: &Approval,
         arguments: &Map<String, Value>,
         reading: Option<&Reading>,
         timer: &RunTimer,
     ) -> CallResult {
-        let Some(tool) = self.gate.registry().get(&call.tool) else {
+        let channel = context.inbound.channel.as_str();
+        let Some(tool) = context.tools().get(&call.tool) else {
             return self.not_run(
                 channel,
                 call,

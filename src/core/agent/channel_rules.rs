@@ -6,17 +6,19 @@ use std::time::UNIX_EPOCH;
 
 use serde_json::{Map, Value};
 
-use super::{Agent, AgentEvent, new_id};
+use super::{Agent, AgentEvent, RunContext, new_id};
 use crate::core::ports::ApprovalRecord;
 use crate::core::risk::{ChannelMode, RiskDecision};
 use crate::core::rules::{self, ChannelRule, Similarity};
-use crate::core::tools::GatedCall;
+use crate::core::tools::{GatedCall, ToolSet};
 
 impl Agent {
     /// The active rule of `channel` that lets this call run, if any: only in smart mode, only
-    /// for a confirm a rule may lift, only for a tool that can say what is similar.
+    /// for a confirm a rule may lift, only for a tool (of `tools`) that can say what is
+    /// similar.
     pub(super) async fn rule_for(
         &self,
+        tools: &ToolSet,
         channel: &str,
         tool: &str,
         gated: &GatedCall,
@@ -25,11 +27,7 @@ impl Agent {
         if mode == ChannelMode::Strict || !rules::liftable(&gated.decision, &gated.assessment) {
             return None;
         }
-        let similarity = self
-            .gate
-            .registry()
-            .get(tool)?
-            .similarity(&gated.arguments)?;
+        let similarity = tools.get(tool)?.similarity(&gated.arguments)?;
         let now = self.clock.now();
         match self.store.channel_rules(channel, now).await {
             Ok(active) => active
@@ -46,6 +44,7 @@ impl Agent {
     /// What "allow similar" would cover for this call, when it may be offered.
     pub(super) fn similar_offer(
         &self,
+        tools: &ToolSet,
         tool: &str,
         arguments: &Map<String, Value>,
         decision: &RiskDecision,
@@ -55,7 +54,7 @@ impl Agent {
         if ttl.is_zero() || mode == ChannelMode::Strict {
             return None;
         }
-        let tool = self.gate.registry().get(tool)?;
+        let tool = tools.get(tool)?;
         let assessment = tool.assess(arguments, &self.assess_context);
         if !rules::liftable(decision, &assessment) {
             return None;
@@ -67,12 +66,13 @@ impl Agent {
     /// and tells the channel. A rule that cannot be stored is logged; the call still runs.
     pub(super) async fn allow_similar(
         &self,
+        context: &RunContext<'_>,
         record: &ApprovalRecord,
         decision: &RiskDecision,
-        mode: ChannelMode,
     ) {
+        let (tools, mode) = (context.tools(), context.settings.mode);
         let Some((similarity, ttl)) =
-            self.similar_offer(&record.tool, &record.arguments, decision, mode)
+            self.similar_offer(tools, &record.tool, &record.arguments, decision, mode)
         else {
             tracing::warn!(approval = %record.id, "allow similar was chosen for a call no rule may cover");
             return;

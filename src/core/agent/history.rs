@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use super::message::{ChatMessage, Role};
+use crate::core::message::{ChatMessage, Role};
 
 /// The result given to a call whose result was never recorded.
 pub const MISSING_RESULT: &str =
@@ -110,7 +110,7 @@ pub fn fit_for_history(text: &str, limit: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::agent::message::CallRecord;
+    use crate::core::message::CallRecord;
 
     fn turn(n: usize, size: usize) -> Vec<ChatMessage> {
         vec![

@@ -9,18 +9,19 @@
 
 mod call;
 mod channel_rules;
-mod event;
 mod history;
-mod message;
 mod protocol;
 mod resume;
 mod run_messages;
 mod text_calls;
 
-pub use event::{AgentEvent, CallOutcome};
+// The core's vocabulary, where the loop's users have always found it.
+pub use crate::core::event::{AgentEvent, CallOutcome};
+pub use crate::core::message::{
+    CallRecord, ChatMessage, ChatReply, ChatRequest, Protocol, ReplyToolCall, Role,
+};
 pub use history::trim_to_budget;
-pub use message::{CallRecord, ChatMessage, ChatReply, ChatRequest, ReplyToolCall, Role};
-pub use protocol::{CallSlot, ParsedCall, Protocol, ReplyKind, json_objects};
+pub use protocol::{CallSlot, ParsedCall, ReplyKind, json_objects};
 
 use run_messages::RunMessages;
 
@@ -35,9 +36,10 @@ use crate::core::ports::{
     ApprovalSurface, AuditRecord, ChannelSettings, ChatModel, Clock, EventSink, ModelError,
     ModelFailure, ModelRetry, Store, StoreError,
 };
+use crate::core::profile::{Profile, Profiles};
 use crate::core::prompt::Prompts;
 use crate::core::tools::{
-    AssessContext, BoxFuture, RiskGate, ToolDefinition, canonical_json, check_arguments,
+    AssessContext, BoxFuture, RiskGate, ToolDefinition, ToolSet, canonical_json, check_arguments,
 };
 
 /// Characters of a failed call's error shown in the chat; the model gets up to its own
@@ -238,6 +240,8 @@ pub struct Agent {
     pub events: Arc<dyn EventSink>,
     pub clock: Arc<dyn Clock>,
     pub prompts: Prompts,
+    /// The profiles a channel can choose from: what each offers, what it tells the model.
+    pub profiles: Profiles,
     pub protocol: Protocol,
     pub limits: AgentLimits,
     /// Mode and profile of a channel nobody has configured.
@@ -246,7 +250,8 @@ pub struct Agent {
     pub assess_context: AssessContext,
     /// This process, in the runs table (several instances may share a database).
     pub instance: String,
-    /// What each profile's runs send every time, built on first use.
+    /// What each profile's runs send every time, built on first use and again when the
+    /// tools change.
     pub prepared: PreparedCache,
     /// Audit records of calls that ran (or were refused) while the store could not take
     /// them, oldest first; see [`Agent::flush_audit`].
@@ -261,9 +266,13 @@ pub type AuditSpool = tokio::sync::Mutex<Vec<AuditRecord>>;
 const STORE_SLOW: &str =
     "the state database is not answering (it may be restarting); still trying…";
 
-/// The per-profile parts of every request.
+/// The per-profile parts of every request, and the tools they were made from: a run takes
+/// these at its start and keeps them, so tools that come or go meanwhile do not change it.
 #[derive(Debug)]
 pub struct Prepared {
+    /// The tools as they stood when this was made: the set the run's calls are checked
+    /// against, gated, shown and run with.
+    tools: Arc<ToolSet>,
     system: String,
     request_tools: Arc<[ToolDefinition]>,
     offered: HashSet<String>,
@@ -271,7 +280,8 @@ pub struct Prepared {
     known: HashSet<String>,
 }
 
-/// Prepared requests by profile. Empty at first; filled as profiles are used.
+/// Prepared requests by profile. Empty at first; filled as profiles are used, each made
+/// again once the tools it was made from have changed.
 pub type PreparedCache = std::sync::Mutex<std::collections::HashMap<String, Arc<Prepared>>>;
 
 /// How often a run waiting for a person tells the store it is alive.
@@ -381,6 +391,13 @@ struct RunContext<'r> {
     run_id: &'r str,
     settings: &'r ChannelSettings,
     prepared: &'r Prepared,
+}
+
+impl RunContext<'_> {
+    /// The run's tools: the set it took at its start.
+    fn tools(&self) -> &ToolSet {
+        &self.prepared.tools
+    }
 }
 
 /// The calls of one reply, and any text that came with them.
@@ -898,9 +915,7 @@ impl Agent {
             }
             let checked = match slot {
                 CallSlot::Malformed { problem, .. } => Err(problem.clone()),
-                CallSlot::Call(call) => self
-                    .check_call(call, &context.prepared.offered)
-                    .map(|()| call),
+                CallSlot::Call(call) => self.check_call(call, context.prepared).map(|()| call),
             };
             let call = match checked {
                 Ok(call) => call,
@@ -1031,62 +1046,58 @@ impl Agent {
         }
     }
 
-    /// The tool definitions, system prompt and offered names of a profile: the same for
-    /// every run, so they are built once.
-    fn prepared(&self, profile: &str) -> Arc<Prepared> {
+    /// The tool definitions, system prompt and offered names of the profile `name` (see
+    /// [`Profiles::resolve`]) with the tools as they stand: the same for every run while the
+    /// tools stay, so they are built once for each set of tools.
+    fn prepared(&self, name: &str) -> Arc<Prepared> {
+        let tools = self.gate.tools();
         if let Ok(cache) = self.prepared.lock()
-            && let Some(prepared) = cache.get(profile)
+            && let Some(prepared) = cache.get(name)
+            && Arc::ptr_eq(&prepared.tools, &tools)
         {
             return prepared.clone();
         }
-        let tools = self.tool_definitions(profile);
+        let profile = self.profiles.resolve(name);
+        let offered = offered_definitions(&tools, profile);
         let prepared = Arc::new(Prepared {
-            system: self.prompts.system_prompt(profile, self.protocol, &tools),
-            offered: tools.iter().map(|t| t.name.clone()).collect(),
-            known: self
-                .gate
-                .registry()
-                .definitions()
-                .into_iter()
-                .map(|d| d.name)
-                .collect(),
+            system: self.prompts.system_prompt(profile, self.protocol, &offered),
+            offered: offered.iter().map(|t| t.name.clone()).collect(),
+            known: tools.names().map(str::to_owned).collect(),
             request_tools: match self.protocol {
-                Protocol::Native => tools.into(),
+                Protocol::Native => offered.into(),
                 Protocol::Json => Arc::from(Vec::new()),
             },
+            tools,
         });
         if let Ok(mut cache) = self.prepared.lock() {
-            cache.insert(profile.to_owned(), prepared.clone());
+            cache.insert(name.to_owned(), prepared.clone());
         }
         prepared
     }
 
-    /// The tools a profile offers: `sql` only `execute_sql`, every other profile all tools.
     /// (profile, tool name) for every tool each profile offers, as `/status` lists them.
     pub fn profile_tools(&self) -> Vec<(String, String)> {
-        crate::core::prompt::PROFILES
+        let tools = self.gate.tools();
+        self.profiles
             .iter()
             .flat_map(|profile| {
-                self.tool_definitions(profile)
+                offered_definitions(&tools, profile)
                     .into_iter()
-                    .map(move |tool| ((*profile).to_owned(), tool.name))
+                    .map(move |tool| (profile.name().to_owned(), tool.name))
             })
             .collect()
     }
 
-    pub fn tool_definitions(&self, profile: &str) -> Vec<ToolDefinition> {
-        self.gate
-            .registry()
-            .definitions()
-            .into_iter()
-            .filter(|d| profile != "sql" || d.name == "execute_sql")
-            .collect()
+    /// The definitions of the tools the profile `name` offers, as they stand now.
+    pub fn tool_definitions(&self, name: &str) -> Vec<ToolDefinition> {
+        offered_definitions(&self.gate.tools(), self.profiles.resolve(name))
     }
 
     /// Checks a call before the gate: a tool the profile offers, with arguments that fit its
     /// schema. Unknown tools are reported to the model, not run.
-    fn check_call(&self, call: &ParsedCall, offered: &HashSet<String>) -> Result<(), String> {
-        let Some(tool) = self.gate.registry().get(&call.tool) else {
+    fn check_call(&self, call: &ParsedCall, prepared: &Prepared) -> Result<(), String> {
+        let offered = &prepared.offered;
+        let Some(tool) = prepared.tools.get(&call.tool) else {
             let mut known: Vec<&String> = offered.iter().collect();
             known.sort();
             return Err(format!(
@@ -1257,6 +1268,15 @@ fn unix_seconds(at: SystemTime) -> u64 {
 }
 
 /// The arguments, shortened for the audit log.
+/// The definitions of the tools in `tools` that `profile` offers.
+fn offered_definitions(tools: &ToolSet, profile: &Profile) -> Vec<ToolDefinition> {
+    tools
+        .definitions()
+        .into_iter()
+        .filter(|definition| profile.offers_tool(&definition.name))
+        .collect()
+}
+
 fn summarize(arguments: &serde_json::Map<String, Value>) -> String {
     crate::core::tools::shorten(&canonical_json(&Value::Object(arguments.clone())), 500)
 }

@@ -14,29 +14,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::message::{CallRecord, ChatMessage, ChatReply};
 use super::text_calls::{self, Form, TextCall};
-
-/// Which protocol a model speaks (`llm.protocol`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Protocol {
-    Native,
-    Json,
-}
-
-impl std::str::FromStr for Protocol {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "native" => Ok(Self::Native),
-            "json" => Ok(Self::Json),
-            other => Err(format!(
-                "unknown protocol {other:?} (expected native or json)"
-            )),
-        }
-    }
-}
+use crate::core::message::{CallRecord, ChatMessage, ChatReply, Protocol};
 
 /// A call read from a reply, ready for the gate.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -86,22 +65,6 @@ impl Protocol {
         match self {
             Self::Native => interpret_native(reply, next_id, tools),
             Self::Json => interpret_json(reply, next_id, tools),
-        }
-    }
-
-    /// The other protocol, to suggest when this one does not work with a model.
-    pub fn other(self) -> Self {
-        match self {
-            Self::Native => Self::Json,
-            Self::Json => Self::Native,
-        }
-    }
-
-    /// The name `llm.protocol` takes.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Native => "native",
-            Self::Json => "json",
         }
     }
 
@@ -464,7 +427,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::core::agent::message::ReplyToolCall;
+    use crate::core::message::ReplyToolCall;
 
     fn text_reply(text: &str) -> ChatReply {
         ChatReply {

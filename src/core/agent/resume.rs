@@ -317,22 +317,14 @@ impl Agent {
             output_bytes: 0,
             note: None,
         };
-        let mode = context.settings.mode;
         let result = match self
-            .decided(
-                channel,
-                call,
-                record,
-                mode,
-                &mut progress.cancelled,
-                &mut audit,
-            )
+            .decided(context, call, record, &mut progress.cancelled, &mut audit)
             .await
         {
             Ok((approval, arguments)) => {
                 // The gate's reading went with the process that asked: the tool reads the
                 // stored, hash-checked arguments again.
-                self.execute(channel, call, &approval, &arguments, None, timer)
+                self.execute(context, call, &approval, &arguments, None, timer)
                     .await
             }
             Err(result) => result,

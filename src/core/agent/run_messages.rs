@@ -9,7 +9,7 @@
 //! ([`super::history::repaired`]) however it stopped.
 
 use super::history;
-use super::message::ChatMessage;
+use crate::core::message::ChatMessage;
 
 /// This run's messages, the person's message first.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -88,7 +88,7 @@ impl RunMessages {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::agent::message::{CallRecord, Role};
+    use crate::core::message::{CallRecord, Role};
 
     #[test]
     fn corrections_stay_in_the_run_and_a_stop_leaves_whole_pairs_and_a_note() {

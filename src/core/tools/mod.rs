@@ -1,18 +1,24 @@
-//! Tool definitions as the core sees them: the [`Tool`] trait, the [`ToolRegistry`], and the
-//! [`RiskGate`] that puts a [`ToolCall`] through its tool's assessor and the policy.
+//! Tools as the core sees them: the [`Tool`] trait, which owns everything about one tool
+//! (its name, description and parameters, its assessor, its executor, how its calls are
+//! shown, what makes two calls alike), the [`ToolSet`] and [`ToolRegistry`] that hold the
+//! tools by name, and the [`RiskGate`] that puts a [`ToolCall`] through its tool's assessor
+//! and the policy.
 //!
-//! The four built-in tools live in `crate::tools`; adding a tool means writing a schema, an
-//! assessor and (from the executor issue on) an executor, and registering it. Nothing here
-//! changes.
+//! The built-in tools live in `crate::tools`, one folder each. Nothing here, nor anywhere
+//! outside a tool's folder, knows a tool by its name: adding a tool is its folder and the
+//! line that registers it.
 
 mod output;
+mod set;
+pub mod view;
 
 pub use output::{
     Approval, Attachment, BoxFuture, ERROR_SUMMARY_CHARS, ToolError, ToolOutput, UNTRUSTED_CLOSE,
     UNTRUSTED_OPEN, error_chain, format_bytes, format_duration, shorten,
 };
+pub use set::{MAX_TOOL_NAME, ToolRegistry, ToolSet, check_tool_name};
+pub use view::{BriefPart, CallBrief};
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -123,12 +129,28 @@ impl PartialEq for Reading {
     }
 }
 
-/// A tool the agent can call.
+/// A tool the agent can call: everything about it, in one place. A tool implements the
+/// first four (and [`RiskAssessor::assess`]); every other part has a default that fits a
+/// tool with nothing more to say.
+///
+/// - what the model is told: [`Tool::name`], [`Tool::description`], [`Tool::parameters`];
+/// - the gate's half: its [`RiskAssessor`] (safe, unknown, destructive or forbidden, and
+///   why), [`Tool::uncontained`], [`Tool::containment`];
+/// - running a call: [`Tool::execute`] (and [`Tool::execute_read`]), [`Tool::preflight`];
+///   what comes back, [`ToolOutput`], carries the tool's own view of its result;
+/// - showing a call to people: [`Tool::whole_call`] (what a person confirms),
+///   [`Tool::brief_call`] (a call that ran or was refused, in a chat), [`Tool::call_line`]
+///   (a terminal's log), [`Tool::target`] (where it runs); front ends escape every hidden
+///   character of whatever these return;
+/// - channel rules: [`Tool::similarity`] ("allow similar").
+///
+/// Its settings are read where it is built, in its folder.
 pub trait Tool: RiskAssessor + Send + Sync {
-    /// The name the LLM calls it by.
-    fn name(&self) -> &'static str;
+    /// The name the LLM calls it by: ASCII letters, digits, `_` and `-`, at most
+    /// [`MAX_TOOL_NAME`] ([`check_tool_name`]).
+    fn name(&self) -> &str;
     /// What it does, for the LLM.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// The JSON schema of its own parameters (an `object` schema), without `risk_level`: the
     /// registry adds that to every schema.
     fn parameters(&self) -> Value;
@@ -188,6 +210,25 @@ pub trait Tool: RiskAssessor + Send + Sync {
     fn preflight(&self) -> BoxFuture<'_, Vec<Preflight>> {
         Box::pin(async { Vec::new() })
     }
+
+    /// Everything a call runs, as plain text, nothing cut: what a person reads before they
+    /// confirm it (the approval, its `call.txt`, the console's prompt, `/pending`). By
+    /// default the arguments as indented JSON, whole.
+    fn whole_call(&self, arguments: &Map<String, Value>) -> String {
+        view::whole_json(arguments)
+    }
+
+    /// What a chat shows of a call that ran without a click or that the gate refused: the
+    /// call in short, long values cut. By default the arguments as JSON, whole.
+    fn brief_call(&self, arguments: &Map<String, Value>) -> CallBrief {
+        view::json_brief(arguments)
+    }
+
+    /// The call on one line, for a terminal's log of the run. By default the arguments as
+    /// JSON on one line.
+    fn call_line(&self, arguments: &Map<String, Value>) -> String {
+        view::one_line_json(arguments)
+    }
 }
 
 /// One finding of [`Tool::preflight`].
@@ -229,70 +270,8 @@ pub struct ToolDefinition {
     pub parameters: Value,
 }
 
-/// The tools of one agent, by name.
-#[derive(Clone, Default)]
-pub struct ToolRegistry {
-    tools: BTreeMap<&'static str, Arc<dyn Tool>>,
-    /// Tools the operator switched off: known, never offered, always denied.
-    disabled: BTreeMap<&'static str, Arc<dyn Tool>>,
-}
-
-impl ToolRegistry {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds a tool; a second tool of the same name replaces the first.
-    pub fn register(&mut self, tool: Arc<dyn Tool>) {
-        self.register_with(tool, true);
-    }
-
-    /// Adds a tool that is enabled or, when `enabled` is false, known but switched off.
-    pub fn register_with(&mut self, tool: Arc<dyn Tool>, enabled: bool) {
-        let name = tool.name();
-        self.tools.remove(name);
-        self.disabled.remove(name);
-        if enabled {
-            self.tools.insert(name, tool);
-        } else {
-            self.disabled.insert(name, tool);
-        }
-    }
-
-    /// An enabled tool by name.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.get(name)
-    }
-
-    pub fn is_disabled(&self, name: &str) -> bool {
-        self.disabled.contains_key(name)
-    }
-
-    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.tools.keys().copied()
-    }
-
-    /// Every tool's definition, with `risk_level` added to its parameters.
-    pub fn definitions(&self) -> Vec<ToolDefinition> {
-        self.tools
-            .values()
-            .map(|tool| ToolDefinition {
-                name: tool.name().to_owned(),
-                description: tool.description().to_owned(),
-                parameters: with_risk_level(tool.parameters()),
-            })
-            .collect()
-    }
-}
-
-impl fmt::Debug for ToolRegistry {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.tools.keys()).finish()
-    }
-}
-
 /// Adds the optional `risk_level` property to an object schema.
-fn with_risk_level(mut schema: Value) -> Value {
+pub(crate) fn with_risk_level(mut schema: Value) -> Value {
     if let Some(object) = schema.as_object_mut() {
         let properties = object
             .entry("properties")
@@ -332,22 +311,43 @@ pub struct RiskGate {
 }
 
 impl RiskGate {
-    pub fn new(registry: ToolRegistry, policy: GatePolicy) -> Self {
-        Self { registry, policy }
+    pub fn new(registry: impl Into<ToolRegistry>, policy: GatePolicy) -> Self {
+        Self {
+            registry: registry.into(),
+            policy,
+        }
     }
 
+    /// The tools, as they come and go.
     pub fn registry(&self) -> &ToolRegistry {
         &self.registry
     }
 
-    /// Takes `risk_level` out of the call, assesses the rest and decides.
-    /// An unknown tool is denied by policy.
+    /// The tools as they stand now (see [`ToolRegistry::snapshot`]).
+    pub fn tools(&self) -> Arc<ToolSet> {
+        self.registry.snapshot()
+    }
+
+    /// [`RiskGate::check_in`] the tools as they stand now.
     pub fn check(&self, call: &ToolCall, mode: ChannelMode, ctx: &AssessContext) -> GatedCall {
+        self.check_in(&self.registry.snapshot(), call, mode, ctx)
+    }
+
+    /// Takes `risk_level` out of the call, assesses the rest with its tool in `tools` and
+    /// decides. A tool `tools` does not have is denied by policy.
+    pub fn check_in(
+        &self,
+        tools: &ToolSet,
+        call: &ToolCall,
+        mode: ChannelMode,
+        ctx: &AssessContext,
+    ) -> GatedCall {
         let mut arguments = call.arguments.clone();
         let llm_risk = LlmRisk::from_argument(arguments.remove(RISK_LEVEL_PARAM).as_ref());
-        let (assessment, reading) = match self.registry.get(&call.tool) {
+        let tool = tools.get(&call.tool);
+        let (assessment, reading) = match tool {
             Some(tool) => tool.assess_reading(&arguments, ctx),
-            None if self.registry.is_disabled(&call.tool) => (
+            None if tools.is_disabled(&call.tool) => (
                 Assessment::Forbidden(format!(
                     "the tool {} is disabled by the operator",
                     call.tool
@@ -358,14 +358,14 @@ impl RiskGate {
                 Assessment::Forbidden(format!(
                     "there is no tool named {:?} (known tools: {})",
                     call.tool,
-                    self.registry.names().collect::<Vec<_>>().join(", ")
+                    tools.names().collect::<Vec<_>>().join(", ")
                 )),
                 None,
             ),
         };
         let mut decision = decide(self.policy, mode, &llm_risk, &assessment);
         if decision.decision == Decision::Auto
-            && let Some(why) = self.registry.get(&call.tool).and_then(|t| t.uncontained())
+            && let Some(why) = tool.and_then(|t| t.uncontained())
         {
             decision = RiskDecision::new(
                 Decision::Confirm,
@@ -462,4 +462,51 @@ pub fn check_arguments(schema: &Value, arguments: &Map<String, Value>) -> Result
         }
     }
     Ok(())
+}
+
+/// A tool with nothing of its own but its name, for tests of what surrounds tools.
+#[cfg(test)]
+pub(crate) mod testing {
+    use serde_json::{Map, Value, json};
+
+    use super::{Approval, AssessContext, BoxFuture, RiskAssessor, Tool, ToolError, ToolOutput};
+    use crate::core::risk::Assessment;
+
+    /// Every call unknown; running one says so. Its views are the defaults.
+    pub(crate) struct Stub {
+        name: String,
+    }
+
+    impl Stub {
+        pub(crate) fn named(name: &str) -> Self {
+            Self {
+                name: name.to_owned(),
+            }
+        }
+    }
+
+    impl RiskAssessor for Stub {
+        fn assess(&self, _arguments: &Map<String, Value>, _ctx: &AssessContext) -> Assessment {
+            Assessment::Unknown(format!("{} is a stub", self.name))
+        }
+    }
+
+    impl Tool for Stub {
+        fn name(&self) -> &str {
+            &self.name
+        }
+        fn description(&self) -> &str {
+            "A stub."
+        }
+        fn parameters(&self) -> Value {
+            json!({"type": "object", "properties": {}})
+        }
+        fn execute<'a>(
+            &'a self,
+            _arguments: &'a Map<String, Value>,
+            _approval: &'a Approval,
+        ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+            Box::pin(async { Err(ToolError::Failed("a stub runs nothing".into())) })
+        }
+    }
 }

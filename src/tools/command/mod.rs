@@ -12,7 +12,8 @@
 //!   the plan so both see the same words.
 //! - [`execute`] — the walls: scrubbed environment, one process group, timeout, capped
 //!   output; planned lines without a shell, the rest through `sh -c`.
-//! - `render` — the summary, the LLM text and the chat message.
+//! - `render` — the summary, the LLM text and the chat message; `show` — how a call is shown
+//!   to people (the line).
 //!
 //! The rule between the gate and the walls: a line with a plan runs without a shell whatever
 //! the approval; a line that needs a shell runs only when a person confirmed it.
@@ -30,6 +31,7 @@ mod programs;
 pub mod reaper;
 mod render;
 pub mod sandbox;
+mod show;
 pub mod similar;
 mod structure;
 mod syntax;
@@ -49,15 +51,32 @@ pub use sandbox::{Sandbox, Support, Walls};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::config::{CommandSettings, OutputSettings, SandboxSettings, ToolRules};
+use crate::config::{CommandSettings, OutputSettings, SandboxSettings, Settings, ToolRules};
 use crate::core::risk::{Assessment, Decision};
 use crate::core::tools::{
-    Approval, AssessContext, BoxFuture, Preflight, Reading, RiskAssessor, Tool, ToolError,
-    ToolOutput,
+    Approval, AssessContext, BoxFuture, CallBrief, Preflight, Reading, RiskAssessor, Tool,
+    ToolError, ToolOutput, ToolSet,
 };
 use crate::tools::Workspace;
 
 pub const NAME: &str = "execute_command";
+
+/// Adds the command tool as `[command]` and `[tools.execute_command]` set it up; SQL given to
+/// database clients on a line is judged with `[tools.execute_sql]`'s rules.
+pub fn register(tools: &mut ToolSet, settings: &Settings) {
+    let sql = &settings.tools.execute_sql;
+    let tool = CommandTool::new(
+        Workspace::new(&settings.tools.workspace),
+        &settings.tools.execute_command,
+        &settings.command,
+        &settings.output,
+    )
+    .with_sql_rules(crate::tools::sql::SqlRules::new(&sql.allow, &sql.deny));
+    tools.register_with(
+        std::sync::Arc::new(tool),
+        settings.tools.execute_command.enabled,
+    );
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -247,7 +266,7 @@ impl RiskAssessor for CommandTool {
 }
 
 impl Tool for CommandTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         NAME
     }
 
@@ -256,7 +275,7 @@ impl Tool for CommandTool {
         similar::similarity(&args.command)
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Run a command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person. Plain commands joined by |, &&, || and ; run without a shell, and so do `cd dir`, `< file`, `2>/dev/null`, `2>&1`, `{a,b}` and `$((1 + 2))`; lines that need one ($VAR, ~, $(...), writing redirections, subshells) always need a person's confirmation."
     }
 
@@ -326,6 +345,18 @@ impl Tool for CommandTool {
             Decision::Confirm => Some(self.confirmed_walls().label()),
             Decision::Deny => None,
         }
+    }
+
+    fn whole_call(&self, arguments: &Map<String, Value>) -> String {
+        show::whole_call(arguments)
+    }
+
+    fn brief_call(&self, arguments: &Map<String, Value>) -> CallBrief {
+        show::brief_call(arguments)
+    }
+
+    fn call_line(&self, arguments: &Map<String, Value>) -> String {
+        show::call_line(arguments)
     }
 
     fn parameters(&self) -> Value {

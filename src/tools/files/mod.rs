@@ -10,17 +10,33 @@ use serde_json::{Map, Value, json};
 mod beneath;
 mod execute;
 pub mod rules;
+mod show;
 
 pub use rules::PathRules;
 
-use crate::config::{FileSettings, OutputSettings, ToolRules};
+use crate::config::{FileSettings, OutputSettings, Settings, ToolRules};
 use crate::core::risk::Assessment;
 use crate::core::tools::{
-    Approval, AssessContext, BoxFuture, RiskAssessor, Tool, ToolError, ToolOutput,
+    Approval, AssessContext, BoxFuture, CallBrief, RiskAssessor, Tool, ToolError, ToolOutput,
+    ToolSet,
 };
 use crate::tools::Workspace;
 
 pub const NAME: &str = "file_operations";
+
+/// Adds the file tool as `[files]` and `[tools.file_operations]` set it up.
+pub fn register(tools: &mut ToolSet, settings: &Settings) {
+    let tool = FileTool::new(
+        Workspace::new(&settings.tools.workspace),
+        &settings.tools.file_operations,
+        &settings.files,
+        &settings.output,
+    );
+    tools.register_with(
+        std::sync::Arc::new(tool),
+        settings.tools.file_operations.enabled,
+    );
+}
 
 /// The operations of `file_operations`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -300,8 +316,16 @@ fn operation_word(operation: FileOperation) -> &'static str {
 }
 
 impl Tool for FileTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         NAME
+    }
+
+    fn whole_call(&self, arguments: &Map<String, Value>) -> String {
+        show::whole_call(arguments)
+    }
+
+    fn brief_call(&self, arguments: &Map<String, Value>) -> CallBrief {
+        show::brief_call(arguments)
     }
 
     /// Similar operations: the same operation on paths in the same directory (a move also
@@ -331,7 +355,7 @@ impl Tool for FileTool {
         ))
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Work with files in the workspace: read a file, list a directory, check that a path exists, write or append a file, create a directory, delete, or move. Paths are relative to the workspace."
     }
 

@@ -8,6 +8,7 @@
 
 mod address;
 mod execute;
+mod show;
 
 pub use address::{
     METADATA_ADDRESSES, METADATA_NAMES, Network, is_forbidden_ip, metadata_host_reason,
@@ -20,13 +21,23 @@ use url::{Host, Url};
 
 use std::time::Duration;
 
-use crate::config::{HttpSettings, OutputSettings, ToolRules};
+use crate::config::{HttpSettings, OutputSettings, Settings, ToolRules};
 use crate::core::risk::Assessment;
 use crate::core::tools::{
-    Approval, AssessContext, BoxFuture, RiskAssessor, Tool, ToolError, ToolOutput,
+    Approval, AssessContext, BoxFuture, CallBrief, RiskAssessor, Tool, ToolError, ToolOutput,
+    ToolSet,
 };
 
 pub const NAME: &str = "http_request";
+
+/// Adds the HTTP tool as `[http]` and `[tools.http_request]` set it up.
+pub fn register(tools: &mut ToolSet, settings: &Settings) {
+    let rules = &settings.tools.http_request;
+    tools.register_with(
+        std::sync::Arc::new(HttpTool::new(&settings.http, rules, &settings.output)),
+        rules.enabled,
+    );
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -374,8 +385,16 @@ fn header_pairs(headers: Option<&Map<String, Value>>) -> Vec<(String, String)> {
 }
 
 impl Tool for HttpTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         NAME
+    }
+
+    fn whole_call(&self, arguments: &Map<String, Value>) -> String {
+        show::whole_call(arguments)
+    }
+
+    fn brief_call(&self, arguments: &Map<String, Value>) -> CallBrief {
+        show::brief_call(arguments)
     }
 
     /// Similar requests: the same method to the same scheme, host and port, under the same
@@ -398,7 +417,7 @@ impl Tool for HttpTool {
         ))
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Send one HTTP(S) request and return the status, headers and body. GET, HEAD and OPTIONS run at once; other methods wait for a person."
     }
 

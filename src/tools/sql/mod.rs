@@ -9,6 +9,7 @@ mod assess;
 mod demo;
 mod execute;
 mod render;
+mod show;
 mod similar;
 mod value;
 
@@ -22,12 +23,20 @@ use serde_json::{Map, Value, json};
 use crate::config::Settings;
 use crate::core::risk::Assessment;
 use crate::core::tools::{
-    Approval, AssessContext, BoxFuture, Preflight, RiskAssessor, SqlDialect, Tool, ToolError,
-    ToolOutput,
+    Approval, AssessContext, BoxFuture, CallBrief, Preflight, RiskAssessor, SqlDialect, Tool,
+    ToolError, ToolOutput, ToolSet,
 };
 use execute::{Access, SqlExecutor};
 
 pub const NAME: &str = "execute_sql";
+
+/// Adds the SQL tool as `[sql]` and `[tools.execute_sql]` set it up.
+pub fn register(tools: &mut ToolSet, settings: &Settings) {
+    tools.register_with(
+        Arc::new(SqlTool::from_settings(settings)),
+        settings.tools.execute_sql.enabled,
+    );
+}
 
 /// The name of the demo database used when no `[[sql.databases]]` is configured.
 pub const DEMO_DATABASE: &str = "demo";
@@ -124,7 +133,7 @@ impl RiskAssessor for SqlTool {
 }
 
 impl Tool for SqlTool {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         NAME
     }
 
@@ -138,7 +147,7 @@ impl Tool for SqlTool {
         similar::similarity(&args.sql, dialect, &database)
     }
 
-    fn description(&self) -> &'static str {
+    fn description(&self) -> &str {
         "Run one SQL statement against a target database and return its rows (or, for a confirmed write, the number of rows affected). Use the database's own SQL dialect."
     }
 
@@ -173,6 +182,18 @@ impl Tool for SqlTool {
 
     fn preflight(&self) -> BoxFuture<'_, Vec<Preflight>> {
         Box::pin(self.executor.check_auto_accounts())
+    }
+
+    fn whole_call(&self, arguments: &Map<String, Value>) -> String {
+        show::whole_call(arguments)
+    }
+
+    fn brief_call(&self, arguments: &Map<String, Value>) -> CallBrief {
+        show::brief_call(arguments)
+    }
+
+    fn call_line(&self, arguments: &Map<String, Value>) -> String {
+        show::call_line(arguments)
     }
 
     fn parameters(&self) -> Value {

@@ -1,5 +1,7 @@
 //! The conversation as the model sees it, independent of any wire format: what the loop
-//! keeps in history and what a [`ChatModel`](crate::core::ports::ChatModel) sends.
+//! keeps in history and what a [`ChatModel`](crate::core::ports::ChatModel) sends, and the
+//! [`Protocol`] the model calls tools in (how it reads replies is the loop's,
+//! `core::agent::protocol`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -122,4 +124,43 @@ pub struct ChatReply {
     pub tool_calls: Vec<ReplyToolCall>,
     /// `stop`, `tool_calls`, `length`, or anything a server invents.
     pub finish_reason: Option<String>,
+}
+
+/// Which protocol a model speaks (`llm.protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Native,
+    Json,
+}
+
+impl std::str::FromStr for Protocol {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "native" => Ok(Self::Native),
+            "json" => Ok(Self::Json),
+            other => Err(format!(
+                "unknown protocol {other:?} (expected native or json)"
+            )),
+        }
+    }
+}
+
+impl Protocol {
+    /// The other protocol, to suggest when this one does not work with a model.
+    pub fn other(self) -> Self {
+        match self {
+            Self::Native => Self::Json,
+            Self::Json => Self::Native,
+        }
+    }
+
+    /// The name `llm.protocol` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::Json => "json",
+        }
+    }
 }

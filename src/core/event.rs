@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::core::ports::ApprovalStatus;
+use crate::core::approval::ApprovalStatus;
 use crate::core::risk::{Decision, DecisionSource};
 use crate::core::tools::Attachment;
 
