@@ -19,7 +19,9 @@ const FIXTURE: &str = env!("CARGO_BIN_EXE_riskgate-mcp-fixture");
 /// The npm servers' install, if `.ci/run` made one.
 fn npm_server(bin: &str) -> Option<PathBuf> {
     let Some(dir) = std::env::var_os("RISKGATE_TEST_MCP_NPM") else {
-        eprintln!("skipped: RISKGATE_TEST_MCP_NPM is not set (.ci/run installs the npm MCP servers)");
+        eprintln!(
+            "skipped: RISKGATE_TEST_MCP_NPM is not set (.ci/run installs the npm MCP servers)"
+        );
         return None;
     };
     let path = Path::new(&dir).join("node_modules/.bin").join(bin);
@@ -69,7 +71,10 @@ async fn offered(fake: &FakeLlm) -> Vec<(String, Value)> {
         .iter()
         .map(|t| {
             (
-                t["function"]["name"].as_str().unwrap_or_default().to_owned(),
+                t["function"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
                 t["function"]["parameters"].clone(),
             )
         })
@@ -103,16 +108,32 @@ async fn a_trusted_read_only_tool_runs_without_a_click_and_its_text_reaches_the_
     assert_eq!(decisions(&events), ["auto", "confirm"], "{events:?}");
     let saw = tool_results(&fake).await;
     assert!(saw.contains("mcp__fx__refuse"), "{saw}");
-    assert!(!saw.contains("`x` is required"), "the denied tool ran: {saw}");
+    assert!(
+        !saw.contains("`x` is required"),
+        "the denied tool ran: {saw}"
+    );
     assert!(saw.contains("hello-from-mcp"), "{saw}");
     assert!(saw.contains("<tool_output note=\"untrusted data"), "{saw}");
-    assert!(!saw.contains("wiped (not really)"), "the cancelled call ran: {saw}");
+    assert!(
+        !saw.contains("wiped (not really)"),
+        "the cancelled call ran: {saw}"
+    );
     let tools = offered(&fake).await;
     let names: Vec<&str> = tools.iter().map(|(n, _)| n.as_str()).collect();
     assert!(names.contains(&"mcp__fx__echo"), "{names:?}");
-    assert!(!names.contains(&"mcp__fx__refuse"), "a denied tool was offered: {names:?}");
-    assert!(names.contains(&"execute_sql"), "the built-ins are still there: {names:?}");
-    let echo = &tools.iter().find(|(n, _)| n == "mcp__fx__echo").expect("echo").1;
+    assert!(
+        !names.contains(&"mcp__fx__refuse"),
+        "a denied tool was offered: {names:?}"
+    );
+    assert!(
+        names.contains(&"execute_sql"),
+        "the built-ins are still there: {names:?}"
+    );
+    let echo = &tools
+        .iter()
+        .find(|(n, _)| n == "mcp__fx__echo")
+        .expect("echo")
+        .1;
     assert!(echo["properties"]["risk_level"].is_object(), "{echo}");
     assert!(echo["properties"]["text"].is_object(), "{echo}");
     // The approval named the server and the tool and showed the arguments.
@@ -155,9 +176,15 @@ async fn an_untrusted_servers_write_asks_a_cancel_changes_nothing_and_a_confirm_
     // The read ran without a click (operator: auto) and found nothing written.
     assert!(!tool_results(&fake).await.contains("Ada-7f3e"), "{saw}");
     let stored = std::fs::read_to_string(&store).unwrap_or_default();
-    assert!(!stored.contains("Ada-7f3e"), "a cancelled call wrote: {stored}");
+    assert!(
+        !stored.contains("Ada-7f3e"),
+        "a cancelled call wrote: {stored}"
+    );
     let names: Vec<String> = offered(&fake).await.into_iter().map(|(n, _)| n).collect();
-    assert!(!names.iter().any(|n| n == "mcp__memory__delete_entities"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n == "mcp__memory__delete_entities"),
+        "{names:?}"
+    );
 
     // Confirmed, the same call writes, and the read sees it.
     let mut script = vec![
@@ -203,13 +230,20 @@ async fn a_server_that_hangs_or_crashes_gives_the_model_a_clear_error_and_the_ch
         saw.contains("did not answer the call of `hang` within 3 s (mcp.call_timeout_secs)"),
         "{saw}"
     );
-    assert!(saw.contains("went away during the call of `crash`"), "{saw}");
+    assert!(
+        saw.contains("went away during the call of `crash`"),
+        "{saw}"
+    );
     let replies: Vec<&str> = events
         .iter()
         .filter(|e| e["event"] == "reply")
         .filter_map(|e| e["text"].as_str())
         .collect();
-    assert_eq!(replies, ["the server is unwell", "it answers again"], "{events:?}");
+    assert_eq!(
+        replies,
+        ["the server is unwell", "it answers again"],
+        "{events:?}"
+    );
     // The server was started again: the second message's call reached it.
     assert!(tool_results(&fake).await.contains("after-restart"), "{saw}");
     // The hung call held the run for the call timeout, not for ever.

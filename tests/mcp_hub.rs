@@ -551,6 +551,24 @@ async fn the_http_fixture_needs_the_bearer_token_and_serves_calls_and_list_chang
 }
 
 #[tokio::test]
+async fn an_idle_http_server_that_goes_away_is_noticed_by_its_ping() {
+    let fixture = HttpFixture::start(0, None).await;
+    let hub = McpHub::start(&settings(vec![http_server("web", &fixture.url, None)])).await;
+    assert_eq!(hub.tools().len(), FIXTURE_TOOLS);
+    fixture.stop().await;
+    // No call: the ping (every second here) finds it gone.
+    let state = wait_for_state(&hub, "web", |s| matches!(s, ServerState::Failed { .. })).await;
+    assert!(
+        state
+            .to_string()
+            .starts_with("failed: it stopped answering"),
+        "{state}"
+    );
+    assert!(hub.tools().is_empty());
+    hub.shutdown().await;
+}
+
+#[tokio::test]
 async fn an_http_server_that_goes_away_loses_its_tools_and_gets_them_back_when_it_returns() {
     let fixture = HttpFixture::start(0, None).await;
     let port = fixture.port;

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -253,6 +254,26 @@ struct Slot {
     live: Mutex<Live>,
     /// A call saw the connection fail: the supervisor checks the server.
     suspect: Notify,
+    /// Calls under way; an idle HTTP server is pinged only while there are none (a server
+    /// that answers one request at a time would miss the ping's deadline behind a long
+    /// call).
+    calls: AtomicUsize,
+}
+
+/// Counts a call while it is under way.
+struct CallUnderWay<'a>(&'a AtomicUsize);
+
+impl<'a> CallUnderWay<'a> {
+    fn new(calls: &'a AtomicUsize) -> Self {
+        calls.fetch_add(1, Ordering::SeqCst);
+        Self(calls)
+    }
+}
+
+impl Drop for CallUnderWay<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 struct Live {
@@ -286,6 +307,7 @@ impl McpHub {
                     process: None,
                 }),
                 suspect: Notify::new(),
+                calls: AtomicUsize::new(0),
             })
             .collect();
         let shared = Arc::new(Shared {
@@ -419,7 +441,9 @@ impl McpHub {
         };
         let timeout = self.shared.settings.call_timeout();
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let under_way = CallUnderWay::new(&slot.calls);
         let answer = tokio::time::timeout(timeout, peer.call_tool(params)).await;
+        drop(under_way);
         let (server, tool) = (server.to_owned(), tool.to_owned());
         match answer {
             Err(_) => Err(McpError::Timeout {
@@ -661,9 +685,18 @@ async fn serve(
         }
     };
     tokio::pin!(exited);
+    // An HTTP server that goes away while nobody calls it is noticed by a ping.
+    let mut pings = tokio::time::interval(Duration::from_secs(shared.settings.ping_interval_secs));
+    pings.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    pings.reset();
     let down = loop {
         tokio::select! {
             _ = stop.cancelled() => break Down::Stopped,
+            _ = pings.tick(), if process.is_none() => {
+                if slot.calls.load(Ordering::SeqCst) == 0 {
+                    slot.suspect.notify_one();
+                }
+            }
             _ = &mut closed => break Down::Failed("the connection closed".to_owned()),
             _ = &mut exited => break Down::Failed(String::new()),
             _ = tools_changed.notified() => {
@@ -885,6 +918,7 @@ pub async fn check(settings: &McpSettings) -> Vec<ServerCheck> {
                     process: None,
                 }),
                 suspect: Notify::new(),
+                calls: AtomicUsize::new(0),
             };
             let opened = tokio::time::timeout(
                 settings.start_timeout(),

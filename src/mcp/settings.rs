@@ -36,6 +36,10 @@ pub struct McpSettings {
     /// server stayed up for `restart_max_secs`.
     pub restart_initial_secs: u64,
     pub restart_max_secs: u64,
+    /// How often a streamable HTTP server is pinged while no call is under way, so one that
+    /// went away is noticed (and its tools withdrawn) before a call finds out. A stdio
+    /// server's death is seen at once (its process ends).
+    pub ping_interval_secs: u64,
     pub servers: Vec<McpServerSettings>,
 }
 
@@ -47,6 +51,7 @@ impl Default for McpSettings {
             result_max_bytes: 1024 * 1024,
             restart_initial_secs: 1,
             restart_max_secs: 300,
+            ping_interval_secs: 30,
             servers: Vec::new(),
         }
     }
@@ -216,6 +221,7 @@ impl McpSettings {
             ("mcp.result_max_bytes", self.result_max_bytes),
             ("mcp.restart_initial_secs", self.restart_initial_secs),
             ("mcp.restart_max_secs", self.restart_max_secs),
+            ("mcp.ping_interval_secs", self.ping_interval_secs),
         ] {
             if value == 0 {
                 return Err(ConfigError::invalid(key, "0", "must be greater than 0"));

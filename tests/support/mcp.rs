@@ -51,6 +51,7 @@ pub fn settings(servers: Vec<McpServerSettings>) -> McpSettings {
         start_timeout_secs: 20,
         restart_initial_secs: 1,
         restart_max_secs: 8,
+        ping_interval_secs: 1,
         servers,
         ..McpSettings::default()
     }

@@ -46,8 +46,7 @@ pub fn similarity(
     assessment: Assessment,
     arguments: &Map<String, Value>,
 ) -> Option<Similarity> {
-    if tool.policy == Some(ToolPolicy::Confirm) || matches!(assessment, Assessment::Forbidden(_))
-    {
+    if tool.policy == Some(ToolPolicy::Confirm) || matches!(assessment, Assessment::Forbidden(_)) {
         return None;
     }
     if let Some(hints) = tool.trusted_hints()
@@ -56,7 +55,10 @@ pub fn similarity(
     {
         return None;
     }
-    let properties = tool.input_schema.get("properties").and_then(Value::as_object);
+    let properties = tool
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object);
     let mut facts: Vec<(String, String)> = vec![
         ("server".to_owned(), tool.server.clone()),
         ("tool".to_owned(), tool.name.clone()),
@@ -139,8 +141,16 @@ mod tests {
             "type": "object",
             "properties": {"state": {"type": "string", "enum": ["open", "closed"]}}
         })));
-        let one = similar_of(&t, json!({"issue": 12, "repo": "team/app", "body": "Looks good to me", "state": "open"})).expect("a rule");
-        let other = similar_of(&t, json!({"issue": 13, "repo": "team/web", "body": "Looks good to me", "state": "open"})).expect("a rule");
+        let one = similar_of(
+            &t,
+            json!({"issue": 12, "repo": "team/app", "body": "Looks good to me", "state": "open"}),
+        )
+        .expect("a rule");
+        let other = similar_of(
+            &t,
+            json!({"issue": 13, "repo": "team/web", "body": "Looks good to me", "state": "open"}),
+        )
+        .expect("a rule");
         assert_eq!(one.key, other.key);
         assert_eq!(
             one.summary,
@@ -162,7 +172,11 @@ mod tests {
         // Another tool or server is never similar.
         let mut elsewhere = t.clone();
         elsewhere.server = "other".to_owned();
-        let there = similar_of(&elsewhere, json!({"issue": 12, "repo": "team/app", "body": "Looks good to me", "state": "open"})).expect("a rule");
+        let there = similar_of(
+            &elsewhere,
+            json!({"issue": 12, "repo": "team/app", "body": "Looks good to me", "state": "open"}),
+        )
+        .expect("a rule");
         assert_ne!(there.key, one.key);
     }
 
