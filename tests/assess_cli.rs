@@ -541,7 +541,7 @@ fn check_config_starts_each_mcp_server_once_and_says_why_one_cannot() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.contains(&format!(
-            "# mcp server \"fx\" (stdio ({fixture})): starts, 18 tools, denied: wipe; WARNING: mcp.servers.tools names tools it does not list: no_such_tool\n"
+            "# mcp server \"fx\" (stdio ({fixture})): starts, 19 tools, denied: wipe; WARNING: mcp.servers.tools names tools it does not list: no_such_tool\n"
         )),
         "{stdout}"
     );

@@ -17,7 +17,7 @@ use support::mcp::{
 };
 
 /// Tools the fixture lists (over several pages of four).
-const FIXTURE_TOOLS: usize = 18;
+const FIXTURE_TOOLS: usize = 19;
 
 #[tokio::test]
 async fn every_page_of_tools_is_offered_with_names_annotations_and_policies() {
@@ -100,7 +100,7 @@ async fn every_page_of_tools_is_offered_with_names_annotations_and_policies() {
     assert!(
         status[0]
             .to_string()
-            .starts_with("fx: ready, 17 tools (stdio ("),
+            .starts_with(&format!("fx: ready, {} tools (stdio (", FIXTURE_TOOLS - 1)),
         "{}",
         status[0]
     );
@@ -221,7 +221,7 @@ async fn a_reported_error_and_a_refusal_are_distinct_errors_with_the_servers_wor
 #[tokio::test]
 async fn a_hung_call_times_out_while_other_calls_still_answer() {
     let mut config = settings(vec![stdio_server("fx"), stdio_server("other")]);
-    config.call_timeout_secs = 3;
+    config.call_timeout_secs = 5;
     let hub = McpHub::start(&config).await;
     let hung = hub.call("mcp__fx__hang", args(json!({})));
     tokio::pin!(hung);
@@ -239,11 +239,25 @@ async fn a_hung_call_times_out_while_other_calls_still_answer() {
         Err(error @ McpError::Timeout { .. }) => {
             assert_eq!(
                 error.to_string(),
-                "MCP server `fx` did not answer the call of `hang` within 3 s (mcp.call_timeout_secs); the call was cancelled"
+                "MCP server `fx` did not answer the call of `hang` within 5 s (mcp.call_timeout_secs); the call was cancelled"
             );
         }
         other => panic!("expected a timeout, got {other:?}"),
     }
+    // The server was told: it saw the call cancelled.
+    let mut told = String::new();
+    for _ in 0..100 {
+        told = hub
+            .call("mcp__fx__cancelled", args(json!({})))
+            .await
+            .expect("cancelled")
+            .text();
+        if told == "1" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(told, "1", "the server heard of the cancel");
     // The server that hung one call still serves the next.
     let after = hub
         .call("mcp__fx__echo", args(json!({"text": "after"})))
@@ -379,7 +393,7 @@ async fn servers_that_cannot_start_leave_the_hub_running_and_say_why() {
     let lines: Vec<String> = checks.iter().map(ToString::to_string).collect();
     assert!(
         lines[0].starts_with("mcp server \"good\" (stdio (")
-            && lines[0].ends_with(": starts, 18 tools"),
+            && lines[0].ends_with(&format!(": starts, {FIXTURE_TOOLS} tools")),
         "{lines:?}"
     );
     assert!(
@@ -388,7 +402,9 @@ async fn servers_that_cannot_start_leave_the_hub_running_and_say_why() {
     );
     assert!(lines[2].contains("no such program"), "{lines:?}");
     assert!(
-        lines[3].contains("cannot start: cannot connect: "),
+        lines[3].contains("cannot start: cannot connect: ")
+            && lines[3].contains("Connection refused")
+            && lines[3].ends_with("(while trying to send initialize request)"),
         "{lines:?}"
     );
     hub.shutdown().await;
@@ -494,7 +510,7 @@ async fn the_http_fixture_needs_the_bearer_token_and_serves_calls_and_list_chang
         http_server("wrong", &fixture.url, Some("wrong-token-456")),
         http_server("none", &fixture.url, None),
     ]);
-    config.call_timeout_secs = 3;
+    config.call_timeout_secs = 5;
     let hub = McpHub::start(&config).await;
     let status = hub.status();
     assert_eq!(status[0].state, ServerState::Ready, "{status:?}");

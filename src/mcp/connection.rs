@@ -164,14 +164,34 @@ pub fn http_client() -> Result<reqwest_mcp::Client, String> {
         .map_err(|e| format!("HTTP client setup: {e}"))
 }
 
-/// An initialisation error as a phrase, with its causes.
+/// An initialisation error as a phrase, with its causes down to the root (a refused
+/// connection, a name that does not resolve, a TLS failure).
 fn init_error(error: &ClientInitializeError) -> String {
-    chain(error)
+    match error {
+        ClientInitializeError::TransportError { error, context } => {
+            format!("{} (while trying to {context})", transport_error(error))
+        }
+        other => chain(other),
+    }
 }
 
 /// A call's or listing's error as a phrase, with its causes.
 pub fn service_error(error: &ServiceError) -> String {
-    chain(error)
+    match error {
+        ServiceError::TransportSend(error) => transport_error(error),
+        other => chain(other),
+    }
+}
+
+/// A transport's error with its causes; the HTTP client's own error (which the SDK wraps
+/// without naming it as the source) down to its root.
+fn transport_error(error: &rmcp::transport::DynamicTransportError) -> String {
+    type HttpError =
+        rmcp::transport::streamable_http_client::StreamableHttpError<reqwest_mcp::Error>;
+    match error.error.downcast_ref::<HttpError>() {
+        Some(HttpError::Client(client)) => chain(client),
+        _ => chain(error.error.as_ref()),
+    }
 }
 
 fn chain(error: &dyn std::error::Error) -> String {
