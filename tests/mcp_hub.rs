@@ -13,7 +13,7 @@ use riskgate::mcp::{
 use serde_json::json;
 use support::mcp::{
     HttpFixture, alive, args, command_server, env, fixture_exe, free_port, http_server, settings,
-    stdio_server, survivors, wait_for_state, wait_for_tools,
+    stdio_server, survivors, wait_for_failure, wait_for_state, wait_for_tools,
 };
 
 /// Tools the fixture lists (over several pages of four).
@@ -421,12 +421,10 @@ async fn a_server_that_hangs_at_start_is_given_up_after_the_start_timeout() {
     let hub = McpHub::start(&config).await;
     // The start returned with the good server ready and the silent one given up on.
     assert_eq!(hub.status()[1].state, ServerState::Ready);
-    let state = wait_for_state(&hub, "silent", |s| matches!(s, ServerState::Failed { .. })).await;
+    let said = wait_for_failure(&hub, "silent").await;
     assert!(
-        state
-            .to_string()
-            .starts_with("failed: it did not finish starting within 2 s (mcp.start_timeout_secs)"),
-        "{state}"
+        said.starts_with("failed: it did not finish starting within 2 s (mcp.start_timeout_secs)"),
+        "{said}"
     );
     hub.shutdown().await;
 }
@@ -573,13 +571,8 @@ async fn an_idle_http_server_that_goes_away_is_noticed_by_its_ping() {
     assert_eq!(hub.tools().len(), FIXTURE_TOOLS);
     fixture.stop().await;
     // No call: the ping (every second here) finds it gone.
-    let state = wait_for_state(&hub, "web", |s| matches!(s, ServerState::Failed { .. })).await;
-    assert!(
-        state
-            .to_string()
-            .starts_with("failed: it stopped answering"),
-        "{state}"
-    );
+    let said = wait_for_failure(&hub, "web").await;
+    assert!(said.starts_with("failed: it stopped answering"), "{said}");
     assert!(hub.tools().is_empty());
     hub.shutdown().await;
 }

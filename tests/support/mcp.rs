@@ -161,6 +161,13 @@ pub async fn wait_for_state(
     }
 }
 
+/// Waits (20 s at most) until server `name` has failed, and says its state.
+pub async fn wait_for_failure(hub: &McpHub, name: &str) -> String {
+    wait_for_state(hub, name, |s| matches!(s, ServerState::Failed { .. }))
+        .await
+        .to_string()
+}
+
 /// Whether process `pid` exists and is not a zombie.
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
