@@ -162,13 +162,10 @@ pub fn build_agent_with(
                 key: "llm.protocol",
                 problem,
             })?;
-    let profiles =
-        crate::tools::profiles(settings).map_err(|problem| {
-            AppError::Setting {
-                key: "agent.default_profile",
-                problem,
-            }
-        })?;
+    let profiles = crate::tools::profiles(settings).map_err(|problem| AppError::Setting {
+        key: "agent.default_profile",
+        problem,
+    })?;
     let gate = RiskGate::new(tools, settings.risk.gate_policy());
     let at_start = gate.tools();
     announce_uncontained(&at_start);

@@ -19,7 +19,9 @@ const FIXTURE: &str = env!("CARGO_BIN_EXE_riskgate-mcp-fixture");
 /// The npm servers' install, if `.ci/run` made one.
 fn npm_server(bin: &str) -> Option<PathBuf> {
     let Some(dir) = std::env::var_os("RISKGATE_TEST_MCP_NPM") else {
-        eprintln!("skipped: RISKGATE_TEST_MCP_NPM is not set (.ci/run installs the npm MCP servers)");
+        eprintln!(
+            "skipped: RISKGATE_TEST_MCP_NPM is not set (.ci/run installs the npm MCP servers)"
+        );
         return None;
     };
     let path = Path::new(&dir).join("node_modules/.bin").join(bin);
@@ -69,7 +71,10 @@ async fn offered(fake: &FakeLlm) -> Vec<(String, Value)> {
         .iter()
         .map(|t| {
             (
-                t["function"]["name"].as_str().unwrap_or_default().to_owned(),
+                t["function"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
                 t["function"]["parameters"].clone(),
             )
         })
@@ -103,16 +108,32 @@ async fn a_trusted_read_only_tool_runs_without_a_click_and_its_text_reaches_the_
     assert_eq!(decisions(&events), ["auto", "confirm"], "{events:?}");
     let saw = tool_results(&fake).await;
     assert!(saw.contains("mcp__fx__refuse"), "{saw}");
-    assert!(!saw.contains("`x` is required"), "the denied tool ran: {saw}");
+    assert!(
+        !saw.contains("`x` is required"),
+        "the denied tool ran: {saw}"
+    );
     assert!(saw.contains("hello-from-mcp"), "{saw}");
     assert!(saw.contains("<tool_output note=\"untrusted data"), "{saw}");
-    assert!(!saw.contains("wiped (not really)"), "the cancelled call ran: {saw}");
+    assert!(
+        !saw.contains("wiped (not really)"),
+        "the cancelled call ran: {saw}"
+    );
     let tools = offered(&fake).await;
     let names: Vec<&str> = tools.iter().map(|(n, _)| n.as_str()).collect();
     assert!(names.contains(&"mcp__fx__echo"), "{names:?}");
-    assert!(!names.contains(&"mcp__fx__refuse"), "a denied tool was offered: {names:?}");
-    assert!(names.contains(&"execute_sql"), "the built-ins are still there: {names:?}");
-    let echo = &tools.iter().find(|(n, _)| n == "mcp__fx__echo").expect("echo").1;
+    assert!(
+        !names.contains(&"mcp__fx__refuse"),
+        "a denied tool was offered: {names:?}"
+    );
+    assert!(
+        names.contains(&"execute_sql"),
+        "the built-ins are still there: {names:?}"
+    );
+    let echo = &tools
+        .iter()
+        .find(|(n, _)| n == "mcp__fx__echo")
+        .expect("echo")
+        .1;
     assert!(echo["properties"]["risk_level"].is_object(), "{echo}");
     assert!(echo["properties"]["text"].is_object(), "{echo}");
     // The approval named the server and the tool and showed the arguments.
@@ -155,9 +176,15 @@ async fn an_untrusted_servers_write_asks_a_cancel_changes_nothing_and_a_confirm_
     // The read ran without a click (operator: auto) and found nothing written.
     assert!(!tool_results(&fake).await.contains("Ada-7f3e"), "{saw}");
     let stored = std::fs::read_to_string(&store).unwrap_or_default();
-    assert!(!stored.contains("Ada-7f3e"), "a cancelled call wrote: {stored}");
+    assert!(
+        !stored.contains("Ada-7f3e"),
+        "a cancelled call wrote: {stored}"
+    );
     let names: Vec<String> = offered(&fake).await.into_iter().map(|(n, _)| n).collect();
-    assert!(!names.iter().any(|n| n == "mcp__memory__delete_entities"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n == "mcp__memory__delete_entities"),
+        "{names:?}"
+    );
 
     // Confirmed, the same call writes, and the read sees it.
     let mut script = vec![
@@ -203,13 +230,20 @@ async fn a_server_that_hangs_or_crashes_gives_the_model_a_clear_error_and_the_ch
         saw.contains("did not answer the call of `hang` within 3 s (mcp.call_timeout_secs)"),
         "{saw}"
     );
-    assert!(saw.contains("went away during the call of `crash`"), "{saw}");
+    assert!(
+        saw.contains("went away during the call of `crash`"),
+        "{saw}"
+    );
     let replies: Vec<&str> = events
         .iter()
         .filter(|e| e["event"] == "reply")
         .filter_map(|e| e["text"].as_str())
         .collect();
-    assert_eq!(replies, ["the server is unwell", "it answers again"], "{events:?}");
+    assert_eq!(
+        replies,
+        ["the server is unwell", "it answers again"],
+        "{events:?}"
+    );
     // The server was started again: the second message's call reached it.
     assert!(tool_results(&fake).await.contains("after-restart"), "{saw}");
     // The hung call held the run for the call timeout, not for ever.
@@ -239,4 +273,88 @@ async fn status_lists_the_servers_and_their_tools() {
     let broken = servers[1].as_str().unwrap_or_default();
     assert!(broken.starts_with("broken: failed: "), "{broken}");
     assert!(broken.contains("no such database"), "{broken}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_similar_lets_the_same_tool_on_another_thing_run_and_nothing_else() {
+    let scene = Scene::new();
+    let env = config(
+        &scene,
+        &format!(
+            "[[mcp.servers]]\nname = \"fx\"\ncommand = [\"{FIXTURE}\", \"stdio\"]\ntrust_annotations = true\n"
+        ),
+    );
+    let mut script = vec![
+        // The model rates a read-only tool's call medium: it asks, and "a" confirms it and
+        // allows similar calls.
+        call("c1", "mcp__fx__echo", json!({"text": "ticket-17", "risk_level": "medium"})),
+        // The same tool about another identifier: covered by the rule.
+        call("c2", "mcp__fx__echo", json!({"text": "ticket-18", "risk_level": "medium"})),
+        // Free text is what the call does: not covered.
+        call("c3", "mcp__fx__echo", json!({"text": "close every ticket", "risk_level": "medium"})),
+        // Another tool of the server (destructive by MCP's default): never covered.
+        call("c4", "mcp__fx__plain", json!({})),
+    ];
+    script.extend(spare_answers());
+    let fake = FakeLlm::start(script).await;
+    let events = scene.run_answering_with(&fake, "echo the tickets", "a", &[(&env.0, &env.1)]);
+    let calls: Vec<(String, String)> = events
+        .iter()
+        .filter(|e| e["event"] == "tool_call")
+        .map(|e| {
+            (
+                e["decision"].as_str().unwrap_or_default().to_owned(),
+                e["source"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("confirm", "llm"),
+        ("auto", "channel_rule"),
+        ("confirm", "llm"),
+        ("confirm", "default"),
+    ];
+    assert_eq!(
+        calls,
+        expected.map(|(d, s)| (d.to_owned(), s.to_owned())),
+        "{events:?}"
+    );
+    // The channel was told what the rule covers.
+    let all = serde_json::to_string(&events).expect("json");
+    assert!(
+        all.contains("`echo` of MCP server `fx` with any `text`"),
+        "{all}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_list_change_reaches_the_next_run() {
+    let scene = Scene::new();
+    let env = config(
+        &scene,
+        &format!(
+            "[[mcp.servers]]\nname = \"fx\"\ncommand = [\"{FIXTURE}\", \"stdio\"]\ntools = {{ add_tool = \"auto\" }}\n"
+        ),
+    );
+    let script = vec![
+        call("c1", "mcp__fx__add_tool", json!({"name": "fresh_tool"})),
+        fake_llm::text("added"),
+        fake_llm::text("second run"),
+    ];
+    let fake = FakeLlm::start(script).await;
+    let events = scene.run(&fake, "add a tool\nwhat now\n", &[(&env.0, &env.1)]);
+    assert_eq!(decisions(&events), ["auto"], "{events:?}");
+    let requests = fake.requests().await;
+    let offered_in = |request: &Value| -> Vec<String> {
+        request["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let first = offered_in(&requests[0]);
+    let last = offered_in(requests.last().expect("requests"));
+    assert!(!first.iter().any(|n| n == "mcp__fx__fresh_tool"), "{first:?}");
+    assert!(last.iter().any(|n| n == "mcp__fx__fresh_tool"), "{last:?}");
 }

@@ -220,7 +220,10 @@ fn render(tools: &ToolSet, outcome: CommandOutcome, guild: Option<u64>) -> Strin
             if !status.servers.is_empty() {
                 text.push_str("\nMCP servers:");
                 for server in &status.servers {
-                    text.push_str(&format!("\n- {}", crate::discord::render::inert_markdown(server)));
+                    text.push_str(&format!(
+                        "\n- {}",
+                        crate::discord::render::inert_markdown(server)
+                    ));
                 }
             }
             text

@@ -187,7 +187,9 @@ impl Tool for McpToolAdapter {
                 elapsed_ms = started.elapsed().as_millis() as u64,
                 "MCP call"
             );
-            result.map(|output| self.output(&output)).map_err(tool_error)
+            result
+                .map(|output| self.output(&output))
+                .map_err(tool_error)
         })
     }
 
@@ -311,11 +313,7 @@ mod tests {
     use crate::core::risk::{ChannelMode, Decision, DecisionSource, GatePolicy, LlmRisk, decide};
     use crate::mcp::ToolHints;
 
-    pub(crate) fn tool(
-        trust: bool,
-        hints: ToolHints,
-        policy: Option<ToolPolicy>,
-    ) -> McpTool {
+    pub(crate) fn tool(trust: bool, hints: ToolHints, policy: Option<ToolPolicy>) -> McpTool {
         McpTool {
             server: "kb".to_owned(),
             name: "write_note".to_owned(),
@@ -379,7 +377,12 @@ mod tests {
                 "trust {trust}, {hints:?}, {policy:?}, {level}: {}",
                 got.reason
             );
-            let strict = decide(GatePolicy::default(), ChannelMode::Strict, &llm, &assessment);
+            let strict = decide(
+                GatePolicy::default(),
+                ChannelMode::Strict,
+                &llm,
+                &assessment,
+            );
             assert_ne!(strict.decision, Auto, "strict mode confirms everything");
         }
     }
@@ -389,7 +392,14 @@ mod tests {
         let mut t = tool(false, hints(None, None), None);
         t.description = "x".repeat(10_000);
         let text = describe(&t);
-        assert!(text.ends_with("[tool `write_note` of MCP server `kb`]"), "{text}");
-        assert!(text.chars().count() < MAX_DESCRIPTION_CHARS + 200, "{}", text.len());
+        assert!(
+            text.ends_with("[tool `write_note` of MCP server `kb`]"),
+            "{text}"
+        );
+        assert!(
+            text.chars().count() < MAX_DESCRIPTION_CHARS + 200,
+            "{}",
+            text.len()
+        );
     }
 }

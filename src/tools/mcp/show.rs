@@ -57,12 +57,7 @@ pub fn brief_call(arguments: &Map<String, Value>) -> CallBrief {
 
 /// One line for a terminal's log: `kb/write_note {"title":"x"}`.
 pub fn call_line(tool: &McpTool, arguments: &Map<String, Value>) -> String {
-    format!(
-        "{}/{} {}",
-        tool.server,
-        tool.name,
-        one_line_json(arguments)
-    )
+    format!("{}/{} {}", tool.server, tool.name, one_line_json(arguments))
 }
 
 #[cfg(test)]
@@ -83,7 +78,10 @@ mod tests {
             "MCP server `kb`, tool `write_note`; the server says: read-only, closed world (not trusted: it decides nothing)"
         );
         let trusted = target(&tool(true, hints, None));
-        assert!(trusted.contains("the server (trusted) says: read-only"), "{trusted}");
+        assert!(
+            trusted.contains("the server (trusted) says: read-only"),
+            "{trusted}"
+        );
         assert_eq!(
             target(&tool(false, ToolHints::default(), None)),
             "MCP server `kb`, tool `write_note`"
@@ -96,7 +94,11 @@ mod tests {
         let mut arguments = Map::new();
         arguments.insert("text".to_owned(), Value::from(long.clone()));
         let shown = whole_call(&tool(false, ToolHints::default(), None), &arguments);
-        assert!(shown.starts_with("MCP server kb, tool write_note\n"), "{}", &shown[..60]);
+        assert!(
+            shown.starts_with("MCP server kb, tool write_note\n"),
+            "{}",
+            &shown[..60]
+        );
         assert!(shown.contains(&long));
     }
 }

@@ -6,9 +6,13 @@
 //! `mode`, `method`, …). Everything that says *what* the call does (free text, a query,
 //! flags, lists, objects, a choice among listed values) must be the same.
 //!
-//! A rule never covers a call the operator wants confirmed every time (`"confirm"`), nor a
-//! tool a trusted server says may destroy: those ask every time. A rule lets a call run
-//! without a click, and an MCP server has no wall of riskgate's behind it.
+//! As for every tool, a rule never lifts what the destructive floor holds: a call the
+//! operator wants confirmed every time (`"confirm"`), a tool a trusted server says may
+//! destroy, and any tool of a server whose annotations are not trusted (its effect is
+//! unknown) ask every time. What a rule can cover is a trusted server's tool that destroys
+//! nothing (`destructiveHint: false`), or a call the model rated medium or high of a tool
+//! the code knows to be safe. A rule lets a call run without a click, and an MCP server has
+//! no wall of riskgate's behind it.
 
 use serde_json::{Map, Value};
 
@@ -46,8 +50,7 @@ pub fn similarity(
     assessment: Assessment,
     arguments: &Map<String, Value>,
 ) -> Option<Similarity> {
-    if tool.policy == Some(ToolPolicy::Confirm) || matches!(assessment, Assessment::Forbidden(_))
-    {
+    if tool.policy == Some(ToolPolicy::Confirm) || matches!(assessment, Assessment::Forbidden(_)) {
         return None;
     }
     if let Some(hints) = tool.trusted_hints()
@@ -56,7 +59,10 @@ pub fn similarity(
     {
         return None;
     }
-    let properties = tool.input_schema.get("properties").and_then(Value::as_object);
+    let properties = tool
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object);
     let mut facts: Vec<(String, String)> = vec![
         ("server".to_owned(), tool.server.clone()),
         ("tool".to_owned(), tool.name.clone()),
@@ -139,8 +145,16 @@ mod tests {
             "type": "object",
             "properties": {"state": {"type": "string", "enum": ["open", "closed"]}}
         })));
-        let one = similar_of(&t, json!({"issue": 12, "repo": "team/app", "body": "Looks good to me", "state": "open"})).expect("a rule");
-        let other = similar_of(&t, json!({"issue": 13, "repo": "team/web", "body": "Looks good to me", "state": "open"})).expect("a rule");
+        let one = similar_of(
+            &t,
+            json!({"issue": 12, "repo": "team/app", "body": "Looks good to me", "state": "open"}),
+        )
+        .expect("a rule");
+        let other = similar_of(
+            &t,
+            json!({"issue": 13, "repo": "team/web", "body": "Looks good to me", "state": "open"}),
+        )
+        .expect("a rule");
         assert_eq!(one.key, other.key);
         assert_eq!(
             one.summary,
@@ -162,7 +176,11 @@ mod tests {
         // Another tool or server is never similar.
         let mut elsewhere = t.clone();
         elsewhere.server = "other".to_owned();
-        let there = similar_of(&elsewhere, json!({"issue": 12, "repo": "team/app", "body": "Looks good to me", "state": "open"})).expect("a rule");
+        let there = similar_of(
+            &elsewhere,
+            json!({"issue": 12, "repo": "team/app", "body": "Looks good to me", "state": "open"}),
+        )
+        .expect("a rule");
         assert_ne!(there.key, one.key);
     }
 
