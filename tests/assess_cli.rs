@@ -523,3 +523,38 @@ fn check_config_checks_the_account_of_sql_run_without_a_click() {
         "{text}"
     );
 }
+
+#[test]
+fn check_config_starts_each_mcp_server_once_and_says_why_one_cannot() {
+    let fixture = env!("CARGO_BIN_EXE_riskgate-mcp-fixture");
+    let servers = serde_json::json!([
+        {"name": "fx", "command": [fixture, "stdio"], "env": {"API_KEY": "mcp-env-secret-1"},
+         "tools": {"wipe": "deny", "no_such_tool": "auto"}},
+        {"name": "broken", "command": [fixture, "exit", "4", "no repository at /srv/repo"]},
+    ]);
+    let output = riskgate(
+        &["check-config"],
+        "",
+        &[("RISKGATE__MCP__SERVERS", servers.to_string().as_str())],
+    );
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "# mcp server \"fx\" (stdio ({fixture})): starts, 18 tools, denied: wipe; WARNING: mcp.servers.tools names tools it does not list: no_such_tool\n"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "# WARNING: mcp server \"broken\" (stdio ({fixture})) cannot start: the server exited with status 4; its last words on stderr: no repository at /srv/repo\n"
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("mcp-env-secret-1"), "{stdout}");
+    let parsed: toml::Value = toml::from_str(&stdout).expect("check-config prints TOML");
+    assert_eq!(
+        parsed["mcp"]["servers"][0]["env"]["API_KEY"].as_str(),
+        Some("<redacted>")
+    );
+}

@@ -651,8 +651,8 @@ async fn serve(
         tools_changed,
     } = connection;
     let peer = service.peer().clone();
-    let closed = service.waiting();
-    tokio::pin!(closed);
+    // Boxed, so dropping it below drops the service (and closes the transport) at once.
+    let mut closed = Box::pin(service.waiting());
     let watched = process.clone();
     let exited = async move {
         match watched {

@@ -53,7 +53,7 @@ impl Default for McpSettings {
 }
 
 /// What the operator decided for one of a server's tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolPolicy {
     /// Runs without a click (as a call the gate knows is safe).
@@ -62,6 +62,21 @@ pub enum ToolPolicy {
     Confirm,
     /// Never offered to the model.
     Deny,
+}
+
+/// Read by hand, so a wrong value is told the three right ones.
+impl<'de> Deserialize<'de> for ToolPolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = String::deserialize(deserializer)?;
+        match value.as_str() {
+            "auto" => Ok(Self::Auto),
+            "confirm" => Ok(Self::Confirm),
+            "deny" => Ok(Self::Deny),
+            other => Err(serde::de::Error::custom(format!(
+                "{other:?} is not a tool policy: write \"auto\" (runs without a click), \"confirm\" (always asks) or \"deny\" (never offered)"
+            ))),
+        }
+    }
 }
 
 impl ToolPolicy {
@@ -475,10 +490,23 @@ pub fn shown_url(url: &str) -> String {
     }
 }
 
+/// For `check-config`: the URL with its password and query (which may carry a key)
+/// replaced by `redacted`.
 fn serialize_url<S: Serializer>(url: &Option<String>, serializer: S) -> Result<S::Ok, S::Error> {
-    match url {
-        Some(url) => serializer.serialize_str(&crate::config::redact_password(url)),
-        None => serializer.serialize_none(),
+    let Some(url) = url else {
+        return serializer.serialize_none();
+    };
+    match Url::parse(url) {
+        Ok(mut parsed) => {
+            if parsed.password().is_some() {
+                let _ = parsed.set_password(Some("redacted"));
+            }
+            if parsed.query().is_some() {
+                parsed.set_query(Some("redacted"));
+            }
+            serializer.serialize_str(parsed.as_str())
+        }
+        Err(_) => serializer.serialize_str(REDACTED),
     }
 }
 
