@@ -274,3 +274,87 @@ async fn status_lists_the_servers_and_their_tools() {
     assert!(broken.starts_with("broken: failed: "), "{broken}");
     assert!(broken.contains("no such database"), "{broken}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_similar_lets_the_same_tool_on_another_thing_run_and_nothing_else() {
+    let scene = Scene::new();
+    let env = config(
+        &scene,
+        &format!(
+            "[[mcp.servers]]\nname = \"fx\"\ncommand = [\"{FIXTURE}\", \"stdio\"]\ntrust_annotations = true\n"
+        ),
+    );
+    let mut script = vec![
+        // The model rates a read-only tool's call medium: it asks, and "a" confirms it and
+        // allows similar calls.
+        call("c1", "mcp__fx__echo", json!({"text": "ticket-17", "risk_level": "medium"})),
+        // The same tool about another identifier: covered by the rule.
+        call("c2", "mcp__fx__echo", json!({"text": "ticket-18", "risk_level": "medium"})),
+        // Free text is what the call does: not covered.
+        call("c3", "mcp__fx__echo", json!({"text": "close every ticket", "risk_level": "medium"})),
+        // Another tool of the server (destructive by MCP's default): never covered.
+        call("c4", "mcp__fx__plain", json!({})),
+    ];
+    script.extend(spare_answers());
+    let fake = FakeLlm::start(script).await;
+    let events = scene.run_answering_with(&fake, "echo the tickets", "a", &[(&env.0, &env.1)]);
+    let calls: Vec<(String, String)> = events
+        .iter()
+        .filter(|e| e["event"] == "tool_call")
+        .map(|e| {
+            (
+                e["decision"].as_str().unwrap_or_default().to_owned(),
+                e["source"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("confirm", "llm"),
+        ("auto", "channel_rule"),
+        ("confirm", "llm"),
+        ("confirm", "default"),
+    ];
+    assert_eq!(
+        calls,
+        expected.map(|(d, s)| (d.to_owned(), s.to_owned())),
+        "{events:?}"
+    );
+    // The channel was told what the rule covers.
+    let all = serde_json::to_string(&events).expect("json");
+    assert!(
+        all.contains("`echo` of MCP server `fx` with any `text`"),
+        "{all}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_list_change_reaches_the_next_run() {
+    let scene = Scene::new();
+    let env = config(
+        &scene,
+        &format!(
+            "[[mcp.servers]]\nname = \"fx\"\ncommand = [\"{FIXTURE}\", \"stdio\"]\ntools = {{ add_tool = \"auto\" }}\n"
+        ),
+    );
+    let script = vec![
+        call("c1", "mcp__fx__add_tool", json!({"name": "fresh_tool"})),
+        fake_llm::text("added"),
+        fake_llm::text("second run"),
+    ];
+    let fake = FakeLlm::start(script).await;
+    let events = scene.run(&fake, "add a tool\nwhat now\n", &[(&env.0, &env.1)]);
+    assert_eq!(decisions(&events), ["auto"], "{events:?}");
+    let requests = fake.requests().await;
+    let offered_in = |request: &Value| -> Vec<String> {
+        request["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let first = offered_in(&requests[0]);
+    let last = offered_in(requests.last().expect("requests"));
+    assert!(!first.iter().any(|n| n == "mcp__fx__fresh_tool"), "{first:?}");
+    assert!(last.iter().any(|n| n == "mcp__fx__fresh_tool"), "{last:?}");
+}

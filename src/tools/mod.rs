@@ -190,4 +190,32 @@ mod tests {
         }
         assert!(builtin_profiles("root").is_err());
     }
+
+    #[test]
+    fn each_mcp_server_is_offered_to_the_profiles_it_names_and_no_other() {
+        let mut settings = Settings::default();
+        let server = |name: &str, profiles: &[&str]| crate::mcp::McpServerSettings {
+            name: name.to_owned(),
+            command: vec!["srv".to_owned()],
+            profiles: profiles.iter().map(|p| (*p).to_owned()).collect(),
+            ..crate::mcp::McpServerSettings::default()
+        };
+        settings.mcp.servers = vec![
+            server("git", &["ops"]),
+            server("warehouse", &["sql"]),
+            server("both", &["sql", "ops"]),
+        ];
+        let offered = profiles(&settings).expect("profiles");
+        let (sql, ops) = (offered.resolve("sql"), offered.resolve("ops"));
+        assert!(ops.offers_tool("mcp__git__log") && !sql.offers_tool("mcp__git__log"));
+        assert!(sql.offers_tool("mcp__warehouse__query"));
+        assert!(!ops.offers_tool("mcp__warehouse__query"));
+        assert!(sql.offers_tool("mcp__both__x") && ops.offers_tool("mcp__both__x"));
+        // The built-ins are offered as before.
+        assert!(sql.offers_tool(sql::NAME) && !sql.offers_tool(command::NAME));
+        assert!(ops.offers_tool(command::NAME));
+        settings.mcp.servers = vec![server("git", &["root"])];
+        let problem = profiles(&settings).expect_err("an unknown profile");
+        assert!(problem.contains("\"root\""), "{problem}");
+    }
 }

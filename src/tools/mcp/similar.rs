@@ -6,9 +6,13 @@
 //! `mode`, `method`, …). Everything that says *what* the call does (free text, a query,
 //! flags, lists, objects, a choice among listed values) must be the same.
 //!
-//! A rule never covers a call the operator wants confirmed every time (`"confirm"`), nor a
-//! tool a trusted server says may destroy: those ask every time. A rule lets a call run
-//! without a click, and an MCP server has no wall of riskgate's behind it.
+//! As for every tool, a rule never lifts what the destructive floor holds: a call the
+//! operator wants confirmed every time (`"confirm"`), a tool a trusted server says may
+//! destroy, and any tool of a server whose annotations are not trusted (its effect is
+//! unknown) ask every time. What a rule can cover is a trusted server's tool that destroys
+//! nothing (`destructiveHint: false`), or a call the model rated medium or high of a tool
+//! the code knows to be safe. A rule lets a call run without a click, and an MCP server has
+//! no wall of riskgate's behind it.
 
 use serde_json::{Map, Value};
 
