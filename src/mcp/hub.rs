@@ -712,7 +712,8 @@ async fn serve(
             _ = slot.suspect.notified() => {
                 let ping = ClientRequest::PingRequest(Default::default());
                 match tokio::time::timeout(PING_TIMEOUT, peer.send_request(ping)).await {
-                    Ok(Ok(_)) => {}
+                    // An error the server sent is an answer too: it is there.
+                    Ok(Ok(_) | Err(ServiceError::McpError(_))) => {}
                     Ok(Err(error)) => break Down::Failed(format!("it stopped answering: {}", slot.redactor.apply(&connection::service_error(&error)))),
                     Err(_) => break Down::Failed(format!("it did not answer a ping within {} s", PING_TIMEOUT.as_secs())),
                 }
