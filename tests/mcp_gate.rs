@@ -287,11 +287,23 @@ async fn allow_similar_lets_the_same_tool_on_another_thing_run_and_nothing_else(
     let mut script = vec![
         // The model rates a read-only tool's call medium: it asks, and "a" confirms it and
         // allows similar calls.
-        call("c1", "mcp__fx__echo", json!({"text": "ticket-17", "risk_level": "medium"})),
+        call(
+            "c1",
+            "mcp__fx__echo",
+            json!({"text": "ticket-17", "risk_level": "medium"}),
+        ),
         // The same tool about another identifier: covered by the rule.
-        call("c2", "mcp__fx__echo", json!({"text": "ticket-18", "risk_level": "medium"})),
+        call(
+            "c2",
+            "mcp__fx__echo",
+            json!({"text": "ticket-18", "risk_level": "medium"}),
+        ),
         // Free text is what the call does: not covered.
-        call("c3", "mcp__fx__echo", json!({"text": "close every ticket", "risk_level": "medium"})),
+        call(
+            "c3",
+            "mcp__fx__echo",
+            json!({"text": "close every ticket", "risk_level": "medium"}),
+        ),
         // Another tool of the server (destructive by MCP's default): never covered.
         call("c4", "mcp__fx__plain", json!({})),
     ];
@@ -355,6 +367,9 @@ async fn a_servers_list_change_reaches_the_next_run() {
     };
     let first = offered_in(&requests[0]);
     let last = offered_in(requests.last().expect("requests"));
-    assert!(!first.iter().any(|n| n == "mcp__fx__fresh_tool"), "{first:?}");
+    assert!(
+        !first.iter().any(|n| n == "mcp__fx__fresh_tool"),
+        "{first:?}"
+    );
     assert!(last.iter().any(|n| n == "mcp__fx__fresh_tool"), "{last:?}");
 }
