@@ -109,9 +109,8 @@ fn preflight_in_background(tools: &ToolSet) {
 /// [`crate::mcp::McpHub::shutdown`] before the process ends: the servers are processes of
 /// their own.
 pub async fn start_mcp(settings: &Settings, tools: &ToolRegistry) -> Option<Arc<McpHub>> {
-    if settings.mcp.enabled_servers().next().is_none() {
-        return None;
-    }
+    // No server enabled: no hub.
+    settings.mcp.enabled_servers().next()?;
     let hub = Arc::new(McpHub::start(&settings.mcp).await);
     for status in hub.status() {
         if matches!(status.state, crate::mcp::ServerState::Ready) {

@@ -373,3 +373,35 @@ async fn a_servers_list_change_reaches_the_next_run() {
     );
     assert!(last.iter().any(|n| n == "mcp__fx__fresh_tool"), "{last:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamable_http_server_with_a_token_is_gated_the_same_way() {
+    let server = support::mcp::HttpFixture::start(0, Some("token-9d1c")).await;
+    let scene = Scene::new();
+    let env = config(
+        &scene,
+        &format!(
+            "[[mcp.servers]]\nname = \"remote\"\nurl = \"{}\"\nbearer_token = \"token-9d1c\"\ntrust_annotations = true\n",
+            server.url
+        ),
+    );
+    let mut script = vec![
+        call("c1", "mcp__remote__echo", json!({"text": "over-http"})),
+        call("c2", "mcp__remote__wipe", json!({"risk_level": "low"})),
+    ];
+    script.extend(spare_answers());
+    let fake = FakeLlm::start(script).await;
+    let events = run(&scene, &fake, &env, "n");
+    assert_eq!(decisions(&events), ["auto", "confirm"], "{events:?}");
+    let saw = tool_results(&fake).await;
+    assert!(saw.contains("over-http"), "{saw}");
+    assert!(!saw.contains("wiped (not really)"), "{saw}");
+    // The token never reaches the model or the console's output.
+    assert!(!model_saw(&fake).await.contains("token-9d1c"));
+    assert!(
+        !serde_json::to_string(&events)
+            .expect("json")
+            .contains("token-9d1c")
+    );
+    server.stop().await;
+}

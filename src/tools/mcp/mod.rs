@@ -153,6 +153,9 @@ pub(crate) fn judge(tool: &McpTool) -> Assessment {
 }
 
 impl Tool for McpToolAdapter {
+    /// The offered name, `mcp__<server>__<tool>` (the server's own name for the tool is
+    /// [`McpToolAdapter::tool_name`]).
+    #[allow(clippy::misnamed_getters)]
     fn name(&self) -> &str {
         &self.tool.offered_name
     }
@@ -346,12 +349,34 @@ mod tests {
         let destructive = hints(Some(false), Some(true));
         let additive = hints(Some(false), Some(false));
         #[rustfmt::skip]
-        let table: &[(bool, ToolHints, Option<ToolPolicy>, &str, Decision, DecisionSource)] = &[
+        type Row = (bool, ToolHints, Option<ToolPolicy>, &'static str, Decision, DecisionSource);
+        let table: &[Row] = &[
             // The operator's policy first.
-            (true, read_only, Some(ToolPolicy::Deny), "low", Deny, S::Policy),
+            (
+                true,
+                read_only,
+                Some(ToolPolicy::Deny),
+                "low",
+                Deny,
+                S::Policy,
+            ),
             (false, none, Some(ToolPolicy::Auto), "-", Auto, S::Whitelist),
-            (false, none, Some(ToolPolicy::Auto), "medium", Confirm, S::Llm),
-            (true, read_only, Some(ToolPolicy::Confirm), "low", Confirm, S::DestructiveFloor),
+            (
+                false,
+                none,
+                Some(ToolPolicy::Auto),
+                "medium",
+                Confirm,
+                S::Llm,
+            ),
+            (
+                true,
+                read_only,
+                Some(ToolPolicy::Confirm),
+                "low",
+                Confirm,
+                S::DestructiveFloor,
+            ),
             // A trusted server's annotations are the code's fallback.
             (true, read_only, None, "-", Auto, S::Whitelist),
             (true, read_only, None, "high", Confirm, S::Llm),
