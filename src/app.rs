@@ -63,6 +63,7 @@ pub fn agent_limits(settings: &Settings) -> AgentLimits {
         history_budget_chars: usize::try_from(settings.agent.history_budget_chars)
             .unwrap_or(usize::MAX),
         max_message_chars: usize::try_from(settings.agent.max_message_chars).unwrap_or(usize::MAX),
+        max_reply_chars: usize::try_from(settings.agent.max_reply_chars).unwrap_or(usize::MAX),
         tool_output_budget_chars: usize::try_from(settings.output.llm_budget_chars)
             .unwrap_or(usize::MAX),
         ..AgentLimits::default()

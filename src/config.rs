@@ -421,6 +421,9 @@ pub struct AgentSettings {
     /// Characters of a person's message at most: a longer one is refused with a reply and
     /// never reaches the model or the history.
     pub max_message_chars: u64,
+    /// Characters of the model's text in one reply at most: a longer one is cut, with a
+    /// note, before it is shown, stored or sent again.
+    pub max_reply_chars: u64,
     /// The prompt profile of a channel nobody has switched: `sql` or `ops`.
     pub default_profile: String,
 }
@@ -434,6 +437,7 @@ impl Default for AgentSettings {
             allow_similar_secs: 3_600,
             history_budget_chars: 24_000,
             max_message_chars: 100_000,
+            max_reply_chars: 20_000,
             default_profile: "ops".to_owned(),
         }
     }
@@ -1031,6 +1035,7 @@ impl Settings {
                 self.agent.history_budget_chars,
             ),
             ("agent.max_message_chars", self.agent.max_message_chars),
+            ("agent.max_reply_chars", self.agent.max_reply_chars),
             ("sql.row_limit", self.sql.row_limit),
             ("sql.statement_timeout_ms", self.sql.statement_timeout_ms),
             ("sql.connect_timeout_ms", self.sql.connect_timeout_ms),

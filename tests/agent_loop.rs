@@ -600,6 +600,50 @@ async fn a_text_only_reply_ends_the_run() {
     assert_eq!(fake.requests().await.len(), 1);
 }
 
+/// A rambling model's huge answer is cut before it is shown, stored or sent again; the
+/// next request carries the cut text, not the whole.
+#[tokio::test]
+async fn a_huge_reply_is_cut_before_it_is_shown_stored_or_sent_again() {
+    let huge = "word ".repeat(400_000); // 2 MB
+    let fake = FakeLlm::start(vec![fake_llm::text(&huge), fake_llm::text("short")]).await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |s| s.agent.max_reply_chars = 1_000,
+    );
+    let RunOutcome::Replied(shown) = h.agent.run(&inbound("tell me everything")).await else {
+        panic!("a reply")
+    };
+    assert!(shown.chars().count() < 1_200, "{}", shown.len());
+    assert!(
+        shown.ends_with(
+            "[... 1999000 more characters of this reply were cut (agent.max_reply_chars)]"
+        ),
+        "{}",
+        &shown[shown.len() - 120..]
+    );
+    let stored = h
+        .store
+        .load_history("c1", usize::MAX)
+        .await
+        .expect("history");
+    let longest = stored
+        .iter()
+        .map(|m| m.content.as_deref().unwrap_or_default().chars().count())
+        .max()
+        .unwrap_or(0);
+    assert!(longest < 1_200, "a stored message of {longest} characters");
+    h.agent.run(&inbound("and now?")).await;
+    let requests = fake.requests().await;
+    let sent = requests.last().expect("a second request").to_string();
+    assert!(
+        sent.len() < 20_000,
+        "the second request is {} bytes",
+        sent.len()
+    );
+}
+
 #[tokio::test]
 async fn json_protocol_with_terminate_false_then_true() {
     let fake = FakeLlm::start(vec![

@@ -46,6 +46,34 @@ use crate::core::tools::{
 /// output budget, framed as data.
 const ERROR_CHAT_CHARS: usize = 1_500;
 
+/// The model's text in a reply, cut to `limit` characters with a note saying so: a
+/// rambling model's 20 MB answer is not shown, stored and sent back whole.
+fn capped(kind: ReplyKind, limit: usize) -> ReplyKind {
+    let cut = |text: String| {
+        let total = text.chars().count();
+        if total <= limit {
+            return text;
+        }
+        let mut kept: String = text.chars().take(limit).collect();
+        kept.push_str(&format!(
+            "\n[... {} more characters of this reply were cut (agent.max_reply_chars)]",
+            total - limit
+        ));
+        kept
+    };
+    match kind {
+        ReplyKind::Text(text) => ReplyKind::Text(cut(text)),
+        ReplyKind::Calls { content, slots } => ReplyKind::Calls {
+            content: content.map(cut),
+            slots,
+        },
+        ReplyKind::Malformed { raw, problem } => ReplyKind::Malformed {
+            raw: cut(raw),
+            problem,
+        },
+    }
+}
+
 /// A wait of the model client at least this long is told to the channel, so people know
 /// why nothing happens; shorter backoffs pass unnoticed.
 const MODEL_WAIT_NOTICE: Duration = Duration::from_secs(2);
@@ -67,6 +95,9 @@ pub struct AgentLimits {
     pub max_message_chars: usize,
     /// Characters of one tool result the model reads.
     pub tool_output_budget_chars: usize,
+    /// Characters of the model's text in one reply at most: a longer answer (or text beside
+    /// calls) is cut, with a note, before it is shown, stored or sent again.
+    pub max_reply_chars: usize,
     /// Malformed replies in a row before the run gives up.
     pub max_malformed_in_a_row: u32,
     /// A store operation that takes longer than this gets a notice in the channel (the
@@ -85,6 +116,7 @@ impl Default for AgentLimits {
             history_budget_chars: 24_000,
             max_message_chars: 100_000,
             tool_output_budget_chars: 8_000,
+            max_reply_chars: 20_000,
             max_malformed_in_a_row: 3,
             store_notice_after: Duration::from_secs(3),
             allow_similar: Duration::from_secs(3_600),
@@ -745,6 +777,7 @@ impl Agent {
             let kind = self
                 .protocol
                 .interpret(&reply, &mut progress.next_id, &prepared.known);
+            let kind = capped(kind, self.limits.max_reply_chars);
             let stop = match kind {
                 ReplyKind::Text(text) => match echoed_result(&text, &progress.results) {
                     Some(problem) => self.unusable(text, problem, messages, progress),
