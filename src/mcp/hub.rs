@@ -284,6 +284,22 @@ struct Live {
 }
 
 impl Slot {
+    /// A server's slot before its first start.
+    fn new(server: &McpServerSettings) -> Self {
+        Self {
+            settings: server.clone(),
+            redactor: Redactor::for_server(server),
+            live: Mutex::new(Live {
+                state: ServerState::Starting,
+                peer: None,
+                tools: Vec::new(),
+                process: None,
+            }),
+            suspect: Notify::new(),
+            calls: AtomicUsize::new(0),
+        }
+    }
+
     fn live(&self) -> std::sync::MutexGuard<'_, Live> {
         self.live.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -295,21 +311,7 @@ impl McpHub {
     /// (or restarting) behind the hub.
     pub async fn start(settings: &McpSettings) -> Self {
         let http = connection::http_client();
-        let slots = settings
-            .enabled_servers()
-            .map(|server| Slot {
-                settings: server.clone(),
-                redactor: Redactor::for_server(server),
-                live: Mutex::new(Live {
-                    state: ServerState::Starting,
-                    peer: None,
-                    tools: Vec::new(),
-                    process: None,
-                }),
-                suspect: Notify::new(),
-                calls: AtomicUsize::new(0),
-            })
-            .collect();
+        let slots = settings.enabled_servers().map(Slot::new).collect();
         let shared = Arc::new(Shared {
             settings: settings.clone(),
             slots,
@@ -909,18 +911,7 @@ pub async fn check(settings: &McpSettings) -> Vec<ServerCheck> {
     let checks = settings.enabled_servers().map(|server| {
         let http = &http;
         async move {
-            let slot = Slot {
-                settings: server.clone(),
-                redactor: Redactor::for_server(server),
-                live: Mutex::new(Live {
-                    state: ServerState::Starting,
-                    peer: None,
-                    tools: Vec::new(),
-                    process: None,
-                }),
-                suspect: Notify::new(),
-                calls: AtomicUsize::new(0),
-            };
+            let slot = Slot::new(server);
             let opened = tokio::time::timeout(
                 settings.start_timeout(),
                 open(&slot, http, settings.start_timeout()),
