@@ -30,8 +30,8 @@ use serde_json::{Map, Value};
 use crate::core::risk::Assessment;
 use crate::core::rules::Similarity;
 use crate::core::tools::{
-    Approval, AssessContext, BoxFuture, CallBrief, Preflight, RiskAssessor, Tool, ToolError,
-    ToolOutput, ToolRegistry, ToolSet, format_bytes,
+    Approval, AssessContext, BoxFuture, CallBrief, RiskAssessor, Tool, ToolError, ToolOutput,
+    ToolRegistry, ToolSet, format_bytes,
 };
 use crate::mcp::{McpError, McpHub, McpOutput, McpTool, ToolPolicy};
 
@@ -202,10 +202,6 @@ impl Tool for McpToolAdapter {
 
     fn similarity(&self, arguments: &Map<String, Value>) -> Option<Similarity> {
         similar::similarity(&self.tool, judge(&self.tool), arguments)
-    }
-
-    fn preflight(&self) -> BoxFuture<'_, Vec<Preflight>> {
-        Box::pin(async { Vec::new() })
     }
 
     fn whole_call(&self, arguments: &Map<String, Value>) -> String {
