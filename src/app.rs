@@ -121,7 +121,7 @@ pub async fn start_mcp(settings: &Settings, tools: &ToolRegistry) -> Option<Arc<
         }
     }
     let chat_budget = usize::try_from(settings.output.chat_budget_chars).unwrap_or(usize::MAX);
-    crate::tools::mcp::follow(Arc::clone(&hub), tools.clone(), chat_budget);
+    crate::tools::mcp::follow(&hub, tools, chat_budget);
     Some(hub)
 }
 

@@ -460,6 +460,37 @@ async fn a_changed_tool_list_is_published_to_watchers() {
     hub.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_that_settles_after_a_call_that_changed_the_list_has_the_new_list() {
+    // The server says its list changed before it answers the call, but the hub takes the
+    // list again only after the answer: a run that starts at once must still be offered
+    // what the call added (or lose what it removed).
+    let hub = std::sync::Arc::new(McpHub::start(&settings(vec![stdio_server("fx")])).await);
+    let registry = riskgate::core::tools::ToolRegistry::new();
+    riskgate::tools::mcp::follow(&hub, &registry, 1_800);
+    assert_eq!(registry.names().len(), FIXTURE_TOOLS);
+    for round in 0..5 {
+        let name = format!("fresh{round}");
+        hub.call("mcp__fx__add_tool", args(json!({ "name": name })))
+            .await
+            .expect("add");
+        registry.settled().await;
+        assert!(
+            registry.get(&format!("mcp__fx__{name}")).is_some(),
+            "round {round}: {registry:?}"
+        );
+        hub.call("mcp__fx__remove_tool", args(json!({ "name": name })))
+            .await
+            .expect("remove");
+        registry.settled().await;
+        assert!(
+            registry.get(&format!("mcp__fx__{name}")).is_none(),
+            "round {round}: {registry:?}"
+        );
+    }
+    hub.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_stdio_server_sees_only_its_configured_environment_and_path() {
     let mut plain = stdio_server("plain");

@@ -2,6 +2,7 @@
 //! the MCP handshake, and the listing of its tools.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
@@ -13,22 +14,80 @@ use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, Peer, RoleClient};
 use secrecy::ExposeSecret;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 use super::process::{self, ServerProcess};
 use super::redact::Redactor;
 use super::settings::McpServerSettings;
 
+/// A server's word that its tools changed, until the hub has listed them again.
+///
+/// The hub counts the lists it owes across its servers (`owed`), so a run about to start
+/// can wait for a list a tool call just changed: the server sends its notification before
+/// the call's answer, but the notification's handler runs on a task of its own.
+pub struct ListChanges {
+    owed: Arc<watch::Sender<usize>>,
+    /// The server said so and the list has not been taken again since.
+    stale: AtomicBool,
+    heard: Notify,
+}
+
+impl ListChanges {
+    pub fn new(owed: Arc<watch::Sender<usize>>) -> Self {
+        Self {
+            owed,
+            stale: AtomicBool::new(false),
+            heard: Notify::new(),
+        }
+    }
+
+    fn hear(&self) {
+        if !self.stale.swap(true, Ordering::SeqCst) {
+            self.owed.send_modify(|n| *n += 1);
+        }
+        self.heard.notify_one();
+    }
+
+    /// Resolves when the server has said its tools changed.
+    pub async fn heard(&self) {
+        self.heard.notified().await;
+    }
+
+    /// Takes the change on: the list is being taken again. The returned guard pays the debt
+    /// when dropped (after the new list is published, or when the connection ends); a
+    /// change heard meanwhile is owed anew.
+    pub fn take(&self) -> Relisting<'_> {
+        Relisting {
+            changes: self,
+            owed: self.stale.swap(false, Ordering::SeqCst),
+        }
+    }
+}
+
+/// A list being taken again (see [`ListChanges::take`]).
+pub struct Relisting<'a> {
+    changes: &'a ListChanges,
+    owed: bool,
+}
+
+impl Drop for Relisting<'_> {
+    fn drop(&mut self) {
+        if self.owed {
+            self.changes.owed.send_modify(|n| *n = n.saturating_sub(1));
+        }
+    }
+}
+
 /// The client side of a connection: it hears that the server's tools changed.
 pub struct HubClient {
     server: String,
-    tools_changed: Arc<Notify>,
+    changes: Arc<ListChanges>,
 }
 
 impl ClientHandler for HubClient {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!(target: "riskgate::mcp", server = %self.server, "the server says its tools changed");
-        self.tools_changed.notify_one();
+        self.changes.hear();
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -48,8 +107,8 @@ pub struct Connection {
     pub service: RunningService<RoleClient, HubClient>,
     /// The server's process (stdio servers).
     pub process: Option<Arc<ServerProcess>>,
-    /// Notified when the server says its tool list changed.
-    pub tools_changed: Arc<Notify>,
+    /// The server's word that its tool list changed.
+    pub changes: Arc<ListChanges>,
 }
 
 impl Connection {
@@ -58,17 +117,19 @@ impl Connection {
     }
 }
 
-/// Connects to the server and completes the handshake. The error is a sentence for the
-/// operator, secrets replaced.
+/// Connects to the server and completes the handshake; the changes the server announces
+/// are counted in `owed` (see [`ListChanges`]). The error is a sentence for the operator,
+/// secrets replaced.
 pub async fn connect(
     settings: &McpServerSettings,
     redactor: &Redactor,
     http: &reqwest_mcp::Client,
+    owed: &Arc<watch::Sender<usize>>,
 ) -> Result<Connection, String> {
-    let tools_changed = Arc::new(Notify::new());
+    let changes = Arc::new(ListChanges::new(owed.clone()));
     let client = HubClient {
         server: settings.name.clone(),
-        tools_changed: tools_changed.clone(),
+        changes: changes.clone(),
     };
     match &settings.url {
         None => {
@@ -79,7 +140,7 @@ pub async fn connect(
                 Ok(service) => Ok(Connection {
                     service,
                     process: Some(process),
-                    tools_changed,
+                    changes,
                 }),
                 Err(error) => {
                     // A server that exits at once (a bad argument, a missing module) is
@@ -122,7 +183,7 @@ pub async fn connect(
                 Ok(service) => Ok(Connection {
                     service,
                     process: None,
-                    tools_changed,
+                    changes,
                 }),
                 Err(error) => {
                     let said = if error.is_authorization_required() {

@@ -33,6 +33,8 @@ use super::settings::{McpServerSettings, McpSettings, ToolPolicy, TransportKind}
 const STOP_GRACE: Duration = Duration::from_secs(2);
 /// How long a server may take to answer a ping after a call saw its connection fail.
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long [`McpHub::settled`] waits at most for lists a server said changed.
+const SETTLE_MAX: Duration = Duration::from_secs(3);
 /// Characters of a server's error message kept.
 const MAX_MESSAGE_CHARS: usize = 2_000;
 
@@ -246,7 +248,13 @@ struct Shared {
     changes: watch::Sender<u64>,
     /// Serialises rebuilding the tool set, so an older set never replaces a newer one.
     publishing: Mutex<()>,
+    /// Told each new set, in order, before it is sent on `tools`.
+    listeners: Mutex<Vec<Listener>>,
+    /// Lists the servers said changed and the hub has not published again yet.
+    owed: Arc<watch::Sender<usize>>,
 }
+
+type Listener = Box<dyn Fn(&Arc<ToolSet>) + Send + Sync>;
 
 struct Slot {
     settings: McpServerSettings,
@@ -318,6 +326,8 @@ impl McpHub {
             tools: watch::Sender::new(Arc::new(ToolSet::default())),
             changes: watch::Sender::new(0),
             publishing: Mutex::new(()),
+            listeners: Mutex::new(Vec::new()),
+            owed: Arc::new(watch::Sender::new(0)),
         });
         let stop = CancellationToken::new();
         let tasks = TaskTracker::new();
@@ -363,6 +373,37 @@ impl McpHub {
     /// or changes its list.
     pub fn watch_tools(&self) -> watch::Receiver<Arc<ToolSet>> {
         self.shared.tools.subscribe()
+    }
+
+    /// Calls `listener` with the tools offered now, and then with each new set as it is
+    /// made, before anyone waiting in [`McpHub::settled`] or [`McpHub::watch_tools`] hears
+    /// of it. It runs on the task that made the set, under the hub's lock for making sets:
+    /// it must be quick and must not call the hub.
+    pub fn on_tools(&self, listener: impl Fn(&Arc<ToolSet>) + Send + Sync + 'static) {
+        let _serial = self
+            .shared
+            .publishing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        listener(&self.tools());
+        self.shared
+            .listeners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(Box::new(listener));
+    }
+
+    /// Resolves once no server's word that its tools changed is waiting for the new list
+    /// (a tool call that adds a tool is answered after the server says so, but the list is
+    /// taken again after the answer), or after a few seconds: a run about to start is
+    /// offered what the servers offer. A server that is slow to list its tools again is
+    /// logged and not waited for longer.
+    pub async fn settled(&self) {
+        let mut owed = self.shared.owed.subscribe();
+        let waited = tokio::time::timeout(SETTLE_MAX, owed.wait_for(|owed| *owed == 0)).await;
+        if waited.is_err() {
+            tracing::warn!(target: "riskgate::mcp", "a server said its tools changed, but its new list did not come within {} s; this run is offered the tools as they were", SETTLE_MAX.as_secs());
+        }
     }
 
     /// Every enabled server's status, in the configuration's order.
@@ -541,7 +582,7 @@ async fn supervise(
     loop {
         set_state(&shared, index, ServerState::Starting);
         let attempt = tokio::select! {
-            attempt = tokio::time::timeout(shared.settings.start_timeout(), open(slot, &http, shared.settings.start_timeout())) => attempt,
+            attempt = tokio::time::timeout(shared.settings.start_timeout(), open(slot, &http, &shared.owed, shared.settings.start_timeout())) => attempt,
             _ = stop.cancelled() => break,
         };
         let reason = match attempt {
@@ -621,10 +662,11 @@ async fn supervise(
 async fn open(
     slot: &Slot,
     http: &Result<reqwest_mcp::Client, String>,
+    owed: &Arc<watch::Sender<usize>>,
     list_timeout: Duration,
 ) -> Result<(Connection, Vec<rmcp::model::Tool>), String> {
     let http = http.as_ref().map_err(Clone::clone)?;
-    let connection = connection::connect(&slot.settings, &slot.redactor, http).await?;
+    let connection = connection::connect(&slot.settings, &slot.redactor, http, owed).await?;
     match list_tools(slot, connection.peer(), list_timeout).await {
         Ok(tools) => Ok((connection, tools)),
         Err(reason) => {
@@ -674,7 +716,7 @@ async fn serve(
     let Connection {
         service,
         process,
-        tools_changed,
+        changes,
     } = connection;
     let peer = service.peer().clone();
     // Boxed, so dropping it below drops the service (and closes the transport) at once.
@@ -701,7 +743,9 @@ async fn serve(
             }
             _ = &mut closed => break Down::Failed("the connection closed".to_owned()),
             _ = &mut exited => break Down::Failed(String::new()),
-            _ = tools_changed.notified() => {
+            _ = changes.heard() => {
+                // Paid when this arm ends, after the new list is published (or not).
+                let _relisting = changes.take();
                 match list_tools(slot, &peer, shared.settings.call_timeout()).await {
                     Ok(tools) => {
                         slot.live().tools = tools;
@@ -722,6 +766,8 @@ async fn serve(
             }
         }
     };
+    // A change heard but not listed will not be: this connection's tools go now.
+    drop(changes.take());
     // Dropping the service's future closes the transport (stdin, or the HTTP session).
     drop(closed);
     match (down, process) {
@@ -825,14 +871,19 @@ fn publish(shared: &Shared) {
         .collect();
     tools.sort_by(|a, b| a.offered_name.cmp(&b.offered_name));
     let set = ToolSet { tools };
-    shared.tools.send_if_modified(|current| {
-        if **current == set {
-            false
-        } else {
-            *current = Arc::new(set);
-            true
-        }
-    });
+    if **shared.tools.borrow() == set {
+        return;
+    }
+    let set = Arc::new(set);
+    for listener in shared
+        .listeners
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+    {
+        listener(&set);
+    }
+    shared.tools.send_replace(set);
 }
 
 /// The schema as an object schema: `"type": "object"` (added where missing) and
@@ -908,13 +959,16 @@ impl fmt::Display for ServerCheck {
 /// For `riskgate check-config`.
 pub async fn check(settings: &McpSettings) -> Vec<ServerCheck> {
     let http = connection::http_client();
+    // Nobody waits for these servers' changes.
+    let owed = Arc::new(watch::Sender::new(0));
     let checks = settings.enabled_servers().map(|server| {
         let http = &http;
+        let owed = &owed;
         async move {
             let slot = Slot::new(server);
             let opened = tokio::time::timeout(
                 settings.start_timeout(),
-                open(&slot, http, settings.start_timeout()),
+                open(&slot, http, owed, settings.start_timeout()),
             )
             .await;
             let outcome = match opened {

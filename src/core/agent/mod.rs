@@ -717,6 +717,9 @@ impl Agent {
             Ok(begun) => begun,
             Err(e) => return Ended::before_any_step(RunOutcome::Stopped(StopReason::Store(e))),
         };
+        // A change of the tools on its way (an earlier call made a server list new ones)
+        // lands before the run takes its set.
+        self.gate.registry().settled().await;
         let prepared = self.prepared(&settings.profile);
         let context = RunContext {
             inbound,

@@ -16,7 +16,7 @@ pub use output::{
     Approval, Attachment, BoxFuture, ERROR_SUMMARY_CHARS, ToolError, ToolOutput, UNTRUSTED_CLOSE,
     UNTRUSTED_OPEN, error_chain, format_bytes, format_duration, shorten,
 };
-pub use set::{MAX_TOOL_NAME, ToolRegistry, ToolSet, check_tool_name};
+pub use set::{MAX_TOOL_NAME, ToolRegistry, ToolSet, ToolSource, check_tool_name};
 pub use view::{BriefPart, CallBrief};
 
 use std::fmt;

@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock, Weak};
 
 use serde_json::{Map, Value};
 
 use super::view::{self, CallBrief};
-use super::{Tool, ToolDefinition, with_risk_level};
+use super::{BoxFuture, Tool, ToolDefinition, with_risk_level};
 
 /// The longest tool name models take (OpenAI's limit for a function's name).
 pub const MAX_TOOL_NAME: usize = 64;
@@ -172,11 +172,43 @@ impl fmt::Debug for ToolSet {
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     current: Arc<RwLock<Arc<ToolSet>>>,
+    sources: Arc<RwLock<Vec<Weak<dyn ToolSource>>>>,
+}
+
+/// Whatever changes a registry's tools from outside (the MCP servers): it can say when no
+/// change it knows of is on its way, so a run that starts after a call changed the tools is
+/// offered the changed ones.
+pub trait ToolSource: Send + Sync {
+    /// Resolves once no change is on its way, or after a bound the source chooses.
+    fn settled(&self) -> BoxFuture<'_, ()>;
 }
 
 impl ToolRegistry {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Waits for the changes `source` says are on their way in [`ToolRegistry::settled`],
+    /// as long as `source` lives.
+    pub fn add_source(&self, source: Weak<dyn ToolSource>) {
+        self.sources
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(source);
+    }
+
+    /// Resolves once no source has a change on its way (see [`ToolSource::settled`]).
+    pub async fn settled(&self) {
+        let sources: Vec<Arc<dyn ToolSource>> = self
+            .sources
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for source in sources {
+            source.settled().await;
+        }
     }
 
     /// The tools as they stand now; later changes make a new set and leave this one as it is.
@@ -239,6 +271,7 @@ impl From<ToolSet> for ToolRegistry {
     fn from(set: ToolSet) -> Self {
         Self {
             current: Arc::new(RwLock::new(Arc::new(set))),
+            sources: Arc::default(),
         }
     }
 }

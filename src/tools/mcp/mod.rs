@@ -31,7 +31,7 @@ use crate::core::risk::Assessment;
 use crate::core::rules::Similarity;
 use crate::core::tools::{
     Approval, AssessContext, BoxFuture, CallBrief, RiskAssessor, Tool, ToolError, ToolOutput,
-    ToolRegistry, ToolSet, format_bytes,
+    ToolRegistry, ToolSet, ToolSource, format_bytes,
 };
 use crate::mcp::{McpError, McpHub, McpOutput, McpTool, ToolPolicy};
 
@@ -258,7 +258,7 @@ fn is_mcp(name: &str) -> bool {
 /// refuses is left out with a warning).
 pub fn replace_in(
     set: &mut ToolSet,
-    hub: &Arc<McpHub>,
+    hub: &Weak<McpHub>,
     tools: &crate::mcp::ToolSet,
     chat_budget: usize,
 ) {
@@ -271,7 +271,7 @@ pub fn replace_in(
         set.remove(&name);
     }
     for tool in tools.tools() {
-        let adapter = McpToolAdapter::new(Arc::downgrade(hub), tool.clone(), chat_budget);
+        let adapter = McpToolAdapter::new(hub.clone(), tool.clone(), chat_budget);
         if let Err(problem) = set.try_register(Arc::new(adapter), true) {
             tracing::warn!(server = %tool.server, tool = %tool.name, %problem, "an MCP tool is not offered");
         }
@@ -280,30 +280,27 @@ pub fn replace_in(
 
 /// Keeps the registry's MCP tools equal to what the hub's servers offer, from now until the
 /// hub stops: each change of a server's list (it started, died, came back, or sent
-/// `notifications/tools/list_changed`) swaps the registry's set whole. Runs already going
-/// keep the set they started with.
-pub fn follow(
-    hub: Arc<McpHub>,
-    registry: ToolRegistry,
-    chat_budget: usize,
-) -> tokio::task::JoinHandle<()> {
-    let mut changes = hub.watch_tools();
-    let first = changes.borrow_and_update().clone();
-    registry.update(|set| replace_in(set, &hub, &first, chat_budget));
-    // The front end holds the hub: once it lets go, the hub drops and stops its servers,
-    // and this ends.
-    let hub = Arc::downgrade(&hub);
-    tokio::spawn(async move {
-        while changes.changed().await.is_ok() {
-            let Some(hub) = hub.upgrade() else { break };
-            let tools = changes.borrow_and_update().clone();
-            registry.update(|set| replace_in(set, &hub, &tools, chat_budget));
-            tracing::info!(
-                tools = tools.len(),
-                "the MCP servers' tools changed; runs from now on are offered the new set"
-            );
-        }
-    })
+/// `notifications/tools/list_changed`) swaps the registry's set whole as the hub makes the
+/// new list, and a run about to start waits for a list a server said changed
+/// ([`ToolRegistry::settled`]). Runs already going keep the set they started with.
+pub fn follow(hub: &Arc<McpHub>, registry: &ToolRegistry, chat_budget: usize) {
+    let weak = Arc::downgrade(hub);
+    let sink = registry.clone();
+    hub.on_tools(move |tools| {
+        sink.update(|set| replace_in(set, &weak, tools, chat_budget));
+        tracing::info!(
+            tools = tools.len(),
+            "the MCP servers' tools changed; runs from now on are offered the new set"
+        );
+    });
+    let source: Weak<dyn ToolSource> = Arc::downgrade(hub) as Weak<dyn ToolSource>;
+    registry.add_source(source);
+}
+
+impl ToolSource for McpHub {
+    fn settled(&self) -> BoxFuture<'_, ()> {
+        Box::pin(McpHub::settled(self))
+    }
 }
 
 #[cfg(test)]
