@@ -50,6 +50,7 @@ pub fn model_client(settings: &Settings) -> Result<OpenAiClient, AppError> {
         max_retries: llm.max_retries,
         retry_base_delay: Duration::from_millis(llm.retry_base_delay_ms),
         max_retry_wait: Duration::from_secs(llm.max_retry_wait_secs),
+        context_window_tokens: llm.context_window_tokens,
     })?)
 }
 
@@ -190,6 +191,7 @@ pub fn build_agent_with(
         instance: instance_name(),
         prepared: Default::default(),
         unwritten_audit: Default::default(),
+        summaries: Default::default(),
     })
 }
 

@@ -336,6 +336,10 @@ impl ChatModel for MeteredModel {
             reply
         })
     }
+
+    fn context_limits(&self) -> Option<crate::core::message::ContextLimits> {
+        self.inner.context_limits()
+    }
 }
 
 /// Serves `/healthz` and `/metrics` on `listener` until `shutdown` is cancelled.

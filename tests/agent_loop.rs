@@ -1911,9 +1911,11 @@ async fn a_refused_history_is_reported_and_never_deleted() {
 /// A model whose window is smaller than the conversation: one request goes without the
 /// earlier conversation, the channel is told, and the store keeps every message.
 #[tokio::test]
-async fn a_conversation_too_long_for_the_model_is_left_out_of_one_request_and_kept() {
+async fn a_conversation_too_long_for_the_model_is_compacted_harder_and_kept() {
+    // The client says 8,192 tokens (its default); the server takes far less and refuses.
     let (fake, h) = checked(
         vec![
+            fake_llm::text("Alice pasted a long text of x and Bob had a second turn."),
             fake_llm::text("short answer"),
             fake_llm::text("again short"),
         ],
@@ -1923,44 +1925,50 @@ async fn a_conversation_too_long_for_the_model_is_left_out_of_one_request_and_ke
         },
     )
     .await;
-    let long = "x".repeat(4_000);
+    let long = "x".repeat(4_500);
     let before = seeded(&h, &[(long.as_str(), "noted"), ("second turn", "fine")]).await;
-    assert_eq!(
-        h.agent.run(&inbound("what now?")).await,
-        RunOutcome::Replied("short answer".into())
+    let outcome = h.agent.run(&inbound("what now?")).await;
+    let requests = fake.requests().await;
+    assert_eq!(outcome, RunOutcome::Replied("short answer".into()));
+    assert_eq!(fake.rejections().len(), 1);
+    assert_eq!(requests.len(), 3, "{requests:#?}");
+    // The refused request, then the summary request, then the retry with the summary.
+    assert!(requests[0]["messages"].to_string().contains(&long));
+    let summarise = requests[1]["messages"].to_string();
+    assert!(
+        summarise.contains("Summarise the conversation"),
+        "{summarise}"
     );
+    assert!(
+        requests[1]["tools"].is_null()
+            || requests[1]["tools"].as_array().is_some_and(Vec::is_empty)
+    );
+    let retry = requests[2]["messages"].to_string();
+    assert!(retry.contains("Alice pasted a long text"), "{retry}");
+    assert!(!retry.contains(&long));
+    assert!(retry.contains("alice: what now?"));
+    // Nothing was left out of the answer, so nobody is told it was.
     let notices = said(&h, notice_text);
     assert!(
         notices
             .iter()
-            .any(|m| m.contains("longer than the model's context window")
-                && m.contains("Nothing was deleted")
-                && m.contains("exceeds the available context size")),
+            .all(|m| !m.contains("without the earlier conversation")),
         "{notices:?}"
     );
-    let requests = fake.requests().await;
-    assert_eq!(requests.len(), 2);
-    assert!(requests[0]["messages"].to_string().contains("second turn"));
-    let shorter = requests[1]["messages"].as_array().expect("messages");
-    assert_eq!(
-        shorter.len(),
-        2,
-        "the system prompt and the new message only"
-    );
-    assert_eq!(shorter[1]["content"], "alice: what now?");
     // Every earlier message is still stored, and the new turn follows them.
     let after = stored(&h).await;
     assert_eq!(after[..before.len()], before[..]);
     assert_eq!(after.len(), before.len() + 2);
-    // The next run sends the whole conversation again first: nothing was forgotten.
+    // The next run starts from the summary: no refusal, no new summary.
     assert_eq!(
         h.agent.run(&inbound("and then?")).await,
         RunOutcome::Replied("again short".into())
     );
     let requests = fake.requests().await;
     assert_eq!(requests.len(), 4);
-    assert!(requests[2]["messages"].to_string().contains(&long));
-    assert_eq!(fake.rejections().len(), 2);
+    let next = requests[3]["messages"].to_string();
+    assert!(next.contains("Alice pasted a long text"), "{next}");
+    assert_eq!(fake.rejections().len(), 1);
 }
 
 /// The model server failing for now (a 502 outage, a timeout, a 429 asking for more than

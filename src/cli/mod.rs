@@ -363,6 +363,7 @@ async fn check_model(
     };
     let (check, stated) = tokio::join!(model.check_server(MODEL_CHECK_WAIT), stated);
     let window = crate::llm::ContextWindow::resolve(llm.context_window_tokens, stated);
+    model.set_context_window(window);
     let base_url = crate::config::redact_password(&llm.base_url);
     let (answering, said) = check.judge(&llm.model, base_url.trim_end_matches('/'));
     let said = if answering {

@@ -104,6 +104,17 @@ pub struct ChatRequest {
     /// Tool definitions for the native protocol; empty for the JSON protocol (the definitions
     /// are in the system prompt there).
     pub tools: std::sync::Arc<[ToolDefinition]>,
+    /// The reply's length cap in tokens this request leaves room for in the model's window;
+    /// the client sends the smaller of it and its own cap. `None`: the client's cap.
+    pub max_reply_tokens: Option<u32>,
+}
+
+/// What a model can take in one request: its context window, which holds the prompt and
+/// the reply, and the reply's length cap the client sends (`llm.max_tokens`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextLimits {
+    pub window_tokens: u32,
+    pub max_reply_tokens: Option<u32>,
 }
 
 /// A tool call as a server sent it: servers differ, so every field is as loose as they are.

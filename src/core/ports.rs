@@ -9,7 +9,7 @@ pub use crate::core::approval::{
     ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, Decided,
 };
 use crate::core::event::{AgentEvent, CallOutcome};
-use crate::core::message::{ChatMessage, ChatReply, ChatRequest};
+use crate::core::message::{ChatMessage, ChatReply, ChatRequest, ContextLimits};
 use crate::core::risk::{ChannelMode, Decision, DecisionSource};
 use crate::core::rules::ChannelRule;
 use crate::core::tools::BoxFuture;
@@ -120,6 +120,12 @@ pub trait ChatModel: Send + Sync {
     ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
         let _ = waiting;
         self.complete(request)
+    }
+
+    /// The model's window and reply cap, when known: requests are fitted to them.
+    /// `None` (the default): requests go as they are.
+    fn context_limits(&self) -> Option<ContextLimits> {
+        None
     }
 }
 

@@ -25,6 +25,7 @@ mod wire;
 pub use window::{ContextWindow, DEFAULT_CONTEXT_WINDOW, OLLAMA_DEFAULT_CONTEXT, StatedWindow};
 pub use wire::ServerKind;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -34,6 +35,7 @@ use secrecy::{ExposeSecret, SecretString};
 use url::Url;
 
 use crate::core::agent::{ChatReply, ChatRequest};
+use crate::core::message::ContextLimits;
 use crate::core::ports::{ChatModel, ModelError, ModelRetry};
 use crate::core::tools::BoxFuture;
 
@@ -58,6 +60,10 @@ pub struct LlmConfig {
     /// The longest `Retry-After` the client waits out; a server that asks for more gets no
     /// further attempt ([`ModelError::RetryLater`]).
     pub max_retry_wait: Duration,
+    /// The model's context window in tokens (`llm.context_window_tokens`); 0: the
+    /// [`DEFAULT_CONTEXT_WINDOW`] until [`OpenAiClient::set_context_window`] says what the
+    /// server stated.
+    pub context_window_tokens: u32,
 }
 
 /// The client.
@@ -66,6 +72,8 @@ pub struct OpenAiClient {
     http: reqwest::Client,
     endpoint: Url,
     config: LlmConfig,
+    /// The window requests are fitted to; clones share it.
+    window: Arc<AtomicU32>,
 }
 
 impl OpenAiClient {
@@ -86,11 +94,21 @@ impl OpenAiClient {
             .map_err(|e| {
                 ModelError::Rejected(format!("the HTTP client could not be built: {e}"))
             })?;
+        let window = match config.context_window_tokens {
+            0 => DEFAULT_CONTEXT_WINDOW,
+            given => given,
+        };
         Ok(Self {
             http,
             endpoint,
             config,
+            window: Arc::new(AtomicU32::new(window)),
         })
+    }
+
+    /// Fits requests from now on to `window` (what [`ContextWindow::resolve`] found).
+    pub fn set_context_window(&self, window: ContextWindow) {
+        self.window.store(window.tokens.max(1), Ordering::Relaxed);
     }
 
     /// The URL requests go to.
@@ -149,7 +167,11 @@ impl OpenAiClient {
         let settings = wire::BodySettings {
             model: &self.config.model,
             temperature: self.config.temperature,
-            max_tokens: self.config.max_tokens,
+            // The smaller cap: the operator's, or what the request leaves room for.
+            max_tokens: self
+                .config
+                .max_tokens
+                .map(|cap| request.max_reply_tokens.map_or(cap, |room| cap.min(room))),
             server: self.config.server,
         };
         let body = serde_json::to_vec(&wire::request_body(settings, request))
@@ -434,6 +456,13 @@ impl ChatModel for OpenAiClient {
         waiting: &'a (dyn Fn(&ModelRetry) + Send + Sync),
     ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
         Box::pin(self.complete_with_retries(request, waiting))
+    }
+
+    fn context_limits(&self) -> Option<ContextLimits> {
+        Some(ContextLimits {
+            window_tokens: self.window.load(Ordering::Relaxed),
+            max_reply_tokens: self.config.max_tokens,
+        })
     }
 }
 

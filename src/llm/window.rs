@@ -216,6 +216,7 @@ mod tests {
             max_retries: 0,
             retry_base_delay: Duration::from_millis(1),
             max_retry_wait: Duration::from_secs(1),
+            context_window_tokens: 0,
         })
         .expect("client")
     }

@@ -385,6 +385,7 @@ mod tests {
                 parameters: json!({"type": "object"}),
             }]
             .into(),
+            max_reply_tokens: None,
         };
         let settings = BodySettings {
             model: "m",

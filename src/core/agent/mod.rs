@@ -9,7 +9,9 @@
 
 mod call;
 mod channel_rules;
+mod fit;
 mod history;
+mod memory;
 mod protocol;
 mod resume;
 mod run_messages;
@@ -21,8 +23,11 @@ pub use crate::core::message::{
     CallRecord, ChatMessage, ChatReply, ChatRequest, Protocol, ReplyToolCall, Role,
 };
 pub use history::trim_to_budget;
+pub use memory::Summaries;
 pub use protocol::{CallSlot, ParsedCall, ReplyKind, json_objects};
 
+use fit::Budget;
+use memory::Memory;
 use run_messages::RunMessages;
 
 use std::collections::HashSet;
@@ -288,6 +293,8 @@ pub struct Agent {
     /// Audit records of calls that ran (or were refused) while the store could not take
     /// them, oldest first; see [`Agent::flush_audit`].
     pub unwritten_audit: AuditSpool,
+    /// The channels' summaries of their older conversation (see [`memory`]).
+    pub summaries: Summaries,
 }
 
 /// Audit records waiting for the store. The lock is held while they are written, so no tool
@@ -307,6 +314,8 @@ pub struct Prepared {
     tools: Arc<ToolSet>,
     system: String,
     request_tools: Arc<[ToolDefinition]>,
+    /// Tokens `request_tools` take in a request.
+    tools_tokens: usize,
     offered: HashSet<String>,
     /// Every real tool's name: the only names a call written in prose may give.
     known: HashSet<String>,
@@ -721,6 +730,15 @@ impl Agent {
         // lands before the run takes its set.
         self.gate.registry().settled().await;
         let prepared = self.prepared(&settings.profile);
+        let memory = self
+            .memory(
+                channel,
+                &prepared,
+                history,
+                &messages.all()[0],
+                self.budget(),
+            )
+            .await;
         let context = RunContext {
             inbound,
             run_id,
@@ -731,7 +749,7 @@ impl Agent {
         let outcome = self
             .steps(
                 &context,
-                history,
+                memory,
                 behind,
                 &mut timer,
                 messages,
@@ -749,7 +767,7 @@ impl Agent {
     async fn steps<'a>(
         &'a self,
         context: &RunContext<'_>,
-        mut history: Vec<ChatMessage>,
+        mut memory: Memory,
         behind: &mut Behind<'a>,
         timer: &mut RunTimer,
         messages: &mut RunMessages,
@@ -757,12 +775,13 @@ impl Agent {
     ) -> RunOutcome {
         let channel = context.inbound.channel.as_str();
         let prepared = context.prepared;
+        let mut budget = self.budget();
         loop {
             if progress.iterations >= self.limits.max_iterations {
                 return RunOutcome::Stopped(StopReason::MaxIterations(progress.iterations));
             }
             progress.iterations += 1;
-            let request = self.request(prepared, &history, messages.all());
+            let request = self.request(prepared, &memory, messages.all(), budget);
             // The writes left behind by the previous step land while the model thinks.
             let (asked, settled) =
                 tokio::join!(self.ask(channel, &request, timer), behind.settle());
@@ -770,7 +789,16 @@ impl Agent {
                 return RunOutcome::Stopped(StopReason::Store(e));
             }
             let asked = self
-                .shorter_if_too_long(channel, asked, prepared, &mut history, messages, timer)
+                .shorter_if_too_long(
+                    channel,
+                    asked,
+                    &request,
+                    prepared,
+                    &mut memory,
+                    messages,
+                    timer,
+                    &mut budget,
+                )
                 .await;
             let reply = match asked {
                 Err(_) => return RunOutcome::Stopped(StopReason::WallClock(timer.limit)),
@@ -848,33 +876,51 @@ impl Agent {
         })
     }
 
-    /// When the server said the request is longer than the model's context window and it
-    /// carried earlier conversation, asks once more without that conversation, for this run
-    /// only (`RunMessages::history_left_out`), and tells the channel. Nothing is deleted:
-    /// the store keeps the whole conversation, and the next run sends it again. No other
-    /// failure leads here: a server that failed for now says nothing about the request.
+    /// When the server said the request is longer than the model's context window, asks
+    /// once more with less: where the window is known, the conversation compacted harder
+    /// and the request fitted to two thirds of the budget (for the rest of the run too);
+    /// where it is not, without the earlier conversation, for this run only
+    /// (`RunMessages::history_left_out`), telling the channel. Nothing is deleted either way:
+    /// the store keeps the whole conversation. No other failure leads here: a server that
+    /// failed for now says nothing about the request.
+    #[allow(clippy::too_many_arguments)]
     async fn shorter_if_too_long(
         &self,
         channel: &str,
         asked: Asked,
+        refused_request: &ChatRequest,
         prepared: &Prepared,
-        history: &mut Vec<ChatMessage>,
+        memory: &mut Memory,
         messages: &mut RunMessages,
         timer: &RunTimer,
+        budget: &mut Option<Budget>,
     ) -> Asked {
         let refused = match &asked {
-            Ok(Err(e)) if e.failure() == ModelFailure::TooLong && !history.is_empty() => {
-                e.to_string()
-            }
+            Ok(Err(e)) if e.failure() == ModelFailure::TooLong => e.to_string(),
             _ => return asked,
         };
+        if let Some(current) = *budget {
+            tracing::warn!(error = %refused, "the model server refused a request as longer than its window; compacting harder and asking once more (the stored conversation stays)");
+            let counted = fit::messages_tokens(&refused_request.messages)
+                + fit::tools_tokens(&refused_request.tools);
+            let harder = current.harder(counted);
+            *budget = Some(harder);
+            let fixed = self.fixed_tokens(prepared, None, &messages.all()[0]);
+            let taken = std::mem::take(memory);
+            *memory = self.compacted(channel, taken, fixed, harder).await;
+            let request = self.request(prepared, memory, messages.all(), *budget);
+            return self.ask(channel, &request, timer).await;
+        }
+        if memory.recent.is_empty() && memory.summary.is_none() {
+            return asked;
+        }
         tracing::warn!(error = %refused, "the request is too long for the model; asking again without the earlier conversation, which stays stored");
-        history.clear();
+        *memory = Memory::default();
         messages.history_left_out = true;
         let again = self
             .ask(
                 channel,
-                &self.request(prepared, history, messages.all()),
+                &self.request(prepared, memory, messages.all(), None),
                 timer,
             )
             .await;
@@ -1064,21 +1110,79 @@ impl Agent {
         .await
     }
 
-    /// One model request: the profile's system prompt and tools, the history, this run's
-    /// messages so far.
+    /// The window requests are fitted to, when the model says what it is.
+    fn budget(&self) -> Option<Budget> {
+        self.model.context_limits().map(Budget::of)
+    }
+
+    /// Tokens a run's request takes before any conversation: the system prompt with the
+    /// channel's summary, the tools, and the person's message.
+    fn fixed_tokens(
+        &self,
+        prepared: &Prepared,
+        summary: Option<&str>,
+        first: &ChatMessage,
+    ) -> usize {
+        fit::message_tokens(&ChatMessage::system(memory::with_summary(
+            &prepared.system,
+            summary,
+        ))) + prepared.tools_tokens
+            + fit::message_tokens(first)
+    }
+
+    /// The channel's memory for this run: its history as it is when the window is unknown,
+    /// else with the older part summarised when it no longer fits (see [`memory`]).
+    async fn memory(
+        &self,
+        channel: &str,
+        prepared: &Prepared,
+        history: Vec<ChatMessage>,
+        first: &ChatMessage,
+        budget: Option<Budget>,
+    ) -> Memory {
+        match budget {
+            None => Memory::verbatim(history),
+            Some(budget) => {
+                let fixed = self.fixed_tokens(prepared, None, first);
+                self.memory_for(channel, history, fixed, budget).await
+            }
+        }
+    }
+
+    /// One model request: the profile's system prompt (with the channel's summary) and
+    /// tools, the recent conversation, this run's messages so far; fitted to `budget` (see
+    /// [`fit`]): older results of the run shortened, the oldest turns left out, as needed.
     fn request(
         &self,
         prepared: &Prepared,
-        history: &[ChatMessage],
+        memory: &Memory,
         new_messages: &[ChatMessage],
+        budget: Option<Budget>,
     ) -> ChatRequest {
-        let mut messages = Vec::with_capacity(history.len() + new_messages.len() + 1);
-        messages.push(ChatMessage::system(prepared.system.clone()));
+        let system = ChatMessage::system(memory::with_summary(
+            &prepared.system,
+            memory.summary.as_deref(),
+        ));
+        let mut run = new_messages.to_vec();
+        let (history, max_reply_tokens) = match budget {
+            None => (&memory.recent[..], None),
+            Some(budget) => {
+                let room = budget
+                    .prompt()
+                    .saturating_sub(fit::message_tokens(&system) + prepared.tools_tokens);
+                let taken = fit::shorten_older_results(&mut run, room);
+                let start = fit::recent_start(&memory.recent, room.saturating_sub(taken));
+                (&memory.recent[start..], Some(budget.reply_cap()))
+            }
+        };
+        let mut messages = Vec::with_capacity(history.len() + run.len() + 1);
+        messages.push(system);
         messages.extend(history.iter().cloned());
-        messages.extend(new_messages.iter().cloned());
+        messages.extend(run);
         ChatRequest {
             messages,
             tools: prepared.request_tools.clone(),
+            max_reply_tokens,
         }
     }
 
@@ -1095,14 +1199,16 @@ impl Agent {
         }
         let profile = self.profiles.resolve(name);
         let offered = offered_definitions(&tools, profile);
+        let request_tools: Arc<[ToolDefinition]> = match self.protocol {
+            Protocol::Native => offered.clone().into(),
+            Protocol::Json => Arc::from(Vec::new()),
+        };
         let prepared = Arc::new(Prepared {
             system: self.prompts.system_prompt(profile, self.protocol, &offered),
             offered: offered.iter().map(|t| t.name.clone()).collect(),
             known: tools.names().map(str::to_owned).collect(),
-            request_tools: match self.protocol {
-                Protocol::Native => offered.into(),
-                Protocol::Json => Arc::from(Vec::new()),
-            },
+            tools_tokens: fit::tools_tokens(&request_tools),
+            request_tools,
             tools,
         });
         if let Ok(mut cache) = self.prepared.lock() {

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use super::{
-    Agent, AgentEvent, Behind, CallOutcome, CallSlot, Ended, Inbound, ParsedCall, Progress,
+    Agent, AgentEvent, Behind, CallOutcome, CallSlot, Ended, Inbound, Memory, ParsedCall, Progress,
     RunContext, RunMessages, RunOutcome, RunTimer, StopReason, completed, slot_id_and_tool,
     status_json,
 };
@@ -116,7 +116,7 @@ impl Agent {
             channel,
             self.store.start_run(run_id, channel, &self.instance),
         )));
-        let (settings, mut history) = match self.begin(channel).await {
+        let (settings, history) = match self.begin(channel).await {
             Ok(begun) => begun,
             Err(e) => {
                 let ended = Ended::before_any_step(RunOutcome::Stopped(StopReason::Store(e)));
@@ -126,11 +126,20 @@ impl Agent {
                 return Some(outcome);
             }
         };
-        if messages.history_left_out {
-            // The run went on without the earlier conversation, too long for the model.
-            history.clear();
-        }
         let prepared = self.prepared(&settings.profile);
+        let memory = if messages.history_left_out {
+            // The run went on without the earlier conversation, too long for the model.
+            Memory::default()
+        } else {
+            self.memory(
+                channel,
+                &prepared,
+                history,
+                &messages.all()[0],
+                self.budget(),
+            )
+            .await
+        };
         let context = RunContext {
             inbound,
             run_id,
@@ -172,7 +181,7 @@ impl Agent {
             None => {
                 self.steps(
                     &context,
-                    history,
+                    memory,
                     &mut behind,
                     &mut timer,
                     &mut messages,
