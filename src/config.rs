@@ -284,6 +284,13 @@ pub struct DiscordSettings {
     /// asks); a longer one ends that send with a logged error instead of holding the
     /// channel.
     pub max_rate_limit_wait_secs: u64,
+    /// The largest attachment the bot downloads for the model, in bytes: a text file over it
+    /// is named to the model as not read, and its download stops at this many bytes even
+    /// when Discord declared it smaller.
+    pub max_attachment_bytes: u64,
+    /// Characters of one message's attachments the model reads at most, shared between
+    /// them; the rest is cut with a note saying how much was left out.
+    pub attachment_budget_chars: u64,
 }
 
 impl DiscordSettings {
@@ -336,6 +343,8 @@ impl Default for DiscordSettings {
             send_retries: 4,
             retry_base_ms: 500,
             max_rate_limit_wait_secs: 60,
+            max_attachment_bytes: 262_144,
+            attachment_budget_chars: 24_000,
         }
     }
 }
@@ -1082,10 +1091,28 @@ impl Settings {
             ("discord.queue_limit", discord.queue_limit),
             ("discord.max_messages_per_run", discord.max_messages_per_run),
             ("discord.max_parts_per_text", discord.max_parts_per_text),
+            ("discord.max_attachment_bytes", discord.max_attachment_bytes),
+            (
+                "discord.attachment_budget_chars",
+                discord.attachment_budget_chars,
+            ),
         ] {
             if value == 0 {
                 return Err(ConfigError::invalid(key, "0", "must be greater than 0"));
             }
+        }
+        // A message longer than agent.max_message_chars is refused whole: its attachments must
+        // leave room for the message's own text and their headers.
+        let half = self.agent.max_message_chars / 2;
+        if discord.attachment_budget_chars > half {
+            return Err(ConfigError::invalid(
+                "discord.attachment_budget_chars",
+                discord.attachment_budget_chars.to_string(),
+                format!(
+                    "must be at most half of agent.max_message_chars ({half} of {}), so a message's own text and its attachments' headers fit beside them; lower it or raise agent.max_message_chars",
+                    self.agent.max_message_chars
+                ),
+            ));
         }
         Ok(())
     }

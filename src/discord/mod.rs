@@ -2,6 +2,8 @@
 //!
 //! - Relay: messages in `discord.channels` (and threads under them) go to the agent;
 //!   elsewhere only when the bot is mentioned; DMs only when enabled; bots are ignored.
+//!   A message's text attachments go with it, and the others are named ([`attachments`]);
+//!   a message of attachments alone (a long paste) is relayed by the same rules.
 //!   One run at a time per channel, later messages queue (bounded; when full the bot says it
 //!   is busy); the typing indicator shows while a run works.
 //! - Results and replies go out through the [`outbox::Outbox`] (mentions off, split under
@@ -16,6 +18,7 @@
 
 mod access;
 pub mod approvals;
+pub mod attachments;
 pub mod commands;
 pub mod deliver;
 pub mod outbox;
@@ -63,6 +66,8 @@ pub enum BotError {
     Discord(#[from] serenity::Error),
     #[error("the fake Discord's client could not be built: {0}")]
     FakeDiscord(String),
+    #[error("the HTTP client that downloads attachments could not be built: {0}")]
+    AttachmentClient(String),
 }
 
 /// The HTTP client for a fake Discord that speaks TLS (`discord.api_ca_pem`): discord.com
@@ -92,7 +97,7 @@ impl BotError {
             | Self::TokenRefused(_)
             | Self::DisallowedIntents
             | Self::FakeDiscord(_) => true,
-            Self::App(_) | Self::Discord(_) => false,
+            Self::App(_) | Self::Discord(_) | Self::AttachmentClient(_) => false,
         }
     }
 }
@@ -107,10 +112,12 @@ pub fn intents() -> GatewayIntents {
 
 /// What a channel's worker does next.
 enum Job {
-    /// A message the bot will work on.
+    /// A message the bot will work on, with its attachments (read when its turn comes, so
+    /// a slow download never reorders the channel's messages).
     Message {
         inbound: Inbound,
         message: MessageId,
+        attachments: Vec<attachments::Offered>,
     },
     /// Continue the run that waited for this approval when the bot stopped (a click after
     /// a restart decided it).
@@ -151,6 +158,9 @@ struct BotState {
     shutdown_grace: Duration,
     /// Who may start runs.
     access: access::Access,
+    /// Downloads the text attachments of messages, within `attachment_limits`.
+    attachment_client: reqwest::Client,
+    attachment_limits: attachments::Limits,
 }
 
 /// Sends the loop's events to the channel's outbox queue.
@@ -300,6 +310,9 @@ impl Bot {
             approval_watch: Duration::from_millis(settings.store.approval_watch_ms),
             shutdown_grace: Duration::from_secs(settings.discord.shutdown_grace_secs),
             access: access::Access::new(&settings.discord),
+            attachment_client: attachments::client()
+                .map_err(|e| BotError::AttachmentClient(e.to_string()))?,
+            attachment_limits: attachments::Limits::from_settings(&settings.discord),
         });
         let _ = cell.set(state.clone());
         Ok(Self { client, state })
@@ -509,7 +522,8 @@ impl BotState {
         ));
     }
 
-    /// Whether a message should reach the agent, and with what text.
+    /// Whether a message should reach the agent, and with what text (empty when only its
+    /// attachments carry something, as when Discord's client made a long paste a file).
     async fn relay_text(&self, message: &Message) -> Option<String> {
         if message.author.bot {
             return None;
@@ -519,7 +533,7 @@ impl BotState {
             .get()
             .is_some_and(|me| message.mentions.iter().any(|u| u.id == *me));
         let text = self.strip_mention(&message.content);
-        if text.trim().is_empty() {
+        if text.trim().is_empty() && message.attachments.is_empty() {
             return None;
         }
         if message.guild_id.is_none() {
@@ -598,6 +612,35 @@ impl BotState {
             }
         };
         parent.is_some_and(served)
+    }
+
+    /// `inbound` with its attachments' texts (or why each was not read) after its text; the
+    /// person is told in one reply to `message` which were read.
+    async fn with_attachments(
+        &self,
+        channel: ChannelId,
+        inbound: &Inbound,
+        offered: &[attachments::Offered],
+        message: MessageId,
+    ) -> Inbound {
+        let read =
+            attachments::read_all(&self.attachment_client, offered, self.attachment_limits).await;
+        for outcome in read.outcomes() {
+            tracing::info!(
+                %channel,
+                size = outcome.offered.size,
+                content_type = outcome.offered.content_type.as_deref().unwrap_or("none"),
+                read = outcome.result.is_ok(),
+                why_not = outcome.result.as_ref().err().map(|why| format!("{why:?}")),
+                "an attachment of a message for the model"
+            );
+        }
+        self.outbox
+            .push(channel, Item::Notice(read.notice(), Some(message)));
+        Inbound {
+            text: read.appended_to(&inbound.text),
+            ..inbound.clone()
+        }
     }
 
     /// Queues a job on the channel's worker; `false` when the queue is full.
@@ -691,8 +734,19 @@ async fn worker(state: Arc<BotState>, channel: ChannelId, mut jobs: mpsc::Receiv
         let typing = trigger.is_some().then(|| channel.start_typing(&state.http));
         let run = async {
             match &job {
-                Job::Message { inbound, .. } => {
-                    state.agent.run(inbound).await;
+                Job::Message {
+                    inbound,
+                    message,
+                    attachments,
+                } => {
+                    if attachments.is_empty() {
+                        state.agent.run(inbound).await;
+                    } else {
+                        let inbound = state
+                            .with_attachments(channel, inbound, attachments, *message)
+                            .await;
+                        state.agent.run(&inbound).await;
+                    }
                 }
                 Job::Resume { approval_id } => {
                     if state.agent.resume(approval_id).await.is_none() {
@@ -773,6 +827,11 @@ impl EventHandler for Handler {
                 text,
             },
             message: message.id,
+            attachments: message
+                .attachments
+                .iter()
+                .map(attachments::Offered::from)
+                .collect(),
         };
         if !state.enqueue(message.channel_id, job) {
             state.outbox.push(
