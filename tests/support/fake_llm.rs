@@ -32,6 +32,15 @@ pub enum Scripted {
     Slow(Duration, Value),
 }
 
+/// How a server says a request is over its window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WindowShape {
+    /// llama.cpp's `llama-server`: the prompt alone is counted.
+    LlamaCpp,
+    /// OpenAI (and vLLM): the prompt and the reply's `max_tokens` together.
+    OpenAi,
+}
+
 /// What the fake refuses before it answers.
 #[derive(Clone, Debug, Default)]
 pub struct Checks {
@@ -47,6 +56,15 @@ pub struct Checks {
     /// 400 with llama.cpp's "exceeds the available context size" for a request whose
     /// messages are longer than this many characters (a model with a small window).
     pub context_chars: Option<usize>,
+    /// 400 for a request over this many tokens, in the shape of this server's answer. The
+    /// fake's own count: a token for every three characters of the request's messages and
+    /// tools as JSON (what tool output runs near), plus `max_tokens` where the shape
+    /// counts the reply.
+    pub window_tokens: Option<(usize, WindowShape)>,
+    /// A request asking for a summary ("Summarise the conversation") is answered by the
+    /// fake itself, without using the script: with every line of it holding `FACT:`, as a
+    /// model that keeps what people stated.
+    pub summarises: bool,
 }
 
 impl Checks {
@@ -58,6 +76,8 @@ impl Checks {
             pairing: true,
             refuse_containing: None,
             context_chars: None,
+            window_tokens: None,
+            summarises: false,
         }
     }
 }
@@ -107,6 +127,30 @@ impl Script {
                 ));
             }
         }
+        if let Some((window, shape)) = self.checks.window_tokens {
+            let chars = body["messages"].to_string().chars().count()
+                + body
+                    .get("tools")
+                    .map_or(0, |t| t.to_string().chars().count());
+            let prompt = chars.div_ceil(3);
+            let reply = body["max_tokens"]
+                .as_u64()
+                .or_else(|| body["max_completion_tokens"].as_u64())
+                .unwrap_or(0) as usize;
+            let message = match shape {
+                WindowShape::LlamaCpp if prompt > window => Some(format!(
+                    "the request exceeds the available context size, try increasing it (n_prompt_tokens {prompt}, n_ctx {window})"
+                )),
+                WindowShape::OpenAi if prompt + reply > window => Some(format!(
+                    "This model's maximum context length is {window} tokens. However, you requested {} tokens ({prompt} in the messages, {reply} in the completion). Please reduce the length of the messages or completion.",
+                    prompt + reply
+                )),
+                _ => None,
+            };
+            if let Some(message) = message {
+                return Some((400, message));
+            }
+        }
         if let Some(marker) = &self.checks.refuse_containing
             && body["messages"].to_string().contains(marker.as_str())
         {
@@ -117,6 +161,23 @@ impl Script {
         }
         None
     }
+}
+
+/// A completion that keeps every `FACT:` line of a summary request.
+fn summary_of(body: &Value) -> Value {
+    let mut facts: Vec<String> = Vec::new();
+    for message in body["messages"].as_array().into_iter().flatten() {
+        for line in message["content"].as_str().unwrap_or_default().lines() {
+            if let Some(at) = line.find("FACT:") {
+                let fact = line[at..].trim().to_owned();
+                if !facts.contains(&fact) {
+                    facts.push(fact);
+                }
+            }
+        }
+    }
+    let content = format!("People talked and read tables.\n{}", facts.join("\n"));
+    json!({"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]})
 }
 
 /// Every call answered by one result before anything else follows, and no stray result.
@@ -160,6 +221,13 @@ impl Respond for Script {
                 .push(message.clone());
             return ResponseTemplate::new(status)
                 .set_body_json(json!({"error": {"message": message}}));
+        }
+        if self.checks.summarises
+            && body["messages"]
+                .to_string()
+                .contains("Summarise the conversation")
+        {
+            return ResponseTemplate::new(200).set_body_json(summary_of(&body));
         }
         let tools_ignored = self.checks.tools_need_tool_choice
             && body.get("tools").is_some()

@@ -19,8 +19,12 @@
 use crate::core::message::{ChatMessage, ContextLimits, Role};
 use crate::core::tools::ToolDefinition;
 
-/// Tokens a message takes besides its text: role, separators, the template's markers.
-const MESSAGE_OVERHEAD: usize = 12;
+/// Tokens a message takes besides its text: its JSON (`{"role":"assistant","content":"",
+/// "tool_calls":[]}` is 49 characters), which is near what a chat template adds.
+const MESSAGE_OVERHEAD: usize = 17;
+/// Tokens a tool call takes besides its id, name and arguments:
+/// `{"id":"","type":"function","function":{"name":"","arguments":""}}`.
+const CALL_OVERHEAD: usize = 20;
 /// Tokens a tool definition takes besides its JSON: `{"type":"function","function":…}`.
 const TOOL_OVERHEAD: usize = 16;
 /// Characters of a shortened result's output kept at its start.
@@ -46,7 +50,7 @@ pub(super) fn message_tokens(message: &ChatMessage) -> usize {
             .tool_calls
             .iter()
             .map(|c| {
-                MESSAGE_OVERHEAD
+                CALL_OVERHEAD
                     + text_tokens(&c.id)
                     + text_tokens(&c.name)
                     + text_tokens(&c.arguments)
@@ -123,36 +127,88 @@ impl Budget {
 }
 
 /// Shortens this run's older tool results, oldest first, until `messages` take at most
-/// `room` tokens. Never shortened: the person's message (the first), and everything after
-/// the run's last assistant message (the latest results). Returns the tokens `messages`
-/// take in the end, which is over `room` when shortening all it may was not enough.
+/// `room` tokens: first to the start of their output, then (a long run in a small window)
+/// to a note alone. Never shortened: the person's message (the first), and everything
+/// after the run's last assistant message (the latest results). Returns the tokens
+/// `messages` take in the end, which is over `room` when shortening all it may was not
+/// enough.
 pub(super) fn shorten_older_results(messages: &mut [ChatMessage], room: usize) -> usize {
     let mut total = messages_tokens(messages);
     let Some(last_assistant) = messages.iter().rposition(|m| m.role == Role::Assistant) else {
         return total;
     };
-    for message in messages.iter_mut().take(last_assistant).skip(1) {
-        if total <= room {
-            break;
-        }
-        if message.role != Role::Tool {
-            continue;
-        }
-        let before = message_tokens(message);
-        if let Some(shortened) = message.content.as_deref().and_then(shortened) {
-            message.content = Some(shortened);
-            total = total - before + message_tokens(message);
+    for shorten in [shortened as fn(&str) -> Option<String>, noted] {
+        for message in messages.iter_mut().take(last_assistant).skip(1) {
+            if total <= room {
+                return total;
+            }
+            if message.role != Role::Tool {
+                continue;
+            }
+            let before = message_tokens(message);
+            if let Some(shorter) = message.content.as_deref().and_then(shorten) {
+                message.content = Some(shorter);
+                total = total - before + message_tokens(message);
+            }
         }
     }
     total
 }
 
+/// A result's output replaced by a note alone; `None` when it is one already.
+fn noted(output: &str) -> Option<String> {
+    let note = format!(
+        "[output of {} characters left out to fit the model's context window]",
+        output.chars().count()
+    );
+    (output.len() > note.len() + 40).then_some(note)
+}
+
+/// The last resort when the latest results alone overflow `room` (a small window and a
+/// large output): each of them is cut to an equal share of what is left, and never below
+/// [`KEPT_OF_SHORTENED`] characters. Returns the tokens `messages` take in the end.
+pub(super) fn cut_latest_results(messages: &mut [ChatMessage], room: usize) -> usize {
+    let total = messages_tokens(messages);
+    if total <= room {
+        return total;
+    }
+    let Some(last_assistant) = messages.iter().rposition(|m| m.role == Role::Assistant) else {
+        return total;
+    };
+    let latest: Vec<usize> = (last_assistant + 1..messages.len())
+        .filter(|&i| messages[i].role == Role::Tool)
+        .collect();
+    if latest.is_empty() {
+        return total;
+    }
+    let theirs: usize = latest
+        .iter()
+        .map(|&i| messages[i].content.as_deref().map_or(0, text_tokens))
+        .sum();
+    let left = room.saturating_sub(total - theirs);
+    // Three bytes a token, less the note's own length.
+    let share_chars = (left / latest.len() * 3).saturating_sub(250);
+    for &i in &latest {
+        if let Some(cut) = messages[i]
+            .content
+            .as_deref()
+            .and_then(|output| cut_to(output, share_chars.max(KEPT_OF_SHORTENED)))
+        {
+            messages[i].content = Some(cut);
+        }
+    }
+    messages_tokens(messages)
+}
+
 /// A result's output cut to its start, with a note; `None` when it is short already.
 fn shortened(output: &str) -> Option<String> {
-    let cut = output
-        .char_indices()
-        .nth(KEPT_OF_SHORTENED)
-        .map(|(at, _)| at)?;
+    cut_to(output, KEPT_OF_SHORTENED)
+}
+
+/// `output` cut to its first `keep` characters, with a note; `None` when that would not
+/// make it shorter.
+fn cut_to(output: &str, keep: usize) -> Option<String> {
+    let cut = output.char_indices().nth(keep).map(|(at, _)| at)?;
     let left_out = output[cut..].chars().count();
     // The note alone must not be longer than what it replaces.
     (left_out > 100).then(|| {
@@ -265,19 +321,34 @@ mod tests {
         assert_eq!(run[4].content.as_deref(), Some(table(100).as_str()));
         assert_eq!(run[0], question);
         assert_eq!(run[6], latest);
-        // No room at all: every older result is shortened, the rest stays whole.
+        // No room at all: every older result is a note alone, the rest stays whole.
         let left = shorten_older_results(&mut run, 0);
         assert!(left > 0);
-        assert!(
-            run[4]
-                .content
-                .as_deref()
-                .unwrap()
-                .contains("were cut to fit")
-        );
+        for older in [&run[2], &run[4]] {
+            let note = older.content.as_deref().unwrap();
+            assert!(note.starts_with("[output of "), "{note}");
+            assert!(note.contains("to fit the model's context window"), "{note}");
+        }
         assert_eq!(run[0], question);
         assert_eq!(run[6], latest);
         assert_eq!(run[5], call("c3"));
+    }
+
+    #[test]
+    fn the_latest_results_are_cut_last_and_only_to_what_the_room_leaves() {
+        let mut run = vec![ChatMessage::user(Some("ann"), "q"), call("c1")];
+        run.push(ChatMessage::tool_result("c1", table(200)));
+        let whole = messages_tokens(&run);
+        // Room enough: nothing changes.
+        assert_eq!(cut_latest_results(&mut run, whole), whole);
+        assert_eq!(run[2].content.as_deref(), Some(table(200).as_str()));
+        let room = whole / 2;
+        let left = cut_latest_results(&mut run, room);
+        assert!(left <= room, "{left} > {room}");
+        let cut = run[2].content.as_deref().unwrap();
+        assert!(cut.contains("were cut to fit"));
+        assert!(cut.starts_with("| 0 | user0@example.com"));
+        assert!(cut.len() > table(200).len() / 3, "{}", cut.len());
     }
 
     #[test]

@@ -1170,7 +1170,10 @@ impl Agent {
                 let room = budget
                     .prompt()
                     .saturating_sub(fit::message_tokens(&system) + prepared.tools_tokens);
-                let taken = fit::shorten_older_results(&mut run, room);
+                let mut taken = fit::shorten_older_results(&mut run, room);
+                if taken > room {
+                    taken = fit::cut_latest_results(&mut run, room);
+                }
                 let start = fit::recent_start(&memory.recent, room.saturating_sub(taken));
                 (&memory.recent[start..], Some(budget.reply_cap()))
             }
