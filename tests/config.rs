@@ -268,6 +268,31 @@ fn a_discord_id_that_is_not_a_number_says_where_ids_come_from() {
 }
 
 #[test]
+fn attachment_limits_must_be_positive_and_leave_room_in_a_message() {
+    let error = load_env(&[("RISKGATE__DISCORD__MAX_ATTACHMENT_BYTES", "0")])
+        .expect_err("zero")
+        .to_string();
+    assert!(
+        error.contains("discord.max_attachment_bytes") && error.contains("greater than 0"),
+        "{error}"
+    );
+    let error = load_env(&[("RISKGATE__DISCORD__ATTACHMENT_BUDGET_CHARS", "60000")])
+        .expect_err("over half of agent.max_message_chars")
+        .to_string();
+    assert!(
+        error.contains("discord.attachment_budget_chars")
+            && error.contains("at most half of agent.max_message_chars (50000 of 100000)"),
+        "{error}"
+    );
+    let fits = load_env(&[
+        ("RISKGATE__DISCORD__ATTACHMENT_BUDGET_CHARS", "60000"),
+        ("RISKGATE__AGENT__MAX_MESSAGE_CHARS", "120000"),
+    ])
+    .expect("room enough");
+    assert_eq!(fits.discord.attachment_budget_chars, 60_000);
+}
+
+#[test]
 fn sql_databases_come_from_json_or_numbered_fields() {
     use secrecy::ExposeSecret;
     let json = load_env(&[(

@@ -13,7 +13,7 @@ use riskgate::discord::Bot;
 use riskgate::store::MemoryStore;
 use serde_json::{Value, json};
 use support::fake_discord::{
-    self as discord, FakeDiscord, Fault, GuildSpec, UserSpec, WAIT, perms,
+    self as discord, AttachmentSpec, FakeDiscord, Fault, GuildSpec, UserSpec, WAIT, perms,
 };
 use support::fake_llm::{self, FakeLlm, Scripted};
 use support::hooked_store::{Hook, HookedStore};
@@ -866,6 +866,195 @@ async fn only_listed_members_may_start_runs_and_others_are_told_once() {
         })
         .count();
     assert_eq!(notices, 1, "told once per channel");
+    h.stop().await;
+}
+
+/// The person's message as the model's last request carried it.
+async fn what_the_model_read(h: &Harness) -> String {
+    let requests = h.llm.requests().await;
+    let last = requests.last().expect("a model request");
+    last["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .expect("the person's message")
+        .to_owned()
+}
+
+/// The URL of the attachment named `filename` on a message the fake dispatched.
+fn attachment_url(message: &Value, filename: &str) -> String {
+    message["attachments"]
+        .as_array()
+        .and_then(|a| a.iter().find(|a| a["filename"] == filename))
+        .and_then(|a| a["url"].as_str())
+        .unwrap_or_else(|| panic!("no attachment {filename} in {message}"))
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_attachments_reach_the_model_and_the_others_are_named_not_read() {
+    const CAP: u64 = 4096;
+    let h = start(vec![fake_llm::text("Read them.")], |s| {
+        s.discord.max_attachment_bytes = CAP;
+    })
+    .await;
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01PIXELS-NOT-FOR-THE-MODEL".to_vec();
+    let files = [
+        AttachmentSpec::new(
+            "notes.txt",
+            Some("text/plain; charset=utf-8"),
+            "The deploy key rotates on Fridays.",
+        ),
+        AttachmentSpec::new("photo.png", Some("image/png"), png),
+        // Declared over the cap: never downloaded.
+        AttachmentSpec::new("big.log", Some("text/plain"), vec![b'y'; 10_000]),
+        // Declared small, but its body runs on for 128 MiB: the bot hangs up past the cap.
+        AttachmentSpec::new("liar.txt", Some("text/plain"), vec![b'z'; 64 * 1024])
+            .declared_size(100)
+            .repeat_to(128 << 20),
+        // A name that would be a masked link, a spoiler and a mass mention as Markdown.
+        AttachmentSpec::new(
+            "[see](http://e.io) ||@everyone||.md",
+            None,
+            "# Plan\nShip it.",
+        ),
+    ];
+    let trigger = h
+        .discord
+        .message_create_with(CHANNEL, &alice(), "what do these say?", &[], &files)
+        .await;
+    h.posted(CHANNEL, |c| c == "Read them.").await;
+
+    let read = what_the_model_read(&h).await;
+    assert!(read.starts_with("alice: what do these say?\n\n"), "{read}");
+    assert!(
+        read.contains("[attachment notes.txt, 34 bytes, text/plain; charset=utf-8]\nThe deploy key rotates on Fridays.\n[end of attachment notes.txt]"),
+        "{read}"
+    );
+    assert!(
+        read.contains("[attachment photo.png, 44 bytes, image/png: not read, it is not a text file; you have not seen its content]"),
+        "{read}"
+    );
+    assert!(
+        !read.contains("IHDR") && !read.contains("PIXELS-NOT-FOR-THE-MODEL"),
+        "no byte of the image reaches the model: {read}"
+    );
+    let too_large = "not read, it is larger than the 4,096 bytes the bot reads of an attachment (discord.max_attachment_bytes)";
+    assert!(
+        read.contains(&format!(
+            "[attachment big.log, 10,000 bytes, text/plain: {too_large}"
+        )),
+        "{read}"
+    );
+    assert!(
+        read.contains(&format!(
+            "[attachment liar.txt, 100 bytes, text/plain: {too_large}"
+        )),
+        "{read}"
+    );
+    assert!(!read.contains("zzzz"), "nothing of liar.txt is shown");
+    assert!(
+        read.contains("[attachment (see)(http://e.io) ||@everyone||.md, 15 bytes, no type]\n# Plan\nShip it.\n"),
+        "{read}"
+    );
+
+    // What was downloaded: the text files, never the image or what was declared too large,
+    // and of the endless body little more than the socket buffers hold.
+    let downloads: Vec<String> = h
+        .discord
+        .requests()
+        .into_iter()
+        .filter(|r| r.is("GET", "/attachments/{}/{}"))
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(downloads.len(), 3, "{downloads:?}");
+    for skipped in ["photo.png", "big.log"] {
+        assert!(
+            !downloads.iter().any(|d| d.ends_with(skipped)),
+            "{skipped}: {downloads:?}"
+        );
+        assert_eq!(
+            h.discord
+                .attachment_bytes_served(&attachment_url(&trigger, skipped)),
+            0
+        );
+    }
+    let liar = attachment_url(&trigger, "liar.txt");
+    let served = h.discord.attachment_bytes_served(&liar);
+    assert!(
+        served < 32 << 20,
+        "the download stopped near the cap, not after the 128 MiB body: {served} bytes"
+    );
+
+    // The person is told in one reply, names inert as Markdown, with mentions off.
+    let notice = h.posted(CHANNEL, |c| c.starts_with("📎")).await;
+    let text = notice.at("/content").as_str().expect("content");
+    assert_eq!(
+        text,
+        "📎 Read for the model: notes.txt (34 B), (see)(http://e.io) \\|\\|@everyone\\|\\|.md (15 B). \
+         Not read: photo.png (44 B): not text; \
+         big.log (9.8 KiB): over the 4.0 KiB limit (discord.max\\_attachment\\_bytes); \
+         liar.txt (100 B): over the 4.0 KiB limit (discord.max\\_attachment\\_bytes)."
+    );
+    assert_eq!(
+        notice.at("/message_reference/message_id"),
+        &json!(discord::id_of(&trigger["id"]).to_string())
+    );
+    no_mentions(&notice);
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_paste_without_text_is_relayed_where_the_bot_is_addressed_and_cut_to_the_budget() {
+    let h = start(vec![fake_llm::text("Got the paste.")], |s| {
+        s.discord.attachment_budget_chars = 1_000;
+    })
+    .await;
+    let paste: String = (0..100)
+        .map(|i| format!("line {i:03} of the pasted text .\n"))
+        .collect();
+    assert_eq!(paste.len(), 3_000);
+    let message_txt = || {
+        [AttachmentSpec::new(
+            "message.txt",
+            Some("text/plain; charset=utf-8"),
+            paste.clone(),
+        )]
+    };
+    // Elsewhere, an attachment alone does not address the bot.
+    h.discord
+        .message_create_with(OTHER_CHANNEL, &alice(), "", &[], &message_txt())
+        .await;
+    h.discord
+        .message_create_with(CHANNEL, &alice(), "", &[], &message_txt())
+        .await;
+    h.posted(CHANNEL, |c| c == "Got the paste.").await;
+    let read = what_the_model_read(&h).await;
+    let expected_start = format!(
+        "alice: [attachment message.txt, 3,000 bytes, text/plain; charset=utf-8]\n{}\n[... 2,000 of its 3,000 characters were left out",
+        &paste[..1_000]
+    );
+    assert!(read.starts_with(&expected_start), "{read}");
+    assert!(read.ends_with("[end of attachment message.txt]"), "{read}");
+    h.posted(CHANNEL, |c| {
+        c == "📎 Read for the model: message.txt (2.9 KiB, the first 1,000 of 3,000 characters)."
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        h.llm.requests().await.len(),
+        1,
+        "the message elsewhere, without a mention, did not reach the model"
+    );
+    assert!(
+        !h.discord.requests().iter().any(|r| r
+            .path
+            .starts_with(&format!("/api/v10/channels/{OTHER_CHANNEL}/messages"))),
+        "nothing was posted where the bot was not addressed"
+    );
     h.stop().await;
 }
 

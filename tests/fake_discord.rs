@@ -20,7 +20,8 @@ use serenity::all::{
 use serenity::model::channel::Channel;
 use serenity::model::event::{Event, GatewayEvent};
 use support::fake_discord::{
-    APP_ID, BOT_ID, FakeDiscord, GuildSpec, RecordedRequest, UserSpec, WAIT, id_of, perms,
+    APP_ID, AttachmentSpec, BOT_ID, FakeDiscord, GuildSpec, RecordedRequest, UserSpec, WAIT, id_of,
+    perms,
 };
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message as Frame;
@@ -298,6 +299,87 @@ async fn message_create_skips_a_session_without_the_guild_messages_intent() {
         matches!(next, GatewayEvent::HeartbeatAck),
         "no MESSAGE_CREATE first: {json}"
     );
+}
+
+#[tokio::test]
+async fn a_messages_attachments_deserialize_and_the_fake_serves_their_bytes() {
+    let fake = FakeDiscord::start(guilds()).await;
+    let mut socket = connect(&fake).await;
+    next_frame(&mut socket).await;
+    send_op(&mut socket, identify([0, 1], (1 << 9) | (1 << 15))).await;
+    for _ in 0..3 {
+        next_frame(&mut socket).await; // READY and two GUILD_CREATEs
+    }
+    fake.wait_for_connections(1, TIMEOUT).await;
+
+    let files = [
+        AttachmentSpec::new("notes.txt", Some("text/plain; charset=utf-8"), "hello"),
+        AttachmentSpec::new("blob", None, vec![0u8, 1, 2]),
+        AttachmentSpec::new("endless.log", Some("text/plain"), vec![b'x'; 1000])
+            .declared_size(10)
+            .repeat_to(5000),
+    ];
+    fake.message_create_with(CHANNEL_A, &ada(), "", &[], &files)
+        .await;
+    let (json, event) = next_frame(&mut socket).await;
+    let GatewayEvent::Dispatch(_, Event::MessageCreate(created)) = event else {
+        panic!("{json}")
+    };
+    let attachments = created.message.attachments;
+    let shown: Vec<_> = attachments
+        .iter()
+        .map(|a| (a.filename.as_str(), a.size, a.content_type.as_deref()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("notes.txt", 5, Some("text/plain; charset=utf-8")),
+            ("blob", 3, None),
+            ("endless.log", 10, Some("text/plain")),
+        ]
+    );
+    let client = reqwest::Client::new();
+    let get = |url: String| {
+        let client = client.clone();
+        async move {
+            let response = client.get(&url).send().await.expect("the fake answers");
+            let kind = response
+                .headers()
+                .get("content-type")
+                .map(|k| k.to_str().expect("ascii").to_owned());
+            let length = response.content_length();
+            (kind, length, response.bytes().await.expect("body").to_vec())
+        }
+    };
+    let url = |i: usize| attachments[i].url.clone();
+    assert!(url(0).starts_with(&fake.base_url()), "{}", url(0));
+    assert_eq!(
+        get(url(0)).await,
+        (
+            Some("text/plain; charset=utf-8".into()),
+            Some(5),
+            b"hello".to_vec()
+        )
+    );
+    assert_eq!(get(url(1)).await, (None, Some(3), vec![0, 1, 2]));
+    let (_, length, body) = get(url(2)).await;
+    assert_eq!(
+        (length, body.len()),
+        (None, 5000),
+        "repeated past the declared 10"
+    );
+    assert_eq!(fake.attachment_bytes_served(&url(2)), 5000);
+    let missing = url(0)
+        .replace("/notes.txt", "/other.txt")
+        .replace(&attachments[0].id.get().to_string(), "1");
+    let status = client.get(&missing).send().await.expect("answer").status();
+    assert_eq!(status, 404);
+    let downloads = fake
+        .requests()
+        .iter()
+        .filter(|r| r.is("GET", "/attachments/{}/{}"))
+        .count();
+    assert_eq!(downloads, 4, "each download is recorded");
 }
 
 /// Why the fixtures are tested: serenity does not reject a dispatch it cannot read, it turns it

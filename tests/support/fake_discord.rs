@@ -22,6 +22,10 @@
 //! - a push waits (up to [`WAIT`]) for a ready connection of the owning shard, so a push right
 //!   after [`FakeDiscord::drop_gateway`] lands once the client has resumed.
 //!
+//! - A message a person sends may carry files ([`FakeDiscord::message_create_with`],
+//!   [`AttachmentSpec`]); each attachment's `url` points at the fake itself, which serves its
+//!   bytes (the bot's own uploads too) and counts how many it sent
+//!   ([`FakeDiscord::attachment_bytes_served`]).
 //! - [`FakeDiscord::inject`] and [`FakeDiscord::break_channel`] make chosen requests fail as
 //!   Discord does (500, 502, 429, 403 Missing Permissions / Access, 404 Unknown Channel).
 //! - [`FakeDiscord::refuse`] makes it refuse the bot as Discord does: a bad token (401 on
@@ -119,6 +123,50 @@ pub struct RoleSpec {
     pub id: u64,
     pub name: String,
     pub permissions: u64,
+}
+
+/// A file on a message a person sends ([`FakeDiscord::message_create_with`]), served at the
+/// attachment's `url` as Discord's CDN serves it.
+#[derive(Clone, Debug)]
+pub struct AttachmentSpec {
+    pub filename: String,
+    /// The attachment's `content_type` and the download's `Content-Type`; `None`: neither.
+    pub content_type: Option<String>,
+    pub bytes: Vec<u8>,
+    /// The `size` the message declares; `None`: the bytes' length.
+    pub declared_size: Option<u64>,
+    /// Serve `bytes` again and again up to this many bytes, without a `Content-Length`: a
+    /// body that runs on past what was declared.
+    pub repeat_to: Option<u64>,
+}
+
+impl AttachmentSpec {
+    pub fn new(filename: &str, content_type: Option<&str>, bytes: impl Into<Vec<u8>>) -> Self {
+        Self {
+            filename: filename.to_owned(),
+            content_type: content_type.map(str::to_owned),
+            bytes: bytes.into(),
+            declared_size: None,
+            repeat_to: None,
+        }
+    }
+
+    pub fn declared_size(mut self, size: u64) -> Self {
+        self.declared_size = Some(size);
+        self
+    }
+
+    pub fn repeat_to(mut self, total: u64) -> Self {
+        self.repeat_to = Some(total);
+        self
+    }
+}
+
+/// A file the fake serves under `/attachments/{id}/{filename}`.
+struct ServedFile {
+    spec: AttachmentSpec,
+    /// Body bytes handed to the connection so far.
+    served: Arc<AtomicU64>,
 }
 
 /// A person (or another bot) who writes messages and clicks buttons.
@@ -374,6 +422,8 @@ struct Fake {
     faults: Mutex<Vec<Injected>>,
     /// How the fake refuses the bot itself; nothing by default.
     refusals: Mutex<Refusals>,
+    /// Attachment id -> its file.
+    files: Mutex<HashMap<u64, ServedFile>>,
 }
 
 /// What the fake refuses as Discord refuses a misconfigured bot (see [`FakeDiscord::refuse`]).
@@ -477,11 +527,9 @@ impl FakeDiscord {
             connections: Mutex::default(),
             faults: Mutex::default(),
             refusals: Mutex::default(),
+            files: Mutex::default(),
         });
-        let app = Router::new()
-            .route("/gateway", get(gateway))
-            .fallback(rest)
-            .with_state(state.clone());
+        let app = router(state.clone());
         let server = tokio::spawn(async move {
             axum::serve(listener, app)
                 .await
@@ -523,10 +571,7 @@ impl FakeDiscord {
             tcp: listener,
             acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
         };
-        let app = Router::new()
-            .route("/gateway", get(gateway))
-            .fallback(rest)
-            .with_state(self.state.clone());
+        let app = router(self.state.clone());
         let server = tokio::spawn(async move {
             axum::serve(tls, app)
                 .await
@@ -639,6 +684,20 @@ impl FakeDiscord {
         *lock(&self.state.refusals) = refusals;
     }
 
+    /// How many body bytes the fake handed to connections for the attachment at `url` (0
+    /// if it was never asked for).
+    pub fn attachment_bytes_served(&self, url: &str) -> u64 {
+        let id = url
+            .split("/attachments/")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .and_then(|id| id.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("not an attachment of the fake: {url}"));
+        lock(&self.state.files)
+            .get(&id)
+            .map_or(0, |file| file.served.load(Ordering::SeqCst))
+    }
+
     /// Deletes a stored message, as its author would.
     pub fn delete_message(&self, message_id: u64) {
         lock(&self.state.messages).remove(&message_id);
@@ -654,8 +713,23 @@ impl FakeDiscord {
         content: &str,
         mentions: &[UserSpec],
     ) -> Value {
+        self.message_create_with(channel_id, author, content, mentions, &[])
+            .await
+    }
+
+    /// [`FakeDiscord::message_create`] for a message that carries `files`, each listed in
+    /// its `attachments` with a `url` the fake serves.
+    pub async fn message_create_with(
+        &self,
+        channel_id: u64,
+        author: &UserSpec,
+        content: &str,
+        mentions: &[UserSpec],
+        files: &[AttachmentSpec],
+    ) -> Value {
         let state = &self.state;
         let mut message = state.new_message(channel_id, author, json!({ "content": content }), &[]);
+        message["attachments"] = files.iter().map(|f| state.attach(f.clone())).collect();
         message["mentions"] = mentions.iter().map(user_json).collect();
         state.store(&message);
         let guild = state.guild_of(channel_id);
@@ -791,6 +865,30 @@ impl Fake {
 
     fn store(&self, message: &Value) {
         lock(&self.messages).insert(id_of(&message["id"]), message.clone());
+    }
+
+    /// Keeps `file` to serve and returns its attachment object, as a message lists it.
+    fn attach(&self, file: AttachmentSpec) -> Value {
+        let id = self.new_id();
+        // The name as one path segment, percent-encoded as Discord's CDN URLs are.
+        let mut url = url::Url::parse(&format!("http://{}/", self.addr)).expect("base URL");
+        url.path_segments_mut().expect("a base").extend([
+            "attachments",
+            &id.to_string(),
+            &file.filename,
+        ]);
+        let url = url.to_string();
+        let size = file.declared_size.unwrap_or(file.bytes.len() as u64);
+        let mut attachment = json!({
+            "id": id.to_string(), "filename": file.filename, "size": size,
+            "url": url, "proxy_url": url,
+        });
+        if let Some(kind) = &file.content_type {
+            attachment["content_type"] = json!(kind);
+        }
+        let served = Arc::default();
+        lock(&self.files).insert(id, ServedFile { spec: file, served });
+        attachment
     }
 
     /// A complete Message (REST shape) from a create body: content, embeds, components, flags.
@@ -1043,15 +1141,79 @@ fn apply_edit(message: &mut Value, body: &Value, uploads: Vec<RecordedFile>, fak
             .cloned()
             .unwrap_or_default(),
     };
-    let added = uploads.into_iter().map(|file| {
-        let id = fake.new_id();
-        let url = format!("http://{}/attachments/{id}/{}", fake.addr, file.filename);
-        json!({
-            "id": id.to_string(), "filename": file.filename, "size": file.size,
-            "url": url, "proxy_url": url,
-        })
-    });
+    let added = uploads
+        .into_iter()
+        .map(|file| fake.attach(AttachmentSpec::new(&file.filename, None, file.bytes)));
     message["attachments"] = kept.into_iter().chain(added).collect();
+}
+
+/// The gateway, the attachments' downloads, and the REST API for everything else.
+fn router(state: Arc<Fake>) -> Router {
+    Router::new()
+        .route("/gateway", get(gateway))
+        .route("/attachments/{id}/{filename}", get(download))
+        .fallback(rest)
+        .with_state(state)
+}
+
+/// An attachment's bytes, as Discord's CDN serves them, recorded as a request; a body that
+/// repeats ([`AttachmentSpec::repeat_to`]) is streamed without a length and counts what it
+/// hands over, so a test sees where the client hung up.
+async fn download(
+    State(fake): State<Arc<Fake>>,
+    axum::extract::Path((id, _filename)): axum::extract::Path<(u64, String)>,
+    request: Request,
+) -> Response {
+    let file = lock(&fake.files)
+        .get(&id)
+        .map(|f| (f.spec.clone(), f.served.clone()));
+    let status = if file.is_some() {
+        StatusCode::OK
+    } else {
+        StatusCode::NOT_FOUND
+    };
+    lock(&fake.requests).push(RecordedRequest {
+        method: request.method().to_string(),
+        path: request.uri().path().to_owned(),
+        query: request.uri().query().map(str::to_owned),
+        headers: BTreeMap::new(),
+        body: None,
+        files: Vec::new(),
+        status: status.as_u16(),
+        at: Instant::now(),
+    });
+    let Some((spec, served)) = file else {
+        return status.into_response();
+    };
+    let mut response = match spec.repeat_to {
+        None => {
+            served.fetch_add(spec.bytes.len() as u64, Ordering::SeqCst);
+            spec.bytes.into_response()
+        }
+        Some(total) => {
+            let chunk = axum::body::Bytes::from(spec.bytes);
+            let chunks = futures_util::stream::unfold(0u64, move |sent| {
+                let (chunk, served) = (chunk.clone(), served.clone());
+                async move {
+                    (sent < total && !chunk.is_empty()).then(|| {
+                        served.fetch_add(chunk.len() as u64, Ordering::SeqCst);
+                        let next = sent + chunk.len() as u64;
+                        (Ok::<_, std::convert::Infallible>(chunk), next)
+                    })
+                }
+            });
+            axum::body::Body::from_stream(chunks).into_response()
+        }
+    };
+    let headers = response.headers_mut();
+    headers.remove("content-type");
+    if let Some(kind) = spec
+        .content_type
+        .and_then(|k| axum::http::HeaderValue::from_str(&k).ok())
+    {
+        headers.insert("content-type", kind);
+    }
+    response
 }
 
 // ---------------------------------------------------------------------------------------------
