@@ -190,6 +190,7 @@ pub fn build_agent_with(
         instance: instance_name(),
         prepared: Default::default(),
         unwritten_audit: Default::default(),
+        usage: Default::default(),
     })
 }
 

@@ -116,6 +116,10 @@ impl EventSink for ConsoleEvents {
         if matches!(event, AgentEvent::ApprovalRequested { .. }) {
             self.router.open_prompt();
         }
+        // What a request cost is for `/status` and the counters, not the session's output.
+        if matches!(event, AgentEvent::ModelUsage { .. }) {
+            return;
+        }
         if self.output.json {
             match serde_json::to_value(event) {
                 Ok(mut value) => {

@@ -24,7 +24,9 @@ pub fn clean(text: &str) -> String {
 /// shown on one line as its tool in `tools` shows it ([`ToolSet::call_line`]).
 pub fn event_text(tools: &ToolSet, event: &AgentEvent) -> Option<String> {
     let text = match event {
-        AgentEvent::RunStarted { .. } | AgentEvent::RunFinished { .. } => return None,
+        AgentEvent::RunStarted { .. }
+        | AgentEvent::RunFinished { .. }
+        | AgentEvent::ModelUsage { .. } => return None,
         AgentEvent::ToolCall {
             tool,
             arguments,

@@ -160,6 +160,10 @@ struct DiscordEvents {
 
 impl EventSink for DiscordEvents {
     fn emit(&self, channel: &str, event: &AgentEvent) {
+        // What a request cost is for the counters, not the channel.
+        if matches!(event, AgentEvent::ModelUsage { .. }) {
+            return;
+        }
         if let Ok(id) = channel.parse::<u64>()
             && id > 0
         {

@@ -41,6 +41,7 @@ use crate::core::prompt::Prompts;
 use crate::core::tools::{
     AssessContext, BoxFuture, RiskGate, ToolDefinition, ToolSet, canonical_json, check_arguments,
 };
+use crate::core::usage::UsageLedger;
 
 /// Characters of a failed call's error shown in the chat; the model gets up to its own
 /// output budget, framed as data.
@@ -288,6 +289,8 @@ pub struct Agent {
     /// Audit records of calls that ran (or were refused) while the store could not take
     /// them, oldest first; see [`Agent::flush_audit`].
     pub unwritten_audit: AuditSpool,
+    /// The tokens each channel's requests cost since the start, for `/status`.
+    pub usage: UsageLedger,
 }
 
 /// Audit records waiting for the store. The lock is held while they are written, so no tool
@@ -1042,7 +1045,9 @@ impl Agent {
     }
 
     /// One model call, within what is left of the run's time. A wait of the model client
-    /// before it tries again (a busy or failing server) is told to the channel.
+    /// before it tries again (a busy or failing server) is told to the channel. What the
+    /// server says the request cost goes to the channel's line in [`Agent::usage`] and out as
+    /// [`AgentEvent::ModelUsage`], for the counters.
     async fn ask(&self, channel: &str, request: &ChatRequest, timer: &RunTimer) -> Asked {
         let waiting = |retry: &ModelRetry| {
             if retry.wait >= MODEL_WAIT_NOTICE {
@@ -1054,11 +1059,25 @@ impl Agent {
                 );
             }
         };
-        tokio::time::timeout(
+        let asked = tokio::time::timeout(
             timer.remaining(),
             self.model.complete_telling(request, &waiting),
         )
-        .await
+        .await;
+        if let Ok(Ok(ChatReply {
+            usage: Some(usage), ..
+        })) = &asked
+        {
+            self.usage.record(channel, *usage);
+            self.emit(
+                channel,
+                AgentEvent::ModelUsage {
+                    prompt_tokens: usage.prompt_tokens,
+                    completion_tokens: usage.completion_tokens,
+                },
+            );
+        }
+        asked
     }
 
     /// One model request: the profile's system prompt and tools, the history, this run's
