@@ -6,7 +6,8 @@
 //!
 //! The model server's state ([`ModelStatus`]) is kept here too, since every model request
 //! passes through [`MeteredModel`]: the check at start sets it, each request's outcome
-//! updates it, and `/healthz`, `riskgate_model_server_up` and the start-up line read it.
+//! updates it, and `/healthz`, `riskgate_model_server_up` and the start-up line read it;
+//! and so is the model's context window that check resolved, for `/status`.
 //!
 //! The tokens the model server says each request cost are counted by channel
 //! (`riskgate_llm_prompt_tokens_total{channel}`, `riskgate_llm_completion_tokens_total`),
@@ -16,7 +17,7 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder};
@@ -29,6 +30,7 @@ use prometheus_client::registry::Registry;
 use crate::core::agent::{AgentEvent, ChatReply, ChatRequest};
 use crate::core::ports::{ChatModel, EventSink, ModelError, ModelRetry};
 use crate::core::tools::BoxFuture;
+use crate::llm::ContextWindow;
 
 /// Upper bounds (seconds) of the LLM latency buckets.
 const LATENCY_BUCKETS: [f64; 10] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
@@ -95,6 +97,8 @@ pub struct Metrics {
     completion_tokens: Family<Channel, Counter>,
     /// The channels the token counters name so far (at most [`LABELLED_CHANNELS`]).
     labelled: Mutex<HashSet<String>>,
+    /// The model's context window, once the check at start resolved it.
+    context_window: RwLock<Option<ContextWindow>>,
 }
 
 /// Whether the model server answered, as last seen.
@@ -206,6 +210,7 @@ impl Metrics {
             prompt_tokens,
             completion_tokens,
             labelled: Mutex::default(),
+            context_window: RwLock::default(),
         })
     }
 
@@ -301,6 +306,22 @@ impl Metrics {
     /// The model server's state, as the check at start or a request found it.
     pub fn set_model_status(&self, status: ModelStatus) {
         self.model.0.send_replace(status);
+    }
+
+    /// The model's context window, as the check at start resolved it.
+    pub fn set_context_window(&self, window: ContextWindow) {
+        *self
+            .context_window
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(window);
+    }
+
+    /// The model's context window; `None` until the check at start has resolved it.
+    pub fn context_window(&self) -> Option<ContextWindow> {
+        *self
+            .context_window
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The model server's state as last seen.

@@ -18,7 +18,7 @@ mod editor;
 mod render;
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::json;
@@ -29,6 +29,10 @@ use crate::core::agent::{Agent, AgentEvent, Inbound, RunOutcome, StopReason};
 use crate::core::commands::{self, Caller, ChannelCommand, CommandEnv};
 use crate::core::ports::{ApprovalOutcome, ApprovalRequest, ApprovalSurface, EventSink};
 use crate::core::tools::{BoxFuture, ToolRegistry};
+use crate::llm::ContextWindow;
+
+/// How long each of the questions that learn the model's context window may take.
+const WINDOW_WAIT: Duration = Duration::from_secs(5);
 
 /// Console options from the command line.
 #[derive(Debug, Clone)]
@@ -319,8 +323,17 @@ fn prompt_answer(line: &str, user: &str, similar_offered: bool) -> ApprovalOutco
 
 /// Runs the console until `/quit` or the end of input.
 pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), ConsoleError> {
-    let model = crate::app::model_client(&settings)?;
+    let model = Arc::new(crate::app::model_client(&settings)?);
     check_reachable(model.endpoint()).await?;
+    // The model's window, for `/status`: asked beside the session, never holding it up.
+    let window: Arc<OnceLock<ContextWindow>> = Arc::default();
+    tokio::spawn({
+        let (model, window) = (model.clone(), window.clone());
+        let setting = settings.llm.context_window_tokens;
+        async move {
+            let _ = window.set(model.context_window(setting, WINDOW_WAIT).await);
+        }
+    });
 
     let (tx, mut messages) = mpsc::unbounded_channel::<Message>();
     let router = Arc::new(Router {
@@ -348,7 +361,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
     let agent = crate::app::build_agent_with(
         &settings,
         tools.clone(),
-        Arc::new(model),
+        model,
         store.clone(),
         Arc::new(ConsoleApprovals {
             router: router.clone(),
@@ -385,7 +398,8 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
             continue;
         }
         if let Some(command) = text.strip_prefix('/') {
-            if !command_line(&agent, mcp.as_ref(), &options, &output, command).await {
+            let window = window.get().copied();
+            if !command_line(&agent, mcp.as_ref(), window, &options, &output, command).await {
                 break;
             }
             continue;
@@ -424,6 +438,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
 async fn command_line(
     agent: &Agent,
     mcp: Option<&Arc<crate::mcp::McpHub>>,
+    window: Option<ContextWindow>,
     options: &ConsoleOptions,
     output: &Output,
     command: &str,
@@ -463,6 +478,8 @@ async fn command_line(
         profiles: &agent.profiles,
         tools: &tools,
         servers: &crate::app::mcp_status_lines(mcp),
+        context_window: window.map(Into::into),
+        usage: &agent.usage,
     };
     // The console's user runs the bot: they may change and revoke anything.
     let caller = Caller {

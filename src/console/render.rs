@@ -188,7 +188,7 @@ pub fn command_outcome(
         CommandOutcome::Status(status) => (
             "status",
             format!(
-                "mode: {}, profile: {}, model: {} ({} protocol), tools: {}, pending approvals: {}, rules: {}{}",
+                "mode: {}, profile: {}, model: {} ({} protocol), tools: {}, pending approvals: {}, rules: {}; {}; {}{}",
                 status.settings.mode,
                 status.settings.profile,
                 status.model,
@@ -196,6 +196,8 @@ pub fn command_outcome(
                 status.tools.join(", "),
                 status.pending,
                 status.rules,
+                status.window_line(),
+                status.tokens_line(),
                 if status.servers.is_empty() {
                     String::new()
                 } else {
@@ -211,6 +213,17 @@ pub fn command_outcome(
                 "pending": status.pending,
                 "rules": status.rules,
                 "mcp_servers": status.servers,
+                "context_window": status.context_window.as_ref().map(|w| json!({
+                    "tokens": w.tokens,
+                    "source": w.source,
+                })),
+                // Since the bot started, as the model server counted them.
+                "tokens": {
+                    "prompt": status.usage.prompt_tokens,
+                    "completion": status.usage.completion_tokens,
+                    "requests": status.usage.requests,
+                    "last_prompt": status.usage.last_prompt_tokens,
+                },
             }),
         ),
         CommandOutcome::Reset { .. } => ("reset", "conversation cleared".to_owned(), json!({})),

@@ -830,6 +830,8 @@ impl EventHandler for Handler {
                     profiles: &state.agent.profiles,
                     tools: &tools,
                     servers: &crate::app::mcp_status_lines(state.mcp.as_ref()),
+                    context_window: state.metrics.context_window().map(Into::into),
+                    usage: &state.agent.usage,
                 };
                 commands::handle(&ctx, &command, &context).await;
             }
