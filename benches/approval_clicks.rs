@@ -126,6 +126,7 @@ impl ChatModel for Scripted {
                     content: Some("Noted.".into()),
                     tool_calls: Vec::new(),
                     finish_reason: Some("stop".into()),
+                    usage: None,
                 });
             }
             let step: usize = last
@@ -142,6 +143,7 @@ impl ChatModel for Scripted {
                     arguments: json!({ "command": self.steps[step] }),
                 }],
                 finish_reason: Some("tool_calls".into()),
+                usage: None,
             })
         })
     }

@@ -103,6 +103,7 @@ impl ChatModel for ScriptedModel {
                     arguments,
                 }],
                 finish_reason: Some("tool_calls".into()),
+                usage: None,
             };
             Ok(match since_user {
                 0 => call(

@@ -192,6 +192,7 @@ pub fn build_agent_with(
         prepared: Default::default(),
         unwritten_audit: Default::default(),
         summaries: Default::default(),
+        usage: Default::default(),
     })
 }
 

@@ -6,10 +6,18 @@
 //!
 //! The model server's state ([`ModelStatus`]) is kept here too, since every model request
 //! passes through [`MeteredModel`]: the check at start sets it, each request's outcome
-//! updates it, and `/healthz`, `riskgate_model_server_up` and the start-up line read it.
+//! updates it, and `/healthz`, `riskgate_model_server_up` and the start-up line read it;
+//! and so is the model's context window that check resolved, for `/status`.
+//!
+//! The tokens the model server says each request cost are counted by channel
+//! (`riskgate_llm_prompt_tokens_total{channel}`, `riskgate_llm_completion_tokens_total`),
+//! from [`AgentEvent::ModelUsage`]. The first [`LABELLED_CHANNELS`] channels get a label
+//! each; the tokens of any channel after them are counted under `channel="other"`, so a bot
+//! in many channels cannot make the exposition (and Prometheus's series) grow without end.
 
-use std::sync::Arc;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder};
@@ -22,9 +30,18 @@ use prometheus_client::registry::Registry;
 use crate::core::agent::{AgentEvent, ChatReply, ChatRequest};
 use crate::core::ports::{ChatModel, EventSink, ModelError, ModelRetry};
 use crate::core::tools::BoxFuture;
+use crate::llm::ContextWindow;
 
 /// Upper bounds (seconds) of the LLM latency buckets.
 const LATENCY_BUCKETS: [f64; 10] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
+
+/// Channels the token counters name; the tokens of every channel after these are counted
+/// under [`OTHER_CHANNELS`]. A hundred covers the channels of a bot for one team or a few,
+/// and keeps the series a bot adds to Prometheus at a few hundred.
+pub const LABELLED_CHANNELS: usize = 100;
+
+/// The label of the tokens of the channels beyond [`LABELLED_CHANNELS`].
+pub const OTHER_CHANNELS: &str = "other";
 
 /// What `/metrics` answers with: OpenMetrics text, which Prometheus reads.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -38,6 +55,11 @@ struct Outcome {
 struct ToolCall {
     decision: String,
     source: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Channel {
+    channel: String,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -71,6 +93,12 @@ pub struct Metrics {
     llm_latency: Histogram,
     queue_depth: QueueDepth,
     model: ModelGauge,
+    prompt_tokens: Family<Channel, Counter>,
+    completion_tokens: Family<Channel, Counter>,
+    /// The channels the token counters name so far (at most [`LABELLED_CHANNELS`]).
+    labelled: Mutex<HashSet<String>>,
+    /// The model's context window, once the check at start resolved it.
+    context_window: RwLock<Option<ContextWindow>>,
 }
 
 /// Whether the model server answered, as last seen.
@@ -121,6 +149,8 @@ impl Metrics {
         let model = ModelGauge(Arc::new(tokio::sync::watch::Sender::new(
             ModelStatus::Unchecked,
         )));
+        let prompt_tokens = Family::<Channel, Counter>::default();
+        let completion_tokens = Family::<Channel, Counter>::default();
         // Help texts without the final period: the registry adds it.
         let mut registry = Registry::default();
         registry.register(
@@ -158,6 +188,16 @@ impl Metrics {
             "1 when the model server answered its last request (or the check at start) usably, else 0",
             model.clone(),
         );
+        registry.register(
+            "riskgate_llm_prompt_tokens",
+            "Prompt tokens of model requests by channel, as the model server counted them",
+            prompt_tokens.clone(),
+        );
+        registry.register(
+            "riskgate_llm_completion_tokens",
+            "Completion tokens of model replies by channel, as the model server counted them",
+            completion_tokens.clone(),
+        );
         Arc::new(Self {
             registry,
             runs,
@@ -167,11 +207,15 @@ impl Metrics {
             llm_latency,
             queue_depth,
             model,
+            prompt_tokens,
+            completion_tokens,
+            labelled: Mutex::default(),
+            context_window: RwLock::default(),
         })
     }
 
-    /// Counts what an event says.
-    pub fn observe(&self, event: &AgentEvent) {
+    /// Counts what an event in `channel` says.
+    pub fn observe(&self, channel: &str, event: &AgentEvent) {
         match event {
             AgentEvent::RunFinished { outcome, .. } => {
                 self.runs
@@ -197,8 +241,36 @@ impl Metrics {
                     })
                     .inc();
             }
+            AgentEvent::ModelUsage {
+                prompt_tokens,
+                completion_tokens,
+            } => {
+                let channel = Channel {
+                    channel: self.channel_label(channel),
+                };
+                self.prompt_tokens
+                    .get_or_create(&channel)
+                    .inc_by(*prompt_tokens);
+                self.completion_tokens
+                    .get_or_create(&channel)
+                    .inc_by(*completion_tokens);
+            }
             _ => {}
         }
+    }
+
+    /// `channel` while it is one of the first [`LABELLED_CHANNELS`] counted, else
+    /// [`OTHER_CHANNELS`].
+    fn channel_label(&self, channel: &str) -> String {
+        let mut labelled = self.labelled.lock().unwrap_or_else(PoisonError::into_inner);
+        if labelled.contains(channel) {
+            return channel.to_owned();
+        }
+        if labelled.len() < LABELLED_CHANNELS {
+            labelled.insert(channel.to_owned());
+            return channel.to_owned();
+        }
+        OTHER_CHANNELS.to_owned()
     }
 
     pub fn observe_llm(&self, seconds: f64, error: Option<&ModelError>) {
@@ -234,6 +306,22 @@ impl Metrics {
     /// The model server's state, as the check at start or a request found it.
     pub fn set_model_status(&self, status: ModelStatus) {
         self.model.0.send_replace(status);
+    }
+
+    /// The model's context window, as the check at start resolved it.
+    pub fn set_context_window(&self, window: ContextWindow) {
+        *self
+            .context_window
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(window);
+    }
+
+    /// The model's context window; `None` until the check at start has resolved it.
+    pub fn context_window(&self) -> Option<ContextWindow> {
+        *self
+            .context_window
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The model server's state as last seen.
@@ -298,7 +386,7 @@ pub struct MeteredEvents {
 
 impl EventSink for MeteredEvents {
     fn emit(&self, channel: &str, event: &AgentEvent) {
-        self.metrics.observe(event);
+        self.metrics.observe(channel, event);
         self.inner.emit(channel, event);
     }
 }
@@ -386,13 +474,23 @@ pub async fn serve(
 mod tests {
     use super::*;
 
+    fn assert_has_line(text: &str, line: &str) {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in:\n{text}"
+        );
+    }
+
     fn exposition() -> String {
         let metrics = Metrics::new();
         for outcome in ["replied", "replied", "said \"no\""] {
-            metrics.observe(&AgentEvent::RunFinished {
-                outcome: outcome.to_owned(),
-                iterations: 1,
-            });
+            metrics.observe(
+                "c",
+                &AgentEvent::RunFinished {
+                    outcome: outcome.to_owned(),
+                    iterations: 1,
+                },
+            );
         }
         metrics.observe_llm(0.2, None);
         metrics.observe_llm(
@@ -429,12 +527,45 @@ mod tests {
             // A dip below zero (a message taken before it was counted) shows as zero.
             "riskgate_queue_depth 0",
         ] {
-            assert!(
-                text.lines().any(|l| l == line),
-                "missing {line:?} in:\n{text}"
-            );
+            assert_has_line(&text, line);
         }
         assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+
+    #[test]
+    fn tokens_are_counted_by_channel_and_channels_past_the_limit_as_other() {
+        let metrics = Metrics::new();
+        let used = |prompt_tokens, completion_tokens| AgentEvent::ModelUsage {
+            prompt_tokens,
+            completion_tokens,
+        };
+        metrics.observe("123", &used(1000, 20));
+        metrics.observe("123", &used(1500, 30));
+        for n in 1..LABELLED_CHANNELS {
+            metrics.observe(&format!("busy-{n}"), &used(1, 1));
+        }
+        // Past the limit: counted, under "other"; a channel named before stays named.
+        metrics.observe("late-1", &used(5, 2));
+        metrics.observe("late-2", &used(7, 3));
+        metrics.observe("123", &used(1, 1));
+        let text = metrics.render();
+        for line in [
+            "# HELP riskgate_llm_prompt_tokens Prompt tokens of model requests by channel, as the model server counted them.",
+            "# TYPE riskgate_llm_prompt_tokens counter",
+            "riskgate_llm_prompt_tokens_total{channel=\"123\"} 2501",
+            "riskgate_llm_completion_tokens_total{channel=\"123\"} 51",
+            "riskgate_llm_prompt_tokens_total{channel=\"busy-99\"} 1",
+            "riskgate_llm_prompt_tokens_total{channel=\"other\"} 12",
+            "riskgate_llm_completion_tokens_total{channel=\"other\"} 5",
+        ] {
+            assert_has_line(&text, line);
+        }
+        assert!(!text.contains("late-"), "{text}");
+        let named = text
+            .lines()
+            .filter(|l| l.starts_with("riskgate_llm_prompt_tokens_total{"))
+            .count();
+        assert_eq!(named, LABELLED_CHANNELS + 1, "{text}");
     }
 
     #[test]

@@ -1026,6 +1026,7 @@ fn spy_call(id: &str, value: &str) -> ChatReply {
             arguments: json!({"value": value}),
         }],
         finish_reason: Some("tool_calls".into()),
+        usage: None,
     }
 }
 
@@ -1127,6 +1128,7 @@ async fn the_audit_log_records_every_kind_of_call() {
                     arguments: json!({"operation": "read", "path": "/etc/passwd"}),
                 }],
                 finish_reason: None,
+                usage: None,
             },
         ),
         (0, reply("done")),
@@ -1300,6 +1302,7 @@ fn witness_call(id: &str) -> ChatReply {
             arguments: json!({}),
         }],
         finish_reason: Some("tool_calls".into()),
+        usage: None,
     }
 }
 

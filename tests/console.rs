@@ -36,6 +36,14 @@ fn console_bytes(
     child.wait_with_output().expect("output")
 }
 
+/// Each event's kind (`run_started`, `tool_call`, ...), in order.
+fn kinds(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|e| e["event"].as_str().expect("event"))
+        .collect()
+}
+
 fn events(output: &std::process::Output) -> Vec<Value> {
     String::from_utf8_lossy(&output.stdout)
         .lines()
@@ -65,10 +73,7 @@ async fn a_scripted_session_with_an_auto_call_an_approval_and_commands() {
     let (status, lines, stderr) = session.finish();
     assert!(status.success(), "{stderr}");
     let events = parse(&lines);
-    let kinds: Vec<&str> = events
-        .iter()
-        .map(|e| e["event"].as_str().expect("event"))
-        .collect();
+    let kinds = kinds(&events);
     assert_eq!(
         kinds,
         [
@@ -260,10 +265,7 @@ async fn a_line_typed_ahead_of_a_prompt_is_a_message_not_the_answer() {
     let (status, lines, stderr) = session.finish();
     assert!(status.success(), "{stderr}");
     let events = parse(&lines);
-    let kinds: Vec<&str> = events
-        .iter()
-        .map(|e| e["event"].as_str().expect("event"))
-        .collect();
+    let kinds = kinds(&events);
     assert_eq!(
         kinds,
         [
@@ -536,4 +538,96 @@ async fn audit_shows_a_cancels_reason() {
             );
         }
     }
+}
+
+/// `/status` shows the model's window as the server states it (here llama.cpp's `/props`)
+/// and the channel's tokens as the server counted them, since this process started; the
+/// session's output has no event for them.
+#[tokio::test]
+async fn status_shows_the_window_and_the_tokens_since_the_start() {
+    use wiremock::matchers::{method, path};
+    let script = || {
+        vec![
+            fake_llm::with_usage(
+                fake_llm::tool_calls(&[("c1", "execute_command", json!({"command": "ls"}))]),
+                800,
+                20,
+            ),
+            fake_llm::with_usage(fake_llm::text("One file."), 1200, 5),
+        ]
+    };
+    let fake = FakeLlm::start(script()).await;
+    wiremock::Mock::given(method("GET"))
+        .and(path("/props"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(200)
+                .set_body_json(json!({"default_generation_settings": {"n_ctx": 4096}})),
+        )
+        .mount(&fake.server)
+        .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = console(
+        &fake.base_url(),
+        dir.path(),
+        "what files are there?\n/status\n",
+        &["--json"],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events(&output);
+    let kinds = kinds(&events);
+    assert_eq!(
+        kinds,
+        [
+            "run_started",
+            "tool_call",
+            "tool_result",
+            "reply",
+            "run_finished",
+            "status"
+        ],
+        "{events:#?}"
+    );
+    let status = &events[5];
+    assert_eq!(
+        status["context_window"],
+        json!({"tokens": 4096, "source": "llama.cpp's /props (n_ctx)"})
+    );
+    assert_eq!(
+        status["tokens"],
+        json!({"prompt": 2000, "completion": 25, "requests": 2, "last_prompt": 1200})
+    );
+    let message = status["message"].as_str().expect("message");
+    assert!(
+        message.contains("context window: 4096 tokens (llama.cpp's /props (n_ctx))"),
+        "{message}"
+    );
+    assert!(
+        message.contains("tokens since the bot started: 2000 prompt, 25 completion in 2 request(s); the last request's prompt: 1200 tokens, 29% of the window"),
+        "{message}"
+    );
+
+    // Another process starts from zero, and says so in text as well.
+    fake.push(script());
+    let output = console(
+        &fake.base_url(),
+        dir.path(),
+        "/status\nwhat files are there?\n/status\n",
+        &[],
+    );
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let statuses: Vec<&str> = stdout.lines().filter(|l| l.starts_with("mode: ")).collect();
+    assert_eq!(statuses.len(), 2, "{stdout}");
+    assert!(
+        statuses[0].contains("tokens since the bot started: none reported"),
+        "{stdout}"
+    );
+    assert!(
+        statuses[1].contains("2000 prompt, 25 completion in 2 request(s)"),
+        "{stdout}"
+    );
 }

@@ -204,11 +204,7 @@ async fn a_ten_call_run_with_large_results_answers_in_a_4k_window() {
         results[9].len(),
         results[0].len()
     );
-    assert!(
-        results[9].contains("3,user3@example.com"),
-        "{}",
-        results[9]
-    );
+    assert!(results[9].contains("3,user3@example.com"), "{}", results[9]);
     assert!(
         messages[1]["content"]
             .as_str()

@@ -33,21 +33,25 @@ impl EventSink for Quiet {
 }
 
 #[tokio::test]
-async fn metrics_count_runs_calls_approvals_and_model_latency() {
+async fn metrics_count_runs_calls_approvals_model_latency_and_tokens() {
     let fake = FakeLlm::start(vec![
-        fake_llm::tool_calls(&[
-            (
-                "c1",
-                "file_operations",
-                json!({"operation": "list", "path": "."}),
-            ),
-            (
-                "c2",
-                "file_operations",
-                json!({"operation": "delete", "path": "x.txt"}),
-            ),
-        ]),
-        fake_llm::text("done"),
+        fake_llm::with_usage(
+            fake_llm::tool_calls(&[
+                (
+                    "c1",
+                    "file_operations",
+                    json!({"operation": "list", "path": "."}),
+                ),
+                (
+                    "c2",
+                    "file_operations",
+                    json!({"operation": "delete", "path": "x.txt"}),
+                ),
+            ]),
+            900,
+            40,
+        ),
+        fake_llm::with_usage(fake_llm::text("done"), 1100, 3),
     ])
     .await;
     let dir = tempfile::tempdir().expect("tempdir");
@@ -71,12 +75,18 @@ async fn metrics_count_runs_calls_approvals_and_model_latency() {
     .expect("agent");
     agent
         .run(&Inbound {
-            channel: "c".into(),
+            channel: "4242".into(),
             author: "u".into(),
             author_name: "u".into(),
             text: "tidy up".into(),
         })
         .await;
+    let usage = agent.usage.of("4242");
+    assert_eq!(
+        (usage.prompt_tokens, usage.completion_tokens, usage.requests),
+        (2000, 43, 2)
+    );
+    assert_eq!(usage.last_prompt_tokens, Some(1100));
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -126,6 +136,9 @@ async fn metrics_count_runs_calls_approvals_and_model_latency() {
         "riskgate_llm_request_seconds_bucket{le=\"+Inf\"} 2",
         "riskgate_queue_depth 0",
         "riskgate_model_server_up 1",
+        // Both requests' tokens, as the server counted them, under the run's channel.
+        "riskgate_llm_prompt_tokens_total{channel=\"4242\"} 2000",
+        "riskgate_llm_completion_tokens_total{channel=\"4242\"} 43",
     ] {
         assert!(
             text.lines().any(|l| l == line),

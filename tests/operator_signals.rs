@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use support::fake_discord::{
     self as discord, APP_ID, APP_NAME, FakeDiscord, GuildSpec, MESSAGE_CONTENT_INTENT, Refusals,
+    UserSpec,
 };
 use support::fake_llm::FakeLlm;
 use support::pg_proxy::PgProxy;
@@ -298,6 +299,23 @@ async fn a_working_bot_says_what_it_serves_in_one_line_at_the_default_level() {
             "ok\ndiscord: connected\nstate database: answering\nmodel server: answered at {} (1 models, llm.model \"tiny\" among them); context window 4096 tokens (llama.cpp's /props (n_ctx))\n",
             llm.base_url()
         )
+    );
+    // `/status` shows the window the check at start resolved, and that nothing was spent.
+    discord
+        .slash_command(
+            CHANNEL,
+            "status",
+            json!([]),
+            &UserSpec::new(3_000_000_000_000_000_001, "alice"),
+        )
+        .await;
+    let answer = discord
+        .wait_for_request(|r| r.path.ends_with("/callback"), PATIENCE)
+        .await;
+    let content = answer.at("/data/content").as_str().unwrap_or_default();
+    assert!(
+        content.contains("\nContext window: 4096 tokens (llama.cpp's /props (n_ctx))\nTokens since the bot started: none reported"),
+        "{content}"
     );
     bot.assert_no_secret();
 }

@@ -1106,6 +1106,7 @@ fn call(id: &str, tool: &str, arguments: Value) -> ChatReply {
             arguments,
         }],
         finish_reason: Some("tool_calls".into()),
+        usage: None,
     }
 }
 

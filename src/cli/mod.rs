@@ -350,20 +350,18 @@ const MODEL_CHECK_WAIT: Duration = Duration::from_secs(5);
 
 /// Asks the model server for its models once, at start; a failure is a warning naming
 /// `llm.base_url` (its password redacted) and what failed, never a reason not to start.
+/// Beside it, the model's context window is resolved and kept in `metrics` for `/status`.
 async fn check_model(
     model: std::sync::Arc<crate::llm::OpenAiClient>,
     metrics: std::sync::Arc<crate::metrics::Metrics>,
     llm: crate::config::LlmSettings,
 ) {
-    let stated = async {
-        if llm.context_window_tokens > 0 {
-            return None;
-        }
-        model.stated_window(MODEL_CHECK_WAIT).await
-    };
-    let (check, stated) = tokio::join!(model.check_server(MODEL_CHECK_WAIT), stated);
-    let window = crate::llm::ContextWindow::resolve(llm.context_window_tokens, stated);
+    let (check, window) = tokio::join!(
+        model.check_server(MODEL_CHECK_WAIT),
+        model.context_window(llm.context_window_tokens, MODEL_CHECK_WAIT)
+    );
     model.set_context_window(window);
+    metrics.set_context_window(window);
     let base_url = crate::config::redact_password(&llm.base_url);
     let (answering, said) = check.judge(&llm.model, base_url.trim_end_matches('/'));
     let said = if answering {

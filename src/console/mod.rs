@@ -18,7 +18,7 @@ mod editor;
 mod render;
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::json;
@@ -29,6 +29,10 @@ use crate::core::agent::{Agent, AgentEvent, Inbound, RunOutcome, StopReason};
 use crate::core::commands::{self, Caller, ChannelCommand, CommandEnv};
 use crate::core::ports::{ApprovalOutcome, ApprovalRequest, ApprovalSurface, EventSink};
 use crate::core::tools::{BoxFuture, ToolRegistry};
+use crate::llm::ContextWindow;
+
+/// How long each of the questions that learn the model's context window may take.
+const WINDOW_WAIT: Duration = Duration::from_secs(5);
 
 /// Console options from the command line.
 #[derive(Debug, Clone)]
@@ -115,6 +119,10 @@ impl EventSink for ConsoleEvents {
         // The prompt opens before it is shown: whoever answers after seeing it is heard.
         if matches!(event, AgentEvent::ApprovalRequested { .. }) {
             self.router.open_prompt();
+        }
+        // What a request cost is for `/status` and the counters, not the session's output.
+        if matches!(event, AgentEvent::ModelUsage { .. }) {
+            return;
         }
         if self.output.json {
             match serde_json::to_value(event) {
@@ -315,8 +323,21 @@ fn prompt_answer(line: &str, user: &str, similar_offered: bool) -> ApprovalOutco
 
 /// Runs the console until `/quit` or the end of input.
 pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), ConsoleError> {
-    let model = crate::app::model_client(&settings)?;
+    let model = Arc::new(crate::app::model_client(&settings)?);
     check_reachable(model.endpoint()).await?;
+    // The model's window, for requests and `/status`: asked beside the session, never
+    // holding it up.
+    let window: Arc<OnceLock<ContextWindow>> = Arc::default();
+    tokio::spawn({
+        let (model, window) = (model.clone(), window.clone());
+        let setting = settings.llm.context_window_tokens;
+        async move {
+            let found = model.context_window(setting, WINDOW_WAIT).await;
+            // Requests from now on are fitted to it.
+            model.set_context_window(found);
+            let _ = window.set(found);
+        }
+    });
 
     let (tx, mut messages) = mpsc::unbounded_channel::<Message>();
     let router = Arc::new(Router {
@@ -344,7 +365,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
     let agent = crate::app::build_agent_with(
         &settings,
         tools.clone(),
-        Arc::new(model),
+        model,
         store.clone(),
         Arc::new(ConsoleApprovals {
             router: router.clone(),
@@ -381,7 +402,8 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
             continue;
         }
         if let Some(command) = text.strip_prefix('/') {
-            if !command_line(&agent, mcp.as_ref(), &options, &output, command).await {
+            let window = window.get().copied();
+            if !command_line(&agent, mcp.as_ref(), window, &options, &output, command).await {
                 break;
             }
             continue;
@@ -420,6 +442,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
 async fn command_line(
     agent: &Agent,
     mcp: Option<&Arc<crate::mcp::McpHub>>,
+    window: Option<ContextWindow>,
     options: &ConsoleOptions,
     output: &Output,
     command: &str,
@@ -459,6 +482,8 @@ async fn command_line(
         profiles: &agent.profiles,
         tools: &tools,
         servers: &crate::app::mcp_status_lines(mcp),
+        context_window: window.map(Into::into),
+        usage: &agent.usage,
     };
     // The console's user runs the bot: they may change and revoke anything.
     let caller = Caller {

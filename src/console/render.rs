@@ -24,7 +24,9 @@ pub fn clean(text: &str) -> String {
 /// shown on one line as its tool in `tools` shows it ([`ToolSet::call_line`]).
 pub fn event_text(tools: &ToolSet, event: &AgentEvent) -> Option<String> {
     let text = match event {
-        AgentEvent::RunStarted { .. } | AgentEvent::RunFinished { .. } => return None,
+        AgentEvent::RunStarted { .. }
+        | AgentEvent::RunFinished { .. }
+        | AgentEvent::ModelUsage { .. } => return None,
         AgentEvent::ToolCall {
             tool,
             arguments,
@@ -186,7 +188,7 @@ pub fn command_outcome(
         CommandOutcome::Status(status) => (
             "status",
             format!(
-                "mode: {}, profile: {}, model: {} ({} protocol), tools: {}, pending approvals: {}, rules: {}{}",
+                "mode: {}, profile: {}, model: {} ({} protocol), tools: {}, pending approvals: {}, rules: {}; {}; {}{}",
                 status.settings.mode,
                 status.settings.profile,
                 status.model,
@@ -194,6 +196,8 @@ pub fn command_outcome(
                 status.tools.join(", "),
                 status.pending,
                 status.rules,
+                status.window_line(),
+                status.tokens_line(),
                 if status.servers.is_empty() {
                     String::new()
                 } else {
@@ -209,6 +213,17 @@ pub fn command_outcome(
                 "pending": status.pending,
                 "rules": status.rules,
                 "mcp_servers": status.servers,
+                "context_window": status.context_window.as_ref().map(|w| json!({
+                    "tokens": w.tokens,
+                    "source": w.source,
+                })),
+                // Since the bot started, as the model server counted them.
+                "tokens": {
+                    "prompt": status.usage.prompt_tokens,
+                    "completion": status.usage.completion_tokens,
+                    "requests": status.usage.requests,
+                    "last_prompt": status.usage.last_prompt_tokens,
+                },
             }),
         ),
         CommandOutcome::Reset { .. } => ("reset", "conversation cleared".to_owned(), json!({})),

@@ -11,6 +11,7 @@ use crate::core::profile::Profiles;
 use crate::core::risk::ChannelMode;
 use crate::core::rules::ChannelRule;
 use crate::core::tools::ToolSet;
+use crate::core::usage::{ChannelUsage, UsageLedger};
 
 /// The most audit records one `/audit` shows.
 pub const AUDIT_MAX: usize = 25;
@@ -122,6 +123,19 @@ pub struct CommandEnv<'a> {
     pub tools: &'a ToolSet,
     /// The MCP servers as they stand, a line each (`kb: ready, 3 tools (stdio)`).
     pub servers: &'a [String],
+    /// The model's context window; `None` while the server has not been asked yet.
+    pub context_window: Option<ModelWindow>,
+    /// What each channel's requests cost since the start (`Agent::usage`).
+    pub usage: &'a UsageLedger,
+}
+
+/// The model's context window, as `/status` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelWindow {
+    pub tokens: u32,
+    /// Where that came from: `llm.context_window_tokens`, what the server stated, or the
+    /// default.
+    pub source: String,
 }
 
 /// What the channel's status is made of.
@@ -135,6 +149,46 @@ pub struct Status {
     pub rules: usize,
     /// The MCP servers, a line each; empty when none is configured.
     pub servers: Vec<String>,
+    pub context_window: Option<ModelWindow>,
+    /// The channel's tokens since the bot started.
+    pub usage: ChannelUsage,
+}
+
+impl Status {
+    /// `context window: 8192 tokens (llm.context_window_tokens)`, in every front end's words.
+    pub fn window_line(&self) -> String {
+        match &self.context_window {
+            Some(window) => format!(
+                "context window: {} tokens ({})",
+                window.tokens, window.source
+            ),
+            None => "context window: not known yet (the model server is asked at start)".to_owned(),
+        }
+    }
+
+    /// What the channel's requests cost since the bot started, as the model server counted
+    /// it, and how full the window was at the last request.
+    pub fn tokens_line(&self) -> String {
+        let usage = &self.usage;
+        let Some(last) = usage.last_prompt_tokens else {
+            return "tokens since the bot started: none reported (the model server has not said what this channel's requests cost)".to_owned();
+        };
+        let share = self
+            .context_window
+            .as_ref()
+            .filter(|window| window.tokens > 0)
+            .map(|window| {
+                format!(
+                    ", {}% of the window",
+                    last.saturating_mul(100) / u64::from(window.tokens)
+                )
+            })
+            .unwrap_or_default();
+        format!(
+            "tokens since the bot started: {} prompt, {} completion in {} request(s); the last request's prompt: {last} tokens{share}",
+            usage.prompt_tokens, usage.completion_tokens, usage.requests
+        )
+    }
 }
 
 /// What came of a command, for a front end to render.
@@ -291,6 +345,8 @@ async fn status(env: &CommandEnv<'_>, channel: &str, settings: ChannelSettings) 
         rules: rules.map_or(0, |r| r.len()),
         settings,
         servers: env.servers.to_vec(),
+        context_window: env.context_window.clone(),
+        usage: env.usage.of(channel),
     })
 }
 
@@ -393,6 +449,7 @@ mod tests {
         defaults: &'a ChannelSettings,
         profiles: &'a Profiles,
         tools: &'a ToolSet,
+        usage: &'a UsageLedger,
     ) -> CommandEnv<'a> {
         CommandEnv {
             store,
@@ -402,6 +459,8 @@ mod tests {
             profiles,
             tools,
             servers: &[],
+            context_window: None,
+            usage,
         }
     }
 
@@ -455,8 +514,8 @@ mod tests {
             mode: ChannelMode::Smart,
             profile: "ops".into(),
         };
-        let (profiles, tools) = (profiles(), tools());
-        let env = env(&store, &defaults, &profiles, &tools);
+        let (profiles, tools, usage) = (profiles(), tools(), UsageLedger::default());
+        let env = env(&store, &defaults, &profiles, &tools, &usage);
         let strict = ChannelCommand::Mode(Some(ChannelMode::Strict));
         let refused = apply(&env, "c", caller(false), strict.clone()).await;
         assert!(
@@ -490,6 +549,82 @@ mod tests {
             "another channel keeps the defaults"
         );
         assert!(!other.is_public());
+    }
+
+    #[tokio::test]
+    async fn status_shows_the_window_and_the_channels_own_tokens_since_the_start() {
+        use crate::core::message::Usage;
+        let store = MemoryStore::new();
+        let defaults = ChannelSettings {
+            mode: ChannelMode::Smart,
+            profile: "ops".into(),
+        };
+        let (profiles, tools, usage) = (profiles(), tools(), UsageLedger::default());
+        async fn status(env: &CommandEnv<'_>, channel: &str) -> Status {
+            match apply(env, channel, caller(false), ChannelCommand::Status).await {
+                CommandOutcome::Status(status) => status,
+                other => panic!("a status, not {other:?}"),
+            }
+        }
+        let unknown = env(&store, &defaults, &profiles, &tools, &usage);
+        let fresh = status(&unknown, "c").await;
+        assert_eq!(
+            fresh.window_line(),
+            "context window: not known yet (the model server is asked at start)"
+        );
+        assert!(
+            fresh
+                .tokens_line()
+                .starts_with("tokens since the bot started: none reported"),
+            "{}",
+            fresh.tokens_line()
+        );
+
+        usage.record(
+            "c",
+            Usage {
+                prompt_tokens: 1000,
+                completion_tokens: 40,
+            },
+        );
+        usage.record(
+            "c",
+            Usage {
+                prompt_tokens: 2048,
+                completion_tokens: 10,
+            },
+        );
+        usage.record(
+            "elsewhere",
+            Usage {
+                prompt_tokens: 5,
+                completion_tokens: 5,
+            },
+        );
+        let known = CommandEnv {
+            context_window: Some(ModelWindow {
+                tokens: 8192,
+                source: "llama.cpp's /props (n_ctx)".into(),
+            }),
+            ..env(&store, &defaults, &profiles, &tools, &usage)
+        };
+        let used = status(&known, "c").await;
+        assert_eq!(
+            used.window_line(),
+            "context window: 8192 tokens (llama.cpp's /props (n_ctx))"
+        );
+        assert_eq!(
+            used.tokens_line(),
+            "tokens since the bot started: 3048 prompt, 50 completion in 2 request(s); the last request's prompt: 2048 tokens, 25% of the window"
+        );
+        assert_eq!(status(&known, "elsewhere").await.usage.prompt_tokens, 5);
+        // Without a window, the share is left out rather than guessed.
+        assert!(
+            status(&unknown, "c")
+                .await
+                .tokens_line()
+                .ends_with(": 2048 tokens")
+        );
     }
 
     #[test]

@@ -129,6 +129,12 @@ pub enum AgentEvent {
         by: String,
         expires_at: u64,
     },
+    /// The model server answered a request and said what it cost (its `usage`). For the
+    /// counters: the front ends show nothing for it.
+    ModelUsage {
+        prompt_tokens: u64,
+        completion_tokens: u64,
+    },
     /// The run is over.
     RunFinished { outcome: String, iterations: u32 },
 }

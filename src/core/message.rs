@@ -135,6 +135,19 @@ pub struct ChatReply {
     pub tool_calls: Vec<ReplyToolCall>,
     /// `stop`, `tool_calls`, `length`, or anything a server invents.
     pub finish_reason: Option<String>,
+    /// The tokens the server says the request and the reply took; `None` when it said
+    /// nothing readable.
+    pub usage: Option<Usage>,
+}
+
+/// What one request cost, as the server counted it (the `usage` object OpenAI, llama.cpp,
+/// vLLM and Ollama's OpenAI endpoint send with every completion).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    /// The request: system prompt, history, this run's messages and the tools.
+    pub prompt_tokens: u64,
+    /// The reply.
+    pub completion_tokens: u64,
 }
 
 /// Which protocol a model speaks (`llm.protocol`).

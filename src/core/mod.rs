@@ -8,7 +8,8 @@
 //! - [`risk`]: the pure policy; [`rules`]: channel rules; [`tools`]: the `Tool` trait, tool
 //!   sets and the gate; [`profile`]: what a channel's profile offers.
 //! - The words every part shares: [`message`] (the conversation, the protocol), [`approval`]
-//!   (approvals), [`event`] (what a run reports).
+//!   (approvals), [`event`] (what a run reports), [`usage`] (the tokens each channel's
+//!   requests cost).
 //! - [`ports`]: the traits adapters implement; [`prompt`]: the system prompt.
 //! - [`agent`]: the loop; [`commands`]: the channel commands.
 
@@ -23,3 +24,4 @@ pub mod prompt;
 pub mod risk;
 pub mod rules;
 pub mod tools;
+pub mod usage;

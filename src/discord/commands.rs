@@ -9,10 +9,13 @@ use serenity::all::{
 
 use super::approvals::message_ref;
 use super::outbox::no_mentions;
-use crate::core::commands::{self, Caller, ChannelCommand, CommandEnv, CommandOutcome};
+use crate::core::commands::{
+    self, Caller, ChannelCommand, CommandEnv, CommandOutcome, ModelWindow,
+};
 use crate::core::ports::{ChannelSettings, Store};
 use crate::core::profile::Profiles;
 use crate::core::tools::ToolSet;
+use crate::core::usage::UsageLedger;
 
 /// Discord's limits: characters of a command's or an option's description, choices of one
 /// option.
@@ -112,6 +115,10 @@ pub struct CommandContext<'a> {
     pub tools: &'a ToolSet,
     /// The MCP servers as they stand, a line each.
     pub servers: &'a [String],
+    /// The model's context window, once the check at start resolved it.
+    pub context_window: Option<ModelWindow>,
+    /// What each channel's requests cost since the start.
+    pub usage: &'a UsageLedger,
 }
 
 /// The answer to a command: text, and whether only the caller sees it.
@@ -181,10 +188,20 @@ pub async fn run(
         profiles: ctx.profiles,
         tools: ctx.tools,
         servers: ctx.servers,
+        context_window: ctx.context_window.clone(),
+        usage: ctx.usage,
     };
     let outcome = commands::apply(&env, channel, caller, command).await;
     let public = outcome.is_public();
     answer(render(ctx.tools, outcome, guild), !public)
+}
+
+/// `line` with its first letter capital, as a line of its own in a message.
+fn sentence(line: &str) -> String {
+    let mut chars = line.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
 }
 
 /// An outcome as Discord shows it: mentions for people, timestamps Discord localises; a
@@ -217,6 +234,10 @@ fn render(tools: &ToolSet, outcome: CommandOutcome, guild: Option<u64>) -> Strin
                 status.pending,
                 status.rules
             );
+            for line in [status.window_line(), status.tokens_line()] {
+                text.push('\n');
+                text.push_str(&sentence(&line));
+            }
             if !status.servers.is_empty() {
                 text.push_str("\nMCP servers:");
                 for server in &status.servers {
@@ -479,6 +500,14 @@ mod tests {
             profile: "ops".into(),
         };
         let profiles = crate::tools::builtin_profiles("ops").expect("profiles");
+        let usage = UsageLedger::default();
+        usage.record(
+            "c",
+            crate::core::message::Usage {
+                prompt_tokens: 4096,
+                completion_tokens: 12,
+            },
+        );
         let ctx = CommandContext {
             store: &store,
             defaults: &defaults,
@@ -489,6 +518,11 @@ mod tests {
             profiles: &profiles,
             tools: &ToolSet::new(),
             servers: &[],
+            context_window: Some(ModelWindow {
+                tokens: 16384,
+                source: "llm.context_window_tokens".into(),
+            }),
+            usage: &usage,
         };
         let caller = |configure| Caller {
             user: "u1",
@@ -502,6 +536,13 @@ mod tests {
         let shown = run(&ctx, "status", None, "c", caller(false), None).await;
         assert!(
             shown.text.contains("**strict**") && shown.text.contains("pending approvals: **0**")
+        );
+        assert!(
+            shown
+                .text
+                .contains("\nContext window: 16384 tokens (llm.context_window_tokens)\nTokens since the bot started: 4096 prompt, 12 completion in 1 request(s); the last request's prompt: 4096 tokens, 25% of the window"),
+            "{}",
+            shown.text
         );
         let bad = run(&ctx, "profile", Some("root"), "c", caller(true), None).await;
         assert!(bad.text.contains("Unknown profile"));

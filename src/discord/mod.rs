@@ -170,6 +170,10 @@ struct DiscordEvents {
 
 impl EventSink for DiscordEvents {
     fn emit(&self, channel: &str, event: &AgentEvent) {
+        // What a request cost is for the counters, not the channel.
+        if matches!(event, AgentEvent::ModelUsage { .. }) {
+            return;
+        }
         if let Ok(id) = channel.parse::<u64>()
             && id > 0
         {
@@ -885,6 +889,8 @@ impl EventHandler for Handler {
                     profiles: &state.agent.profiles,
                     tools: &tools,
                     servers: &crate::app::mcp_status_lines(state.mcp.as_ref()),
+                    context_window: state.metrics.context_window().map(Into::into),
+                    usage: &state.agent.usage,
                 };
                 commands::handle(&ctx, &command, &context).await;
             }

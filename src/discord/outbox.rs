@@ -324,7 +324,9 @@ impl ChannelOut {
                 );
                 self.send(Post::text(text)).await;
             }
-            AgentEvent::ApprovalRequested { .. } | AgentEvent::CallNotRun { .. } => {}
+            AgentEvent::ApprovalRequested { .. }
+            | AgentEvent::CallNotRun { .. }
+            | AgentEvent::ModelUsage { .. } => {}
         }
     }
 

@@ -151,7 +151,28 @@ fn positive(value: &Value) -> Option<u32> {
         .filter(|n| *n > 0)
 }
 
+impl From<ContextWindow> for crate::core::commands::ModelWindow {
+    fn from(window: ContextWindow) -> Self {
+        Self {
+            tokens: window.tokens,
+            source: window.source.to_owned(),
+        }
+    }
+}
+
 impl super::OpenAiClient {
+    /// The window requests are fitted to: `setting` (`llm.context_window_tokens`) when it is
+    /// given, else what the server states (asked as [`Self::stated_window`], each probe
+    /// within `wait`), else the default.
+    pub async fn context_window(&self, setting: u32, wait: Duration) -> ContextWindow {
+        let stated = if setting > 0 {
+            None
+        } else {
+            self.stated_window(wait).await
+        };
+        ContextWindow::resolve(setting, stated)
+    }
+
     /// Asks the server for the model's window: vLLM's model list, llama.cpp's `/props` and
     /// Ollama's `/api/show`, at once, each within `wait`. `None` when none says.
     pub async fn stated_window(&self, wait: Duration) -> Option<StatedWindow> {

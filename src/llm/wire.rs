@@ -4,6 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::core::agent::{ChatMessage, ChatReply, ChatRequest, ReplyToolCall, Role};
+use crate::core::message::Usage;
 use crate::core::ports::ModelError;
 
 #[derive(Debug, Serialize)]
@@ -233,6 +234,22 @@ pub(super) fn parse_reply(text: &str) -> Result<ChatReply, ModelError> {
             .get("finish_reason")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        usage: value.get("usage").and_then(usage_of),
+    })
+}
+
+/// The reply's `usage`, read loosely: a count that is missing, `null`, negative, fractional
+/// or a string is taken as 0, and a `usage` with neither count readable as none, so an odd
+/// server costs the counting, never the reply.
+fn usage_of(usage: &Value) -> Option<Usage> {
+    let count = |name: &str| usage.get(name).and_then(Value::as_u64);
+    let (prompt, completion) = (count("prompt_tokens"), count("completion_tokens"));
+    if prompt.is_none() && completion.is_none() {
+        return None;
+    }
+    Some(Usage {
+        prompt_tokens: prompt.unwrap_or(0),
+        completion_tokens: completion.unwrap_or(0),
     })
 }
 
@@ -343,6 +360,56 @@ mod tests {
         );
         assert_eq!(r.content.as_deref(), Some("hello"));
         assert_eq!(r.finish_reason.as_deref(), Some("eos_token"));
+    }
+
+    #[test]
+    fn usage_is_read_when_sent_and_odd_counts_never_cost_the_reply() {
+        let with = |usage: Value| {
+            reply(
+                json!({"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
+                "usage": usage}),
+            )
+        };
+        // OpenAI, llama.cpp, vLLM and Ollama: both counts, and a total that is not needed.
+        assert_eq!(
+            with(json!({"prompt_tokens": 1200, "completion_tokens": 34, "total_tokens": 1234}))
+                .usage,
+            Some(Usage {
+                prompt_tokens: 1200,
+                completion_tokens: 34
+            })
+        );
+        let without = reply(json!({"choices": [{"message": {"content": "hi"}}]}));
+        assert_eq!(without.usage, None);
+        assert_eq!(without.content.as_deref(), Some("hi"));
+        assert_eq!(with(Value::Null).usage, None);
+        assert_eq!(with(json!("lots")).usage, None);
+        assert_eq!(with(json!({})).usage, None);
+        // A count that is a string, negative or fractional is not a count; the other stays.
+        let odd = with(json!({"prompt_tokens": "12", "completion_tokens": 7}));
+        assert_eq!(
+            odd.usage,
+            Some(Usage {
+                prompt_tokens: 0,
+                completion_tokens: 7
+            })
+        );
+        assert_eq!(odd.content.as_deref(), Some("hi"));
+        assert_eq!(
+            with(json!({"prompt_tokens": 50, "completion_tokens": -1})).usage,
+            Some(Usage {
+                prompt_tokens: 50,
+                completion_tokens: 0
+            })
+        );
+        assert_eq!(
+            with(json!({"prompt_tokens": -3, "completion_tokens": 2.5})).usage,
+            None
+        );
+        assert_eq!(
+            with(json!({"prompt_tokens": null, "completion_tokens": null})).usage,
+            None
+        );
     }
 
     #[test]

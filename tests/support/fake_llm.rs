@@ -375,6 +375,27 @@ pub fn text(content: &str) -> Scripted {
     }))
 }
 
+/// `step` with the `usage` real servers send beside each completion (OpenAI, llama.cpp,
+/// vLLM, Ollama's OpenAI endpoint): the tokens of the request and of the reply.
+pub fn with_usage(step: Scripted, prompt_tokens: u64, completion_tokens: u64) -> Scripted {
+    let usage = json!({
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    });
+    match step {
+        Scripted::Reply(mut body) => {
+            body["usage"] = usage;
+            Scripted::Reply(body)
+        }
+        Scripted::Slow(delay, mut body) => {
+            body["usage"] = usage;
+            Scripted::Slow(delay, body)
+        }
+        status @ Scripted::Status { .. } => status,
+    }
+}
+
 /// An error status with an OpenAI-shaped body.
 pub fn status(status: u16, message: &str, retry_after: Option<&str>) -> Scripted {
     Scripted::Status {

@@ -270,7 +270,11 @@ impl super::Agent {
                 end += 1;
             }
             let request = summary_request(summary.as_deref(), &lines, words);
-            match self.model.complete(&request).await {
+            let asked = self.model.complete(&request).await;
+            if let Ok(reply) = &asked {
+                self.count_usage(channel, reply);
+            }
+            match asked {
                 Ok(reply) => match reply.content.filter(|t| !t.trim().is_empty()) {
                     Some(text) => {
                         let limit = words * 8;

@@ -46,6 +46,7 @@ use crate::core::prompt::Prompts;
 use crate::core::tools::{
     AssessContext, BoxFuture, RiskGate, ToolDefinition, ToolSet, canonical_json, check_arguments,
 };
+use crate::core::usage::UsageLedger;
 
 /// Characters of a failed call's error shown in the chat; the model gets up to its own
 /// output budget, framed as data.
@@ -295,6 +296,8 @@ pub struct Agent {
     pub unwritten_audit: AuditSpool,
     /// The channels' summaries of their older conversation (see [`memory`]).
     pub summaries: Summaries,
+    /// The tokens each channel's requests cost since the start, for `/status`.
+    pub usage: UsageLedger,
 }
 
 /// Audit records waiting for the store. The lock is held while they are written, so no tool
@@ -1091,7 +1094,9 @@ impl Agent {
     }
 
     /// One model call, within what is left of the run's time. A wait of the model client
-    /// before it tries again (a busy or failing server) is told to the channel.
+    /// before it tries again (a busy or failing server) is told to the channel. What the
+    /// server says the request cost goes to the channel's line in [`Agent::usage`] and out as
+    /// [`AgentEvent::ModelUsage`], for the counters.
     async fn ask(&self, channel: &str, request: &ChatRequest, timer: &RunTimer) -> Asked {
         let waiting = |retry: &ModelRetry| {
             if retry.wait >= MODEL_WAIT_NOTICE {
@@ -1103,11 +1108,29 @@ impl Agent {
                 );
             }
         };
-        tokio::time::timeout(
+        let asked = tokio::time::timeout(
             timer.remaining(),
             self.model.complete_telling(request, &waiting),
         )
-        .await
+        .await;
+        if let Ok(Ok(reply)) = &asked {
+            self.count_usage(channel, reply);
+        }
+        asked
+    }
+
+    /// Adds what the server says `reply` cost to the channel's tokens.
+    fn count_usage(&self, channel: &str, reply: &ChatReply) {
+        if let Some(usage) = reply.usage {
+            self.usage.record(channel, usage);
+            self.emit(
+                channel,
+                AgentEvent::ModelUsage {
+                    prompt_tokens: usage.prompt_tokens,
+                    completion_tokens: usage.completion_tokens,
+                },
+            );
+        }
     }
 
     /// The window requests are fitted to, when the model says what it is.

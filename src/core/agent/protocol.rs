@@ -482,6 +482,7 @@ mod tests {
                 },
             ],
             finish_reason: Some("tool_calls".into()),
+            usage: None,
         };
         let mut n = 0;
         let slots = calls(Protocol::Native.interpret(&reply, &mut n, &tools()));
@@ -513,6 +514,7 @@ mod tests {
             content: None,
             tool_calls: vec![],
             finish_reason: Some("length".into()),
+            usage: None,
         };
         assert!(matches!(
             Protocol::Native.interpret(&empty, &mut n, &tools()),
