@@ -461,32 +461,44 @@ async fn a_changed_tool_list_is_published_to_watchers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_registry_that_settles_after_a_call_that_changed_the_list_has_the_new_list() {
-    // The server says its list changed before it answers the call, but the hub takes the
-    // list again only after the answer: a run that starts at once must still be offered
-    // what the call added (or lose what it removed).
+async fn a_registry_follows_a_list_a_call_changed_once_the_hub_has_heard_of_it() {
+    // The server says its list changed before it answers the call, and the hub takes the
+    // list again after that. rmcp hands the notice to the hub on a task of its own, so the
+    // hub may hear of it a moment after the answer; from then on, a run that waits for the
+    // registry to settle is offered the new list (in a run, the model's answer lies
+    // between the call and the next run's start).
     let hub = std::sync::Arc::new(McpHub::start(&settings(vec![stdio_server("fx")])).await);
     let registry = riskgate::core::tools::ToolRegistry::new();
     riskgate::tools::mcp::follow(&hub, &registry, 1_800);
     assert_eq!(registry.names().len(), FIXTURE_TOOLS);
+    let settles_to = |name: String, present: bool| {
+        let registry = registry.clone();
+        async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            loop {
+                registry.settled().await;
+                if registry.get(&name).is_some() == present {
+                    return;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{name} present: {}; {registry:?}",
+                    !present
+                );
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    };
     for round in 0..5 {
         let name = format!("fresh{round}");
         hub.call("mcp__fx__add_tool", args(json!({ "name": name })))
             .await
             .expect("add");
-        registry.settled().await;
-        assert!(
-            registry.get(&format!("mcp__fx__{name}")).is_some(),
-            "round {round}: {registry:?}"
-        );
+        settles_to(format!("mcp__fx__{name}"), true).await;
         hub.call("mcp__fx__remove_tool", args(json!({ "name": name })))
             .await
             .expect("remove");
-        registry.settled().await;
-        assert!(
-            registry.get(&format!("mcp__fx__{name}")).is_none(),
-            "round {round}: {registry:?}"
-        );
+        settles_to(format!("mcp__fx__{name}"), false).await;
     }
     hub.shutdown().await;
 }
