@@ -361,7 +361,9 @@ impl<'p> Walker<'p> {
     fn list(&mut self, list: &CompoundList, stdin: &Stdin, depth: usize) {
         for ast::CompoundListItem(and_or, separator) in &list.0 {
             if matches!(separator, SeparatorOperator::Async) {
-                self.unknown(format!(
+                // The floor: a job left running is beyond the result, the sandbox's end and
+                // the person's view, so the model's `low` never decides it.
+                self.destructive(format!(
                     "`{and_or} &` runs in the background, beyond the reach of the result"
                 ));
             }

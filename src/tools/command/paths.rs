@@ -16,7 +16,9 @@ const MAX_GLOB_ENTRIES: usize = 10_000;
 
 /// Why `path`, named by `program`, is not known to stay inside the workspace.
 pub(super) fn path_problem(workspace: &Workspace, program: &str, path: &str) -> Option<String> {
-    if path.is_empty() || path == "-" {
+    // `/dev/null` reads as empty, and every line may open it (`grep PAT /dev/null {}` makes
+    // grep name the file of each match).
+    if path.is_empty() || path == "-" || path == "/dev/null" {
         return None;
     }
     let escape = workspace.resolve(path).err()?;

@@ -170,6 +170,12 @@ fn safe_lines_stay_safe() {
             ("sed -n '/start/,/end/p' notes.txt", Safe),
             ("sed -n -e 1p -e '$p' notes.txt", Safe),
             ("sed -ne 's/a/b/p' notes.txt", Safe),
+            // `/dev/null` as an operand reads nothing (grep then names each match's file).
+            ("grep -n TODO /dev/null notes.txt", Safe),
+            (
+                "find src -name '*.rs' -exec grep -l TODO /dev/null {} +",
+                Safe,
+            ),
             ("wc -l src/*.rs", Safe),
             ("ls *", Safe),
             ("head -n5 notes.txt", Safe),
@@ -436,6 +442,11 @@ fn their_dangerous_neighbours_still_wait() {
         &policy,
         &[
             ("ls 2>/etc/passwd", Destructive),
+            // The floor: a job left in the background outlives the result and the sandbox's
+            // end, whatever the job is.
+            ("ls &", Destructive),
+            ("sleep 10 & echo started", Destructive),
+            ("grep -r TODO . > /dev/null & wait", Destructive),
             ("ls 2>err.log", Destructive),
             ("ls > out.txt", Destructive),
             ("ls 2>&1 >out.txt", Destructive),
@@ -615,6 +626,10 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("cat ~/.ssh/id_rsa", Unknown),
             ("cat ~root/.bashrc", Unknown),
             ("cat ../../etc/passwd", Unknown),
+            ("grep x /dev/null/../../etc/passwd", Unknown),
+            ("cat /dev/null/../sda", Unknown),
+            ("cat /dev/sda", Unknown),
+            ("grep x /dev/nullx", Unknown),
             ("cat src/../../x", Unknown),
             ("ls /", Unknown),
             ("ls -la ..", Unknown),
@@ -663,7 +678,6 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("grep $PATTERN notes.txt", Unknown),
             ("wc -l \"$f\"", Unknown),
             // Structure.
-            ("ls &", Unknown),
             ("FOO=bar ls", Unknown),
             ("(ls)", Unknown),
             ("{ ls; }", Unknown),

@@ -67,7 +67,16 @@ const GIT: Subcommands = Subcommands {
         Verb::judged(&["stash"], stash),
         Verb::judged(&["worktree"], worktree),
         Verb::judged(
-            &["log", "show", "diff", "whatchanged", "shortlog"],
+            &[
+                "log",
+                "show",
+                "diff",
+                "whatchanged",
+                "shortlog",
+                "diff-tree",
+                "diff-index",
+                "diff-files",
+            ],
             |w, call| {
                 let name = verb(call);
                 reading(|j| diff_family(w, name, call.args, j, name != "shortlog"))
@@ -86,6 +95,9 @@ const GIT: Subcommands = Subcommands {
                 "name-rev",
                 "version",
                 "count-objects",
+                "show-branch",
+                "cherry",
+                "check-ignore",
             ],
             |w, call| reading(|j| revisions(w, verb(call), call.args, j)),
         ),
@@ -444,7 +456,7 @@ fn reflog(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
         ));
     }
     match args.first().and_then(Arg::text) {
-        None => Judgement::whitelisted(),
+        None | Some("list" | "exists") => Judgement::whitelisted(),
         Some("show") => reading(|j| diff_family(walker, "reflog show", &args[1..], j, true)),
         Some(text) if text.starts_with('-') => {
             reading(|j| diff_family(walker, "reflog", args, j, true))
@@ -802,8 +814,10 @@ fn config(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement, dept
             Item::Short { flag: 'z', .. } => {}
             Item::Short { flag: 'f', .. } => value_as_path(walker, "git config", item, judgement),
             Item::Long { name, .. } if READ.contains(name) => reads = true,
-            Item::Long { name, .. } if MODIFIERS.contains(name) && *name == "file" => {
-                value_as_path(walker, "git config", item, judgement);
+            Item::Long { name, .. } if MODIFIERS.contains(name) => {
+                if *name == "file" {
+                    value_as_path(walker, "git config", item, judgement);
+                }
             }
             Item::Short { .. } | Item::Long { .. } => {
                 judgement.unknown(format!(
@@ -846,6 +860,21 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("git status -uno src", Safe),
+            ("git show-branch --list", Safe),
+            ("git cherry -v origin/main", Safe),
+            ("git check-ignore -v notes.txt", Safe),
+            ("git reflog list", Safe),
+            ("git reflog -n 5", Safe),
+            ("git reflog expire --expire=now --all", Destructive),
+            ("git config --list --show-origin", Safe),
+            ("git config --local --list", Safe),
+            ("git config --global --get user.name", Safe),
+            ("git config --local user.name eve", Unknown),
+            ("git config --global --unset user.name", Unknown),
+            ("git config --show-origin core.pager 'sh -c id'", Unknown),
+            ("git diff-tree --stat HEAD", Safe),
+            ("git diff-tree --output=out.txt HEAD", Destructive),
+            ("git diff-index --ext-diff HEAD", Unknown),
             ("git ls-files -X .gitignore src", Safe),
             ("git ls-files --exclude-from=/etc/passwd", Unknown),
             ("git annotate README.md", Safe),

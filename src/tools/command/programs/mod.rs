@@ -9,6 +9,8 @@
 //!   `cp`, `tee`, `chmod`.
 //! - [`search`] — `grep`, `rg`. [`find`] — `find` and the command its `-exec` runs.
 //! - [`inspect`] — `diff`, `cmp`, `file`, `hexdump`, `tree`, `xxd`, `jq`.
+//! - [`readers`] — compressed-file readers and the compressors by form, `join`, `look`, `pr`,
+//!   `strings`, `readelf`, `objdump`, `ag`, and facts about the machine (`free`, `nproc`).
 //! - [`sed`], [`awk`] — text programs, each with a reader of its script language.
 //! - [`tar`] — archives. [`git`] — git.
 //! - [`containers`] — `docker`, `podman`, compose, `kubectl`, `terraform`.
@@ -31,6 +33,7 @@ mod find;
 mod git;
 mod inspect;
 mod interpreters;
+mod readers;
 mod remote;
 mod search;
 mod sed;
@@ -99,6 +102,7 @@ const FAMILIES: &[&[Program]] = &[
     search::PROGRAMS,
     find::PROGRAMS,
     inspect::PROGRAMS,
+    readers::PROGRAMS,
     sed::PROGRAMS,
     awk::PROGRAMS,
     tar::PROGRAMS,

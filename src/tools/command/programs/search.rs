@@ -9,34 +9,7 @@ use crate::tools::command::options::Spec;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
-    Program::new(
-        &["grep", "egrep", "fgrep"],
-        Rule::Table(&Table {
-            spec: Spec::values(
-                "efmABCdD",
-                &[
-                    "regexp",
-                    "file",
-                    "max-count",
-                    "after-context",
-                    "before-context",
-                    "context",
-                    "directories",
-                    "devices",
-                    "label",
-                    "include",
-                    "exclude",
-                    "exclude-dir",
-                    "exclude-from",
-                    "binary-files",
-                    "group-separator",
-                ],
-            ),
-            operands: Operands::PatternThenPaths(&["e", "regexp", "f", "file"]),
-            path_options: &["f", "file", "exclude-from"],
-            ..TABLE
-        }),
-    ),
+    Program::new(&["grep", "egrep", "fgrep"], Rule::Table(&GREP)),
     Program::new(
         &["rg"],
         Rule::Table(&Table {
@@ -130,3 +103,31 @@ mod tests {
         ]);
     }
 }
+
+/// grep's options, also those of the compressed-file greps (`zgrep`, `xzgrep`, ...), which
+/// hand them to grep.
+pub(super) const GREP: Table = Table {
+    spec: Spec::values(
+        "efmABCdD",
+        &[
+            "regexp",
+            "file",
+            "max-count",
+            "after-context",
+            "before-context",
+            "context",
+            "directories",
+            "devices",
+            "label",
+            "include",
+            "exclude",
+            "exclude-dir",
+            "exclude-from",
+            "binary-files",
+            "group-separator",
+        ],
+    ),
+    operands: Operands::PatternThenPaths(&["e", "regexp", "f", "file"]),
+    path_options: &["f", "file", "exclude-from"],
+    ..TABLE
+};

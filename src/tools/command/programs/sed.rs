@@ -1,4 +1,5 @@
-//! `sed`: read-only with `-n` and a script that only prints; `-i` rewrites files in place,
+//! `sed`: read-only with a script that only prints (with or without `-n`: either way its
+//! output goes to standard output only, as a filter's does); `-i` rewrites files in place,
 //! `-f` reads an unchecked script, and an option not known to be read-only asks a person.
 //!
 //! A reader for sed scripts that accepts only scripts that print: addresses (line numbers,
@@ -20,7 +21,7 @@ pub(super) const PROGRAMS: &[Program] =
 
 const SED: Spec = Spec::values("elf", &["expression", "line-length", "file"]).optional("i");
 
-/// Options `sed -n` may take and stay read-only.
+/// Options `sed` may take and stay read-only.
 const SED_OPTIONS: &[&str] = &[
     "n",
     "quiet",
@@ -48,7 +49,7 @@ const SED_OPTIONS: &[&str] = &[
     "version",
 ];
 
-/// `sed -n` with a script that only prints.
+/// `sed` with a script that only prints.
 fn sed_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let items = options::parse(invocation.args, &SED);
     let mut judgement = Judgement::whitelisted();
@@ -58,15 +59,12 @@ fn sed_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             word.raw
         ));
     }
-    let mut quiet = false;
     let mut scripts: Vec<&str> = Vec::new();
     for item in &items {
         if item.named(&["i", "in-place"], true) {
             judgement.destructive("`sed -i` rewrites files in place, replacing their contents");
         } else if item.named(&["f", "file"], true) {
             judgement.unknown("`sed -f` reads its script from a file, which is not checked");
-        } else if item.named(&["n", "quiet", "silent"], true) {
-            quiet = true;
         } else if item.named(&["e", "expression"], true) {
             scripts.extend(item.value().and_then(|v| v.text));
         } else if matches!(item, Item::Short { .. } | Item::Long { .. })
@@ -91,11 +89,6 @@ fn sed_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             None => &[],
         }
     };
-    if !quiet {
-        judgement.unknown(
-            "`sed` without `-n` is not whitelisted; only `sed -n` with a print-only script is",
-        );
-    }
     for script in scripts {
         if let Err(reason) = check_print_only(script) {
             judgement.unknown(format!("the sed script `{script}` {reason}"));
@@ -456,7 +449,16 @@ mod tests {
         check_in_workspace(&[
             ("sed -n '/start/,/end/p' notes.txt", Safe),
             ("sed -i 's/a/b/' notes.txt", Destructive),
-            ("sed 's/a/b/' notes.txt", Unknown),
+            ("sed 's/a/b/' notes.txt", Safe),
+            ("sed 's/a/b/g; s/c/d/' notes.txt", Safe),
+            ("sed -E 's/(a)/\\1/g' notes.txt", Safe),
+            ("sed 5q notes.txt", Safe),
+            ("sed 's/a/b/w out' notes.txt", Unknown),
+            ("sed 'w out' notes.txt", Unknown),
+            ("sed '1r /etc/passwd' notes.txt", Unknown),
+            ("sed 's/a/b/' /etc/passwd", Unknown),
+            ("sed --in-place 's/a/b/' notes.txt", Destructive),
+            ("sed -i.bak 's/a/b/' notes.txt", Destructive),
             ("sed -n 'e ls' notes.txt", Unknown),
             ("sed -n 'r /etc/passwd' notes.txt", Unknown),
             ("sed -n -f script.sed notes.txt", Unknown),

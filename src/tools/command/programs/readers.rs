@@ -1,0 +1,470 @@
+//! Programs that only read, beyond coreutils, found waiting for a click in command lines
+//! people publish: the compressed-file readers (`zcat`, `zgrep`, `xzcat`, `bzdiff`, ...),
+//! the text tools of util-linux and friends (`join`, `look`, `pr`, `fmt`, `strings`, ...),
+//! the ELF readers of binutils (`readelf`, `objdump`, `nm`, `size`), `ag`, and the programs
+//! that state facts about the machine (`free`, `nproc`, `lscpu`, `uptime`, `cal`, ...).
+//!
+//! The compressors themselves (`gzip`, `xz`, `bzip2`, `zstd`, `unzip`, ...) are judged by
+//! form: writing to standard output, listing or testing reads; anything else replaces or
+//! writes files beside its input (`gzip f` deletes `f` once `f.gz` is written), which is
+//! the destructive floor, so the model's `low` never decides it.
+//!
+//! Machine facts are drawn where no secret of the host is among them: counts and sizes of
+//! CPUs, memory and disks, the time, the locale. Programs that list other processes or
+//! users' sessions (`ps`, `w`, `lsof`, `dmesg`) can show another program's command line or
+//! a kernel message, so they are not here.
+
+use super::search::GREP;
+use super::table::{Effect, Operands, Refusal, TABLE, Table, check_paths, opaque};
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement, Walker};
+use crate::tools::command::options::{self, Item, Spec};
+
+/// The programs of this family and their rules.
+pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(
+        &[
+            "zcat", "gzcat", "xzcat", "lzcat", "bzcat", "zstdcat", "lz4cat",
+        ],
+        Rule::Table(&Table {
+            spec: Spec::values("ST", &["suffix", "threads", "memlimit", "format"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &[
+            "zgrep", "zegrep", "zfgrep", "xzgrep", "xzegrep", "xzfgrep", "bzgrep", "bzegrep",
+            "bzfgrep", "lzgrep", "lzegrep", "lzfgrep", "zstdgrep",
+        ],
+        Rule::Table(&GREP),
+    ),
+    Program::new(
+        &[
+            "zdiff", "zcmp", "xzdiff", "xzcmp", "bzdiff", "bzcmp", "lzdiff", "lzcmp",
+        ],
+        Rule::Table(&Table {
+            spec: Spec::values("CUIxXSLWD", &["label", "exclude", "ignore-matching-lines"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &[
+            "gzip",
+            "gunzip",
+            "bzip2",
+            "bunzip2",
+            "xz",
+            "unxz",
+            "lzma",
+            "unlzma",
+            "lzip",
+            "zstd",
+            "unzstd",
+            "lz4",
+            "unlz4",
+            "pigz",
+            "unpigz",
+            "compress",
+            "uncompress",
+            "brotli",
+        ],
+        Rule::Judge(compressor),
+    ),
+    Program::new(&["unzip"], Rule::Judge(unzip)),
+    Program::new(
+        &["zipinfo"],
+        Rule::Table(&Table {
+            spec: Spec::values("x", &[]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["join"],
+        Rule::Table(&Table {
+            spec: Spec::values("aevot12j", &[]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["look"],
+        Rule::Table(&Table {
+            spec: Spec::values("t", &["terminate"]),
+            operands: Operands::PatternThenPaths(&[]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["pr"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "hlwoNDW",
+                &[
+                    "header",
+                    "length",
+                    "width",
+                    "indent",
+                    "first-line-number",
+                    "date-format",
+                    "page-width",
+                    "sep-string",
+                    "separator",
+                    "columns",
+                    "pages",
+                    "expand-tabs",
+                    "output-tabs",
+                    "number-lines",
+                ],
+            )
+            .optional("eisn"),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["fmt", "expand", "unexpand", "tsort"],
+        Rule::Table(&Table {
+            spec: Spec::values("wpgt", &["width", "prefix", "goal", "tabs"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["shuf"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "nio",
+                &["head-count", "input-range", "output", "random-source"],
+            ),
+            path_options: &["random-source"],
+            refused: &[Refusal {
+                options: &["o", "output"],
+                effect: Effect::Writes,
+                what: "writes its output to a file, replacing it",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["iconv"],
+        Rule::Table(&Table {
+            spec: Spec::values("fto", &["from-code", "to-code", "output"]),
+            refused: &[Refusal {
+                options: &["o", "output"],
+                effect: Effect::Writes,
+                what: "writes its output to a file, replacing it",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["strings"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "ntesT",
+                &["bytes", "radix", "encoding", "output-separator", "target"],
+            ),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["readelf"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "xpRT",
+                &[
+                    "hex-dump",
+                    "string-dump",
+                    "relocated-dump",
+                    "debug-dump",
+                    "dwarf-depth",
+                    "dwarf-start",
+                    "sym-base",
+                ],
+            )
+            .optional("w"),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["objdump"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "bjmMIe",
+                &[
+                    "target",
+                    "section",
+                    "architecture",
+                    "disassembler-options",
+                    "include",
+                    "start-address",
+                    "stop-address",
+                    "adjust-vma",
+                    "prefix",
+                    "prefix-strip",
+                    "insn-width",
+                    "dwarf-depth",
+                    "dwarf-start",
+                    "disassembler-color",
+                    "visualize-jumps",
+                    "demangle",
+                ],
+            )
+            .optional("W"),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["nm", "size"],
+        Rule::Table(&Table {
+            spec: Spec::values("tfA", &["radix", "format", "target", "size-sort"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["ag"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "ABCGgmp",
+                &[
+                    "after",
+                    "before",
+                    "context",
+                    "file-search-regex",
+                    "ignore",
+                    "ignore-dir",
+                    "max-count",
+                    "path-to-ignore",
+                    "depth",
+                    "workers",
+                    "pager",
+                    "color-line-number",
+                    "color-match",
+                    "color-path",
+                ],
+            ),
+            operands: Operands::PatternThenPaths(&["g"]),
+            path_options: &["p", "path-to-ignore"],
+            refused: &[Refusal {
+                options: &["pager"],
+                effect: Effect::Unsafe,
+                what: "runs a program of its choice on the output",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &[
+            "free", "nproc", "uptime", "cal", "ncal", "arch", "getconf", "locale", "tty",
+            "logname", "vmstat", "lsblk", "lsmem", "sleep", "yes", "factor",
+        ],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "scSdCIwo",
+                &["seconds", "count", "ignore", "unit", "output", "width"],
+            ),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["lscpu"],
+        Rule::Table(&Table {
+            spec: Spec::values("s", &["sysroot", "output", "hierarchic"]),
+            path_options: &["s", "sysroot"],
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+];
+
+/// Options with which a compressor writes only to standard output, or only lists or tests.
+const COMPRESSOR_READS: &[&str] = &[
+    "c",
+    "stdout",
+    "to-stdout",
+    "l",
+    "list",
+    "t",
+    "test",
+    "h",
+    "help",
+    "V",
+    "version",
+    "L",
+    "license",
+];
+
+/// Options whose value the compressors take (`-S .gz`, `-T 4`, `-o out`).
+const COMPRESSOR: Spec = Spec::values(
+    "SCTMFDob",
+    &[
+        "suffix",
+        "format",
+        "check",
+        "threads",
+        "memlimit",
+        "memory",
+        "dict",
+        "output",
+        "files",
+        "files0",
+        "block-size",
+        "level",
+        "patch-from",
+        "output-dir-flat",
+        "output-dir-mirror",
+    ],
+);
+
+/// `gzip -c f`, `xz -l f.xz`, `zstd -t f.zst` and `cat f | gzip` read; `gzip f` replaces
+/// `f` with `f.gz`, `unxz f.xz` replaces it with `f`, and `zstd f -o g` writes `g`.
+fn compressor(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let program = invocation.program;
+    let items = options::parse(invocation.args, &COMPRESSOR);
+    if let Some(word) = opaque(&items) {
+        return Judgement::destroys(format!(
+            "`{program}` is given `{}`, only known when the line runs, and may then write or replace files",
+            word.raw
+        ));
+    }
+    if let Some(output) = items.iter().find(|i| {
+        i.named(
+            &["o", "output", "output-dir-flat", "output-dir-mirror"],
+            true,
+        )
+    }) {
+        return Judgement::destroys(format!(
+            "`{program} {}` writes a file, replacing any of that name",
+            output.shown()
+        ));
+    }
+    if let Some(list) = items.iter().find(|i| i.named(&["files", "files0"], true)) {
+        return Judgement::destroys(format!(
+            "`{program} {}` compresses or expands the files a list names, replacing them",
+            list.shown()
+        ));
+    }
+    let operands = options::operands(&items);
+    // lz4's `-l` picks its legacy format, and compresses like any other form.
+    let legacy = program.contains("lz4");
+    let reads = items.iter().any(|item| match item {
+        Item::Short { flag: 'l', .. } if legacy => false,
+        Item::Short { .. } | Item::Long { .. } => item.named(COMPRESSOR_READS, false),
+        _ => false,
+    });
+    let only_input = operands.iter().all(|word| word.text() == Some("-"));
+    if !reads && !only_input {
+        return Judgement::destroys(format!(
+            "`{program}` writes the compressed or expanded file beside each file it is given and, unless kept, deletes the original"
+        ));
+    }
+    let mut judgement = Judgement::whitelisted();
+    check_paths(walker, &mut judgement, program, &operands);
+    judgement
+}
+
+/// `unzip -l`, `-v`, `-t`, `-p`, `-c`, `-z`, `-Z` only list, test or print; any other form
+/// extracts, and with `-o` overwrites without asking.
+fn unzip(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const READS: &[char] = &['l', 'v', 't', 'p', 'c', 'z', 'Z'];
+    let items = options::parse(invocation.args, &Spec::values("dxP", &[]));
+    if let Some(word) = opaque(&items) {
+        return Judgement::destroys(format!(
+            "`unzip` is given `{}`, only known when the line runs, and may then extract over existing files",
+            word.raw
+        ));
+    }
+    let reads = items.iter().any(|item| match item {
+        Item::Short { flag, .. } => READS.contains(flag),
+        _ => false,
+    });
+    let extracts_to = items.iter().any(|i| i.named(&["d"], false));
+    if !reads || extracts_to {
+        return Judgement::destroys(
+            "`unzip` extracts the archive's files, writing over files of the same names",
+        );
+    }
+    let operands = options::operands(&items);
+    let mut judgement = Judgement::whitelisted();
+    // The archive is a file; the words after it name members inside it.
+    check_paths(
+        walker,
+        &mut judgement,
+        "unzip",
+        operands.get(..1).unwrap_or_default(),
+    );
+    judgement
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reader_rules_give_each_form_its_verdict() {
+        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            // Compressed files read to standard output.
+            ("zcat notes.txt.gz | grep ERROR", Safe),
+            ("zgrep -i error notes.txt.gz", Safe),
+            ("xzgrep -c ERROR notes.txt.xz", Safe),
+            ("bzcat notes.txt.bz2 | head", Safe),
+            ("zdiff notes.txt.gz README.md.gz", Safe),
+            ("zcat /etc/shadow.gz", Unknown),
+            ("zgrep -f /etc/patterns notes.txt.gz", Unknown),
+            // Compressors by form: standard output, listing and testing read...
+            ("gzip -l notes.txt.gz", Safe),
+            ("gzip -dc notes.txt.gz | wc -l", Safe),
+            ("gunzip -c notes.txt.gz", Safe),
+            ("xz -l notes.txt.xz", Safe),
+            ("zstd -t notes.txt.zst", Safe),
+            ("cat notes.txt | gzip | wc -c", Safe),
+            ("gzip -c notes.txt | base64", Safe),
+            ("unzip -l archive.zip", Safe),
+            ("unzip -p archive.zip notes.txt", Safe),
+            ("zipinfo archive.zip", Safe),
+            // ... anything else writes beside the input or replaces it.
+            ("gzip notes.txt", Destructive),
+            ("gzip -k notes.txt", Destructive),
+            ("gunzip notes.txt.gz", Destructive),
+            ("gzip -d notes.txt.gz", Destructive),
+            ("xz -T0 notes.txt", Destructive),
+            ("unxz notes.txt.xz", Destructive),
+            ("bzip2 -9 notes.txt", Destructive),
+            ("zstd notes.txt -o out.zst", Destructive),
+            ("zstd -c notes.txt -o out.zst", Destructive),
+            ("lz4 -l notes.txt", Destructive),
+            ("gzip -r src", Destructive),
+            ("gzip $FLAGS notes.txt", Destructive),
+            ("xz --files=list.txt", Destructive),
+            ("ls | xargs gzip", Destructive),
+            ("find . -name '*.log' -exec gzip {} +", Destructive),
+            ("unzip archive.zip", Destructive),
+            ("unzip -o archive.zip", Destructive),
+            ("unzip -l archive.zip -d out", Destructive),
+            // Text tools.
+            ("join -t , a.csv b.csv", Safe),
+            ("look foo words.txt", Safe),
+            ("pr -2 -t notes.txt", Safe),
+            ("fmt -w 60 notes.txt", Safe),
+            ("shuf -n 3 notes.txt", Safe),
+            ("shuf -o out.txt notes.txt", Destructive),
+            ("iconv -f latin1 -t utf-8 notes.txt", Safe),
+            ("iconv -f latin1 -t utf-8 -o out.txt notes.txt", Destructive),
+            ("strings -n 8 a.out", Safe),
+            ("readelf -h a.out", Safe),
+            ("objdump -d -j .text a.out", Safe),
+            ("nm -C a.out | grep main", Safe),
+            ("ag -i todo src", Safe),
+            ("ag -g rs$ src", Safe),
+            ("ag --pager less todo", Unknown),
+            ("ag todo /etc", Unknown),
+            // Facts about the machine.
+            ("free -h", Safe),
+            ("nproc", Safe),
+            ("lscpu", Safe),
+            ("uptime -p", Safe),
+            ("cal 2026", Safe),
+            ("getconf PAGE_SIZE", Safe),
+            ("vmstat 1 3", Safe),
+            ("lscpu -s /", Unknown),
+        ]);
+    }
+}
