@@ -283,6 +283,41 @@ mod postgres {
         );
     }
 
+    /// A REPLICATION role's read-only transaction can still consume a logical slot's changes
+    /// (`pg_logical_slot_get_changes`), so such an account is privileged for auto runs.
+    #[tokio::test]
+    async fn a_replication_auto_account_is_refused_until_the_operator_allows_it() {
+        let Some(url) = url() else { return };
+        let role = unique("rg_repl");
+        let mut admin = PgConnection::connect(&url).await.expect("connect");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "CREATE ROLE {role} LOGIN REPLICATION"
+        )))
+        .execute(&mut admin)
+        .await
+        .expect("role");
+        let mut parsed = url::Url::parse(&url).expect("url");
+        parsed.set_username(&role).expect("user");
+        let as_role = parsed.to_string();
+        let refused = tool_for(
+            &std::env::temp_dir(),
+            vec![DatabaseSettings::new("pg", &as_role)],
+        );
+        let (decision, ran) = gate_and_run(&refused, "SELECT 1", None).await;
+        assert_eq!(decision, Decision::Auto);
+        let message = failure(ran);
+        assert!(message.contains("REPLICATION"), "{message}");
+        let mut db = DatabaseSettings::new("pg", &as_role);
+        db.allow_privileged_auto = true;
+        let allowed = tool_for(&std::env::temp_dir(), vec![db]);
+        let (_, ran) = gate_and_run(&allowed, "SELECT 41 + 1", None).await;
+        assert!(ran.expect("ran").expect("a result").text.contains("42"));
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP ROLE {role}")))
+            .execute(&mut admin)
+            .await
+            .expect("cleanup");
+    }
+
     #[tokio::test]
     async fn huge_values_and_error_texts_are_cut_while_reading() {
         let Some(url) = url() else { return };

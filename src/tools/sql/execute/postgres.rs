@@ -117,7 +117,9 @@ fn guarded_sizes(row: &PgRow) -> (usize, usize) {
 
 /// What makes the account of `options` privileged for auto runs: a superuser, or a member
 /// of a role that reads or writes server files, runs server programs or signals other
-/// sessions. Empty when it is none of these.
+/// sessions, or a role with REPLICATION (its read-only transactions can still consume a
+/// logical replication slot's changes with `pg_logical_slot_get_changes`, or advance and
+/// drop slots). Empty when it is none of these.
 pub(super) async fn privileges(
     options: &PgConnectOptions,
     limits: &Limits,
@@ -130,7 +132,8 @@ pub(super) async fn privileges(
                 pg_has_role(current_user, 'pg_execute_server_program', 'USAGE'), \
                 pg_has_role(current_user, 'pg_read_server_files', 'USAGE'), \
                 pg_has_role(current_user, 'pg_write_server_files', 'USAGE'), \
-                pg_has_role(current_user, 'pg_signal_backend', 'USAGE')",
+                pg_has_role(current_user, 'pg_signal_backend', 'USAGE'), \
+                (SELECT rolreplication FROM pg_roles WHERE rolname = current_user)",
     )
     .fetch_one(&mut conn)
     .await;
@@ -157,6 +160,9 @@ pub(super) async fn privileges(
     .into_iter()
     .filter(|(i, _)| flag(*i))
     .map(|(_, role)| format!("role {user} is a member of {role}"))
+    .chain(flag(6).then(|| {
+        format!("role {user} has REPLICATION (consumes and drops replication slots)")
+    }))
     .collect())
 }
 
