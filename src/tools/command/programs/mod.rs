@@ -11,6 +11,8 @@
 //! - [`inspect`] — `diff`, `cmp`, `file`, `hexdump`, `tree`, `xxd`, `jq`.
 //! - [`readers`] — compressed-file readers and the compressors by form, `join`, `look`, `pr`,
 //!   `strings`, `readelf`, `objdump`, `ag`, and facts about the machine (`free`, `nproc`).
+//! - [`queries`] — the querying forms of `ip`, `ss`, `rpm`, `dpkg`, `apt`, `pacman`,
+//!   `timedatectl`; `fd`, `bat`, `man` as readers.
 //! - [`sed`], [`awk`] — text programs, each with a reader of its script language.
 //! - [`tar`] — archives. [`git`] — git.
 //! - [`containers`] — `docker`, `podman`, compose, `kubectl`, `terraform`.
@@ -33,6 +35,7 @@ mod find;
 mod git;
 mod inspect;
 mod interpreters;
+mod queries;
 mod readers;
 mod remote;
 mod search;
@@ -103,6 +106,7 @@ const FAMILIES: &[&[Program]] = &[
     find::PROGRAMS,
     inspect::PROGRAMS,
     readers::PROGRAMS,
+    queries::PROGRAMS,
     sed::PROGRAMS,
     awk::PROGRAMS,
     tar::PROGRAMS,

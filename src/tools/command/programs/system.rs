@@ -5,6 +5,7 @@
 //! counts as one. `hostname` prints the name unless it is given one to set.
 
 use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
+use super::table::{Operands, TABLE, Table};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement};
 use crate::tools::command::options::{self, Item, Spec};
@@ -115,31 +116,53 @@ const SYSTEMCTL_OPTIONS: Spec = Spec::values(
 /// read-only.
 const SYSTEMCTL: Subcommands = Subcommands {
     global: Global::Options(SYSTEMCTL_OPTIONS),
-    verbs: &[Verb::destroys(
-        &[
-            "stop",
-            "kill",
-            "disable",
-            "mask",
-            "poweroff",
-            "reboot",
-            "halt",
-            "kexec",
-            "suspend",
-            "hibernate",
-            "hybrid-sleep",
-            "suspend-then-hibernate",
-            "soft-reboot",
-            "rescue",
-            "emergency",
-            "isolate",
-            "default",
-            "exit",
-            "switch-root",
-            "clean",
-        ],
-        "stops, disables or powers off services or the machine",
-    )],
+    verbs: &[
+        Verb::destroys(
+            &[
+                "stop",
+                "kill",
+                "disable",
+                "mask",
+                "poweroff",
+                "reboot",
+                "halt",
+                "kexec",
+                "suspend",
+                "hibernate",
+                "hybrid-sleep",
+                "suspend-then-hibernate",
+                "soft-reboot",
+                "rescue",
+                "emergency",
+                "isolate",
+                "default",
+                "exit",
+                "switch-root",
+                "clean",
+            ],
+            "stops, disables or powers off services or the machine",
+        ),
+        Verb::reads(
+            &[
+                "status",
+                "list-units",
+                "list-unit-files",
+                "list-timers",
+                "list-sockets",
+                "list-dependencies",
+                "list-jobs",
+                "is-active",
+                "is-enabled",
+                "is-failed",
+                "is-system-running",
+                "get-default",
+            ],
+            &Table {
+                operands: Operands::Text,
+                ..TABLE
+            },
+        ),
+    ],
     ..SUBCOMMANDS
 };
 
@@ -179,7 +202,7 @@ mod tests {
         check_in_workspace(&[
             ("hostname evil", Unknown),
             ("crontab -l", Unknown),
-            ("systemctl status nginx", Unknown),
+            ("systemctl restart nginx", Unknown),
             ("mkfs -t ext4 /dev/sdb", Destructive),
             ("mke2fs /dev/sdb", Destructive),
             ("wipefs -a /dev/sda", Destructive),

@@ -1,0 +1,496 @@
+//! Programs that answer questions about the machine's configuration and packages, in their
+//! querying forms only: `ip addr` / `ip route show` (not `ip addr add`), `ss` and `netstat`
+//! (not `ss -K`, which closes sockets), `findmnt`, the package managers' queries (`rpm -q`,
+//! `dpkg -l`, `apt show`, `apt-cache policy`, `pacman -Q`), `systemctl status` and its
+//! listings, `timedatectl` / `hostnamectl` / `localectl` status, and `fd`, `bat`, `tput`
+//! and `man` as readers.
+//!
+//! Each program's other forms change the machine (`ip link set`, `apt install`, `rpm -e`,
+//! `timedatectl set-time`) and are left to a person. Inside the sandbox these queries run
+//! without network or the system's sockets; those that need the service manager's socket
+//! (`systemctl status`) fail there instead of answering, which reveals nothing.
+
+use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
+use super::table::{Effect, Operands, Refusal, TABLE, Table, check_paths};
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement, Walker};
+use crate::tools::command::options::Spec;
+
+/// The programs of this family and their rules.
+pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(&["ip"], Rule::Judge(ip)),
+    Program::new(
+        &["ss"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "fAFND",
+                &["family", "query", "socket", "filter", "net", "diag"],
+            ),
+            operands: Operands::Text,
+            refused: &[
+                Refusal {
+                    options: &["K", "kill"],
+                    effect: Effect::Writes,
+                    what: "closes the sockets it lists",
+                },
+                Refusal {
+                    options: &["D", "diag"],
+                    effect: Effect::Writes,
+                    what: "writes raw socket information to a file",
+                },
+                Refusal {
+                    options: &["F", "filter", "N", "net"],
+                    effect: Effect::Unsafe,
+                    what: "reads a filter file or enters another network namespace",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["netstat"],
+        Rule::Table(&Table {
+            spec: Spec::values("A", &["protocol"]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["findmnt"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "otFOSTdNwHM",
+                &[
+                    "output",
+                    "types",
+                    "tab-file",
+                    "options",
+                    "source",
+                    "target",
+                    "direction",
+                    "task",
+                    "timeout",
+                    "mountpoint",
+                ],
+            ),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(&["rpm"], Rule::Judge(rpm)),
+    Program::new(&["dpkg", "dpkg-query"], Rule::Judge(dpkg)),
+    Program::new(&["apt", "apt-cache"], Rule::Judge(apt)),
+    Program::new(&["pacman"], Rule::Judge(pacman)),
+    Program::new(
+        &["timedatectl", "hostnamectl", "localectl"],
+        Rule::Subcommands(&CTL),
+    ),
+    Program::new(
+        &["fd", "fdfind"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "edtEcjSx",
+                &[
+                    "extension",
+                    "max-depth",
+                    "min-depth",
+                    "exact-depth",
+                    "type",
+                    "exclude",
+                    "ignore-file",
+                    "color",
+                    "threads",
+                    "size",
+                    "changed-within",
+                    "changed-before",
+                    "owner",
+                    "max-results",
+                    "base-directory",
+                    "path-separator",
+                    "search-path",
+                    "format",
+                    "exec",
+                    "exec-batch",
+                    "batch-size",
+                ],
+            ),
+            operands: Operands::PatternThenPaths(&[]),
+            path_options: &["ignore-file", "base-directory", "search-path"],
+            refused: &[Refusal {
+                options: &["x", "exec", "X", "exec-batch"],
+                effect: Effect::Unsafe,
+                what: "runs a command on every file it finds",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["bat", "batcat"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "lHmr",
+                &[
+                    "language",
+                    "highlight-line",
+                    "file-name",
+                    "diff-context",
+                    "tabs",
+                    "wrap",
+                    "terminal-width",
+                    "color",
+                    "italic-text",
+                    "decorations",
+                    "paging",
+                    "pager",
+                    "map-syntax",
+                    "theme",
+                    "style",
+                    "line-range",
+                ],
+            ),
+            refused: &[Refusal {
+                options: &["pager"],
+                effect: Effect::Unsafe,
+                what: "runs a program of its choice on the output",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["tput"],
+        Rule::Table(&Table {
+            spec: Spec::values("T", &[]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["man"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "CMPSeLmpRrEHTsl",
+                &[
+                    "config-file",
+                    "manpath",
+                    "pager",
+                    "sections",
+                    "extension",
+                    "locale",
+                    "systems",
+                    "preprocessor",
+                    "recode",
+                    "prompt",
+                    "encoding",
+                    "html",
+                    "troff-device",
+                    "local-file",
+                ],
+            )
+            .optional("HTX"),
+            path_options: &["C", "config-file", "l", "local-file"],
+            refused: &[Refusal {
+                options: &["P", "pager", "H", "html", "X", "gxditview", "Z", "ditroff"],
+                effect: Effect::Unsafe,
+                what: "runs a program of its choice on the page",
+            }],
+            ..TABLE
+        }),
+    ),
+];
+
+/// `apt` and `apt-cache`: the querying subcommands, without `-o`/`-c` (configuration can
+/// name commands apt runs).
+fn apt(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const QUERIES: &[&str] = &[
+        "list",
+        "show",
+        "search",
+        "policy",
+        "depends",
+        "rdepends",
+        "madison",
+        "showpkg",
+        "showsrc",
+        "stats",
+        "pkgnames",
+        "dump",
+        "dumpavail",
+        "unmet",
+    ];
+    let program = invocation.program;
+    let mut verb = None;
+    for word in invocation.args {
+        let Some(text) = word.text() else {
+            return Judgement::not_whitelisted(program);
+        };
+        if ["-o", "-c", "--option", "--config-file"]
+            .iter()
+            .any(|o| text.starts_with(o))
+        {
+            return Judgement::other(format!(
+                "`{program} {text}` sets configuration, which can name commands it runs"
+            ));
+        }
+        if verb.is_none() && !text.starts_with('-') {
+            verb = Some(text);
+        }
+    }
+    match verb {
+        Some(verb) if QUERIES.contains(&verb) => Judgement::whitelisted(),
+        Some(verb) => Judgement::not_whitelisted(&format!("{program} {verb}")),
+        None => Judgement::not_whitelisted(program),
+    }
+}
+
+/// `timedatectl`, `hostnamectl`, `localectl`: status and listings.
+const CTL: Subcommands = Subcommands {
+    global: Global::Options(Spec::values("HMp", &["host", "machine", "property"])),
+    verbs: &[Verb::reads(
+        &[
+            "status",
+            "show",
+            "list-timezones",
+            "timesync-status",
+            "show-timesync",
+            "list-locales",
+            "list-keymaps",
+            "list-x11-keymap-models",
+            "list-x11-keymap-layouts",
+            "list-x11-keymap-variants",
+            "list-x11-keymap-options",
+        ],
+        &Table {
+            operands: Operands::Text,
+            ..TABLE
+        },
+    )],
+    without: None,
+    ..SUBCOMMANDS
+};
+
+/// Words of `ip` that change the network configuration, or run a command in a namespace.
+const IP_CHANGES: &[&str] = &[
+    "add", "del", "delete", "change", "chg", "replace", "set", "flush", "append", "prepend",
+    "exec", "update", "restore", "attach", "detach",
+];
+
+/// `ip [options] object [show|list|get ...]`: the object's listing forms read.
+fn ip(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut words = invocation.args.iter();
+    // Options before the object; these take a value.
+    let mut object = None;
+    while let Some(word) = words.next() {
+        let Some(text) = word.text() else {
+            return Judgement::destroys(format!(
+                "`ip` is given `{}`, only known when the line runs, which may change the network configuration",
+                word.raw
+            ));
+        };
+        match text {
+            "-n" | "-netns" | "-f" | "-family" | "-l" | "-loops" | "-rc" | "-rcvbuf" | "-b"
+            | "-batch" => {
+                if matches!(text, "-b" | "-batch") {
+                    return Judgement::other("`ip -batch` runs the commands a file holds");
+                }
+                words.next();
+            }
+            _ if text.starts_with('-') => {}
+            _ => {
+                object = Some(text);
+                break;
+            }
+        }
+    }
+    if object.is_none() {
+        return Judgement::whitelisted();
+    }
+    for word in words {
+        let Some(text) = word.text() else {
+            return Judgement::destroys(format!(
+                "`ip` is given `{}`, only known when the line runs, which may change the network configuration",
+                word.raw
+            ));
+        };
+        // `ip monitor` follows events forever, and `monitor file F` reads a saved log.
+        if matches!(text, "monitor" | "file") {
+            return Judgement::not_whitelisted(&format!("ip ... {text}"));
+        }
+        if IP_CHANGES.contains(&text) {
+            return Judgement::destroys(format!(
+                "`ip ... {text}` changes the machine's network configuration"
+            ));
+        }
+    }
+    Judgement::whitelisted()
+}
+
+/// `rpm -q...` and `rpm -V...` query and verify; every other mode installs, erases or
+/// rewrites the package database. Options that load or expand macros (`--define`, `--eval`,
+/// `--macros`, `--rcfile`: a macro can run a shell command), pipe the output to a command, or
+/// point rpm at another database are left to a person.
+fn rpm(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const REFUSED: &[&str] = &[
+        "--define", "-D", "--eval", "-E", "--pipe", "--dbpath", "--root", "-r", "--macros",
+        "--rcfile", "--load",
+    ];
+    let first = invocation.args.iter().find_map(|a| a.text()).unwrap_or("");
+    let querying = matches!(first, "--query" | "--verify" | "--querytags" | "--version")
+        || (first.starts_with('-')
+            && !first.starts_with("--")
+            && matches!(first.chars().nth(1), Some('q' | 'V')));
+    let refused = invocation.args.iter().any(|a| {
+        a.text()
+            .is_none_or(|t| REFUSED.iter().any(|r| t.starts_with(r)))
+    });
+    if !querying || refused {
+        return Judgement::not_whitelisted("rpm");
+    }
+    let mut judgement = Judgement::whitelisted();
+    // `rpm -qp PKG` reads the package file; `rpm -qf FILE` only looks the name up.
+    if first.contains('p') && !first.starts_with("--") {
+        let files: Vec<_> = invocation
+            .args
+            .iter()
+            .filter(|a| a.text().is_some_and(|t| !t.starts_with('-')))
+            .collect();
+        check_paths(walker, &mut judgement, "rpm", &files);
+    }
+    judgement
+}
+
+/// `dpkg -l`, `-s`, `-L`, `-S`, `-p`, `-c`, `-I` and the `--print-...` forms only report.
+fn dpkg(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const SHORT: &[&str] = &["-l", "-s", "-L", "-S", "-p", "-c", "-I", "-W"];
+    const LONG: &[&str] = &[
+        "--list",
+        "--status",
+        "--listfiles",
+        "--search",
+        "--print-avail",
+        "--contents",
+        "--info",
+        "--show",
+        "--print-architecture",
+        "--print-foreign-architectures",
+        "--get-selections",
+        "--version",
+        "--help",
+        "--compare-versions",
+    ];
+    let Some(first) = invocation.args.first() else {
+        return Judgement::not_whitelisted(invocation.program);
+    };
+    let Some(mode) = first.text() else {
+        return Judgement::not_whitelisted(invocation.program);
+    };
+    let mode = mode.split_once('=').map_or(mode, |(m, _)| m);
+    if !(SHORT.contains(&mode) || LONG.contains(&mode)) {
+        return Judgement::not_whitelisted(invocation.program);
+    }
+    let mut judgement = Judgement::whitelisted();
+    // Archives given to `-c`/`-I` are files; other operands name packages or patterns.
+    if matches!(mode, "-c" | "--contents" | "-I" | "--info") {
+        let files: Vec<_> = invocation.args[1..].iter().collect();
+        check_paths(walker, &mut judgement, invocation.program, &files);
+    }
+    if invocation.args[1..]
+        .iter()
+        .any(|a| a.text().is_none_or(|t| t.starts_with('-')))
+    {
+        judgement.unknown(format!(
+            "`{} {mode}` is given a further option, which may change what it does",
+            invocation.program
+        ));
+    }
+    judgement
+}
+
+/// `pacman -Q...` queries the local database and `-Ss`/`-Si` the sync database without
+/// refreshing it; every other operation installs, removes or downloads.
+fn pacman(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let Some(first) = invocation.args.first().and_then(|a| a.text()) else {
+        return Judgement::not_whitelisted("pacman");
+    };
+    let letters = first.strip_prefix('-').filter(|l| !l.starts_with('-'));
+    let reads = match letters {
+        Some(l) if l.starts_with('Q') => true,
+        Some(l) if l.starts_with('S') => {
+            l.len() > 1
+                && l[1..]
+                    .chars()
+                    .all(|c| matches!(c, 's' | 'i' | 'q' | 'l' | 'g'))
+        }
+        _ => false,
+    };
+    let rest_plain = invocation.args[1..]
+        .iter()
+        .all(|a| a.text().is_some_and(|t| !t.starts_with('-') || t == "-q"));
+    if reads && rest_plain {
+        Judgement::whitelisted()
+    } else {
+        Judgement::not_whitelisted("pacman")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn query_rules_give_each_form_its_verdict() {
+        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("ip a", Safe),
+            ("ip -br addr show dev eth0", Safe),
+            ("ip -4 route list", Safe),
+            ("ip route get 1.1.1.1", Safe),
+            ("ip link set eth0 down", Destructive),
+            ("ip addr add 10.0.0.2/24 dev eth0", Destructive),
+            ("ip neigh flush all", Destructive),
+            ("ip netns exec blue sh", Destructive),
+            ("ip -batch cmds.txt", Unknown),
+            ("ip monitor file /var/log/rtmon.log", Unknown),
+            ("ip route $VERB", Destructive),
+            ("ss -tlnp", Safe),
+            ("ss -K dst 10.0.0.1", Destructive),
+            ("netstat -tulpn", Safe),
+            ("findmnt -t ext4", Safe),
+            ("rpm -qa | grep ssl", Safe),
+            ("rpm -qf /usr/bin/ls", Safe),
+            ("rpm -qpl notes.rpm", Safe),
+            ("rpm -qp /tmp/x.rpm", Unknown),
+            ("rpm -e openssl", Unknown),
+            ("rpm -q --eval '%(id)' bash", Unknown),
+            ("rpm -q --define='x %(id)' bash", Unknown),
+            ("dpkg -l | grep ssh", Safe),
+            ("dpkg -S /usr/bin/ls", Safe),
+            ("dpkg -c notes.deb", Safe),
+            ("dpkg -i notes.deb", Unknown),
+            ("dpkg -l --admindir=/tmp/x", Unknown),
+            ("apt show htop", Safe),
+            ("apt-cache policy htop", Safe),
+            ("apt install htop", Unknown),
+            ("apt -o APT::Update::Pre-Invoke::=id show htop", Unknown),
+            ("pacman -Qe", Safe),
+            ("pacman -Ss vim", Safe),
+            ("pacman -Syu", Unknown),
+            ("pacman -S vim", Unknown),
+            ("timedatectl status", Safe),
+            ("timedatectl set-time '2026-01-01'", Unknown),
+            ("hostnamectl", Unknown),
+            ("systemctl status nginx", Safe),
+            ("systemctl list-units --type=service", Safe),
+            ("systemctl restart nginx", Unknown),
+            ("systemctl stop nginx", Destructive),
+            ("fd -e rs src", Safe),
+            ("fd -x rm", Unknown),
+            ("fd --exec-batch rm -rf", Unknown),
+            ("bat notes.txt", Safe),
+            ("bat --pager 'sh -c id' notes.txt", Unknown),
+            ("tput cols", Safe),
+            ("man 7 ascii", Safe),
+            ("man /etc/shadow", Unknown),
+            ("man -P 'sh -c id' ls", Unknown),
+            ("man -l /etc/shadow", Unknown),
+        ]);
+    }
+}
