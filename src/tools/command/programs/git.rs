@@ -814,11 +814,10 @@ fn config(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement, dept
             Item::Short { flag: 'z', .. } => {}
             Item::Short { flag: 'f', .. } => value_as_path(walker, "git config", item, judgement),
             Item::Long { name, .. } if READ.contains(name) => reads = true,
-            Item::Long { name, .. } if MODIFIERS.contains(name) => {
-                if *name == "file" {
-                    value_as_path(walker, "git config", item, judgement);
-                }
+            Item::Long { name: "file", .. } => {
+                value_as_path(walker, "git config", item, judgement);
             }
+            Item::Long { name, .. } if MODIFIERS.contains(name) => {}
             Item::Short { .. } | Item::Long { .. } => {
                 judgement.unknown(format!(
                     "`git config {}` may change configuration",

@@ -86,24 +86,6 @@ pub(super) const PROGRAMS: &[Program] = &[
     ),
 ];
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn search_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Safe, Unknown};
-        use crate::tools::command::tests::check_in_workspace;
-        check_in_workspace(&[
-            ("grep -rn foo src", Safe),
-            ("rg TODO src", Safe),
-            ("grep -rn foo /etc", Unknown),
-            ("rg --pre cat TODO", Unknown),
-            ("rg --pre=sh TODO", Unknown),
-            ("rg -z foo", Unknown),
-            ("rg --hostname-bin=x foo", Unknown),
-        ]);
-    }
-}
-
 /// grep's options, also those of the compressed-file greps (`zgrep`, `xzgrep`, ...), which
 /// hand them to grep.
 pub(super) const GREP: Table = Table {
@@ -131,3 +113,21 @@ pub(super) const GREP: Table = Table {
     path_options: &["f", "file", "exclude-from"],
     ..TABLE
 };
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn search_rules_give_each_form_its_verdict() {
+        use crate::tools::command::tests::Expect::{Safe, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("grep -rn foo src", Safe),
+            ("rg TODO src", Safe),
+            ("grep -rn foo /etc", Unknown),
+            ("rg --pre cat TODO", Unknown),
+            ("rg --pre=sh TODO", Unknown),
+            ("rg -z foo", Unknown),
+            ("rg --hostname-bin=x foo", Unknown),
+        ]);
+    }
+}

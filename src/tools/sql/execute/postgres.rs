@@ -160,9 +160,10 @@ pub(super) async fn privileges(
     .into_iter()
     .filter(|(i, _)| flag(*i))
     .map(|(_, role)| format!("role {user} is a member of {role}"))
-    .chain(flag(6).then(|| {
-        format!("role {user} has REPLICATION (consumes and drops replication slots)")
-    }))
+    .chain(
+        flag(6)
+            .then(|| format!("role {user} has REPLICATION (consumes and drops replication slots)")),
+    )
     .collect())
 }
 
