@@ -77,6 +77,52 @@ pub(super) const PROGRAMS: &[Program] = &[
             ..TABLE
         }),
     ),
+    Program::new(&["openssl"], Rule::Judge(openssl)),
+    Program::new(
+        &["sar"],
+        Rule::Table(&Table {
+            spec: Spec::values("ABPIfnoqesimj", &["dev", "fs", "iface", "human"]),
+            operands: Operands::Text,
+            path_options: &["f"],
+            refused: &[Refusal {
+                options: &["o"],
+                effect: Effect::Writes,
+                what: "writes the readings to a file",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["systemd-escape"],
+        Rule::Table(&Table {
+            spec: Spec::values("", &["suffix", "template"]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["uconv"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "ftxo",
+                &[
+                    "from-code",
+                    "to-code",
+                    "callback",
+                    "from-callback",
+                    "to-callback",
+                    "output",
+                    "transliterate",
+                ],
+            ),
+            refused: &[Refusal {
+                options: &["o", "output"],
+                effect: Effect::Writes,
+                what: "writes its output to a file, replacing it",
+            }],
+            ..TABLE
+        }),
+    ),
     Program::new(&["rpm"], Rule::Judge(rpm)),
     Program::new(&["dpkg", "dpkg-query"], Rule::Judge(dpkg)),
     Program::new(&["apt", "apt-cache"], Rule::Judge(apt)),
@@ -324,6 +370,170 @@ fn ip(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     Judgement::whitelisted()
 }
 
+/// `openssl` commands that print what a certificate, key, request or list holds, or a
+/// digest of files: their output goes to standard output. Not the key commands (`rsa`,
+/// `ec`, `pkey`), which print private keys. Options that write a file
+/// (`-out`, `-keyout`, `-CAcreateserial`), load code (`-engine`, `-provider`, a `-config`
+/// that can name either) or generate a key into a default file (`req -new`) are left to a
+/// person, and the files named by `-in`, `-key`, `-CAfile`, ... are checked like operands.
+fn openssl(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const READS: &[&str] = &[
+        "x509",
+        "req",
+        "crl",
+        "crl2pkcs7",
+        "asn1parse",
+        "ciphers",
+        "dgst",
+        "md5",
+        "sha1",
+        "sha256",
+        "sha384",
+        "sha512",
+        "version",
+        "list",
+        "ecparam",
+        "verify",
+        "pkcs7",
+        "errstr",
+        "prime",
+        "rand",
+        "base64",
+    ];
+    const REFUSED: &[&str] = &[
+        "out",
+        "keyout",
+        "writerand",
+        "engine",
+        "provider",
+        "provider-path",
+        "config",
+        "CAcreateserial",
+        "CAserial",
+        "new",
+        "newkey",
+        "x509",
+        "genkey",
+        "sign",
+        "signkey",
+    ];
+    const PATHS: &[&str] = &[
+        "in",
+        "key",
+        "inkey",
+        "CAfile",
+        "CApath",
+        "CA",
+        "CAkey",
+        "certfile",
+        "signature",
+        "cert",
+        "untrusted",
+        "trusted",
+        "CRLfile",
+        "rand",
+        "paramfile",
+        "peerkey",
+        "prverify",
+        "verify",
+        "oid",
+        "genconf",
+    ];
+    const VALUES: &[&str] = &[
+        "inform",
+        "outform",
+        "keyform",
+        "CAform",
+        "CAkeyform",
+        "certform",
+        "nameopt",
+        "certopt",
+        "passin",
+        "passout",
+        "pass",
+        "sigopt",
+        "days",
+        "set_serial",
+        "subj",
+        "name",
+        "digest",
+        "offset",
+        "length",
+        "strparse",
+        "genstr",
+        "purpose",
+        "checkend",
+        "mac",
+        "macopt",
+        "hmac",
+        "keyfrom",
+        "s",
+        "section",
+        "reqexts",
+        "extensions",
+        "ext",
+        "addtrust",
+        "addreject",
+        "setalias",
+        "ciphersuites",
+        "convform",
+        "param_enc",
+        "propquery",
+        "vfyopt",
+        "pkeyopt",
+        "dateopt",
+        "num",
+        "bits",
+        "checks",
+    ];
+    let program = invocation.program;
+    let Some(command) = invocation.args.first().and_then(|a| a.text()) else {
+        return Judgement::not_whitelisted(program);
+    };
+    if !READS.contains(&command) {
+        return Judgement::not_whitelisted(&format!("{program} {command}"));
+    }
+    let mut judgement = Judgement::whitelisted();
+    let mut words = invocation.args[1..].iter();
+    let digest = matches!(
+        command,
+        "dgst" | "md5" | "sha1" | "sha256" | "sha384" | "sha512"
+    );
+    while let Some(word) = words.next() {
+        let Some(text) = word.text() else {
+            judgement.destructive(format!(
+                "`{program} {command}` is given `{}`, which may become `-out` (write a file) when the line runs",
+                word.raw
+            ));
+            continue;
+        };
+        let Some(name) = text.strip_prefix('-') else {
+            if digest {
+                walker.check_path(&mut judgement, program, text);
+            }
+            continue;
+        };
+        // `x509 -x509toreq`, `req -x509`: only `req` makes a certificate with `-x509`.
+        let refused = REFUSED.contains(&name) && !(name == "x509" && command != "req");
+        if refused {
+            judgement.unknown(format!(
+                "`{program} {command} -{name}` writes a file or loads code"
+            ));
+        } else if PATHS.contains(&name) {
+            if let Some(value) = words.next().and_then(|w| w.text()) {
+                walker.check_path(&mut judgement, program, value);
+            }
+        } else if VALUES.contains(&name) {
+            if let Some(value) = words.next().and_then(|w| w.text())
+                && let Some(file) = value.strip_prefix("file:")
+            {
+                walker.check_path(&mut judgement, program, file);
+            }
+        }
+    }
+    judgement
+}
+
 /// `rpm -q...` and `rpm -V...` query and verify; every other mode installs, erases or
 /// rewrites the package database. Options that load or expand macros (`--define`, `--eval`,
 /// `--macros`, `--rcfile`: a macro can run a shell command), pipe the output to a command, or
@@ -455,6 +665,27 @@ mod tests {
             ("netstat -tulpn", Safe),
             ("findmnt -t ext4", Safe),
             ("rpm -qa | grep ssl", Safe),
+            ("openssl x509 -text -noout -in server.crt", Safe),
+            ("openssl req -text -noout -in server.csr", Safe),
+            ("openssl dgst -md5 -hex notes.txt", Safe),
+            ("openssl ciphers -v 'ALL:!aNULL'", Safe),
+            ("openssl x509 -in /etc/ssl/private/key.pem -text", Unknown),
+            ("openssl dgst -sha256 /etc/shadow", Unknown),
+            ("openssl x509 -in server.crt -out copy.crt", Unknown),
+            ("openssl req -new -newkey rsa:2048 -nodes", Unknown),
+            ("openssl x509 -engine /tmp/evil.so -in server.crt", Unknown),
+            ("openssl rsa -in key.pem -text -noout", Unknown),
+            (
+                "openssl x509 -in server.crt -passin file:/etc/shadow",
+                Unknown,
+            ),
+            ("openssl enc -aes256 -in notes.txt -out x", Unknown),
+            ("openssl s_client -connect example.com:443", Unknown),
+            ("sar -u 2 5", Safe),
+            ("sar -o /tmp/sa 1 3", Destructive),
+            ("systemd-escape -p /tmp/waldi", Safe),
+            ("uconv -f utf-8 -x any-name notes.txt", Safe),
+            ("uconv -o out.txt notes.txt", Destructive),
             ("rpm -qf /usr/bin/ls", Safe),
             ("rpm -qpl notes.rpm", Safe),
             ("rpm -qp /tmp/x.rpm", Unknown),
