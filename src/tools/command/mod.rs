@@ -247,7 +247,7 @@ fn watch_finding(watch: &watch::WatchState, limit: u64) -> Preflight {
     };
     match watch {
         WatchState::Watching { directories, .. } => Preflight::fine(format!(
-            "the workspace is watched for hard links and special files (inotify, {directories} directories): lines run without a click need no walk of it"
+            "the workspace is watched for hard links and special files (inotify, one watch per directory: {directories}): lines run without a click need no walk of it"
         )),
         WatchState::NotStarted => Preflight::fine(
             "the workspace does not exist yet: it is watched for hard links and special files from its first line".to_owned(),
