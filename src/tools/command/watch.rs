@@ -882,6 +882,99 @@ mod tests {
         assert_eq!(watching(&watch).1, 2, "walked again");
     }
 
+    /// Set in the copy of this test that runs in a mount namespace of its own; names the
+    /// file it reports to.
+    const MOUNT_NAMESPACE: &str = "RISKGATE_WATCH_TEST_MOUNT_NAMESPACE";
+
+    /// A mount raises no inotify event: a FIFO in a file system mounted in the workspace
+    /// after the walk is found because the mount table changed. The mount is made in a
+    /// namespace of its own (this test runs itself again under `unshare`), so the
+    /// machine's mounts never change.
+    #[test]
+    fn a_file_system_mounted_in_the_workspace_means_a_whole_walk() {
+        let Some(report) = std::env::var_os(MOUNT_NAMESPACE) else {
+            // SAFETY: geteuid only returns a number.
+            if unsafe { libc::geteuid() } != 0 {
+                eprintln!("skipped: mounting needs root");
+                return;
+            }
+            let dir = tempfile::tempdir().expect("tempdir");
+            let report = dir.path().join("report");
+            let name = "tools::command::watch::tests::a_file_system_mounted_in_the_workspace_means_a_whole_walk";
+            let status = std::process::Command::new("unshare")
+                .args(["--mount", "--propagation", "private", "--"])
+                .arg(std::env::current_exe().expect("the test binary"))
+                .args(["--exact", name, "--nocapture", "--test-threads", "1"])
+                .env(MOUNT_NAMESPACE, &report)
+                .status();
+            match status {
+                Ok(status) => {
+                    assert!(status.success(), "the test in its namespace failed");
+                    let said = std::fs::read_to_string(&report).expect("the test ran");
+                    if said != "found" {
+                        eprintln!("skipped: {said}");
+                    }
+                }
+                Err(error) => eprintln!("skipped: unshare cannot run: {error}"),
+            }
+            return;
+        };
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("sub")).expect("mkdir");
+        let watch = WorkspaceWatch::new(&ws, 100, true);
+        watching(&watch);
+        let target = CString::new(ws.join("sub").as_os_str().as_bytes()).expect("path");
+        // SAFETY: NUL-terminated strings; a tmpfs mounted in this process's own namespace.
+        let mounted = unsafe {
+            libc::mount(
+                c"tmpfs".as_ptr(),
+                target.as_ptr(),
+                c"tmpfs".as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        if mounted != 0 {
+            let error = io::Error::last_os_error();
+            std::fs::write(&report, format!("a tmpfs cannot be mounted here: {error}"))
+                .expect("report");
+            return;
+        }
+        /// Unmounts before the temporary directory is removed, even when the test fails.
+        struct Unmount(CString);
+        impl Drop for Unmount {
+            fn drop(&mut self) {
+                // SAFETY: a NUL-terminated path.
+                unsafe { libc::umount2(self.0.as_ptr(), libc::MNT_DETACH) };
+            }
+        }
+        let _unmount = Unmount(target);
+        mkfifo(&ws.join("sub/pipe"));
+        match watch.check() {
+            Err(SandboxError::SpecialFile { path, kind }) => {
+                assert_eq!((path.as_str(), kind), ("sub/pipe", "FIFO"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(watching(&watch).1, 2);
+        std::fs::write(&report, "found").expect("report");
+    }
+
+    /// A file system this machine's kernel may not see every change of is walked before
+    /// every line instead (procfs stands for NFS or FUSE here: it is on every machine, and
+    /// only read).
+    #[test]
+    fn file_systems_not_known_to_be_local_are_walked_instead() {
+        let watch = WorkspaceWatch::new(Path::new("/proc/sys/fs/inotify"), 100, true);
+        match watch.start() {
+            WatchState::Walking(why) => assert!(why.contains("statfs type 0x9fa0"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(watch.check().is_ok());
+        assert!(matches!(watch.state(), WatchState::Walking(_)));
+    }
+
     #[test]
     fn unwatched_workspaces_are_walked_with_the_limit() {
         let dir = tempfile::tempdir().expect("tempdir");
