@@ -8,6 +8,13 @@
 //!
 //! Run: `cargo bench --bench sandbox -- [--runs N] [--gap-ms N]` (default 2000 per variant,
 //! back to back; `--gap-ms` sleeps that long before each timed line, untimed).
+//!
+//! `cargo bench --bench sandbox -- --workspaces [--sizes 1000,100000,300000]` measures only
+//! what the workspace's size costs a line run without a click: in workspaces of that many
+//! empty files (in 100-file directories, made in a temporary directory), `true` run
+//! through `CommandTool::execute` with the workspace walked before every line
+//! (`watch_workspace = false`, no entry limit) and watched (the default), with the check
+//! alone beside it, and the watch's first walk.
 
 use std::time::{Duration, Instant};
 
@@ -32,10 +39,22 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 fn main() {
     let mut runs = 2000_usize;
     let mut gap = Duration::ZERO;
+    let mut sizes: Option<Vec<usize>> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         if arg == "--runs" {
             runs = args.next().and_then(|n| n.parse().ok()).expect("--runs N");
+        }
+        if arg == "--workspaces" {
+            sizes.get_or_insert_with(|| vec![1_000, 100_000, 300_000]);
+        }
+        if arg == "--sizes" {
+            let list = args.next().expect("--sizes N,N,...");
+            sizes = Some(
+                list.split(',')
+                    .map(|n| n.parse().expect("--sizes N,N,..."))
+                    .collect(),
+            );
         }
         if arg == "--gap-ms" {
             gap = Duration::from_millis(
@@ -49,6 +68,12 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
+    if let Some(sizes) = sizes {
+        for files in sizes {
+            workspace_size(&runtime, files);
+        }
+        return;
+    }
     let workspace = tempfile::tempdir().expect("tempdir");
     let settings = CommandSettings {
         sandbox: SandboxSettings {
@@ -154,6 +179,103 @@ fn main() {
                 percentile(timing, 0.5).as_secs_f64() * 1e6,
                 percentile(timing, 0.99).as_secs_f64() * 1e6,
                 mean.as_secs_f64() * 1e6
+            );
+        }
+    }
+}
+
+/// Median and p99 of `timing`, in ms, as a table's cells.
+fn cells(timing: &mut [Duration]) -> String {
+    timing.sort_unstable();
+    format!(
+        "{:>9.3} ms {:>9.3} ms",
+        percentile(timing, 0.5).as_secs_f64() * 1e3,
+        percentile(timing, 0.99).as_secs_f64() * 1e3
+    )
+}
+
+/// A line without a click in a workspace of `files` empty files, walked before every line
+/// and watched.
+fn workspace_size(runtime: &tokio::runtime::Runtime, files: usize) {
+    use riskgate::tools::command::watch::{WatchState, WorkspaceWatch};
+    let tree = tempfile::tempdir().expect("tempdir");
+    let made = Instant::now();
+    for i in 0..files {
+        let dir = tree.path().join(format!("d{}", i / 100));
+        if i % 100 == 0 {
+            std::fs::create_dir(&dir).expect("mkdir");
+        }
+        std::fs::File::create(dir.join(format!("f{i}"))).expect("create");
+    }
+    let entries = files + files.div_ceil(100);
+    println!(
+        "workspace of {entries} entries ({files} files) made in {:.1} s",
+        made.elapsed().as_secs_f64()
+    );
+    // The walk of 300,000 entries takes about a second: fewer runs of it.
+    let walked_runs = (200_000 / files).clamp(5, 200);
+    let args = arguments("true");
+    for (variant, watched) in [("walked", false), ("watched", true)] {
+        let settings = CommandSettings {
+            sandbox: SandboxSettings {
+                watch_workspace: watched,
+                hard_link_scan_limit: u64::MAX,
+                ..SandboxSettings::default()
+            },
+            ..CommandSettings::default()
+        };
+        let tool = CommandTool::new(
+            Workspace::new(tree.path()),
+            &ToolRules::default(),
+            &settings,
+            &OutputSettings::default(),
+        );
+        assert!(tool.support().is_ready(), "{}", tool.support());
+        let started = Instant::now();
+        runtime.block_on(async {
+            tool.execute(&args, &Approval::Auto).await.expect("runs");
+        });
+        let first = started.elapsed();
+        if watched {
+            assert!(
+                matches!(tool.workspace_watch(), WatchState::Watching { .. }),
+                "{:?}",
+                tool.workspace_watch()
+            );
+        }
+        let runs = if watched { 200 } else { walked_runs };
+        let mut lines: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let started = Instant::now();
+                runtime.block_on(async {
+                    tool.execute(&args, &Approval::Auto).await.expect("runs");
+                });
+                started.elapsed()
+            })
+            .collect();
+        let check = WorkspaceWatch::new(tree.path(), u64::MAX, watched);
+        check.check().expect("nothing offends");
+        let mut checks: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let started = Instant::now();
+                check.check().expect("nothing offends");
+                started.elapsed()
+            })
+            .collect();
+        println!(
+            "{entries:>7} entries {variant:>8}: first line {:>9.3} ms; line {} (median, p99; {runs} runs); check alone {}",
+            first.as_secs_f64() * 1e3,
+            cells(&mut lines),
+            cells(&mut checks)
+        );
+        if watched {
+            assert!(
+                matches!(
+                    tool.workspace_watch(),
+                    WatchState::Watching { walks: 1, .. }
+                ),
+                "walked again: {:?}",
+                tool.workspace_watch()
             );
         }
     }

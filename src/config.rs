@@ -631,9 +631,15 @@ pub struct SandboxSettings {
     pub file_size_bytes: u64,
     /// Open files per process (RLIMIT_NOFILE).
     pub open_files: u64,
-    /// Entries of the workspace looked through, before a line runs without a click, for a
-    /// file with several hard links (which could be a file outside the workspace); a larger
-    /// workspace gets no such lines.
+    /// Whether the workspace is watched (inotify) for files with several hard links (which
+    /// could be files outside the workspace) and special files: walked once, then followed
+    /// by the kernel's change events, so a line run without a click needs no walk of it.
+    /// `false`, or where inotify cannot be used (`check-config` says why), every such line
+    /// first walks the whole workspace.
+    pub watch_workspace: bool,
+    /// Entries of the workspace walked before each line run without a click where the
+    /// workspace is not watched; a larger workspace gets no such lines there. A watched
+    /// workspace is walked once, whatever its size.
     pub hard_link_scan_limit: u64,
 }
 
@@ -651,6 +657,7 @@ impl Default for SandboxSettings {
             home_files: std::collections::BTreeMap::new(),
             file_size_bytes: 256 * 1024 * 1024,
             open_files: 1024,
+            watch_workspace: true,
             hard_link_scan_limit: 200_000,
         }
     }

@@ -472,6 +472,49 @@ fn check_config_says_whether_command_lines_can_run_without_a_click() {
 }
 
 #[test]
+fn check_config_says_whether_the_workspace_is_watched() {
+    if !riskgate::tools::command::sandbox::kernel_support().is_ready() {
+        eprintln!(
+            "skipped: without the sandbox no line runs without a click, and nothing is watched"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("ws/a/b")).expect("mkdir");
+    let workspace = ("RISKGATE__TOOLS__WORKSPACE", dir.path().join("ws"));
+    let workspace = (workspace.0, workspace.1.to_str().expect("utf-8"));
+    let watched = riskgate(&["check-config"], "", &[workspace]);
+    let text = String::from_utf8_lossy(&watched.stdout);
+    assert!(
+        text.contains(
+            "# the workspace is watched for hard links and special files (inotify, one watch per directory: 3)"
+        ),
+        "{text}"
+    );
+    let off = riskgate(
+        &["check-config"],
+        "",
+        &[
+            workspace,
+            ("RISKGATE__COMMAND__SANDBOX__WATCH_WORKSPACE", "false"),
+        ],
+    );
+    let text = String::from_utf8_lossy(&off.stdout);
+    assert!(
+        text.contains("# every command line run without a click first walks the whole workspace")
+            && text.contains("hard_link_scan_limit = 200000 entries")
+            && text.contains("because command.sandbox.watch_workspace is false"),
+        "{text}"
+    );
+    let missing = riskgate(&["check-config"], "", &[]);
+    let text = String::from_utf8_lossy(&missing.stdout);
+    assert!(
+        text.contains("# the workspace does not exist yet: it is watched"),
+        "{text}"
+    );
+}
+
+#[test]
 fn assess_under_a_missing_sandbox_runs_no_command_line_without_a_click() {
     let line = r#"{"tool": "execute_command", "arguments": {"command": "ls"}}"#;
     let output = riskgate(

@@ -729,3 +729,140 @@ async fn the_plan_the_gate_read_is_the_plan_that_runs() {
         .expect("runs");
     assert_eq!(stdout(ran), "own");
 }
+
+/// The refusal a line run without a click meets, as the sandbox's error.
+async fn refusal(t: &TestTool, line: &str) -> riskgate::tools::command::sandbox::SandboxError {
+    match t.tool.run(line, &Approval::Auto).await {
+        Err(CommandError::Run(RunError::Sandbox(error))) => error,
+        Err(other) => panic!("{line:?} failed otherwise: {other}"),
+        Ok(outcome) => panic!(
+            "{line:?} ran: {}",
+            String::from_utf8_lossy(&outcome.stdout.bytes)
+        ),
+    }
+}
+
+/// Once the workspace is watched (after the first line without a click), what appears in
+/// it later stops the next such line exactly as the walk before every line stopped it: a
+/// hard link to a file outside, a FIFO, a link in a new directory, one in a directory moved
+/// in, one a confirmed line made. The outside file's content reaches no output (a confirmed
+/// line shows it is there to be read); removing each lets lines run again; and lines walk
+/// nothing.
+#[tokio::test]
+async fn what_appears_in_a_watched_workspace_stops_the_next_line_without_a_click() {
+    use riskgate::tools::command::sandbox::{SandboxError, kernel_support};
+    use riskgate::tools::command::watch::WatchState;
+    if !kernel_support().is_ready() {
+        eprintln!("skipped: the kernel cannot build the sandbox, so no line runs without a click");
+        return;
+    }
+    const SECRET: &str = "outside-secret-6b1d";
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    std::fs::write(t.root.join("notes.txt"), "workspace notes\n").expect("write");
+    let outside = tempfile::tempdir().expect("tempdir");
+    let secret = outside.path().join("secret.txt");
+    std::fs::write(&secret, format!("{SECRET}\n")).expect("write");
+    let auto = Approval::Auto;
+    assert_eq!(t.tool.workspace_watch(), WatchState::NotStarted);
+    let (out, _) = t.stdout_and_exit("cat notes.txt", &auto).await;
+    assert_eq!(out, "workspace notes\n");
+    assert!(
+        matches!(
+            t.tool.workspace_watch(),
+            WatchState::Watching { walks: 1, .. }
+        ),
+        "{:?}",
+        t.tool.workspace_watch()
+    );
+    let no_secret = |error: &SandboxError| {
+        assert!(!error.to_string().contains(SECRET), "{error}");
+    };
+
+    // A hard link to a file outside: the link leads to the secret, and no auto line runs.
+    std::fs::hard_link(&secret, t.root.join("linked.txt")).expect("ln");
+    let (out, _) = t.stdout_and_exit("cat linked.txt", &confirmed()).await;
+    assert_eq!(out, format!("{SECRET}\n"), "the link leads outside");
+    for line in [
+        "cat linked.txt",
+        "cat notes.txt",
+        "grep -r outside-secret .",
+    ] {
+        let error = refusal(&t, line).await;
+        no_secret(&error);
+        assert!(
+            matches!(&error, SandboxError::HardLink { path, links: 2 } if path == "linked.txt"),
+            "{line}: {error:?}"
+        );
+        assert!(error.to_string().contains("hard links"), "{error}");
+    }
+    std::fs::remove_file(t.root.join("linked.txt")).expect("rm");
+    let (out, _) = t.stdout_and_exit("cat notes.txt", &auto).await;
+    assert_eq!(out, "workspace notes\n");
+
+    // A FIFO.
+    let fifo = std::ffi::CString::new(t.root.join("pipe").to_str().expect("utf-8")).expect("c");
+    // SAFETY: a valid NUL-terminated path and a mode.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let error = refusal(&t, "ls").await;
+    assert!(
+        matches!(&error, SandboxError::SpecialFile { path, kind: "FIFO" } if path == "pipe"),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("holds a FIFO (`pipe`)"),
+        "{error}"
+    );
+    std::fs::remove_file(t.root.join("pipe")).expect("rm");
+    let (out, _) = t.stdout_and_exit("ls", &auto).await;
+    assert_eq!(out, "notes.txt\n");
+
+    // A link in a directory made after the walk.
+    std::fs::create_dir_all(t.root.join("new/deeper")).expect("mkdir");
+    std::fs::hard_link(&secret, t.root.join("new/deeper/l.txt")).expect("ln");
+    let error = refusal(&t, "cat new/deeper/l.txt").await;
+    no_secret(&error);
+    assert!(
+        matches!(&error, SandboxError::HardLink { path, .. } if path == "new/deeper/l.txt"),
+        "{error:?}"
+    );
+    std::fs::remove_file(t.root.join("new/deeper/l.txt")).expect("rm");
+    let (out, _) = t.stdout_and_exit("ls new", &auto).await;
+    assert_eq!(out, "deeper\n");
+
+    // A link in a directory built outside and moved in.
+    std::fs::create_dir_all(outside.path().join("incoming/sub")).expect("mkdir");
+    std::fs::hard_link(&secret, outside.path().join("incoming/sub/l.txt")).expect("ln");
+    std::fs::rename(outside.path().join("incoming"), t.root.join("incoming")).expect("mv");
+    let error = refusal(&t, "cat incoming/sub/l.txt").await;
+    no_secret(&error);
+    assert!(
+        matches!(&error, SandboxError::HardLink { path, .. } if path == "incoming/sub/l.txt"),
+        "{error:?}"
+    );
+    std::fs::remove_file(t.root.join("incoming/sub/l.txt")).expect("rm");
+    let (out, _) = t.stdout_and_exit("ls incoming/sub", &auto).await;
+    assert_eq!(out, "");
+
+    // A link a confirmed line made, removed by another.
+    t.confirmed("ln notes.txt again.txt").await;
+    let error = refusal(&t, "cat notes.txt").await;
+    assert!(
+        matches!(&error, SandboxError::HardLink { path, links: 2 } if path == "again.txt"),
+        "{error:?}"
+    );
+    t.confirmed("rm again.txt").await;
+    let (out, _) = t.stdout_and_exit("cat notes.txt", &auto).await;
+    assert_eq!(out, "workspace notes\n");
+
+    // Lines walk nothing (each new link above meant one walk, for its other names).
+    let walks = || match t.tool.workspace_watch() {
+        WatchState::Watching { walks, .. } => walks,
+        other => panic!("{other:?}"),
+    };
+    let before = walks();
+    for _ in 0..3 {
+        t.stdout_and_exit("cat notes.txt", &auto).await;
+    }
+    assert_eq!(walks(), before);
+}

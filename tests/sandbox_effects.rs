@@ -649,6 +649,45 @@ async fn a_hard_link_in_the_workspace_stops_lines_without_a_click() {
     );
 }
 
+/// The bot watches its workspace from start: a hard link to a file outside, put in a new
+/// directory of the workspace by another process while the bot runs (here, while a
+/// confirmation waits), stops the next lines without a click as one there at start does,
+/// and the outside file's content reaches nothing the model receives.
+#[tokio::test]
+async fn a_hard_link_made_while_the_bot_runs_stops_the_next_lines_without_a_click() {
+    if !sandbox_ready() {
+        return;
+    }
+    let scene = Scene::new();
+    std::fs::write(scene.ws.join("first.txt"), "first-content").expect("write");
+    std::fs::write(scene.ws.join("README"), "workspace readme").expect("write");
+    let lines = [
+        ("cat first.txt", Some("low")),
+        ("touch marker", Some("medium")),
+        ("cat docs/notes.txt", Some("low")),
+        ("grep -r outside-secret .", Some("low")),
+        ("cat README", Some("low")),
+    ];
+    let fake = FakeLlm::start(script(&lines)).await;
+    let (ws, outside) = (scene.ws.clone(), scene.outside.clone());
+    let events = scene.run_answering_after(&fake, "read the notes", "n", &[], || {
+        std::fs::create_dir(ws.join("docs")).expect("mkdir");
+        std::fs::hard_link(outside.join("secret.txt"), ws.join("docs/notes.txt")).expect("ln");
+    });
+    assert_eq!(
+        decisions(&events),
+        ["auto", "confirm", "auto", "auto", "auto"]
+    );
+    let saw = model_saw(&fake).await;
+    assert_no_secret(&saw);
+    assert!(saw.contains("first-content"), "the first line ran: {saw}");
+    assert!(saw.contains("hard links"), "the model is told why: {saw}");
+    assert!(
+        !saw.contains("workspace readme"),
+        "nothing ran while the link exists: {saw}"
+    );
+}
+
 /// The everyday forms of issue 18 (redirections that write no file, `< file`, `cd`, braces,
 /// arithmetic, tar listings, print-only awk, wrappers, expr, numfmt) run without a click,
 /// without a shell, inside the walls: each gives its output and nothing on disk changes.

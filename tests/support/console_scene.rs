@@ -111,6 +111,20 @@ impl Scene {
         answer: &str,
         extra_env: &[(&str, &str)],
     ) -> Vec<Value> {
+        self.run_answering_after(fake, message, answer, extra_env, || {})
+    }
+
+    /// [`Scene::run_answering_with`], calling `before_answer` each time an approval is
+    /// shown, before it is answered: what it does happens while the bot runs, between two
+    /// calls.
+    pub fn run_answering_after(
+        &self,
+        fake: &FakeLlm,
+        message: &str,
+        answer: &str,
+        extra_env: &[(&str, &str)],
+        mut before_answer: impl FnMut(),
+    ) -> Vec<Value> {
         let mut child = self.console(fake, extra_env).spawn().expect("spawn");
         let mut stdin = child.stdin.take().expect("stdin");
         writeln!(stdin, "{message}").expect("write");
@@ -119,6 +133,7 @@ impl Scene {
         for line in stdout.lines() {
             let event: Value = serde_json::from_str(&line.expect("line")).expect("JSON event");
             if event["event"] == "approval_requested" {
+                before_answer();
                 writeln!(stdin, "{answer}").expect("answer");
             }
             let done = event["event"] == "run_finished";

@@ -46,7 +46,7 @@ use super::plan::{Connector, Pipeline, Plan, Redirect, SimpleCommand, cd_directo
 use super::reaper::Reaper;
 use super::sandbox::{
     LimitsReached, LineSandbox, NULL_DEVICE, RESERVED_VARIABLES, Sandbox, SandboxError, Walls,
-    check_workspace, git_ceiling, git_environment,
+    git_ceiling, git_environment,
 };
 use crate::config::CommandSettings;
 use crate::core::tools::format_duration;
@@ -348,12 +348,13 @@ impl CommandRunner {
             self.sandbox.line(walls)?
         } else {
             // The workspace check and the line's walls touch the disk (the check a whole
-            // workspace): off the runtime's other tasks, without a hop to another thread
-            // where the runtime can lend this one out (a hop cost ~0.4 ms a line, measured).
-            let (sandbox, root) = (self.sandbox.clone(), root.to_path_buf());
+            // workspace where it is not watched, or after a change it cannot follow): off
+            // the runtime's other tasks, without a hop to another thread where the runtime
+            // can lend this one out (a hop cost ~0.4 ms a line, measured).
+            let sandbox = self.sandbox.clone();
             blocking(move || {
                 if walls == Walls::ReadOnly {
-                    check_workspace(&root, sandbox.settings().hard_link_scan_limit)?;
+                    sandbox.check_workspace()?;
                 }
                 sandbox.line(walls)
             })

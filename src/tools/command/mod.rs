@@ -36,6 +36,7 @@ pub mod similar;
 mod structure;
 mod syntax;
 pub mod view;
+pub mod watch;
 mod words;
 
 #[cfg(test)]
@@ -164,6 +165,12 @@ impl CommandTool {
         self.runner.sandbox().per_line()
     }
 
+    /// How the workspace's watch for hard links and special files stands (without starting
+    /// it: the first line run without a click, or the start-up checks, do).
+    pub fn workspace_watch(&self) -> watch::WatchState {
+        self.runner.sandbox().workspace_watch()
+    }
+
     /// The walls a line runs in under `approval`. A confirmed line runs without the sandbox
     /// where the kernel cannot build it (a person chose it; nothing auto-runs there).
     pub fn walls(&self, approval: &Approval) -> Walls {
@@ -227,6 +234,26 @@ impl CommandTool {
             Err(error) => tracing::info!(%error, "command did not run"),
         }
         Ok(result?)
+    }
+}
+
+/// What the start-up checks say of the workspace's watch.
+fn watch_finding(watch: &watch::WatchState, limit: u64) -> Preflight {
+    use watch::WatchState;
+    let walking = |why: &str| {
+        format!(
+            "every command line run without a click first walks the whole workspace for hard links and special files (at most command.sandbox.hard_link_scan_limit = {limit} entries; a larger workspace gets no such lines), because {why}"
+        )
+    };
+    match watch {
+        WatchState::Watching { directories, .. } => Preflight::fine(format!(
+            "the workspace is watched for hard links and special files (inotify, one watch per directory: {directories}): lines run without a click need no walk of it"
+        )),
+        WatchState::NotStarted => Preflight::fine(
+            "the workspace does not exist yet: it is watched for hard links and special files from its first line".to_owned(),
+        ),
+        WatchState::Off => Preflight::fine(walking("command.sandbox.watch_workspace is false")),
+        WatchState::Walking(why) => Preflight::warning(walking(why)),
     }
 }
 
@@ -309,18 +336,23 @@ impl Tool for CommandTool {
     }
 
     /// Says what each line gets for itself on this machine (control groups, a view of its
-    /// own), warning where one cannot be built; the probes run here, off the start path.
+    /// own), warning where one cannot be built, and starts the workspace's watch (its first
+    /// walk), saying where lines must walk the workspace instead; the probes and the walk
+    /// run here, off the start path.
     fn preflight(&self) -> BoxFuture<'_, Vec<Preflight>> {
         Box::pin(async move {
             if !self.support().is_ready() {
                 return Vec::new();
             }
             let sandbox = self.runner.sandbox().clone();
-            let per_line = tokio::task::spawn_blocking(move || sandbox.per_line()).await;
-            let Ok(per_line) = per_line else {
+            let found = tokio::task::spawn_blocking(move || {
+                (sandbox.per_line(), sandbox.watch_workspace())
+            })
+            .await;
+            let Ok((per_line, watch)) = found else {
                 return Vec::new();
             };
-            [per_line.limits, per_line.view]
+            let mut findings: Vec<Preflight> = [per_line.limits, per_line.view]
                 .into_iter()
                 .map(|found| match found {
                     Ok(what) => Preflight::fine(format!("command lines each get {what}")),
@@ -328,7 +360,9 @@ impl Tool for CommandTool {
                         "command lines are not isolated from each other as fully as they could be: {why}"
                     )),
                 })
-                .collect()
+                .collect();
+            findings.push(watch_finding(&watch, self.sandbox.hard_link_scan_limit));
+            findings
         })
     }
 

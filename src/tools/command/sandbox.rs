@@ -52,6 +52,7 @@ use seccompiler::{BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetA
 
 use super::cgroup::{Cgroups, Found, LineCgroup, LineLimits};
 use super::view::{Layout, LineView, ViewPlan, ViewSupport};
+use super::watch::{WatchState, WorkspaceWatch};
 use crate::config::SandboxSettings;
 
 /// The Landlock ABI the sandbox needs: 4 brought TCP rules, 6 the scoping of signals and
@@ -306,16 +307,13 @@ pub enum SandboxError {
 /// what lies outside the workspace), a FIFO (reading it waits for, and takes, what another
 /// process writes) or a socket. Stops at the first, or after `limit` entries. Symlinks are
 /// not followed (the sandbox refuses what they lead to outside).
+///
+/// This is the whole walk, every time: lines use it where the workspace is not watched
+/// ([`WorkspaceWatch`](super::watch::WorkspaceWatch) says when).
 pub fn check_workspace(root: &Path, limit: u64) -> Result<(), SandboxError> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    use std::os::unix::fs::MetadataExt;
     let mut seen: u64 = 0;
     let mut pending = vec![root.to_path_buf()];
-    let shown = |path: &Path| {
-        path.strip_prefix(root)
-            .unwrap_or(path)
-            .display()
-            .to_string()
-    };
     while let Some(dir) = pending.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
@@ -328,37 +326,56 @@ pub fn check_workspace(root: &Path, limit: u64) -> Result<(), SandboxError> {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            let special = if kind.is_block_device() {
-                Some("block device")
-            } else if kind.is_char_device() {
-                Some("character device")
-            } else if kind.is_fifo() {
-                Some("FIFO")
-            } else if kind.is_socket() {
-                Some("socket")
-            } else {
-                None
-            };
-            if let Some(kind) = special {
-                return Err(SandboxError::SpecialFile {
-                    path: shown(&entry.path()),
-                    kind,
-                });
-            }
             if kind.is_dir() {
                 pending.push(entry.path());
-            } else if kind.is_file()
-                && let Ok(meta) = entry.metadata()
-                && meta.nlink() > 1
+            } else if let Some(offence) =
+                Offence::of(kind, || entry.metadata().ok().map(|m| m.nlink()))
             {
-                return Err(SandboxError::HardLink {
-                    path: shown(&entry.path()),
-                    links: meta.nlink(),
-                });
+                let path = entry.path();
+                let shown = path.strip_prefix(root).unwrap_or(&path);
+                return Err(offence.refusal(shown));
             }
         }
     }
     Ok(())
+}
+
+/// Why an entry of the workspace stops lines run without a click.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Offence {
+    /// A regular file with this many hard links.
+    Links(u64),
+    /// A device node, FIFO or socket, by name.
+    Special(&'static str),
+}
+
+impl Offence {
+    /// An entry of type `kind`; `links` is asked only for a regular file.
+    pub(super) fn of(kind: std::fs::FileType, links: impl FnOnce() -> Option<u64>) -> Option<Self> {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_block_device() {
+            Some(Self::Special("block device"))
+        } else if kind.is_char_device() {
+            Some(Self::Special("character device"))
+        } else if kind.is_fifo() {
+            Some(Self::Special("FIFO"))
+        } else if kind.is_socket() {
+            Some(Self::Special("socket"))
+        } else if kind.is_file() {
+            links().filter(|&n| n > 1).map(Self::Links)
+        } else {
+            None
+        }
+    }
+
+    /// The refusal of a line, naming the entry by its path in the workspace.
+    pub(super) fn refusal(self, shown: &Path) -> SandboxError {
+        let path = shown.display().to_string();
+        match self {
+            Self::Links(links) => SandboxError::HardLink { path, links },
+            Self::Special(kind) => SandboxError::SpecialFile { path, kind },
+        }
+    }
 }
 
 /// The sandbox of one runner: what every line shares, built once.
@@ -385,6 +402,8 @@ struct Inner {
     workspace: PathBuf,
     /// Where `git` is on the sandboxed PATH.
     git: Option<PathBuf>,
+    /// What lines run without a click need of the workspace, known without a walk of it.
+    watch: WorkspaceWatch,
     offline: Arc<Filters>,
     online: Arc<Filters>,
 }
@@ -466,6 +485,7 @@ impl Sandbox {
         };
         Self {
             inner: Arc::new(Inner {
+                watch: workspace_watch(settings, workspace, &support),
                 support,
                 settings: settings.clone(),
                 reads,
@@ -483,9 +503,11 @@ impl Sandbox {
     }
 
     fn unavailable(settings: &SandboxSettings, workspace: &Path, reason: String) -> Self {
+        let support = Support::Missing { reason };
         Self {
             inner: Arc::new(Inner {
-                support: Support::Missing { reason },
+                watch: workspace_watch(settings, workspace, &support),
+                support,
                 settings: settings.clone(),
                 reads: Vec::new(),
                 proc: None,
@@ -507,6 +529,25 @@ impl Sandbox {
 
     pub fn settings(&self) -> &SandboxSettings {
         &self.inner.settings
+    }
+
+    /// What a line run without a click needs of the workspace before it starts: no regular
+    /// file with several hard links, no device node, FIFO or socket ([`check_workspace`]'s
+    /// refusals), known from the workspace's watch or, where it is not watched, by walking
+    /// it.
+    pub fn check_workspace(&self) -> Result<(), SandboxError> {
+        self.inner.watch.check()
+    }
+
+    /// Walks and watches the workspace now unless done (at start, off the runtime), and
+    /// says how it stands.
+    pub fn watch_workspace(&self) -> WatchState {
+        self.inner.watch.start()
+    }
+
+    /// How the workspace's watch stands, without starting it.
+    pub fn workspace_watch(&self) -> WatchState {
+        self.inner.watch.state()
     }
 
     /// The paths every sandboxed process may read, as found on this machine.
@@ -670,6 +711,17 @@ impl Sandbox {
             Err(error) => tracing::debug!(%error, "a line's view could not be made ahead"),
         }
     }
+}
+
+/// The workspace's watch under `settings`: off where the operator turned it off, or where
+/// no line runs without a click (every check walks then, and the first never does).
+fn workspace_watch(
+    settings: &SandboxSettings,
+    workspace: &Path,
+    support: &Support,
+) -> WorkspaceWatch {
+    let watched = settings.watch_workspace && support.is_ready();
+    WorkspaceWatch::new(workspace, settings.hard_link_scan_limit, watched)
 }
 
 fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
