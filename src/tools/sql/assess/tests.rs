@@ -1412,3 +1412,38 @@ fn text_after_an_end_the_parser_stopped_at_is_never_ignored() {
         );
     }
 }
+
+/// PostgreSQL's named arguments, `name := value` as well as `name => value`, are read as
+/// such, not as MySQL's session-variable assignment (issue 26, c).
+#[test]
+fn postgres_named_arguments_are_arguments() {
+    check(
+        &[
+            ("SELECT make_interval(days := 1)", Postgres, Safe),
+            ("SELECT make_interval(days => 1)", Postgres, Safe),
+            (
+                "SELECT make_interval(years := 1, days => 2) + interval '1 hour'",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT * FROM t WHERE d > now() - make_interval(hours := lower(x)::int)",
+                Postgres,
+                Safe,
+            ),
+            // The call is still judged by its name.
+            ("SELECT my_func(x := 1)", Postgres, Unknown),
+            ("SELECT pg_sleep(seconds := 5)", Postgres, Unknown),
+            ("SELECT pg_terminate_backend(pid := 1)", Postgres, Destructive),
+            // MySQL's `:=` still writes a user variable.
+            ("SELECT @a := 1", Mysql, Unknown),
+            ("SELECT lower(@a := 'x')", Mysql, Unknown),
+        ],
+        &no_rules(),
+    );
+    let reason = assess_sql("SELECT my_func(x := 1)", Postgres, &no_rules());
+    assert!(
+        reason.reason().contains("my_func") && !reason.reason().contains("session variable"),
+        "{reason:?}"
+    );
+}
