@@ -2,14 +2,17 @@
 //! target engine's own dialect (never GenericDialect, never prefix matching).
 //!
 //! - [`parsed`]: statements sqlparser could read — the normal path.
-//! - [`unparsed`]: text it could not read (or too long to read safely): never safe, and
-//!   destructive when its tokens carry a destructive keyword or function.
+//! - [`unparsed`]: text it could not read (or too long to read safely): destructive when
+//!   its tokens carry a destructive keyword or function, and never safe, but for PostgreSQL
+//!   queries that [`by_tokens`] reads as plain reads (sqlparser's gaps in PostgreSQL's
+//!   grammar; why this and not PostgreSQL's own parser is said there).
 //! - [`pragma`]: SQLite's read-only pragmas, shared by both paths.
 //! - [`functions`]: which functions are read-only built-ins (an allow-list per engine) and
 //!   which have effects.
 //! - [`escapes`]: PostgreSQL's `U&"..."` identifiers, decoded before parsing so a function
 //!   is judged by the name the server will call; and its `name := value` arguments, read as
 //!   the `name => value` they are ([`named_argument_arrows`]).
+//! - [`keywords`]: PostgreSQL's keywords, for the token reader.
 //!
 //! The verdicts, as the gate uses them: `Safe` may run without asking, so it is given only
 //! to exactly one statement that only reads; `Destructive` always needs a person, whatever
@@ -17,8 +20,10 @@
 //! the operator denies) never runs. The engine facts behind the rules are stated where each
 //! rule is: `parsed.rs`, `functions.rs`, `pragma.rs`, and the executors' walls in `execute/`.
 
+mod by_tokens;
 mod escapes;
 mod functions;
+mod keywords;
 mod parsed;
 mod pragma;
 mod unparsed;
