@@ -16,8 +16,11 @@
 //!   `WITH`, `VALUES`, `TABLE` or `(`, so no other statement kind can be meant;
 //! - no word of [`NOT_IN_A_READ`] appears (writing: `INSERT`, `UPDATE`, `DELETE`, `MERGE`,
 //!   `INTO` as in `SELECT ... INTO`; locking: `FOR UPDATE` / `SHARE` / `NO KEY UPDATE` /
-//!   `KEY SHARE`; other statements' words), and `SET` only in `SEARCH ... SET col` and
-//!   `CYCLE ... SET col`;
+//!   `KEY SHARE`; other statements' words), `SET` only in `SEARCH ... SET col` and
+//!   `CYCLE ... SET col`, `END` only closing a `CASE` (sqlparser stops at any other), no
+//!   `OPERATOR(schema.op)` (it runs the operator's function, whoever wrote it), and no
+//!   backslash (psql's `\gexec`);
+//! - the text does not stop in the middle of a clause (`SELECT 1 FROM`): that is no query;
 //! - every function call is a read-only built-in, as [`judge`] decides for parsed SQL (a
 //!   schema other than `pg_catalog` is refused). A call is any name followed by `(` that
 //!   PostgreSQL could read as one: everything but the grammar's own words
@@ -33,8 +36,9 @@
 //!   `FORMAT JSON`, `KEEP`/`OMIT QUOTES`, `key: value`), which older servers reject as a
 //!   syntax error; without one they are calls, judged like any other.
 //!
-//! Anything else keeps the verdict of text the check cannot read. The reader is one pass
-//! over the tokens plus one to pair the brackets, with no recursion.
+//! Anything else keeps the verdict of text the check cannot read, with the reader's reason
+//! added. The reader pairs the brackets once and then walks the tokens, looking back or
+//! ahead a few tokens at a call; it never recurses.
 
 use sqlparser::ast::Ident;
 use sqlparser::tokenizer::{Token, Word};
