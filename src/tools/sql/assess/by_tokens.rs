@@ -59,7 +59,10 @@ use super::unparsed::{is_invisible, is_keyword};
 /// (`FOR SHARE`, `FOR KEY SHARE`), and `SET` is judged on its own.
 const NOT_IN_A_READ: &[(&str, &str)] = &[
     ("INSERT", "writes rows"),
-    ("UPDATE", "writes rows or locks them (FOR UPDATE, FOR NO KEY UPDATE)"),
+    (
+        "UPDATE",
+        "writes rows or locks them (FOR UPDATE, FOR NO KEY UPDATE)",
+    ),
     ("DELETE", "removes rows"),
     ("MERGE", "writes rows"),
     ("TRUNCATE", "removes rows"),
@@ -84,8 +87,14 @@ const NOT_IN_A_READ: &[(&str, &str)] = &[
     ("REASSIGN", "changes owners"),
     ("SECURITY", "changes security labels"),
     ("VACUUM", "rewrites tables"),
-    ("ANALYZE", "writes statistics or runs the statement it explains"),
-    ("ANALYSE", "writes statistics or runs the statement it explains"),
+    (
+        "ANALYZE",
+        "writes statistics or runs the statement it explains",
+    ),
+    (
+        "ANALYSE",
+        "writes statistics or runs the statement it explains",
+    ),
     ("EXPLAIN", "explains or runs another statement"),
     ("REINDEX", "rebuilds indexes"),
     ("REFRESH", "rewrites materialized views"),
@@ -133,8 +142,7 @@ pub(super) fn read_query(tokens: &[&Token], rules: &SqlRules) -> Result<(), Stri
             }
             Token::Word(_) if is_keyword(token, "END") => {
                 open_cases = open_cases.checked_sub(1).ok_or_else(|| {
-                    "it contains END outside a CASE, which ends a transaction or a block"
-                        .to_owned()
+                    "it contains END outside a CASE, which ends a transaction or a block".to_owned()
                 })?;
             }
             Token::Backslash => {
@@ -161,18 +169,51 @@ pub(super) fn read_query(tokens: &[&Token], rules: &SqlRules) -> Result<(), Stri
 fn ends_like_a_query(tokens: &[&Token]) -> bool {
     /// Reserved and column-name keywords that can end a query.
     const CAN_END: &[&str] = &[
-        "NULL", "TRUE", "FALSE", "END", "ONLY", "ALL", "ASC", "DESC", "CURRENT_DATE",
-        "CURRENT_TIME", "CURRENT_TIMESTAMP", "LOCALTIME", "LOCALTIMESTAMP", "CURRENT_USER",
-        "CURRENT_ROLE", "CURRENT_CATALOG", "SESSION_USER", "USER", "BIGINT", "BIT",
-        "BOOLEAN", "CHAR", "CHARACTER", "DEC", "DECIMAL", "FLOAT", "INT", "INTEGER",
-        "INTERVAL", "NCHAR", "NUMERIC", "PRECISION", "REAL", "SMALLINT", "TIME",
-        "TIMESTAMP", "VARCHAR",
+        "NULL",
+        "TRUE",
+        "FALSE",
+        "END",
+        "ONLY",
+        "ALL",
+        "ASC",
+        "DESC",
+        "CURRENT_DATE",
+        "CURRENT_TIME",
+        "CURRENT_TIMESTAMP",
+        "LOCALTIME",
+        "LOCALTIMESTAMP",
+        "CURRENT_USER",
+        "CURRENT_ROLE",
+        "CURRENT_CATALOG",
+        "SESSION_USER",
+        "USER",
+        "BIGINT",
+        "BIT",
+        "BOOLEAN",
+        "CHAR",
+        "CHARACTER",
+        "DEC",
+        "DECIMAL",
+        "FLOAT",
+        "INT",
+        "INTEGER",
+        "INTERVAL",
+        "NCHAR",
+        "NUMERIC",
+        "PRECISION",
+        "REAL",
+        "SMALLINT",
+        "TIME",
+        "TIMESTAMP",
+        "VARCHAR",
     ];
     match tokens.last() {
         Some(Token::Word(word)) => {
             word.quote_style.is_some()
                 || pg_keyword(&word.value) != Some(PgKeyword::Syntax)
-                || CAN_END.iter().any(|end| word.value.eq_ignore_ascii_case(end))
+                || CAN_END
+                    .iter()
+                    .any(|end| word.value.eq_ignore_ascii_case(end))
         }
         Some(Token::RParen | Token::RBracket | Token::Mul) => true,
         Some(token) => is_literal(token),
@@ -231,7 +272,9 @@ fn check_word(tokens: &[&Token], index: usize, word: &Word) -> Result<(), String
     // `a OPERATOR(schema.op) b` runs the operator's function, which may be anyone's, and
     // puts a `)` where an operand ends, which the call rules below rely on not happening.
     if word.value.eq_ignore_ascii_case("OPERATOR") && next_is_open_paren(tokens, index) {
-        return Err("it names an operator with OPERATOR(...), which can run any function".to_owned());
+        return Err(
+            "it names an operator with OPERATOR(...), which can run any function".to_owned(),
+        );
     }
     if word.value.eq_ignore_ascii_case("SET") {
         return if sets_a_search_or_cycle_column(tokens, index) {
@@ -359,14 +402,15 @@ fn continues_a_keyword(tokens: &[&Token], index: usize, partners: &[Option<usize
         return false;
     };
     let before = |back: usize| index.checked_sub(back).map(|i| tokens[i]);
-    let after_any = |words: &[&str]| {
-        before(1).is_some_and(|t| words.iter().any(|w| is_keyword(t, w)))
-    };
+    let after_any =
+        |words: &[&str]| before(1).is_some_and(|t| words.iter().any(|w| is_keyword(t, w)));
     let upper = word.value.to_ascii_uppercase();
     match upper.as_str() {
         "BY" => after_any(&["ORDER", "GROUP", "PARTITION"]),
         "SETS" => after_any(&["GROUPING"]),
-        "JOIN" => after_any(&["CROSS", "INNER", "LEFT", "RIGHT", "FULL", "OUTER", "NATURAL"]),
+        "JOIN" => after_any(&[
+            "CROSS", "INNER", "LEFT", "RIGHT", "FULL", "OUTER", "NATURAL",
+        ]),
         "MATERIALIZED" => {
             after_any(&["AS"])
                 || (after_any(&["NOT"]) && before(2).is_some_and(|t| is_keyword(t, "AS")))
@@ -424,8 +468,20 @@ fn item_starts_after(tokens: &[&Token], index: usize, opener: usize) -> bool {
 /// The words that start a clause of a query; a grouping item does not reach past one.
 fn is_clause_word(token: &Token) -> bool {
     [
-        "SELECT", "FROM", "WHERE", "HAVING", "WINDOW", "ORDER", "LIMIT", "OFFSET", "FETCH",
-        "UNION", "INTERSECT", "EXCEPT", "WITH", "VALUES",
+        "SELECT",
+        "FROM",
+        "WHERE",
+        "HAVING",
+        "WINDOW",
+        "ORDER",
+        "LIMIT",
+        "OFFSET",
+        "FETCH",
+        "UNION",
+        "INTERSECT",
+        "EXCEPT",
+        "WITH",
+        "VALUES",
     ]
     .iter()
     .any(|clause| is_keyword(token, clause))
@@ -528,7 +584,11 @@ fn check_call(
         return Ok(());
     }
     let parts: Vec<&Ident> = idents.iter().collect();
-    match judge(&parts, argument_count(tokens, index + 1, partners), SqlDialect::Postgres) {
+    match judge(
+        &parts,
+        argument_count(tokens, index + 1, partners),
+        SqlDialect::Postgres,
+    ) {
         FunctionRisk::Builtin => Ok(()),
         FunctionRisk::Unlisted(why) => Err(format!("it calls {name}(), which {why}")),
         FunctionRisk::SideEffect(what) | FunctionRisk::Destructive(what) => {

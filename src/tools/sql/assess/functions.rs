@@ -405,7 +405,13 @@ mod tests {
             assert!(POSTGRES.contains(name), "{name} is allowed but not listed");
         }
         // Newer built-ins come from the catalogue, with their volatility.
-        for name in ["gamma", "lgamma", "pg_input_is_valid", "array_sort", "any_value"] {
+        for name in [
+            "gamma",
+            "lgamma",
+            "pg_input_is_valid",
+            "array_sort",
+            "any_value",
+        ] {
             assert!(POSTGRES.contains(name), "{name}");
         }
         for name in ["setseed", "pg_is_in_recovery", "currval", "pg_sleep"] {

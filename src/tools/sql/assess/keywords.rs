@@ -53,7 +53,9 @@ mod tests {
 
     #[test]
     fn the_grammar_s_words_are_sorted_as_postgresql_does() {
-        for word in ["in", "CAST", "coalesce", "Exists", "xmltable", "values", "row"] {
+        for word in [
+            "in", "CAST", "coalesce", "Exists", "xmltable", "values", "row",
+        ] {
             assert_eq!(pg_keyword(word), Some(PgKeyword::Syntax), "{word}");
         }
         for word in ["json_value", "JSON_TABLE", "json_exists", "json_query"] {

@@ -393,12 +393,17 @@ fn is_sql_json_construct(function: &Function) -> bool {
     let FunctionArguments::List(list) = &function.args else {
         return false;
     };
-    let json_operator =
-        |operator: &FunctionArgOperator| matches!(operator, FunctionArgOperator::Value | FunctionArgOperator::Colon);
+    let json_operator = |operator: &FunctionArgOperator| {
+        matches!(
+            operator,
+            FunctionArgOperator::Value | FunctionArgOperator::Colon
+        )
+    };
     list.clauses.iter().any(|clause| {
         matches!(
             clause,
-            FunctionArgumentClause::JsonNullClause(_) | FunctionArgumentClause::JsonReturningClause(_)
+            FunctionArgumentClause::JsonNullClause(_)
+                | FunctionArgumentClause::JsonReturningClause(_)
         )
     }) || list.args.iter().any(|arg| match arg {
         FunctionArg::Named { operator, .. } | FunctionArg::ExprNamed { operator, .. } => {

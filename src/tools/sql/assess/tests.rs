@@ -1436,7 +1436,11 @@ fn postgres_named_arguments_are_arguments() {
             // The call is still judged by its name.
             ("SELECT my_func(x := 1)", Postgres, Unknown),
             ("SELECT pg_sleep(seconds := 5)", Postgres, Unknown),
-            ("SELECT pg_terminate_backend(pid := 1)", Postgres, Destructive),
+            (
+                "SELECT pg_terminate_backend(pid := 1)",
+                Postgres,
+                Destructive,
+            ),
             // MySQL's `:=` still writes a user variable.
             ("SELECT @a := 1", Mysql, Unknown),
             ("SELECT lower(@a := 'x')", Mysql, Unknown),
@@ -1567,7 +1571,11 @@ fn unparsed_postgres_that_is_not_a_plain_read_still_waits() {
     // The reader is PostgreSQL's: other engines' unparsed text keeps its verdict.
     for dialect in [Mysql, Sqlite] {
         let sql = format!("SELECT sum(x) {exclude} FROM t");
-        assert_eq!(kind(&assess_sql(&sql, dialect, &no_rules())), Destructive, "{dialect}");
+        assert_eq!(
+            kind(&assess_sql(&sql, dialect, &no_rules())),
+            Destructive,
+            "{dialect}"
+        );
     }
     // A denied name is forbidden, read or not.
     let rules = SqlRules::new(&[], &["secrets".to_owned()]);
@@ -1590,15 +1598,35 @@ fn rank_of(kind: Kind) -> u8 {
 fn parsed_sql_json_constructs_are_not_calls() {
     check(
         &[
-            ("SELECT JSON_VALUE(j, '$.a' RETURNING int) FROM t", Postgres, Safe),
-            ("SELECT JSON_QUERY(j, '$.a' RETURNING jsonb) FROM t", Postgres, Safe),
-            ("SELECT * FROM JSON_TABLE(j, '$' COLUMNS (a int PATH '$.a')) AS jt", Postgres, Safe),
+            (
+                "SELECT JSON_VALUE(j, '$.a' RETURNING int) FROM t",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT JSON_QUERY(j, '$.a' RETURNING jsonb) FROM t",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT * FROM JSON_TABLE(j, '$' COLUMNS (a int PATH '$.a')) AS jt",
+                Postgres,
+                Safe,
+            ),
             ("SELECT j IS JSON OBJECT FROM t", Postgres, Safe),
             // Plain calls of these names: a function of that name before PostgreSQL 17.
             ("SELECT JSON_VALUE(j, '$.a') FROM t", Postgres, Unknown),
             ("SELECT JSON_EXISTS(j, '$.a') FROM t", Postgres, Unknown),
-            ("SELECT public.json_value(j, '$.a' RETURNING int) FROM t", Postgres, Unknown),
-            ("SELECT JSON_VALUE(j, pg_sleep(1)::text RETURNING int) FROM t", Postgres, Unknown),
+            (
+                "SELECT public.json_value(j, '$.a' RETURNING int) FROM t",
+                Postgres,
+                Unknown,
+            ),
+            (
+                "SELECT JSON_VALUE(j, pg_sleep(1)::text RETURNING int) FROM t",
+                Postgres,
+                Unknown,
+            ),
         ],
         &no_rules(),
     );

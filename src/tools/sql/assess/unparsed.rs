@@ -70,7 +70,9 @@ pub(super) fn assess_unparsed(
                      only read"
                 ));
             }
-            Err(why) => context = format!("{context}; read by its tokens, it is not a plain read: {why}"),
+            Err(why) => {
+                context = format!("{context}; read by its tokens, it is not a plain read: {why}")
+            }
         }
     }
     findings.verdict(&context)

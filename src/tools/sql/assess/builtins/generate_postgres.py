@@ -19,8 +19,9 @@ Usage (the server must be reachable with psql; nothing is written elsewhere):
 
   generate_postgres.py --source-tree DIR --dsn postgres://postgres@127.0.0.1:5432/test
 
-DIR only needs the two files above, at their paths in the tree. The script prints every
-name it adds to or removes from the current postgres.txt, for review.
+DIR only needs the two files above and configure.ac (for the version), at their paths
+in the tree. The script prints every name it adds to or removes from the current
+postgres.txt, for review.
 """
 
 import argparse
