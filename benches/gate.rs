@@ -107,6 +107,19 @@ fn bench_gate(c: &mut Criterion) {
             r#"{"sql": "SELECT u.id, u.name, count(o.id) AS orders FROM users u LEFT JOIN orders o ON o.user_id = u.id WHERE u.created_at > now() - interval '7 days' GROUP BY u.id, u.name ORDER BY orders DESC LIMIT 20"}"#,
             "execute_sql",
         ),
+        // The same window query, once in a form sqlparser parses and once with a frame
+        // exclusion it cannot parse, which the SQL assessor reads by its tokens (PostgreSQL
+        // only): what the fallback path costs.
+        (
+            "sql_window_parsed",
+            r#"{"sql": "SELECT id, sum(amount) OVER (PARTITION BY user_id ORDER BY created_at ROWS BETWEEN 3 PRECEDING AND CURRENT ROW) AS recent FROM orders WHERE created_at > now() - interval '7 days'"}"#,
+            "execute_sql",
+        ),
+        (
+            "sql_window_unparsed",
+            r#"{"sql": "SELECT id, sum(amount) OVER (PARTITION BY user_id ORDER BY created_at ROWS BETWEEN 3 PRECEDING AND CURRENT ROW EXCLUDE CURRENT ROW) AS recent FROM orders WHERE created_at > now() - interval '7 days'"}"#,
+            "execute_sql",
+        ),
         (
             "command_pipeline",
             r#"{"command": "grep -rn \"TODO\" src | sort | uniq -c | head -n 20"}"#,

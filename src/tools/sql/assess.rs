@@ -2,13 +2,17 @@
 //! target engine's own dialect (never GenericDialect, never prefix matching).
 //!
 //! - [`parsed`]: statements sqlparser could read — the normal path.
-//! - [`unparsed`]: text it could not read (or too long to read safely): never safe, and
-//!   destructive when its tokens carry a destructive keyword or function.
+//! - [`unparsed`]: text it could not read (or too long to read safely): destructive when
+//!   its tokens carry a destructive keyword or function, and never safe, but for PostgreSQL
+//!   queries that [`by_tokens`] reads as plain reads (sqlparser's gaps in PostgreSQL's
+//!   grammar; why this and not PostgreSQL's own parser is said there).
 //! - [`pragma`]: SQLite's read-only pragmas, shared by both paths.
 //! - [`functions`]: which functions are read-only built-ins (an allow-list per engine) and
 //!   which have effects.
 //! - [`escapes`]: PostgreSQL's `U&"..."` identifiers, decoded before parsing so a function
-//!   is judged by the name the server will call.
+//!   is judged by the name the server will call; and its `name := value` arguments, read as
+//!   the `name => value` they are ([`named_argument_arrows`]).
+//! - [`keywords`]: PostgreSQL's keywords, for the token reader.
 //!
 //! The verdicts, as the gate uses them: `Safe` may run without asking, so it is given only
 //! to exactly one statement that only reads; `Destructive` always needs a person, whatever
@@ -16,8 +20,10 @@
 //! the operator denies) never runs. The engine facts behind the rules are stated where each
 //! rule is: `parsed.rs`, `functions.rs`, `pragma.rs`, and the executors' walls in `execute/`.
 
+mod by_tokens;
 mod escapes;
 mod functions;
+mod keywords;
 mod parsed;
 mod pragma;
 mod unparsed;
@@ -27,7 +33,7 @@ mod tests;
 
 use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
 use crate::core::risk::Assessment;
 use crate::core::tools::SqlDialect;
@@ -88,7 +94,7 @@ pub fn assess_sql(sql: &str, dialect: SqlDialect, rules: &SqlRules) -> Assessmen
         return unparsed::assess_too_long(&tokens, count, parser_dialect, rules);
     }
     let tokens = if dialect == SqlDialect::Postgres {
-        match escapes::decode_unicode_identifiers(tokens) {
+        match postgres_tokens(tokens) {
             Ok(tokens) => tokens,
             Err(problem) => {
                 let tokens = Tokenizer::new(parser_dialect, sql)
@@ -118,10 +124,42 @@ pub fn assess_sql(sql: &str, dialect: SqlDialect, rules: &SqlRules) -> Assessmen
         Ok(statements) => parsed::assess_statements(&statements, dialect, rules),
         Err(error) => {
             // The parser consumed the tokens; tokenizing again costs only on this rare path.
+            // They were read once already, so neither step fails here.
             let tokens = Tokenizer::new(parser_dialect, sql)
                 .tokenize_with_location()
                 .unwrap_or_default();
+            let tokens = if dialect == SqlDialect::Postgres {
+                postgres_tokens(tokens).unwrap_or_default()
+            } else {
+                tokens
+            };
             unparsed::assess_unparsed(&tokens, &error, parser_dialect, dialect, rules)
+        }
+    }
+}
+
+/// PostgreSQL's tokens as the parser should read them: `U&"..."` names decoded, and
+/// `name := value` arguments written `name => value`.
+fn postgres_tokens(tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenWithSpan>, String> {
+    let mut tokens = escapes::decode_unicode_identifiers(tokens)?;
+    named_argument_arrows(&mut tokens);
+    Ok(tokens)
+}
+
+/// Rewrites PostgreSQL's `:=` as `=>`.
+///
+/// In PostgreSQL's SQL grammar both mean one thing only: a named argument of a function
+/// call (`make_interval(days := 1)`); its `:=` assignment belongs to PL/pgSQL, whose
+/// statements never reach the server as SQL text. sqlparser, though, reads `:=` inside an
+/// argument list as an expression, MySQL's session-variable assignment `x := 1`, which the
+/// assessor must refuse (it writes a variable in MySQL). Its PostgreSQL dialect reads `=>`
+/// as the named argument it is, so the same call is handed over written that way, before
+/// parsing; the fallback then needs nothing of its own. In any other place `:=` is a syntax
+/// error to PostgreSQL either way.
+fn named_argument_arrows(tokens: &mut [TokenWithSpan]) {
+    for token in tokens {
+        if token.token == Token::Assignment {
+            token.token = Token::RArrow;
         }
     }
 }

@@ -387,6 +387,38 @@ mod tests {
         ));
     }
 
+    /// postgres.txt is generated (builtins/generate_postgres.py); a hand edit that adds a
+    /// denied name or drops a reviewed addition shows here.
+    #[test]
+    fn the_postgres_list_keeps_its_reviewed_exceptions() {
+        let reviewed = |file: &'static str| -> Vec<&'static str> {
+            file.lines()
+                .filter_map(|line| line.split('#').next())
+                .map(str::trim)
+                .filter(|name| !name.is_empty())
+                .collect()
+        };
+        for name in reviewed(include_str!("builtins/postgres.deny.txt")) {
+            assert!(!POSTGRES.contains(name), "{name} is denied but listed");
+        }
+        for name in reviewed(include_str!("builtins/postgres.allow.txt")) {
+            assert!(POSTGRES.contains(name), "{name} is allowed but not listed");
+        }
+        // Newer built-ins come from the catalogue, with their volatility.
+        for name in [
+            "gamma",
+            "lgamma",
+            "pg_input_is_valid",
+            "array_sort",
+            "any_value",
+        ] {
+            assert!(POSTGRES.contains(name), "{name}");
+        }
+        for name in ["setseed", "pg_is_in_recovery", "currval", "pg_sleep"] {
+            assert!(!POSTGRES.contains(name), "{name} is VOLATILE");
+        }
+    }
+
     #[test]
     fn no_list_names_a_function_with_effects() {
         for (dialect, list) in [

@@ -10,7 +10,8 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    BinaryOperator, CopyTarget, Expr, FunctionArguments, Ident, ObjectName, OnConflict,
+    BinaryOperator, CopyTarget, Expr, Function, FunctionArg, FunctionArgOperator,
+    FunctionArgumentClause, FunctionArguments, Ident, ObjectName, ObjectNamePart, OnConflict,
     OnConflictAction, OnInsert, Query, Select, SqliteOnConflict, Statement, TableFactor,
     UtilityOption, Value, Visit, Visitor,
 };
@@ -22,6 +23,7 @@ use crate::core::risk::Assessment;
 use crate::core::tools::SqlDialect;
 
 use super::functions::{FunctionRisk, judge};
+use super::keywords::{PgKeyword, pg_keyword};
 use super::pragma::{PragmaArgument, assess_pragma};
 use super::{SqlRules, rank, with_reason};
 
@@ -331,6 +333,11 @@ impl Visitor for Inspector<'_> {
 
     fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
         match expr {
+            Expr::Function(function)
+                if self.dialect == SqlDialect::Postgres && is_sql_json_construct(function) =>
+            {
+                ControlFlow::Continue(())
+            }
             Expr::Function(function) => {
                 self.check_function(&function.name, argument_count(&function.args))
             }
@@ -368,6 +375,42 @@ impl Visitor for Inspector<'_> {
             ControlFlow::Continue(())
         }
     }
+}
+
+/// A PostgreSQL SQL/JSON construct that sqlparser reads as a call (`JSON_VALUE(j, '$.a'
+/// RETURNING int)`, `JSON_OBJECT('a' VALUE 1)`). Since PostgreSQL 16 and 17 these names are
+/// keywords and the construct is the grammar's own, whatever the search_path; older
+/// servers call a function of that name, but reject such a clause as a syntax error. So
+/// only a call with a clause that no function call can have counts as the construct; a
+/// plain `json_value(a, b)` is judged as a call (see `by_tokens.rs` for unparsed text).
+fn is_sql_json_construct(function: &Function) -> bool {
+    let [ObjectNamePart::Identifier(ident)] = &function.name.0[..] else {
+        return false;
+    };
+    if ident.quote_style.is_some() || pg_keyword(&ident.value) != Some(PgKeyword::Newer) {
+        return false;
+    }
+    let FunctionArguments::List(list) = &function.args else {
+        return false;
+    };
+    let json_operator = |operator: &FunctionArgOperator| {
+        matches!(
+            operator,
+            FunctionArgOperator::Value | FunctionArgOperator::Colon
+        )
+    };
+    list.clauses.iter().any(|clause| {
+        matches!(
+            clause,
+            FunctionArgumentClause::JsonNullClause(_)
+                | FunctionArgumentClause::JsonReturningClause(_)
+        )
+    }) || list.args.iter().any(|arg| match arg {
+        FunctionArg::Named { operator, .. } | FunctionArg::ExprNamed { operator, .. } => {
+            json_operator(operator)
+        }
+        FunctionArg::Unnamed(_) => false,
+    })
 }
 
 /// How many arguments a call passes, when they are a plain list.

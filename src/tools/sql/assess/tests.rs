@@ -902,7 +902,9 @@ fn table_statement() {
             ("TABLE shop.orders", Mysql, Safe),
             ("TABLE users", Sqlite, Destructive),
             ("TABLE users; DROP TABLE users", Postgres, Destructive),
-            ("TABLE users ORDER BY 1", Postgres, Destructive),
+            // Not parsed, but read by its tokens (by_tokens.rs) as a query.
+            ("TABLE users ORDER BY 1", Postgres, Safe),
+            ("TABLE users ORDER BY 1", Mysql, Destructive),
             ("TABLE", Postgres, Destructive),
         ],
         &no_rules(),
@@ -1411,4 +1413,221 @@ fn text_after_an_end_the_parser_stopped_at_is_never_ignored() {
             &no_rules(),
         );
     }
+}
+
+/// PostgreSQL's named arguments, `name := value` as well as `name => value`, are read as
+/// such, not as MySQL's session-variable assignment (issue 26, c).
+#[test]
+fn postgres_named_arguments_are_arguments() {
+    check(
+        &[
+            ("SELECT make_interval(days := 1)", Postgres, Safe),
+            ("SELECT make_interval(days => 1)", Postgres, Safe),
+            (
+                "SELECT make_interval(years := 1, days => 2) + interval '1 hour'",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT * FROM t WHERE d > now() - make_interval(hours := lower(x)::int)",
+                Postgres,
+                Safe,
+            ),
+            // The call is still judged by its name.
+            ("SELECT my_func(x := 1)", Postgres, Unknown),
+            ("SELECT pg_sleep(seconds := 5)", Postgres, Unknown),
+            (
+                "SELECT pg_terminate_backend(pid := 1)",
+                Postgres,
+                Destructive,
+            ),
+            // MySQL's `:=` still writes a user variable.
+            ("SELECT @a := 1", Mysql, Unknown),
+            ("SELECT lower(@a := 'x')", Mysql, Unknown),
+        ],
+        &no_rules(),
+    );
+    let reason = assess_sql("SELECT my_func(x := 1)", Postgres, &no_rules());
+    assert!(
+        reason.reason().contains("my_func") && !reason.reason().contains("session variable"),
+        "{reason:?}"
+    );
+}
+
+/// Valid PostgreSQL reads that sqlparser 0.63 cannot parse (issue 26, a) run without a
+/// click, read by their tokens; the reason says so.
+#[test]
+fn postgres_reads_the_parser_cannot_parse_run_without_a_click() {
+    let reads = [
+        // SQL/JSON (16, 17).
+        "SELECT JSON_VALUE('{\"a\":1}', '$.a' RETURNING int ERROR ON ERROR)",
+        "SELECT JSON_VALUE(j, '$.a ? (@ > $x)' PASSING 1 AS x DEFAULT 0 ON EMPTY) FROM t",
+        "SELECT JSON_QUERY(j, '$.a' WITH CONDITIONAL WRAPPER) FROM t",
+        "SELECT JSON_QUERY(j, '$.a' RETURNING jsonb OMIT QUOTES) FROM t",
+        "SELECT JSON_EXISTS(j, '$.a' ERROR ON ERROR) FROM t",
+        "SELECT JSON(j WITH UNIQUE KEYS), JSON('{}' FORMAT JSON) FROM t",
+        "SELECT jt.* FROM t, JSON_TABLE(t.j, '$[*]' COLUMNS (id FOR ORDINALITY, \
+         a int PATH '$.a' NULL ON ERROR, NESTED PATH '$.b[*]' COLUMNS (b text PATH '$'))) \
+         AS jt WHERE lower(jt.b) = 'x' AND now() AT LOCAL > '2020-01-01'",
+        // Window frames with EXCLUDE.
+        "SELECT sum(x) OVER (ORDER BY x ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING \
+         EXCLUDE CURRENT ROW) FROM t",
+        "SELECT avg(x) OVER w FROM t WINDOW w AS (ORDER BY x GROUPS 2 PRECEDING EXCLUDE GROUP)",
+        "SELECT count(*) OVER (ORDER BY x RANGE UNBOUNDED PRECEDING EXCLUDE TIES) FROM t",
+        "SELECT max(x) OVER (ORDER BY x ROWS UNBOUNDED PRECEDING EXCLUDE NO OTHERS) FROM t",
+        // Other forms.
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) \
+         SEARCH DEPTH FIRST BY n SET ord SELECT * FROM r ORDER BY ord",
+        "WITH RECURSIVE r(n) AS NOT MATERIALIZED (SELECT 1 UNION ALL SELECT n + 1 FROM r) \
+         CYCLE n SET is_cycle USING path SELECT * FROM r",
+        "SELECT * FROM ROWS FROM (generate_series(1, 2), unnest(ARRAY['a'])) \
+         WITH ORDINALITY AS g(a, b, n)",
+        "SELECT a, count(*) FROM t GROUP BY DISTINCT ROLLUP (a), CUBE (b), GROUPING SETS ((a), ROLLUP (b))",
+        "SELECT * FROM t1 JOIN t2 USING (id) AS j LEFT JOIN (SELECT 1 AS id) s ON s.id = j.id",
+        "SELECT substring('abc' SIMILAR 'a' ESCAPE '#'), TRIM(LEADING FROM ' a')",
+        "SELECT xmlelement(name foo, xmlattributes('x' AS bar)), xmlserialize(content x AS text) FROM t",
+        "SELECT x IS DOCUMENT, xmlexists('//a' PASSING BY REF x) FROM t",
+        "SELECT * FROM t WHERE x BETWEEN SYMMETRIC 1 AND 2",
+        "TABLE t UNION TABLE u ORDER BY 1",
+        "(TABLE t) EXCEPT (TABLE u)",
+        "SELECT format('%s', VARIADIC ARRAY['a']), COLLATION FOR ('a')",
+        "SELECT (jsonb_each(j)).* FROM t",
+        "SELECT x::character varying(10) COLLATE \"C\" FROM t WHERE x::text COLLATE \"C\" > 'a'",
+        "SELECT CASE WHEN x THEN 1 ELSE 2 END FROM t FOR READ ONLY",
+        "SELECT share, \"update\" FROM t WHERE now() AT LOCAL > ts FETCH FIRST (5) ROWS ONLY",
+        "SELECT pg_catalog.lower(\"lower\"(x)) FROM t ORDER BY (x) NULLS FIRST, x AT TIME ZONE ('UTC') IS NULL, now() AT LOCAL",
+        // Newer built-ins, in unparsed text too.
+        "SELECT gamma(5), lgamma(5), array_sort(ARRAY[3, 1]), random_normal() FROM t \
+         WHERE pg_input_is_valid(x, 'int') AND now() AT LOCAL IS NOT NULL",
+    ];
+    for sql in reads {
+        let assessment = assess_sql(sql, Postgres, &no_rules());
+        assert_eq!(kind(&assessment), Safe, "{sql}: {assessment:?}");
+        assert!(
+            assessment.reason().contains("read by its tokens"),
+            "{sql}: {assessment:?}"
+        );
+    }
+}
+
+/// Their dangerous neighbours, which the parser cannot parse either, still wait.
+#[test]
+fn unparsed_postgres_that_is_not_a_plain_read_still_waits() {
+    let exclude = "OVER (ORDER BY x ROWS UNBOUNDED PRECEDING EXCLUDE TIES)";
+    let cases = [
+        // Writes, locks, other statements.
+        (
+            "SELECT jt.* INTO t2 FROM JSON_TABLE(j, '$' COLUMNS (a int PATH '$.a') ERROR ON ERROR) AS jt".to_owned(),
+            Unknown,
+        ),
+        (
+            format!("WITH d AS (DELETE FROM t RETURNING x) SELECT sum(x) {exclude} FROM d"),
+            Destructive,
+        ),
+        (
+            format!("WITH i AS (INSERT INTO t VALUES (1) RETURNING x) SELECT sum(x) {exclude} FROM i"),
+            Unknown,
+        ),
+        (format!("SELECT sum(x) {exclude} FROM t FOR KEY SHARE"), Unknown),
+        (format!("SELECT sum(x) {exclude} FROM t FOR NO KEY UPDATE"), Destructive),
+        (format!("SELECT sum(x) {exclude} FROM t FOR SHARE SKIP LOCKED"), Unknown),
+        (format!("SELECT sum(x) {exclude} FROM t; DROP TABLE t"), Destructive),
+        (format!("SELECT sum(x) {exclude} FROM t; SELECT 1"), Unknown),
+        (format!("SET search_path = evil; SELECT sum(x) {exclude} FROM t"), Unknown),
+        (format!("EXPLAIN ANALYZE SELECT sum(x) {exclude} FROM t"), Unknown),
+        (format!("SELECT sum(x) {exclude} FROM t \\gexec"), Unknown),
+        ("SELECT 1 end".to_owned(), Unknown),
+        (format!("SELECT sum(x) {exclude} FROM t WHERE"), Unknown),
+        // Functions with effects or unknown, wherever they stand.
+        (format!("SELECT pg_terminate_backend(pid), sum(x) {exclude} FROM pg_stat_activity"), Destructive),
+        ("SELECT lo_import('/etc/passwd') AT LOCAL".to_owned(), Destructive),
+        (format!("SELECT pg_catalog.pg_sleep(1), sum(x) {exclude} FROM t"), Unknown),
+        (format!("SELECT sum(x) {exclude} FROM t WHERE x = nextval('s')"), Unknown),
+        (format!("SELECT set_config('a.b', 'c', false), sum(x) {exclude} FROM t"), Unknown),
+        (format!("SELECT ts_rewrite(q, 'SELECT 1'), sum(x) {exclude} FROM t"), Destructive),
+        (format!("SELECT public.lower(x), sum(x) {exclude} FROM t"), Unknown),
+        (format!("SELECT my_func(x), sum(x) {exclude} FROM t"), Unknown),
+        (format!("SELECT \"my_func\"(x), sum(x) {exclude} FROM t"), Unknown),
+        (format!("SELECT U&\"pg\\005fsleep\"(1), sum(x) {exclude} FROM t"), Unknown),
+        (format!("SELECT sum(x) {exclude} FROM t ORDER BY my_func(x)"), Unknown),
+        (format!("SELECT sum(x) {exclude} FROM t LEFT JOIN my_func(1) f ON true"), Unknown),
+        (format!("SELECT sum(x) {exclude} FROM t GROUP BY a ORDER BY cube(a)"), Unknown),
+        (format!("SELECT sum(x) {exclude} FROM t WHERE x = ANY (SELECT my_func(1))"), Unknown),
+        (format!("SELECT 1 OPERATOR(pg_catalog.+) my_func(2), sum(x) {exclude} FROM t"), Unknown),
+        (format!("SELECT sum(x) {exclude}, CAST(my_func(1) AS int) FROM t"), Unknown),
+        // SQL/JSON names without a clause are calls on servers before 17.
+        (format!("SELECT json_value(j, '$.a'), sum(x) {exclude} FROM t"), Unknown),
+        // Too deep for the parser: held at the floor, not read by tokens.
+        (format!("SELECT {}1{}", "(".repeat(1_000), ")".repeat(1_000)), Destructive),
+    ];
+    for (sql, expected_at_least) in &cases {
+        let assessment = assess_sql(sql, Postgres, &no_rules());
+        assert_ne!(kind(&assessment), Safe, "{sql}: {assessment:?}");
+        assert!(
+            rank(&assessment) >= rank_of(*expected_at_least),
+            "{sql}: {assessment:?}"
+        );
+    }
+    // The reader is PostgreSQL's: other engines' unparsed text keeps its verdict.
+    for dialect in [Mysql, Sqlite] {
+        let sql = format!("SELECT sum(x) {exclude} FROM t");
+        assert_eq!(
+            kind(&assess_sql(&sql, dialect, &no_rules())),
+            Destructive,
+            "{dialect}"
+        );
+    }
+    // A denied name is forbidden, read or not.
+    let rules = SqlRules::new(&[], &["secrets".to_owned()]);
+    let sql = format!("SELECT sum(x) {exclude} FROM secrets");
+    assert_eq!(kind(&assess_sql(&sql, Postgres, &rules)), Forbidden);
+}
+
+fn rank_of(kind: Kind) -> u8 {
+    match kind {
+        Safe => 0,
+        Unknown => 1,
+        Destructive => 2,
+        Forbidden => 3,
+    }
+}
+
+/// The SQL/JSON constructs sqlparser does parse are judged as constructs when they carry a
+/// clause no call can have, and as calls otherwise.
+#[test]
+fn parsed_sql_json_constructs_are_not_calls() {
+    check(
+        &[
+            (
+                "SELECT JSON_VALUE(j, '$.a' RETURNING int) FROM t",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT JSON_QUERY(j, '$.a' RETURNING jsonb) FROM t",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT * FROM JSON_TABLE(j, '$' COLUMNS (a int PATH '$.a')) AS jt",
+                Postgres,
+                Safe,
+            ),
+            ("SELECT j IS JSON OBJECT FROM t", Postgres, Safe),
+            // Plain calls of these names: a function of that name before PostgreSQL 17.
+            ("SELECT JSON_VALUE(j, '$.a') FROM t", Postgres, Unknown),
+            ("SELECT JSON_EXISTS(j, '$.a') FROM t", Postgres, Unknown),
+            (
+                "SELECT public.json_value(j, '$.a' RETURNING int) FROM t",
+                Postgres,
+                Unknown,
+            ),
+            (
+                "SELECT JSON_VALUE(j, pg_sleep(1)::text RETURNING int) FROM t",
+                Postgres,
+                Unknown,
+            ),
+        ],
+        &no_rules(),
+    );
 }

@@ -15,6 +15,7 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, TokenizerError};
 use crate::core::risk::Assessment;
 use crate::core::tools::SqlDialect;
 
+use super::by_tokens;
 use super::functions::{FunctionRisk, side_effect};
 use super::pragma::{PragmaArgument, assess_pragma};
 use super::{MAX_TOKENS, SqlRules};
@@ -48,7 +49,7 @@ pub(super) fn assess_unparsed(
     if let Some(assessment) = table_by_tokens(&significant, dialect) {
         return assessment;
     }
-    let context = match error {
+    let mut context = match error {
         ParserError::RecursionLimitExceeded => {
             "the SQL nests too deeply for the parser to check".to_owned()
         }
@@ -56,6 +57,24 @@ pub(super) fn assess_unparsed(
             format!("the SQL could not be parsed as {dialect} ({message})")
         }
     };
+    // PostgreSQL text in a form the parser does not know may still be a plain query, read
+    // by its tokens. Not text that nests past the parser's limit (held at the floor like
+    // all text built to exhaust a reader), nor text whose escapes could not be decoded (a
+    // tokenizer error here): its names are not the ones the server will see.
+    if dialect == SqlDialect::Postgres && matches!(error, ParserError::ParserError(_)) {
+        match by_tokens::read_query(&significant, rules) {
+            Ok(()) => {
+                return Assessment::Safe(format!(
+                    "{context}; read by its tokens instead, it is one query that only reads: \
+                     no writing, locking or session word, and only built-in functions that \
+                     only read"
+                ));
+            }
+            Err(why) => {
+                context = format!("{context}; read by its tokens, it is not a plain read: {why}")
+            }
+        }
+    }
     findings.verdict(&context)
 }
 
@@ -157,7 +176,7 @@ impl Findings {
 }
 
 /// Whitespace that SQL does not treat as whitespace, and invisible format characters.
-fn is_invisible(c: char) -> bool {
+pub(super) fn is_invisible(c: char) -> bool {
     c.is_whitespace()
         || matches!(
             c,
@@ -254,7 +273,7 @@ fn significant(tokens: &[TokenWithSpan]) -> Vec<&Token> {
     significant
 }
 
-fn is_keyword(token: &Token, keyword: &str) -> bool {
+pub(super) fn is_keyword(token: &Token, keyword: &str) -> bool {
     matches!(token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(keyword))
 }
 
