@@ -487,19 +487,15 @@ fn is_clause_word(token: &Token) -> bool {
     .any(|clause| is_keyword(token, clause))
 }
 
-/// `name(col, ...) AS [[NOT] MATERIALIZED] (` after `WITH`, `RECURSIVE` or `,`: the name
-/// and column list of a `WITH` query.
+/// `name(col, ...) AS [[NOT] MATERIALIZED] (` as an item of a `WITH` list: the name and
+/// column list of a `WITH` query. (`FROM t, f(1) AS (a int)` has the same shape and calls
+/// `f`: there the list is a `FROM` list.)
 fn names_a_with_query(tokens: &[&Token], index: usize, partners: &[Option<usize>]) -> bool {
-    let starts_an_item = index
-        .checked_sub(1)
-        .map(|i| tokens[i])
-        .is_some_and(|t| t == &Token::Comma || is_keyword(t, "WITH") || is_keyword(t, "RECURSIVE"));
     let Some(close) = partners.get(index + 1).copied().flatten() else {
         return false;
     };
     let after = |ahead: usize| tokens.get(close + ahead).copied();
-    starts_an_item
-        && after(1).is_some_and(|t| is_keyword(t, "AS"))
+    let defines_a_query = after(1).is_some_and(|t| is_keyword(t, "AS"))
         && match after(2) {
             Some(Token::LParen) => true,
             Some(t) if is_keyword(t, "MATERIALIZED") => after(3) == Some(&Token::LParen),
@@ -508,7 +504,60 @@ fn names_a_with_query(tokens: &[&Token], index: usize, partners: &[Option<usize>
                     && after(4) == Some(&Token::LParen)
             }
             _ => false,
+        };
+    defines_a_query && in_a_with_list(tokens, index, partners)
+}
+
+/// Whether the item starting at `index` (right after `WITH`, `RECURSIVE` or a `,`) belongs
+/// to a `WITH` list: back at its level, over whole bracketed groups, only the words of
+/// earlier `WITH` items stand between it and `WITH`.
+fn in_a_with_list(tokens: &[&Token], index: usize, partners: &[Option<usize>]) -> bool {
+    /// The keywords of a `WITH` item: `name AS [NOT] MATERIALIZED (...)`, `SEARCH DEPTH
+    /// FIRST BY a SET b`, `CYCLE a SET b TO x DEFAULT y USING c`.
+    const ITEM_WORDS: &[&str] = &[
+        "RECURSIVE",
+        "AS",
+        "NOT",
+        "MATERIALIZED",
+        "SEARCH",
+        "DEPTH",
+        "BREADTH",
+        "FIRST",
+        "BY",
+        "SET",
+        "CYCLE",
+        "TO",
+        "DEFAULT",
+        "USING",
+    ];
+    let starts_an_item = index
+        .checked_sub(1)
+        .map(|i| tokens[i])
+        .is_some_and(|t| t == &Token::Comma || is_keyword(t, "WITH") || is_keyword(t, "RECURSIVE"));
+    if !starts_an_item {
+        return false;
+    }
+    let mut at = index;
+    while let Some(i) = at.checked_sub(1) {
+        at = i;
+        match tokens[i] {
+            token if is_keyword(token, "WITH") => return true,
+            Token::RParen | Token::RBracket => match partners[i] {
+                Some(open) => at = open,
+                None => return false,
+            },
+            Token::Comma => {}
+            Token::Word(word)
+                if word.quote_style.is_some()
+                    || is_plain_identifier(word)
+                    || ITEM_WORDS
+                        .iter()
+                        .any(|w| word.value.eq_ignore_ascii_case(w)) => {}
+            token if is_literal(token) => {}
+            _ => return false,
         }
+    }
+    false
 }
 
 /// Whether the parentheses opening at `open` hold, at their own level, a clause of the

@@ -1555,6 +1555,15 @@ fn unparsed_postgres_that_is_not_a_plain_read_still_waits() {
         (format!("SELECT sum(x) {exclude} FROM t WHERE x = ANY (SELECT my_func(1))"), Unknown),
         (format!("SELECT 1 OPERATOR(pg_catalog.+) my_func(2), sum(x) {exclude} FROM t"), Unknown),
         (format!("SELECT sum(x) {exclude}, CAST(my_func(1) AS int) FROM t"), Unknown),
+        // A record function's column definition list looks like a WITH query's name.
+        (
+            format!("SELECT sum(x) {exclude} FROM t, my_func(1) AS (a int)"),
+            Unknown,
+        ),
+        (
+            format!("WITH w AS (SELECT 1) SELECT sum(x) {exclude} FROM w, my_func(1) AS (a int)"),
+            Unknown,
+        ),
         // SQL/JSON names without a clause are calls on servers before 17.
         (format!("SELECT json_value(j, '$.a'), sum(x) {exclude} FROM t"), Unknown),
         // Too deep for the parser: held at the floor, not read by tokens.
