@@ -523,12 +523,11 @@ fn openssl(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             if let Some(value) = words.next().and_then(|w| w.text()) {
                 walker.check_path(&mut judgement, program, value);
             }
-        } else if VALUES.contains(&name) {
-            if let Some(value) = words.next().and_then(|w| w.text())
-                && let Some(file) = value.strip_prefix("file:")
-            {
-                walker.check_path(&mut judgement, program, file);
-            }
+        } else if VALUES.contains(&name)
+            && let Some(value) = words.next().and_then(|w| w.text())
+            && let Some(file) = value.strip_prefix("file:")
+        {
+            walker.check_path(&mut judgement, program, file);
         }
     }
     judgement
