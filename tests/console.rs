@@ -439,15 +439,15 @@ async fn a_prompt_names_the_database_and_shows_the_whole_statement() {
 
 #[tokio::test]
 async fn a_reason_after_n_reaches_the_model_and_a_allows_similar_calls() {
-    // `shuf` is harmless but off the read-only whitelist, so it is asked about.
+    // `pathchk` is harmless but off the read-only whitelist, so it is asked about.
     let shuf = |id: &str, command: &str| {
         fake_llm::tool_calls(&[(id, "execute_command", json!({ "command": command }))])
     };
     let fake = FakeLlm::start(vec![
-        shuf("c1", "shuf -e a b"),
+        shuf("c1", "pathchk -p a b"),
         fake_llm::text("Cancelled."),
-        shuf("c2", "shuf -e c d"),
-        shuf("c3", "shuf -e e f"),
+        shuf("c2", "pathchk -p c d"),
+        shuf("c3", "pathchk -p e f"),
         fake_llm::text("Done."),
     ])
     .await;
@@ -465,7 +465,7 @@ async fn a_reason_after_n_reaches_the_model_and_a_allows_similar_calls() {
     assert!(status.success(), "{stderr}");
     let stdout = lines.join("\n");
     assert!(
-        stdout.contains("a: confirm and allow similar calls for 60 min (`shuf` with flags -e)"),
+        stdout.contains("a: confirm and allow similar calls for 60 min (`pathchk` with flags -p)"),
         "{stdout}"
     );
     assert!(stdout.contains("rule r"), "{stdout}");
