@@ -5,7 +5,9 @@
 //! `tee` writing one, `chmod -R`, `date -s`, `uniq in out`, the files `test` asks about.
 //! Also what `echo`, `printf` and `cat` print, for the command they feed ([`output_of`]).
 
-use super::table::{Effect, Operands, Refusal, TABLE, Table, check_value, output_file_check};
+use super::table::{
+    Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, check_value, output_file_check,
+};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker, is_sink};
 use crate::tools::command::options::{self, Item, Spec};
@@ -174,11 +176,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             path_options: &["T", "temporary-directory", "files0-from", "random-source"],
             names_from: &["files0-from"],
             refused: &[
-                Refusal {
-                    options: &["o", "output"],
-                    effect: Effect::Writes,
-                    what: "writes its output to a file, replacing it",
-                },
+                OUTPUT_FILE,
                 Refusal {
                     options: &["compress-program"],
                     effect: Effect::Unsafe,
@@ -319,11 +317,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         &["base64", "base32", "basenc"],
         Rule::Table(&Table {
             spec: Spec::values("wo", &["wrap", "output"]),
-            refused: &[Refusal {
-                options: &["o", "output"],
-                effect: Effect::Writes,
-                what: "writes its output to a file, replacing it",
-            }],
+            refused: &[OUTPUT_FILE],
             ..TABLE
         }),
     ),

@@ -11,7 +11,7 @@
 //! (`systemctl status`) fail there instead of answering, which reveals nothing.
 
 use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
-use super::table::{Effect, Operands, Refusal, TABLE, Table, check_paths};
+use super::table::{Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, check_paths};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::Spec;
@@ -115,11 +115,7 @@ pub(super) const PROGRAMS: &[Program] = &[
                     "transliterate",
                 ],
             ),
-            refused: &[Refusal {
-                options: &["o", "output"],
-                effect: Effect::Writes,
-                what: "writes its output to a file, replacing it",
-            }],
+            refused: &[OUTPUT_FILE],
             ..TABLE
         }),
     ),

@@ -15,7 +15,7 @@
 //! a kernel message, so they are not here.
 
 use super::search::GREP;
-use super::table::{Effect, Operands, Refusal, TABLE, Table, check_paths, opaque};
+use super::table::{Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, check_paths, opaque};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::{self, Item, Spec};
@@ -134,11 +134,7 @@ pub(super) const PROGRAMS: &[Program] = &[
                 &["head-count", "input-range", "output", "random-source"],
             ),
             path_options: &["random-source"],
-            refused: &[Refusal {
-                options: &["o", "output"],
-                effect: Effect::Writes,
-                what: "writes its output to a file, replacing it",
-            }],
+            refused: &[OUTPUT_FILE],
             ..TABLE
         }),
     ),
@@ -146,11 +142,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         &["iconv"],
         Rule::Table(&Table {
             spec: Spec::values("fto", &["from-code", "to-code", "output"]),
-            refused: &[Refusal {
-                options: &["o", "output"],
-                effect: Effect::Writes,
-                what: "writes its output to a file, replacing it",
-            }],
+            refused: &[OUTPUT_FILE],
             ..TABLE
         }),
     ),

@@ -25,6 +25,14 @@ pub(super) struct Refusal {
     pub what: &'static str,
 }
 
+/// `-o FILE` / `--output FILE`: the refusal of the many programs whose output option
+/// writes a file (`sort`, `base64`, `shuf`, `iconv`, `uconv`).
+pub(super) const OUTPUT_FILE: Refusal = Refusal {
+    options: &["o", "output"],
+    effect: Effect::Writes,
+    what: "writes its output to a file, replacing it",
+};
+
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Operands {
     /// Every operand names a file or directory.
