@@ -163,9 +163,9 @@ pub fn build_agent_with(
                 key: "llm.protocol",
                 problem,
             })?;
-    let profiles = crate::tools::profiles(settings).map_err(|problem| AppError::Setting {
-        key: "agent.default_profile",
-        problem,
+    let profiles = crate::tools::profiles(settings).map_err(|e| AppError::Setting {
+        key: "profiles",
+        problem: e.to_string(),
     })?;
     let gate = RiskGate::new(tools, settings.risk.gate_policy());
     let at_start = gate.tools();

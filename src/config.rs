@@ -18,6 +18,7 @@ use crate::core::risk::{ChannelMode, GatePolicy};
 use crate::core::tools::SqlDialect;
 
 pub mod env;
+pub mod profiles;
 
 /// The environment variable that names the configuration file when `--config` is not given.
 pub const CONFIG_PATH_ENV: &str = "RISKGATE_CONFIG";
@@ -124,6 +125,9 @@ pub struct Settings {
     pub log: LogSettings,
     pub observability: ObservabilitySettings,
     pub mcp: crate::mcp::McpSettings,
+    /// `[profiles.NAME]`: the operator's profiles (see [`profiles`]).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub profiles: std::collections::BTreeMap<String, profiles::ProfileSettings>,
 }
 
 /// The operators' HTTP port.
@@ -819,10 +823,10 @@ impl Settings {
         let explicit = path
             .map(Path::to_path_buf)
             .or_else(|| env.var(CONFIG_PATH_ENV).map(PathBuf::from));
-        match explicit {
+        match &explicit {
             Some(path) => {
                 if !path.is_file() {
-                    return Err(ConfigError::MissingFile { path });
+                    return Err(ConfigError::MissingFile { path: path.clone() });
                 }
                 builder = builder.add_source(
                     config::File::from(path.as_path()).format(config::FileFormat::Toml),
@@ -839,9 +843,15 @@ impl Settings {
         let mut tree = builder.build()?.cache;
         let file_origins = env.overlay(&mut tree)?;
         reject_retired(&tree)?;
-        let settings: Settings = tree
+        let mut settings: Settings = tree
             .try_deserialize()
             .map_err(|error| hide_file_content(error, &file_origins))?;
+        // A profile's prompt file is found beside the configuration file that names it.
+        if let Some(dir) = explicit.as_deref().and_then(Path::parent) {
+            for profile in settings.profiles.values_mut() {
+                profile.anchor_prompt_file(dir);
+            }
+        }
         settings.validate()?;
         Ok(settings)
     }
@@ -1006,28 +1016,7 @@ impl Settings {
                 "expected text or json",
             ));
         }
-        let profiles = match crate::tools::builtin_profiles(&self.agent.default_profile) {
-            Ok(profiles) => profiles,
-            Err(problem) => {
-                return Err(ConfigError::invalid(
-                    "agent.default_profile",
-                    format!("{:?}", self.agent.default_profile),
-                    problem,
-                ));
-            }
-        };
-        for (i, server) in self.mcp.servers.iter().enumerate() {
-            if let Some(unknown) = server.profiles.iter().find(|p| profiles.get(p).is_none()) {
-                return Err(ConfigError::invalid(
-                    format!("mcp.servers[{i}] ({:?}).profiles", server.name),
-                    format!("{unknown:?}"),
-                    format!(
-                        "no such profile; name some of {}",
-                        profiles.names().collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            }
-        }
+        crate::tools::profiles(self)?;
         Ok(())
     }
 

@@ -53,6 +53,15 @@ fn the_example_config_loads_and_documents_every_key() {
             "mcp.servers.env",
             "mcp.servers.trust_annotations",
             "mcp.servers.tools",
+            "profiles",
+            "profiles.summary",
+            "profiles.prompt",
+            "profiles.prompt_file",
+            "profiles.tools",
+            "profiles.mcp_servers",
+            "profiles.model",
+            "profiles.mode",
+            "profiles.channels",
         ]
         .map(String::from),
     );
@@ -764,4 +773,106 @@ fn mcp_server_mistakes_are_refused_naming_the_key_and_the_fix() {
         }
         assert!(!said.contains("t0ken-value"), "{said}");
     }
+}
+
+#[test]
+fn an_operators_profile_loads_from_the_file_with_its_prompt_beside_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("prompts")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("prompts/payments.md"),
+        "You help the payments team.\n",
+    )
+    .expect("prompt");
+    let file = dir.path().join("riskgate.toml");
+    let config = |profile: &str| {
+        std::fs::write(
+            &file,
+            format!(
+                r#"
+[agent]
+default_profile = "payments"
+[[mcp.servers]]
+name = "github"
+command = ["mcp-server-github"]
+[profiles.payments]
+summary = "payments data"
+{profile}
+"#
+            ),
+        )
+        .expect("write");
+        Settings::load_from(Some(&file), Vec::<(String, String)>::new())
+    };
+    let settings = config(
+        r#"prompt_file = "prompts/payments.md"
+tools = ["execute_sql"]
+mcp_servers = ["github"]
+model = "big-model"
+mode = "strict"
+channels = [123456789012345678, "console"]"#,
+    )
+    .expect("a valid profile");
+    let profiles = riskgate::tools::profiles(&settings).expect("profiles");
+    let payments = profiles.default_profile();
+    assert_eq!(payments.name(), "payments");
+    // Read from beside the configuration file, wherever the process runs.
+    assert_eq!(payments.prompt(), "You help the payments team.\n");
+    assert_eq!(payments.model(), Some("big-model"));
+    assert_eq!(payments.channels(), ["123456789012345678", "console"]);
+    assert!(payments.offers_tool("mcp__github__create_issue"));
+    assert!(!payments.offers_tool("execute_command"));
+    // check-config shows what the operator wrote, not the prompt's text.
+    let shown = settings.to_redacted_toml();
+    assert!(shown.contains("[profiles.payments]"), "{shown}");
+    assert!(!shown.contains("payments team"), "{shown}");
+
+    for (profile, key, named) in [
+        (
+            r#"tools = ["execute_sq"]"#,
+            "profiles.payments.tools",
+            "execute_sq",
+        ),
+        (
+            r#"mcp_servers = ["gitlab"]"#,
+            "profiles.payments.mcp_servers",
+            "gitlab",
+        ),
+        (r#"mode = "lax""#, "profiles.payments.mode", "lax"),
+        (
+            r#"prompt_file = "missing.md""#,
+            "profiles.payments.prompt_file",
+            "missing.md",
+        ),
+        (r#"colour = "red""#, "colour", "colour"),
+    ] {
+        let problem = config(profile).expect_err(profile).to_string();
+        assert!(
+            problem.contains(key) && problem.contains(named),
+            "{profile}: {problem}"
+        );
+    }
+}
+
+#[test]
+fn a_profile_comes_from_the_environment_too() {
+    let settings = load_env(&[
+        ("RISKGATE__PROFILES__PAYMENTS__MODEL", "big"),
+        (
+            "RISKGATE__PROFILES__PAYMENTS__TOOLS",
+            "execute_sql,file_operations",
+        ),
+        ("RISKGATE__PROFILES__PAYMENTS__MODE", "strict"),
+        ("RISKGATE__PROFILES__PAYMENTS__CHANNELS", "123,console"),
+    ])
+    .expect("a profile from the environment");
+    let profiles = riskgate::tools::profiles(&settings).expect("profiles");
+    let payments = profiles.get("payments").expect("payments");
+    assert_eq!(payments.model(), Some("big"));
+    assert!(payments.offers_tool("file_operations") && !payments.offers_tool("http_request"));
+    assert_eq!(payments.channels(), ["123", "console"]);
+    let error = load_env(&[("RISKGATE__PROFILES__PAYMENTS__TOOLS", "execute_sq")])
+        .expect_err("an unknown tool")
+        .to_string();
+    assert!(error.contains("profiles.payments.tools"), "{error}");
 }

@@ -26,7 +26,12 @@ fn console_bytes(
     stdin: &[u8],
     extra: &[&str],
 ) -> std::process::Output {
-    let mut child = command(base_url, workspace, extra).spawn().expect("spawn");
+    fed(&mut command(base_url, workspace, extra), stdin)
+}
+
+/// Runs `console` to its end with `stdin` as its input.
+fn fed(console: &mut std::process::Command, stdin: &[u8]) -> std::process::Output {
+    let mut child = console.spawn().expect("spawn");
     child
         .stdin
         .take()
@@ -630,4 +635,87 @@ async fn status_shows_the_window_and_the_tokens_since_the_start() {
         statuses[1].contains("2000 prompt, 25 completion in 2 request(s)"),
         "{stdout}"
     );
+}
+
+#[tokio::test]
+async fn an_operators_profile_gives_its_prompt_its_tools_and_its_model() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::text("Payments are fine."),
+        fake_llm::text("Still fine."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("riskgate.toml");
+    std::fs::write(
+        dir.path().join("payments.md"),
+        "You are the PAYMENTS-DESK agent.",
+    )
+    .expect("prompt");
+    std::fs::write(
+        &config,
+        r#"
+[profiles.payments]
+summary = "payments data"
+prompt_file = "payments.md"
+tools = ["execute_sql", "file_operations"]
+model = "payments-model-7b"
+mode = "strict"
+channels = ["console"]
+"#,
+    )
+    .expect("config");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).expect("ws");
+    let output = fed(
+        command(&fake.base_url(), &ws, &["--json"]).env("RISKGATE_CONFIG", &config),
+        b"/profile\n/status\nhow are payments?\n/profile ops\nand now?\n",
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = events(&output);
+    let profile = &events[0];
+    assert_eq!(profile["profile"], "payments", "{events:#?}");
+    assert_eq!(
+        profile["profiles"],
+        json!([
+            {"name": "sql", "summary": "data"},
+            {"name": "ops", "summary": "all tools"},
+            {"name": "payments", "summary": "payments data"},
+        ]),
+        "/profile lists the operator's profiles"
+    );
+    let status = &events[1];
+    assert_eq!(status["profile"], "payments", "{status}");
+    assert_eq!(status["mode"], "strict", "the profile's mode: {status}");
+    assert_eq!(status["model"], "payments-model-7b", "{status}");
+
+    let requests = fake.requests().await;
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    let first = &requests[0];
+    assert_eq!(first["model"], "payments-model-7b");
+    let system = first["messages"][0]["content"].as_str().expect("system");
+    assert!(
+        system.contains("You are the PAYMENTS-DESK agent."),
+        "{system}"
+    );
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["function"]["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(offered, ["execute_sql", "file_operations"]);
+    // Switched to ops: its prompt, every tool, and the client's model.
+    let second = &requests[1];
+    assert_ne!(second["model"], "payments-model-7b");
+    assert!(
+        !second["messages"][0]["content"]
+            .as_str()
+            .expect("system")
+            .contains("PAYMENTS-DESK")
+    );
+    assert_eq!(second["tools"].as_array().expect("tools").len(), 4);
 }

@@ -263,14 +263,18 @@ fn dotted(segments: &[Segment]) -> String {
 
 /// The key without entry numbers (`sql.databases.url`), to look it up in the schema.
 fn schema_key(segments: &[Segment]) -> String {
-    segments
+    let mut keys: Vec<&str> = segments
         .iter()
         .filter_map(|s| match s {
             Segment::Key(k) => Some(k.as_str()),
             Segment::Index(_) => None,
         })
-        .collect::<Vec<_>>()
-        .join(".")
+        .collect();
+    // A profile's name is the operator's: every profile has the same keys.
+    if keys.len() > 2 && keys[0] == "profiles" {
+        keys[1] = "*";
+    }
+    keys.join(".")
 }
 
 /// What the environment layer needs to know of the settings' shape: which keys hold lists.
@@ -288,6 +292,16 @@ impl Schema {
         // The lists inside an entry of a list of tables (a server's `command`).
         if let Ok(server) = toml::Value::try_from(crate::mcp::McpServerSettings::default()) {
             collect_lists("mcp.servers", &server, &mut lists);
+        }
+        // And inside a profile, its lists filled so that none is left out as empty.
+        let profile = super::profiles::ProfileSettings {
+            tools: Some(vec![String::new()]),
+            mcp_servers: vec![String::new()],
+            channels: vec![super::profiles::ChannelName::Id(0)],
+            ..Default::default()
+        };
+        if let Ok(profile) = toml::Value::try_from(profile) {
+            collect_lists("profiles.*", &profile, &mut lists);
         }
         Self { lists }
     }

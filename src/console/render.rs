@@ -177,13 +177,35 @@ pub fn command_outcome(
             },
             json!({ "mode": mode.as_str() }),
         ),
-        CommandOutcome::Profile { profile, set_by } => (
+        CommandOutcome::Profile {
+            profile,
+            set_by,
+            mode,
+            available,
+        } => (
             "profile",
-            match set_by {
-                Some(_) => format!("profile set to {profile}"),
-                None => format!("profile: {profile}"),
+            match (set_by, mode) {
+                (Some(_), Some(mode)) => format!("profile set to {profile}, mode {mode}"),
+                (Some(_), None) => format!("profile set to {profile}"),
+                (None, _) => {
+                    let listed: Vec<String> = available
+                        .iter()
+                        .map(|(name, summary)| format!("{name} ({summary})"))
+                        .collect();
+                    format!("profile: {profile}; profiles: {}", listed.join(", "))
+                }
             },
-            json!({ "profile": profile }),
+            match mode {
+                Some(mode) => json!({ "profile": profile, "mode": mode.as_str() }),
+                None if available.is_empty() => json!({ "profile": profile }),
+                None => json!({
+                    "profile": profile,
+                    "profiles": available
+                        .iter()
+                        .map(|(name, summary)| json!({ "name": name, "summary": summary }))
+                        .collect::<Vec<_>>(),
+                }),
+            },
         ),
         CommandOutcome::Status(status) => (
             "status",

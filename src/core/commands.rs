@@ -202,6 +202,10 @@ pub enum CommandOutcome {
     Profile {
         profile: String,
         set_by: Option<String>,
+        /// The mode the switch set (the new profile's `mode`), when it set one.
+        mode: Option<ChannelMode>,
+        /// Every profile there is, (name, summary), when the channel's was asked for.
+        available: Vec<(String, String)>,
     },
     Status(Status),
     Reset {
@@ -245,7 +249,9 @@ pub async fn apply(
     let refused =
         |what: &str, e: &StoreError| store_failed(&format!("{what} could not be read or saved"), e);
     let current = match env.store.channel_settings(channel).await {
-        Ok(settings) => settings.unwrap_or_else(|| env.defaults.clone()),
+        Ok(settings) => {
+            settings.unwrap_or_else(|| env.profiles.defaults_for(channel, env.defaults))
+        }
         Err(e) => return refused("The settings", &e),
     };
     let configure = |what: &str| {
@@ -284,11 +290,18 @@ pub async fn apply(
         ChannelCommand::Profile(None) => CommandOutcome::Profile {
             profile: current.profile,
             set_by: None,
+            mode: None,
+            available: env
+                .profiles
+                .iter()
+                .map(|p| (p.name().to_owned(), p.summary().to_owned()))
+                .collect(),
         },
         ChannelCommand::Profile(Some(profile)) => {
+            let mode = env.profiles.get(&profile).and_then(|p| p.mode());
             let changed = ChannelSettings {
                 profile: profile.clone(),
-                ..current
+                mode: mode.unwrap_or(current.mode),
             };
             match env
                 .store
@@ -298,6 +311,8 @@ pub async fn apply(
                 Ok(()) => CommandOutcome::Profile {
                     profile,
                     set_by: Some(caller.user.to_owned()),
+                    mode,
+                    available: Vec::new(),
                 },
                 Err(e) => refused("The profile", &e),
             }
@@ -330,11 +345,11 @@ async fn status(env: &CommandEnv<'_>, channel: &str, settings: ChannelSettings) 
         env.store.pending_approvals(Some(channel)),
         env.store.channel_rules(channel, SystemTime::now())
     );
+    let profile = env.profiles.resolve(&settings.profile);
     CommandOutcome::Status(Status {
-        model: env.model.to_owned(),
+        model: profile.model().unwrap_or(env.model).to_owned(),
         protocol: env.protocol.to_owned(),
         tools: {
-            let profile = env.profiles.resolve(&settings.profile);
             env.tools
                 .names()
                 .filter(|name| profile.offers_tool(name))

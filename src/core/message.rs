@@ -107,6 +107,8 @@ pub struct ChatRequest {
     /// The reply's length cap in tokens this request leaves room for in the model's window;
     /// the client sends the smaller of it and its own cap. `None`: the client's cap.
     pub max_reply_tokens: Option<u32>,
+    /// The model to ask, when the channel's profile names one; `None`: the client's.
+    pub model: Option<String>,
 }
 
 /// What a model can take in one request: its context window, which holds the prompt and

@@ -3,7 +3,14 @@
 //! (after the base prompt), and which tools it offers. A channel stores only its profile's
 //! name; the profile itself is data the agent holds ([`Profiles`]), so which profiles exist,
 //! and what each offers, is decided where they are built (the built-in `sql` and `ops`:
-//! `tools::builtin_profiles`), never by comparing names here.
+//! `tools::profiles`: the shipped `sql` and `ops` and the operator's `[profiles.NAME]`), never
+//! by comparing names here.
+//!
+//! A profile may also name the model its runs ask (`model`), the mode a channel starts in
+//! (`mode`), and channels that start with it instead of the default profile (`channels`).
+
+use crate::core::ports::ChannelSettings;
+use crate::core::risk::ChannelMode;
 
 /// One profile.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,6 +19,12 @@ pub struct Profile {
     summary: String,
     prompt: String,
     offers: Offers,
+    /// The model its runs ask; `None`: the client's (`llm.model`).
+    model: Option<String>,
+    /// The mode a channel has when it starts with this profile, or switches to it.
+    mode: Option<ChannelMode>,
+    /// Channels that start with this profile.
+    channels: Vec<String>,
 }
 
 /// Which tools a profile offers.
@@ -62,7 +75,40 @@ impl Profile {
             summary: summary.into(),
             prompt: prompt.into(),
             offers,
+            model: None,
+            mode: None,
+            channels: Vec::new(),
         }
+    }
+
+    /// This profile with its runs asking `model` rather than the client's.
+    pub fn with_model(mut self, model: Option<String>) -> Self {
+        self.model = model;
+        self
+    }
+
+    /// This profile with the mode a channel takes when it starts with it or switches to it.
+    pub fn with_mode(mut self, mode: Option<ChannelMode>) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// This profile as the one `channels` start with.
+    pub fn for_channels(mut self, channels: Vec<String>) -> Self {
+        self.channels = channels;
+        self
+    }
+
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
+    pub fn mode(&self) -> Option<ChannelMode> {
+        self.mode
+    }
+
+    pub fn channels(&self) -> &[String] {
+        &self.channels
     }
 
     pub fn name(&self) -> &str {
@@ -101,10 +147,19 @@ impl Profiles {
     /// The profiles, in the order people are shown them; `default` names the profile of a
     /// channel nobody switched. `Err` says what is wrong: two profiles of one name, or no
     /// profile named `default` (`expected sql or ops`: the names there are).
+    /// A channel named by two profiles' `channels` is an error too.
     pub fn new(list: Vec<Profile>, default: &str) -> Result<Self, String> {
         for (i, profile) in list.iter().enumerate() {
             if list[..i].iter().any(|p| p.name == profile.name) {
                 return Err(format!("two profiles are named {:?}", profile.name));
+            }
+            for channel in &profile.channels {
+                if let Some(other) = list[..i].iter().find(|p| p.channels.contains(channel)) {
+                    return Err(format!(
+                        "channel {channel} is given to two profiles, {:?} and {:?}",
+                        other.name, profile.name
+                    ));
+                }
             }
         }
         let Some(default) = list.iter().position(|p| p.name == default) else {
@@ -131,6 +186,20 @@ impl Profiles {
     /// no profile has that name (any more).
     pub fn resolve(&self, name: &str) -> &Profile {
         self.get(name).unwrap_or_else(|| self.default_profile())
+    }
+
+    /// The settings of a channel nobody configured: the profile whose `channels` name it,
+    /// else the default profile; the mode that profile sets, else `defaults`' mode.
+    pub fn defaults_for(&self, channel: &str, defaults: &ChannelSettings) -> ChannelSettings {
+        let bound = self
+            .list
+            .iter()
+            .find(|p| p.channels.iter().any(|c| c == channel));
+        let profile = bound.unwrap_or_else(|| self.resolve(&defaults.profile));
+        ChannelSettings {
+            mode: profile.mode.unwrap_or(defaults.mode),
+            profile: profile.name.clone(),
+        }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Profile> {
@@ -191,6 +260,36 @@ mod tests {
         assert_eq!(profiles.default_profile().name(), "all");
         assert_eq!(profiles.choices(), "data or all");
         assert_eq!(profiles.names().collect::<Vec<_>>(), ["data", "all"]);
+    }
+
+    #[test]
+    fn a_channel_starts_with_the_profile_that_names_it_and_its_mode() {
+        let mut list = two();
+        list[0] = list[0]
+            .clone()
+            .with_mode(Some(ChannelMode::Strict))
+            .for_channels(vec!["42".to_owned()]);
+        let profiles = Profiles::new(list, "all").expect("profiles");
+        let global = ChannelSettings {
+            mode: ChannelMode::Smart,
+            profile: "all".to_owned(),
+        };
+        let bound = profiles.defaults_for("42", &global);
+        assert_eq!(
+            (bound.profile.as_str(), bound.mode),
+            ("data", ChannelMode::Strict)
+        );
+        let other = profiles.defaults_for("7", &global);
+        assert_eq!(
+            (other.profile.as_str(), other.mode),
+            ("all", ChannelMode::Smart)
+        );
+
+        let mut twice = two();
+        twice[0] = twice[0].clone().for_channels(vec!["42".to_owned()]);
+        twice[1] = twice[1].clone().for_channels(vec!["42".to_owned()]);
+        let problem = Profiles::new(twice, "all").expect_err("one channel, two profiles");
+        assert!(problem.contains("channel 42"), "{problem}");
     }
 
     #[test]

@@ -218,11 +218,32 @@ fn render(tools: &ToolSet, outcome: CommandOutcome, guild: Option<u64>) -> Strin
         CommandOutcome::Profile {
             profile,
             set_by: None,
-        } => format!("This channel uses the **{profile}** profile."),
+            available,
+            ..
+        } => {
+            let listed: Vec<String> = available
+                .iter()
+                .map(|(name, summary)| match summary.is_empty() {
+                    true => format!("**{name}**"),
+                    false => format!("**{name}** ({summary})"),
+                })
+                .collect();
+            format!(
+                "This channel uses the **{profile}** profile. Profiles: {}.",
+                listed.join(", ")
+            )
+        }
         CommandOutcome::Profile {
             profile,
             set_by: Some(user),
-        } => format!("<@{user}> set this channel's profile to **{profile}**."),
+            mode,
+            ..
+        } => match mode {
+            Some(mode) => format!(
+                "<@{user}> set this channel's profile to **{profile}**, and with it the mode to **{mode}**."
+            ),
+            None => format!("<@{user}> set this channel's profile to **{profile}**."),
+        },
         CommandOutcome::Status(status) => {
             let mut text = format!(
                 "Mode: **{}** · profile: **{}** · model: `{}` ({} protocol) · tools: {} · pending approvals: **{}** · rules: **{}**",
@@ -546,6 +567,66 @@ mod tests {
         );
         let bad = run(&ctx, "profile", Some("root"), "c", caller(true), None).await;
         assert!(bad.text.contains("Unknown profile"));
+    }
+
+    #[tokio::test]
+    async fn profile_lists_the_operators_profiles_and_a_switch_sets_their_mode() {
+        let store = MemoryStore::new();
+        let defaults = ChannelSettings {
+            mode: ChannelMode::Smart,
+            profile: "ops".into(),
+        };
+        let mut settings = crate::config::Settings::default();
+        settings.profiles.insert(
+            "payments".to_owned(),
+            crate::config::profiles::ProfileSettings {
+                summary: "payments data".to_owned(),
+                mode: Some("strict".to_owned()),
+                model: Some("big".to_owned()),
+                ..Default::default()
+            },
+        );
+        let profiles = crate::tools::profiles(&settings).expect("profiles");
+        let usage = UsageLedger::default();
+        let ctx = CommandContext {
+            store: &store,
+            defaults: &defaults,
+            admin_roles: &[],
+            approver_roles: &[],
+            model: "m",
+            protocol: "native",
+            profiles: &profiles,
+            tools: &ToolSet::new(),
+            servers: &[],
+            context_window: None,
+            usage: &usage,
+        };
+        let caller = Caller {
+            user: "u1",
+            may_configure: true,
+            may_approve: false,
+        };
+        let listed = run(&ctx, "profile", None, "c", caller, None).await;
+        assert_eq!(
+            listed.text,
+            "This channel uses the **ops** profile. Profiles: **sql** (data), **ops** (all tools), **payments** (payments data)."
+        );
+        let switched = run(&ctx, "profile", Some("payments"), "c", caller, None).await;
+        assert!(
+            switched
+                .text
+                .ends_with("profile to **payments**, and with it the mode to **strict**."),
+            "{}",
+            switched.text
+        );
+        let shown = run(&ctx, "status", None, "c", caller, None).await;
+        assert!(
+            shown
+                .text
+                .starts_with("Mode: **strict** · profile: **payments** · model: `big`"),
+            "{}",
+            shown.text
+        );
     }
 
     #[test]

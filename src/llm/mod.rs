@@ -165,7 +165,7 @@ impl OpenAiClient {
         waiting: &(dyn Fn(&ModelRetry) + Send + Sync),
     ) -> Result<ChatReply, ModelError> {
         let settings = wire::BodySettings {
-            model: &self.config.model,
+            model: request.model.as_deref().unwrap_or(&self.config.model),
             temperature: self.config.temperature,
             // The smaller cap: the operator's, or what the request leaves room for.
             max_tokens: self

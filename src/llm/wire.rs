@@ -453,6 +453,7 @@ mod tests {
             }]
             .into(),
             max_reply_tokens: None,
+            model: None,
         };
         let settings = BodySettings {
             model: "m",

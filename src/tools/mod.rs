@@ -21,9 +21,11 @@ pub mod workspace;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::config::Settings;
+use crate::config::profiles::ProfileSettings;
+use crate::config::{ConfigError, Settings};
 use crate::core::profile::{Offers, Profile, Profiles};
 use crate::core::risk::Assessment;
+use crate::core::risk::ChannelMode;
 use crate::core::tools::{RiskGate, ToolRegistry, ToolSet};
 
 pub use workspace::{PathEscape, Workspace};
@@ -57,67 +59,148 @@ pub fn builtin_gate(settings: &Settings) -> RiskGate {
     RiskGate::new(builtin_registry(settings), settings.risk.gate_policy())
 }
 
-/// The profiles riskgate ships: `sql` (the SQL tool only, for questions about data) and
-/// `ops` (every tool there is). `default` names the profile of channels nobody switched
-/// (`agent.default_profile`); `Err` says it names none of them.
+/// The names of the built-in tools, as profiles name them.
+pub const BUILTIN_NAMES: &[&str] = &[sql::NAME, command::NAME, files::NAME, http::NAME];
+
+/// The profiles riskgate ships (`sql`: the SQL tool only; `ops`: every tool), with no MCP
+/// server and no operator's profile. `default` names the profile of channels nobody
+/// switched; `Err` says it names none of them.
 pub fn builtin_profiles(default: &str) -> Result<Profiles, String> {
-    profiles_with_servers(default, &[])
+    let mut settings = Settings::default();
+    settings.agent.default_profile = default.to_owned();
+    profiles(&settings).map_err(|e| e.to_string())
 }
 
-/// The profiles with the MCP servers each offers: a server's tools go to the profiles its
-/// `profiles` setting names (`ops` by default), and to no other.
-pub fn profiles(settings: &Settings) -> Result<Profiles, String> {
-    let servers: Vec<(&str, &[String])> = settings
-        .mcp
-        .enabled_servers()
-        .map(|s| (s.name.as_str(), s.profiles.as_slice()))
-        .collect();
-    let profiles = profiles_with_servers(&settings.agent.default_profile, &servers)?;
-    for (server, named) in &servers {
-        if let Some(unknown) = named.iter().find(|p| profiles.get(p).is_none()) {
-            return Err(format!(
-                "MCP server {server:?} names the profile {unknown:?} in its profiles; the profiles are {}",
-                profiles.names().collect::<Vec<_>>().join(", ")
+/// The profiles of the settings: the shipped ones with the operator's `[profiles.NAME]` over
+/// them, each offering the built-in tools it names and the MCP servers it names or that
+/// name it (a server's `profiles` setting, `ops` by default). `Err` names the setting that
+/// is wrong: an unknown tool, server, mode or default, an unreadable prompt file.
+pub fn profiles(settings: &Settings) -> Result<Profiles, ConfigError> {
+    let servers = &settings.mcp.servers;
+    let all = crate::config::profiles::merged(&settings.profiles);
+    let mut list = Vec::with_capacity(all.len());
+    for (name, profile) in &all {
+        list.push(build_profile(settings, name, profile)?);
+    }
+    for (i, server) in servers.iter().enumerate() {
+        if let Some(unknown) = server
+            .profiles
+            .iter()
+            .find(|p| !all.iter().any(|(name, _)| name == *p))
+        {
+            return Err(ConfigError::invalid(
+                format!("mcp.servers[{i}] ({:?}).profiles", server.name),
+                format!("{unknown:?}"),
+                format!("no such profile; name some of {}", names(&all)),
             ));
         }
     }
-    Ok(profiles)
+    Profiles::new(list, &settings.agent.default_profile).map_err(|problem| {
+        ConfigError::invalid(
+            "agent.default_profile",
+            format!("{:?}", settings.agent.default_profile),
+            problem,
+        )
+    })
 }
 
-fn profiles_with_servers(default: &str, servers: &[(&str, &[String])]) -> Result<Profiles, String> {
-    let pattern = |server: &str| format!("{}{server}__*", crate::mcp::names::PREFIX);
-    let offered_to = |profile: &str| {
-        servers
-            .iter()
-            .filter(|(_, named)| named.iter().any(|p| p == profile))
-            .map(|(server, _)| pattern(server))
-            .collect::<Vec<_>>()
-    };
-    let not_offered_to = |profile: &str| {
-        servers
-            .iter()
-            .filter(|(_, named)| !named.iter().any(|p| p == profile))
-            .map(|(server, _)| pattern(server))
-            .collect::<Vec<_>>()
-    };
-    let mut sql_tools = vec![sql::NAME.to_owned()];
-    sql_tools.extend(offered_to("sql"));
-    Profiles::new(
-        vec![
-            Profile::new(
-                "sql",
-                "data",
-                include_str!("../../prompts/profile_sql.md"),
-                Offers::Only(sql_tools),
+fn names(all: &[(String, ProfileSettings)]) -> String {
+    all.iter()
+        .map(|(name, _)| name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One profile of the settings, checked.
+fn build_profile(
+    settings: &Settings,
+    name: &str,
+    profile: &ProfileSettings,
+) -> Result<Profile, ConfigError> {
+    let key = format!("profiles.{name}");
+    if !crate::config::profiles::valid_name(name) {
+        return Err(ConfigError::invalid(
+            key,
+            format!("{name:?}"),
+            format!(
+                "a profile's name is 1 to {} characters of a-z, 0-9, _ and -",
+                crate::config::profiles::MAX_NAME_CHARS
             ),
-            Profile::new(
-                "ops",
-                "all tools",
-                include_str!("../../prompts/profile_ops.md"),
-                Offers::AllBut(not_offered_to("ops")),
+        ));
+    }
+    if let Some(tools) = &profile.tools
+        && let Some(unknown) = tools.iter().find(|t| !BUILTIN_NAMES.contains(&t.as_str()))
+    {
+        return Err(ConfigError::invalid(
+            format!("{key}.tools"),
+            format!("{unknown:?}"),
+            format!(
+                "no built-in tool has that name; the built-in tools are {} (an MCP server goes in mcp_servers)",
+                BUILTIN_NAMES.join(", ")
             ),
-        ],
-        default,
+        ));
+    }
+    let configured = &settings.mcp.servers;
+    if let Some(unknown) = profile
+        .mcp_servers
+        .iter()
+        .find(|s| !configured.iter().any(|c| &c.name == *s))
+    {
+        let known: Vec<&str> = configured.iter().map(|c| c.name.as_str()).collect();
+        return Err(ConfigError::invalid(
+            format!("{key}.mcp_servers"),
+            format!("{unknown:?}"),
+            if known.is_empty() {
+                "no MCP server has that name; there is no [[mcp.servers]] entry".to_owned()
+            } else {
+                format!(
+                    "no MCP server has that name; the servers are {}",
+                    known.join(", ")
+                )
+            },
+        ));
+    }
+    let mode = match &profile.mode {
+        None => None,
+        Some(mode) => Some(mode.parse::<ChannelMode>().map_err(|problem| {
+            ConfigError::invalid(format!("{key}.mode"), format!("{mode:?}"), problem)
+        })?),
+    };
+    let model = match profile.model.as_deref().map(str::trim) {
+        Some("") => {
+            return Err(ConfigError::invalid(
+                format!("{key}.model"),
+                "\"\"",
+                "name a model, or leave model out to use llm.model",
+            ));
+        }
+        model => model.map(str::to_owned),
+    };
+    let offered = |server: &crate::mcp::McpServerSettings| {
+        server.profiles.iter().any(|p| p == name) || profile.mcp_servers.contains(&server.name)
+    };
+    let pattern = |server: &crate::mcp::McpServerSettings| {
+        format!("{}{}__*", crate::mcp::names::PREFIX, server.name)
+    };
+    let enabled = || settings.mcp.enabled_servers();
+    let offers = match (&profile.tools, profile.mcp_servers.is_empty()) {
+        // Everything, but the servers offered elsewhere: also tools that come without a
+        // server of the settings.
+        (None, true) => Offers::AllBut(enabled().filter(|s| !offered(s)).map(pattern).collect()),
+        (tools, _) => {
+            let mut names: Vec<String> = match tools {
+                Some(tools) => tools.clone(),
+                None => BUILTIN_NAMES.iter().map(|t| (*t).to_owned()).collect(),
+            };
+            names.extend(enabled().filter(|s| offered(s)).map(pattern));
+            Offers::Only(names)
+        }
+    };
+    Ok(
+        Profile::new(name, &profile.summary, profile.prompt_text(&key)?, offers)
+            .with_model(model)
+            .with_mode(mode)
+            .for_channels(profile.channels.iter().map(|c| c.key()).collect()),
     )
 }
 
@@ -169,6 +252,10 @@ mod tests {
             [command::NAME, sql::NAME, files::NAME, http::NAME],
             "one tool per registration line, by name"
         );
+        let (mut registered, mut named) = (names.clone(), BUILTIN_NAMES.to_vec());
+        registered.sort_unstable();
+        named.sort_unstable();
+        assert_eq!(registered, named, "profiles can name every built-in tool");
         for name in names {
             assert_eq!(check_tool_name(name), Ok(()), "{name}");
         }
@@ -215,7 +302,113 @@ mod tests {
         assert!(sql.offers_tool(sql::NAME) && !sql.offers_tool(command::NAME));
         assert!(ops.offers_tool(command::NAME));
         settings.mcp.servers = vec![server("git", &["root"])];
-        let problem = profiles(&settings).expect_err("an unknown profile");
+        let problem = profiles(&settings)
+            .expect_err("an unknown profile")
+            .to_string();
         assert!(problem.contains("\"root\""), "{problem}");
+    }
+
+    fn payments() -> ProfileSettings {
+        ProfileSettings {
+            summary: "payments data".to_owned(),
+            prompt: Some("You help the payments team.".to_owned()),
+            tools: Some(vec![sql::NAME.to_owned()]),
+            mcp_servers: vec!["github".to_owned()],
+            model: Some("big-model".to_owned()),
+            mode: Some("strict".to_owned()),
+            channels: vec![crate::config::profiles::ChannelName::Id(42)],
+            ..ProfileSettings::default()
+        }
+    }
+
+    #[test]
+    fn an_operators_profile_offers_what_it_names_with_its_model_and_mode() {
+        let mut settings = Settings::default();
+        settings.mcp.servers = vec![
+            crate::mcp::McpServerSettings {
+                name: "github".to_owned(),
+                command: vec!["srv".to_owned()],
+                ..crate::mcp::McpServerSettings::default()
+            },
+            crate::mcp::McpServerSettings {
+                name: "jira".to_owned(),
+                command: vec!["srv".to_owned()],
+                ..crate::mcp::McpServerSettings::default()
+            },
+        ];
+        settings.profiles.insert("payments".to_owned(), payments());
+        let all = profiles(&settings).expect("profiles");
+        assert_eq!(all.names().collect::<Vec<_>>(), ["sql", "ops", "payments"]);
+        let payments = all.resolve("payments");
+        assert_eq!(payments.prompt(), "You help the payments team.");
+        assert_eq!(payments.model(), Some("big-model"));
+        assert_eq!(payments.mode(), Some(ChannelMode::Strict));
+        assert!(payments.offers_tool(sql::NAME));
+        assert!(payments.offers_tool("mcp__github__create_issue"));
+        for not in [command::NAME, files::NAME, http::NAME, "mcp__jira__search"] {
+            assert!(!payments.offers_tool(not), "{not}");
+        }
+        // The shipped profiles are unchanged: ops has both servers (their default), sql none.
+        assert!(all.resolve("ops").offers_tool("mcp__jira__search"));
+        assert!(!all.resolve("sql").offers_tool("mcp__github__x"));
+        assert_eq!(all.resolve("ops").model(), None);
+
+        // An operator's `ops` takes the shipped one's place.
+        settings.profiles.insert(
+            "ops".to_owned(),
+            ProfileSettings {
+                summary: "reads".to_owned(),
+                tools: Some(vec![files::NAME.to_owned()]),
+                ..ProfileSettings::default()
+            },
+        );
+        let all = profiles(&settings).expect("profiles");
+        assert_eq!(all.names().collect::<Vec<_>>(), ["sql", "ops", "payments"]);
+        let ops = all.resolve("ops");
+        assert!(ops.offers_tool(files::NAME) && !ops.offers_tool(command::NAME));
+        assert_eq!((ops.summary(), ops.prompt()), ("reads", ""));
+    }
+
+    #[test]
+    fn a_profile_naming_what_does_not_exist_is_an_error_that_names_it() {
+        let problem = |edit: &dyn Fn(&mut ProfileSettings)| {
+            let mut settings = Settings::default();
+            let mut profile = payments();
+            profile.mcp_servers.clear();
+            edit(&mut profile);
+            settings.profiles.insert("payments".to_owned(), profile);
+            profiles(&settings)
+                .expect_err("a wrong profile")
+                .to_string()
+        };
+        let tool = problem(&|p| p.tools = Some(vec!["execute_sq".to_owned()]));
+        assert!(
+            tool.contains("profiles.payments.tools") && tool.contains("\"execute_sq\""),
+            "{tool}"
+        );
+        let server = problem(&|p| p.mcp_servers = vec!["github".to_owned()]);
+        assert!(
+            server.contains("profiles.payments.mcp_servers") && server.contains("\"github\""),
+            "{server}"
+        );
+        let mode = problem(&|p| p.mode = Some("lax".to_owned()));
+        assert!(mode.contains("profiles.payments.mode"), "{mode}");
+        let both = problem(&|p| p.prompt_file = Some("/nonexistent/p.md".into()));
+        assert!(both.contains("not both"), "{both}");
+        let file = problem(&|p| {
+            p.prompt = None;
+            p.prompt_file = Some("/nonexistent/p.md".into());
+        });
+        assert!(
+            file.contains("profiles.payments.prompt_file") && file.contains("/nonexistent/p.md"),
+            "{file}"
+        );
+        let model = problem(&|p| p.model = Some(" ".to_owned()));
+        assert!(model.contains("profiles.payments.model"), "{model}");
+
+        let mut settings = Settings::default();
+        settings.profiles.insert("Pay Ments".to_owned(), payments());
+        let name = profiles(&settings).expect_err("a bad name").to_string();
+        assert!(name.contains("profiles.Pay Ments"), "{name}");
     }
 }

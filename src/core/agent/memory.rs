@@ -178,6 +178,7 @@ fn summary_request(earlier: Option<&str>, lines: &[String], words: usize) -> Cha
         ],
         tools: Vec::new().into(),
         max_reply_tokens: u32::try_from(words * 2).ok(),
+        model: None,
     }
 }
 

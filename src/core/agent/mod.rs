@@ -322,6 +322,8 @@ pub struct Prepared {
     offered: HashSet<String>,
     /// Every real tool's name: the only names a call written in prose may give.
     known: HashSet<String>,
+    /// The model the profile asks, if not the client's.
+    model: Option<String>,
 }
 
 /// Prepared requests by profile. Empty at first; filled as profiles are used, each made
@@ -512,7 +514,7 @@ impl Agent {
             .store
             .channel_settings(channel)
             .await?
-            .unwrap_or_else(|| self.defaults.clone()))
+            .unwrap_or_else(|| self.profiles.defaults_for(channel, &self.defaults)))
     }
 
     /// Runs one message to its end. Everything the user should see is emitted as events;
@@ -1209,6 +1211,7 @@ impl Agent {
             messages,
             tools: prepared.request_tools.clone(),
             max_reply_tokens,
+            model: prepared.model.clone(),
         }
     }
 
@@ -1236,6 +1239,7 @@ impl Agent {
             tools_tokens: fit::tools_tokens(&request_tools),
             request_tools,
             tools,
+            model: profile.model().map(str::to_owned),
         });
         if let Ok(mut cache) = self.prepared.lock() {
             cache.insert(name.to_owned(), prepared.clone());
