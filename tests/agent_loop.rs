@@ -1808,16 +1808,87 @@ async fn a_failed_run_leaves_the_next_run_working() {
             assert_eq!(messages[1]["content"], "alice: second", "{failure}");
             continue;
         }
-        // The first run ends its history with a note saying it stopped.
-        let before_second = &messages[messages.len() - 2];
-        assert_eq!(before_second["role"], "assistant", "{failure}");
+        // The first run is kept with riskgate's notice that it stopped; the model is sent
+        // what people and it said, never that notice as its own words.
+        assert!(!sent.contains("No answer"), "{failure}: {sent}");
+        assert_eq!(messages[1]["content"], "alice: first", "{failure}: {sent}");
+        let kept = stored(&h).await;
+        let notice = kept
+            .iter()
+            .position(|m| m.role == riskgate::core::agent::Role::Notice)
+            .unwrap_or_else(|| panic!("{failure}: no notice kept: {kept:?}"));
         assert!(
-            before_second["content"]
-                .as_str()
+            kept[notice]
+                .content
+                .as_deref()
                 .is_some_and(|c| c.starts_with("(No answer:")),
-            "{failure}: {before_second}"
+            "{failure}: {kept:?}"
+        );
+        assert_eq!(
+            kept[notice + 1].content.as_deref(),
+            Some("second"),
+            "{failure}: the notice closes the first turn"
         );
     }
+}
+
+/// A run that timed out after a call ran, then a question: the model is sent the call and
+/// its result, and no riskgate text as if it had said it (a small model copied such a
+/// placeholder word for word as its next answers).
+#[tokio::test]
+async fn a_timed_out_run_leaves_no_riskgate_words_in_the_models_mouth() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[("c1", "spy", json!({"value": "safe"}))]),
+        fake_llm::Scripted::Slow(
+            Duration::from_secs(5),
+            json!({"choices": [{"message": {"content": "late"}}]}),
+        ),
+        fake_llm::text("The value was safe."),
+    ])
+    .await;
+    let h = harness(
+        http_model(&fake, |s| {
+            s.llm.request_timeout_secs = 1;
+            s.llm.max_retries = 0;
+        }),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    let first = h.agent.run(&inbound("what is the value?")).await;
+    assert!(matches!(first, RunOutcome::Stopped(_)), "{first:?}");
+    assert_eq!(spy_runs(&h), 1);
+    let shown = said(&h, error_text);
+    assert!(
+        shown.iter().any(|m| m.contains("did not answer within")),
+        "the person is told: {shown:?}"
+    );
+    assert_eq!(
+        h.agent.run(&inbound("and?")).await,
+        RunOutcome::Replied("The value was safe.".into())
+    );
+    let requests = fake.requests().await;
+    let last = requests.last().expect("a request");
+    let messages = last["messages"].as_array().expect("messages");
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().expect("role"))
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "user"],
+        "{last}"
+    );
+    for message in messages.iter().filter(|m| m["role"] == "assistant") {
+        assert!(
+            message["content"].as_str().unwrap_or_default().is_empty(),
+            "only the model's own call, no words of riskgate's: {message}"
+        );
+    }
+    assert!(
+        !last["messages"].to_string().contains("did not answer"),
+        "{last}"
+    );
 }
 
 /// A harness whose store holds `turns` (user, assistant) for channel `c1` already.

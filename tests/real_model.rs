@@ -180,6 +180,11 @@ async fn turn(real: &Real, channel: &str, text: &str) -> RunOutcome {
             "the server refused what riskgate sent: {error}"
         ),
         RunOutcome::Stopped(StopReason::Store(e)) => panic!("the store failed: {e}"),
+        // A reply is the model's words, not a copy of riskgate's notice of an earlier stop.
+        RunOutcome::Replied(text) => assert!(
+            !text.contains("(No answer:") && !text.contains("llm.request_timeout_secs"),
+            "the reply repeats riskgate's own notice: {text}"
+        ),
         _ => {}
     }
     outcome
@@ -228,6 +233,15 @@ fn assert_requests_well_formed(real: &Real) {
                 continue;
             }
             assert!(open.is_empty(), "calls {open:?} without results");
+            assert!(
+                message.role != Role::Notice
+                    && !(message.role == Role::Assistant
+                        && message
+                            .content
+                            .as_deref()
+                            .is_some_and(|c| c.starts_with("(No answer:"))),
+                "riskgate's notice was sent as a turn: {message:?}"
+            );
             open = message.tool_calls.iter().map(|c| c.id.clone()).collect();
         }
         assert!(open.is_empty(), "calls {open:?} without results");

@@ -16,6 +16,9 @@ pub enum Role {
     User,
     Assistant,
     Tool,
+    /// riskgate's own word in the conversation (a run that ended without an answer, and
+    /// why): shown to people and kept, never sent to the model, as whoever's words.
+    Notice,
 }
 
 /// A tool call the model made, as kept in history (arguments as the JSON text sent back).
@@ -46,6 +49,11 @@ pub struct ChatMessage {
 impl ChatMessage {
     pub fn system(text: impl Into<String>) -> Self {
         Self::text(Role::System, text)
+    }
+
+    /// riskgate's own notice (see [`Role::Notice`]).
+    pub fn notice(text: impl Into<String>) -> Self {
+        Self::text(Role::Notice, text)
     }
 
     pub fn user(name: Option<&str>, text: impl Into<String>) -> Self {

@@ -112,7 +112,13 @@ pub(super) fn request_body<'a>(
     };
     RequestBody {
         model: settings.model,
-        messages: request.messages.iter().map(wire_message).collect(),
+        // riskgate's notices are no one's words to the model (the loop leaves them out).
+        messages: request
+            .messages
+            .iter()
+            .filter(|m| m.role != Role::Notice)
+            .map(wire_message)
+            .collect(),
         tools: request
             .tools
             .iter()
@@ -139,6 +145,7 @@ fn wire_message(message: &ChatMessage) -> WireMessage<'_> {
         Role::User => "user",
         Role::Assistant => "assistant",
         Role::Tool => "tool",
+        Role::Notice => "system",
     };
     // Servers disagree on the optional `name` field (OpenAI limits its characters, some
     // reject it): who wrote a message goes into its text instead.

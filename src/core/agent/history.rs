@@ -13,6 +13,30 @@ use crate::core::message::{ChatMessage, Role};
 pub const MISSING_RESULT: &str =
     r#"{"status":"not_run","reason":"no result was recorded for this call"}"#;
 
+/// The start of the notice earlier versions kept as the assistant's words when a run ended
+/// without an answer; a model that copied one wrote it too.
+const LEGACY_NOTICE: &str = "(No answer: ";
+
+/// `messages` without riskgate's own notices: what people, tools and the model said. A
+/// notice is never the model's word, or it takes it for its own and repeats it; the
+/// assistant turns that earlier versions stored as notices (and a model's copies of them)
+/// go too.
+pub fn said(messages: Vec<ChatMessage>) -> Vec<ChatMessage> {
+    messages
+        .into_iter()
+        .filter(|m| match m.role {
+            Role::Notice => false,
+            Role::Assistant => {
+                !(m.tool_calls.is_empty()
+                    && m.content
+                        .as_deref()
+                        .is_some_and(|t| t.trim_start().starts_with(LEGACY_NOTICE)))
+            }
+            _ => true,
+        })
+        .collect()
+}
+
 /// `messages` with the native protocol's pairing made whole: a result that answers no open
 /// call is dropped, and a call still open when anything but a result follows (or at the
 /// end) gets [`MISSING_RESULT`]. Well-formed history comes back unchanged.
@@ -110,6 +134,25 @@ pub fn fit_for_history(text: &str, limit: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notices_and_copies_of_the_old_placeholder_are_not_what_was_said() {
+        let kept = vec![
+            ChatMessage::user(Some("ann"), "q1"),
+            ChatMessage::notice("(No answer: the model did not answer within 120s.)"),
+            ChatMessage::user(Some("ann"), "q2"),
+            ChatMessage::assistant("(No answer: the model did not answer within 120s.)"),
+            ChatMessage::user(Some("ann"), "q3"),
+            ChatMessage::assistant("The answer is (No answer: is a phrase)."),
+        ];
+        let said = said(kept.clone());
+        let texts: Vec<&str> = said.iter().filter_map(|m| m.content.as_deref()).collect();
+        assert_eq!(
+            texts,
+            ["q1", "q2", "q3", "The answer is (No answer: is a phrase)."]
+        );
+        assert_eq!(super::said(vec![kept[0].clone()]), vec![kept[0].clone()]);
+    }
     use crate::core::message::CallRecord;
 
     fn turn(n: usize, size: usize) -> Vec<ChatMessage> {

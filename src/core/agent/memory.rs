@@ -152,6 +152,8 @@ fn line(message: &ChatMessage) -> String {
         Role::Assistant => format!("assistant: {}", cut(content, SHOWN_OF_TEXT)),
         Role::Tool => format!("(result: {})", cut(content, SHOWN_OF_TOOL_TEXT)),
         Role::System => cut(content, SHOWN_OF_TEXT),
+        // Left out before the summary is asked for (`history::said`); riskgate's if ever.
+        Role::Notice => format!("(riskgate: {})", cut(content, SHOWN_OF_TEXT)),
     }
 }
 

@@ -1083,8 +1083,9 @@ impl Agent {
         })
     }
 
-    /// The channel's history, within the budget, with every call paired with a result
-    /// (see [`history::repaired`]).
+    /// The channel's history as the model reads it: within the budget, only what people and
+    /// the model said (see [`history::said`]), every call paired with a result (see
+    /// [`history::repaired`]).
     async fn history_of(&self, channel: &str) -> Result<Vec<ChatMessage>, StoreError> {
         self.patiently(
             channel,
@@ -1092,7 +1093,7 @@ impl Agent {
                 .load_history(channel, self.limits.history_budget_chars),
         )
         .await
-        .map(history::repaired)
+        .map(|messages| history::repaired(history::said(messages)))
     }
 
     /// One model call, within what is left of the run's time. A wait of the model client
