@@ -429,6 +429,93 @@ async fn a_run_whose_resumed_copy_went_on_stops_without_running_the_call() {
     );
 }
 
+/// A model that repeats a call it already made in the run: a confirmed write is neither
+/// asked about nor run again (one prompt, one effect), and the model is told so with what
+/// came of it; a read that needs no click simply runs again.
+#[tokio::test]
+async fn a_call_repeated_in_a_run_is_neither_asked_nor_run_again() {
+    let write = |id: &str| fake_llm::tool_calls(&[(id, "spy", json!({"value": "maybe"}))]);
+    let read = |id: &str| fake_llm::tool_calls(&[(id, "spy", json!({"value": "safe"}))]);
+    let fake = FakeLlm::start(vec![
+        write("c1"),
+        // The same write again, once with a risk level: the same call.
+        write("c2"),
+        fake_llm::tool_calls(&[("c3", "spy", json!({"value": "maybe", "risk_level": "high"}))]),
+        read("c4"),
+        read("c5"),
+        fake_llm::text("Done once."),
+    ])
+    .await;
+    let approvals = Approvals::answering(vec![(
+        Duration::ZERO,
+        Some(ApprovalOutcome::Confirmed { by: "bob".into() }),
+    )]);
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        approvals,
+        |_| {},
+    );
+    assert_eq!(
+        h.agent.run(&inbound("write it")).await,
+        RunOutcome::Replied("Done once.".into())
+    );
+    assert_eq!(
+        h.approvals.seen.lock().expect("seen").len(),
+        1,
+        "one prompt"
+    );
+    let runs: Vec<Value> = h
+        .spy
+        .runs
+        .lock()
+        .expect("runs")
+        .iter()
+        .map(|r| r["value"].clone())
+        .collect();
+    assert_eq!(
+        runs,
+        ["maybe", "safe", "safe"],
+        "the write once, the read twice"
+    );
+    let requests = fake.requests().await;
+    let result_of = |request: usize, nth: usize| -> Value {
+        let text = tool_messages(&requests[request])[nth]["content"]
+            .as_str()
+            .expect("text")
+            .to_owned();
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    };
+    for (request, nth) in [(2, 1), (3, 2)] {
+        let repeat = result_of(request, nth);
+        assert_eq!(repeat["status"], "already_done", "{repeat}");
+        assert!(
+            repeat["reason"]
+                .as_str()
+                .expect("reason")
+                .contains("ask the person in words"),
+            "{repeat}"
+        );
+        assert!(
+            repeat["earlier_result"]
+                .as_str()
+                .expect("earlier")
+                .contains("spy ran"),
+            "what came of the first: {repeat}"
+        );
+    }
+    for request in &requests {
+        assert_calls_and_results_pair(request);
+    }
+    let not_run = h
+        .events
+        .all()
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::CallNotRun { reason, .. } if reason.contains("already made in this run")))
+        .count();
+    assert_eq!(not_run, 2, "the channel sees each repeat answered");
+}
+
 #[tokio::test]
 async fn a_cancel_goes_back_to_the_model_and_its_reply_reaches_the_user() {
     let fake = FakeLlm::start(vec![

@@ -15,6 +15,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
+use super::repeats::Repeats;
 use super::{
     Agent, AgentEvent, CallOutcome, CallResult, ERROR_CHAT_CHARS, HEARTBEAT, ParsedCall,
     RunContext, RunTimer, StopReason, arguments_hash, new_id, summarize, unix_seconds,
@@ -33,7 +34,11 @@ use crate::core::tools::{
 /// given the calls a person cancelled so far in the run.
 pub(super) type Checkpoint<'c> = &'c (dyn Fn(&HashSet<String>) -> Option<String> + Sync);
 
-/// What identifies a call a person cancelled, so the run does not ask about it again.
+/// What the channel and the audit are told of a repeat that was answered from the run.
+const REPEAT_NOTE: &str = "the same call was already made in this run: it was not asked about or run again, and the model was given what came of it";
+
+/// What identifies a call a person cancelled (and any call, for [`Repeats`]), so the run
+/// does not ask about it again.
 pub(super) fn cancel_key(tool: &str, arguments: &Map<String, Value>) -> String {
     format!(
         "{tool}\u{0}{}",
@@ -43,58 +48,90 @@ pub(super) fn cancel_key(tool: &str, arguments: &Map<String, Value>) -> String {
 
 impl Agent {
     /// Gates one call, asks a person when the gate says so, and runs it when allowed.
+    /// A call identical to one made earlier in the run is answered with what came of that
+    /// one (see [`Repeats`]): nobody is asked, nothing runs again.
     pub(super) async fn handle_call(
         &self,
         context: &RunContext<'_>,
         call: &ParsedCall,
         timer: &mut RunTimer,
         cancelled: &mut HashSet<String>,
+        repeats: &mut Repeats,
         checkpoint: Checkpoint<'_>,
     ) -> (CallResult, AuditRecord) {
-        let channel = context.inbound.channel.as_str();
         let (gated, rule) = self.gated(context, call).await;
-        let decision = &gated.decision;
         let mut audit = self.audit_record(context, call, &gated, rule.as_ref());
+        let key = cancel_key(&call.tool, &gated.arguments);
+        if let Some(result) = repeats.answer(&key) {
+            self.emit(
+                &context.inbound.channel,
+                AgentEvent::CallNotRun {
+                    call_id: call.id.clone(),
+                    tool: call.tool.clone(),
+                    status: result.outcome,
+                    reason: REPEAT_NOTE.to_owned(),
+                },
+            );
+            audit.note = Some(REPEAT_NOTE.to_owned());
+            return (result, audit);
+        }
+        let result = self
+            .gated_call(
+                context, call, &gated, &mut audit, timer, cancelled, checkpoint,
+            )
+            .await;
+        repeats.record(key, &audit, &result);
+        (result, audit)
+    }
+
+    /// [`Agent::handle_call`] past the gate: asks a person when the gate says so, and runs
+    /// the call when allowed.
+    #[allow(clippy::too_many_arguments)]
+    async fn gated_call(
+        &self,
+        context: &RunContext<'_>,
+        call: &ParsedCall,
+        gated: &GatedCall,
+        audit: &mut AuditRecord,
+        timer: &mut RunTimer,
+        cancelled: &mut HashSet<String>,
+        checkpoint: Checkpoint<'_>,
+    ) -> CallResult {
+        let channel = context.inbound.channel.as_str();
+        let decision = &gated.decision;
         let (approval, arguments) = match decision.decision {
             Decision::Deny => {
-                let result = self.not_run(
+                return self.not_run(
                     channel,
                     call,
                     CallOutcome::Denied,
                     &decision.reason,
                     json!({}),
                 );
-                return (result, audit);
             }
             Decision::Auto => (Approval::Auto, gated.arguments.clone()),
             Decision::Confirm => {
                 if cancelled.contains(&cancel_key(&call.tool, &gated.arguments)) {
-                    let result = self.not_run(
+                    return self.not_run(
                         channel,
                         call,
                         CallOutcome::Cancelled,
                         "a person already cancelled this exact call in this run; it is not asked again. Try another way or ask the user.",
                         json!({}),
                     );
-                    return (result, audit);
                 }
                 let resume = checkpoint(cancelled);
-                let (record, result) = self
-                    .ask_a_person(context, call, &gated, resume, timer)
-                    .await;
+                let (record, result) = self.ask_a_person(context, call, gated, resume, timer).await;
                 audit.approval_id = Some(record.id.clone());
                 if let Some(result) = result {
-                    return (result, audit);
+                    return result;
                 }
                 if let Err(result) = self.claim(channel, call, &record).await {
-                    return (result, audit);
+                    return result;
                 }
-                match self
-                    .decided(context, call, &record, cancelled, &mut audit)
-                    .await
-                {
+                match self.decided(context, call, &record, cancelled, audit).await {
                     Ok(allowed) => allowed,
-                    Err(result) => return (result, audit),
+                    Err(result) => return result,
                 }
             }
         };
@@ -104,10 +141,8 @@ impl Agent {
             .reading
             .as_ref()
             .filter(|_| arguments == gated.arguments);
-        let result = self
-            .execute(context, call, &approval, &arguments, reading, timer)
-            .await;
-        (result, audit)
+        self.execute(context, call, &approval, &arguments, reading, timer)
+            .await
     }
 
     /// The gate's decision (with the run's tools), lifted by an active channel rule where

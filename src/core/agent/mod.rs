@@ -13,6 +13,7 @@ mod fit;
 mod history;
 mod memory;
 mod protocol;
+mod repeats;
 mod resume;
 mod run_messages;
 mod text_calls;
@@ -470,6 +471,8 @@ struct Progress {
     last_problem: String,
     /// Calls a person cancelled in this run (tool and canonical arguments).
     cancelled: HashSet<String>,
+    /// What came of each call of this run, for a repeat of one.
+    repeats: repeats::Repeats,
     /// The results the model was given in this run, to tell an echo from an answer.
     results: Vec<String>,
 }
@@ -1037,7 +1040,14 @@ impl Agent {
                 self.checkpoint(context, messages_now, at)
             };
             let (result, audit) = self
-                .handle_call(context, call, timer, &mut progress.cancelled, &checkpoint)
+                .handle_call(
+                    context,
+                    call,
+                    timer,
+                    &mut progress.cancelled,
+                    &mut progress.repeats,
+                    &checkpoint,
+                )
                 .await;
             let record = completed(audit, &result, started.elapsed());
             behind.push(Box::pin(self.audit(record)));

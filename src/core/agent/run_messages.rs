@@ -68,8 +68,9 @@ impl RunMessages {
         &self.messages
     }
 
-    /// What later runs read: the kept messages, each call paired with a result, and
-    /// `stop_note` as the assistant's last word when the run ended without an answer.
+    /// What is kept of the run: its messages, each call paired with a result, and
+    /// `stop_note` as riskgate's notice when the run ended without an answer (kept, never
+    /// sent to the model: see [`history::said`]).
     pub(super) fn for_history(&self, stop_note: Option<String>) -> Vec<ChatMessage> {
         let mut kept: Vec<ChatMessage> = self
             .messages
@@ -79,7 +80,7 @@ impl RunMessages {
             .map(|(message, _)| message.clone())
             .collect();
         if let Some(note) = stop_note {
-            kept.push(ChatMessage::assistant(note));
+            kept.push(ChatMessage::notice(note));
         }
         history::repaired(kept)
     }
@@ -120,7 +121,7 @@ mod tests {
         let roles: Vec<Role> = kept.iter().map(|m| m.role).collect();
         assert_eq!(
             roles,
-            vec![Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+            vec![Role::User, Role::Assistant, Role::Tool, Role::Notice]
         );
         assert_eq!(kept[2].tool_call_id.as_deref(), Some("c2"));
         assert_eq!(kept[3].content.as_deref(), Some("(stopped)"));
