@@ -952,3 +952,50 @@ async fn at_a_terminal_ctrl_c_interrupts_the_turn_and_unclear_answers_are_asked_
     assert_eq!(requests.len(), 4, "{requests:#?}");
     assert_eq!(last_message(&fake, 1).await["content"], "dana: hello?");
 }
+
+/// The model client connects to `llm.base_url` directly: the standard proxy variables
+/// (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`) are not read (README, "Configuration"). They are
+/// set on the child alone, pointing at a loopback listener that must see no connection.
+#[tokio::test]
+async fn the_model_client_does_not_use_the_proxy_variables() {
+    let proxy = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    proxy.set_nonblocking(true).expect("nonblocking");
+    let proxy_url = format!("http://{}", proxy.local_addr().expect("addr"));
+    let fake = FakeLlm::start(vec![fake_llm::text("Direct.")]).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut console = command(&fake.base_url(), dir.path(), &[]);
+    for name in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
+        console.env(name, &proxy_url);
+    }
+    // A request sent to the listener would wait for an answer: not for long.
+    console
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .env("RISKGATE__LLM__REQUEST_TIMEOUT_SECS", "5");
+    let mut child = console.spawn().expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"hi\n")
+        .expect("write");
+    let output = child.wait_with_output().expect("output");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("riskgate: Direct."));
+    assert!(
+        matches!(proxy.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the proxy was asked"
+    );
+    assert_eq!(fake.requests().await.len(), 1);
+}
