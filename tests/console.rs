@@ -27,7 +27,12 @@ fn console_bytes(
     stdin: &[u8],
     extra: &[&str],
 ) -> std::process::Output {
-    let mut child = command(base_url, workspace, extra).spawn().expect("spawn");
+    run_with(command(base_url, workspace, extra), stdin)
+}
+
+/// Runs `console` to its end with `stdin`.
+fn run_with(mut console: std::process::Command, stdin: &[u8]) -> std::process::Output {
+    let mut child = console.spawn().expect("spawn");
     child
         .stdin
         .take()
@@ -45,6 +50,17 @@ fn kinds(events: &[Value]) -> Vec<&str> {
         .collect()
 }
 
+/// The text of each message of a request after the system prompt.
+fn contents(request: &Value) -> Vec<&str> {
+    request["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .skip(1)
+        .map(|m| m["content"].as_str().expect("text"))
+        .collect()
+}
+
 fn events(output: &std::process::Output) -> Vec<Value> {
     String::from_utf8_lossy(&output.stdout)
         .lines()
@@ -57,11 +73,7 @@ async fn a_scripted_session_with_an_auto_call_an_approval_and_commands() {
     let fake = FakeLlm::start(vec![
         fake_llm::tool_calls(&[("c1", "execute_command", json!({"command": "ls"}))]),
         fake_llm::text("There is one file."),
-        fake_llm::tool_calls(&[(
-            "c2",
-            "file_operations",
-            json!({"operation": "write", "path": "new.txt", "content": "hi"}),
-        )]),
+        write_new_txt("c2"),
         fake_llm::text("Written."),
     ])
     .await;
@@ -225,13 +237,7 @@ async fn history_survives_a_restart_of_the_console() {
     );
     assert!(second.status.success());
     let requests = fake.requests().await;
-    let contents: Vec<&str> = requests[1]["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .skip(1)
-        .map(|m| m["content"].as_str().expect("text"))
-        .collect();
+    let contents = contents(&requests[1]);
     assert_eq!(
         contents,
         [
@@ -244,11 +250,7 @@ async fn history_survives_a_restart_of_the_console() {
 
 #[tokio::test]
 async fn a_line_typed_ahead_of_a_prompt_is_a_message_not_the_answer() {
-    let fake_llm::Scripted::Reply(write) = fake_llm::tool_calls(&[(
-        "c1",
-        "file_operations",
-        json!({"operation": "write", "path": "new.txt", "content": "hi"}),
-    )]) else {
+    let fake_llm::Scripted::Reply(write) = write_new_txt("c1") else {
         panic!("tool_calls is a reply")
     };
     let fake = FakeLlm::start(vec![
@@ -492,21 +494,37 @@ async fn a_reason_after_n_reaches_the_model_and_a_allows_similar_calls() {
     assert_eq!(cancelled["reason"], "use powers of ten");
 }
 
+/// A call writing `hi` to the new file `new.txt` (it needs a click; `a` is offered).
+fn write_new_txt(id: &str) -> fake_llm::Scripted {
+    fake_llm::tool_calls(&[(
+        id,
+        "file_operations",
+        json!({"operation": "write", "path": "new.txt", "content": "hi"}),
+    )])
+}
+
+/// A model that wants to delete `keep.txt` in a workspace holding it (a call that needs a
+/// click), then answers `then`.
+async fn deleting_keep_txt(then: &str) -> (FakeLlm, tempfile::TempDir) {
+    let fake = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[(
+            "c1",
+            "execute_command",
+            json!({"command": "rm -f keep.txt"}),
+        )]),
+        fake_llm::text(then),
+    ])
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("keep.txt"), "keep").expect("write");
+    (fake, dir)
+}
+
 /// `/audit` shows why a call was cancelled, in text and in `--json`, as the person wrote it.
 #[tokio::test]
 async fn audit_shows_a_cancels_reason() {
     for json_mode in [true, false] {
-        let fake = FakeLlm::start(vec![
-            fake_llm::tool_calls(&[(
-                "c1",
-                "execute_command",
-                json!({"command": "rm -f keep.txt"}),
-            )]),
-            fake_llm::text("I will move it instead."),
-        ])
-        .await;
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("keep.txt"), "keep").expect("write");
+        let (fake, dir) = deleting_keep_txt("I will move it instead.").await;
         let extra: &[&str] = if json_mode { &["--json"] } else { &[] };
         let mut session = Session::start(&fake.base_url(), dir.path(), extra);
         session.write("clean up\n");
@@ -704,13 +722,7 @@ async fn ctrl_c_interrupts_a_slow_answer_and_the_next_message_is_served() {
     assert_eq!(events[3]["text"], "typed while it thinks");
     let requests = fake.requests().await;
     assert_eq!(requests.len(), 2, "nothing more was asked: {requests:#?}");
-    let contents: Vec<&str> = requests[1]["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .skip(1)
-        .map(|m| m["content"].as_str().expect("text"))
-        .collect();
+    let contents = contents(&requests[1]);
     assert_eq!(
         contents,
         [
@@ -725,17 +737,7 @@ async fn ctrl_c_interrupts_a_slow_answer_and_the_next_message_is_served() {
 /// person; the model is asked nothing more in that turn.
 #[tokio::test]
 async fn ctrl_c_at_a_prompt_cancels_the_call_and_ends_the_turn() {
-    let fake = FakeLlm::start(vec![
-        fake_llm::tool_calls(&[(
-            "c1",
-            "execute_command",
-            json!({"command": "rm -f keep.txt"}),
-        )]),
-        fake_llm::text("Next."),
-    ])
-    .await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("keep.txt"), "keep").expect("write");
+    let (fake, dir) = deleting_keep_txt("Next.").await;
     let mut session = Session::start(&fake.base_url(), dir.path(), &["--json"]);
     session.write("clean up\n");
     session.wait_for("approval_requested");
@@ -795,15 +797,7 @@ async fn ctrl_c_between_turns_ends_the_console() {
 /// An answer a prompt does not take is asked again, not taken as a cancel.
 #[tokio::test]
 async fn an_unclear_answer_is_asked_again() {
-    let fake = FakeLlm::start(vec![
-        fake_llm::tool_calls(&[(
-            "c1",
-            "file_operations",
-            json!({"operation": "write", "path": "new.txt", "content": "hi"}),
-        )]),
-        fake_llm::text("Written."),
-    ])
-    .await;
+    let fake = FakeLlm::start(vec![write_new_txt("c1"), fake_llm::text("Written.")]).await;
     let dir = tempfile::tempdir().expect("tempdir");
     let mut session = Session::start(&fake.base_url(), dir.path(), &[]);
     session.write("please write new.txt\n");
@@ -846,14 +840,7 @@ async fn discord_markup_and_unix_times_read_as_names_and_local_times() {
     let mut text = command(&fake.base_url(), dir.path(), &[]);
     // 1700000000 is 2023-11-14 22:13:20 UTC; here, at +05:30, 03:43 the next day.
     text.env("TZ", "<+0530>-05:30");
-    let mut child = text.spawn().expect("spawn");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"when?\n/audit\n")
-        .expect("write");
-    let output = child.wait_with_output().expect("output");
+    let output = run_with(text, b"when?\n/audit\n");
     assert!(
         output.status.success(),
         "{}",
@@ -893,11 +880,7 @@ async fn at_a_terminal_ctrl_c_interrupts_the_turn_and_unclear_answers_are_asked_
     let fake = FakeLlm::start(vec![
         slow_text("too late"),
         fake_llm::text("Hello again."),
-        fake_llm::tool_calls(&[(
-            "c1",
-            "file_operations",
-            json!({"operation": "write", "path": "new.txt", "content": "hi"}),
-        )]),
+        write_new_txt("c1"),
         fake_llm::text("Left it."),
     ])
     .await;
@@ -979,14 +962,7 @@ async fn the_model_client_does_not_use_the_proxy_variables() {
         .env_remove("NO_PROXY")
         .env_remove("no_proxy")
         .env("RISKGATE__LLM__REQUEST_TIMEOUT_SECS", "5");
-    let mut child = console.spawn().expect("spawn");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"hi\n")
-        .expect("write");
-    let output = child.wait_with_output().expect("output");
+    let output = run_with(console, b"hi\n");
     assert!(
         output.status.success(),
         "{}",
