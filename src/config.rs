@@ -32,6 +32,10 @@ pub const REDACTED: &str = "<redacted>";
 pub enum ConfigError {
     #[error("configuration file {path} does not exist")]
     MissingFile { path: PathBuf },
+    #[error(
+        "configuration file {path} is a directory, not a file: point --config or RISKGATE_CONFIG at the TOML file (e.g. {path}/riskgate.toml)"
+    )]
+    DirectoryGiven { path: PathBuf },
     #[error("could not load the configuration: {0}")]
     Load(#[from] config::ConfigError),
     #[error("environment variable {var}: {problem}")]
@@ -825,6 +829,9 @@ impl Settings {
             .or_else(|| env.var(CONFIG_PATH_ENV).map(PathBuf::from));
         match &explicit {
             Some(path) => {
+                if path.is_dir() {
+                    return Err(ConfigError::DirectoryGiven { path: path.clone() });
+                }
                 if !path.is_file() {
                     return Err(ConfigError::MissingFile { path: path.clone() });
                 }
@@ -971,7 +978,39 @@ impl Settings {
     }
 
     /// Settings that take one of a few values.
+    /// `log.level`: a filter the logger takes, whose bare words are levels. The logger
+    /// would read a misspelt level ("degub") as a target's name and log at another level
+    /// than meant without a word, and would drop a filter it cannot parse for `warn`.
+    fn validate_log_level(&self) -> Result<(), ConfigError> {
+        const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+        let level = &self.log.level;
+        let problem = match tracing_subscriber::EnvFilter::try_new(level) {
+            Err(e) => Some(format!("not a log filter ({e})")),
+            Ok(_) => level
+                .split(',')
+                .map(str::trim)
+                .find(|d| {
+                    !d.is_empty()
+                        && !d.contains(['=', '['])
+                        && !LEVELS.iter().any(|l| d.eq_ignore_ascii_case(l))
+                })
+                .map(|word| format!("{word:?} is not a level")),
+        };
+        match problem {
+            None => Ok(()),
+            Some(problem) => Err(ConfigError::invalid(
+                "log.level",
+                format!("{level:?}"),
+                format!(
+                    "{problem}: use a level ({}) or directives such as \"warn,riskgate=debug\"",
+                    LEVELS.join(", ")
+                ),
+            )),
+        }
+    }
+
     fn validate_choices(&self) -> Result<(), ConfigError> {
+        self.validate_log_level()?;
         if self.agent.max_iterations < 1 {
             return Err(ConfigError::invalid(
                 "agent.max_iterations",

@@ -601,3 +601,44 @@ fn check_config_starts_each_mcp_server_once_and_says_why_one_cannot() {
         Some("<redacted>")
     );
 }
+
+/// `check-config` says whether `run` has what it needs (a token, channels), never showing
+/// the token; `--for-run` makes a missing piece exit with 2.
+#[test]
+fn check_config_says_whether_run_has_what_it_needs() {
+    let incomplete = riskgate(&["check-config"], "", &[]);
+    assert!(incomplete.status.success(), "{incomplete:?}");
+    let stdout = String::from_utf8_lossy(&incomplete.stdout);
+    assert!(
+        stdout.contains("# NOT complete for `riskgate run`")
+            && stdout.contains("discord.token")
+            && stdout.contains("discord.channels"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("# note: no discord.guild_id"), "{stdout}");
+
+    let refused = riskgate(&["check-config", "--for-run"], "", &[]);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("not complete for `riskgate run`")
+            && stderr.contains("discord.token")
+            && stderr.contains("discord.channels"),
+        "{stderr}"
+    );
+
+    let ready = [
+        ("DISCORD_TOKEN", "discord-secret-ready"),
+        ("RISKGATE__DISCORD__CHANNELS", "234567890123456789"),
+        ("RISKGATE__DISCORD__GUILD_ID", "123456789012345678"),
+    ];
+    let complete = riskgate(&["check-config", "--for-run"], "", &ready);
+    assert!(complete.status.success(), "{complete:?}");
+    let stdout = String::from_utf8_lossy(&complete.stdout);
+    assert!(stdout.contains("# complete for `riskgate run`"), "{stdout}");
+    assert!(!stdout.contains("# note:"), "{stdout}");
+    for output in [&stdout, &String::from_utf8_lossy(&complete.stderr)] {
+        assert!(!output.contains("discord-secret-ready"), "{output}");
+    }
+    toml::from_str::<toml::Value>(&stdout).expect("still TOML");
+}

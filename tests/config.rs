@@ -876,3 +876,43 @@ fn a_profile_comes_from_the_environment_too() {
         .to_string();
     assert!(error.contains("profiles.payments.tools"), "{error}");
 }
+
+#[test]
+fn an_invalid_log_level_is_refused_naming_the_key() {
+    for level in ["degub", "warn,riskgate=loud", "info,[{", "warn,verbose"] {
+        let error = load_env(&[("RISKGATE__LOG__LEVEL", level)])
+            .expect_err(level)
+            .to_string();
+        assert!(
+            error.contains("`log.level`") && error.contains("use a level (off, error"),
+            "{level}: {error}"
+        );
+    }
+    for level in [
+        "warn",
+        "INFO",
+        "off",
+        "warn,riskgate=debug",
+        "info,rmcp=warn",
+        "",
+    ] {
+        let settings = load_env(&[("RISKGATE__LOG__LEVEL", level)]);
+        assert!(settings.is_ok(), "{level}: {settings:?}");
+    }
+}
+
+#[test]
+fn a_config_path_that_is_a_directory_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let shown = dir.path().display().to_string();
+    let given = Settings::load_from(Some(dir.path()), NO_ENV).expect_err("a directory");
+    let named =
+        Settings::load_from(None, [("RISKGATE_CONFIG", shown.as_str())]).expect_err("a directory");
+    for error in [given.to_string(), named.to_string()] {
+        assert!(
+            error.contains(&format!("{shown} is a directory, not a file"))
+                && error.contains("riskgate.toml"),
+            "{error}"
+        );
+    }
+}

@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::console_session::{Session, command, parse};
 use support::fake_llm::{self, FakeLlm};
+use support::pty::Terminal;
 
 fn console(
     base_url: &str,
@@ -26,11 +27,11 @@ fn console_bytes(
     stdin: &[u8],
     extra: &[&str],
 ) -> std::process::Output {
-    fed(&mut command(base_url, workspace, extra), stdin)
+    run_with(command(base_url, workspace, extra), stdin)
 }
 
-/// Runs `console` to its end with `stdin` as its input.
-fn fed(console: &mut std::process::Command, stdin: &[u8]) -> std::process::Output {
+/// Runs `console` to its end with `stdin`.
+fn run_with(mut console: std::process::Command, stdin: &[u8]) -> std::process::Output {
     let mut child = console.spawn().expect("spawn");
     child
         .stdin
@@ -49,6 +50,17 @@ fn kinds(events: &[Value]) -> Vec<&str> {
         .collect()
 }
 
+/// The text of each message of a request after the system prompt.
+fn contents(request: &Value) -> Vec<&str> {
+    request["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .skip(1)
+        .map(|m| m["content"].as_str().expect("text"))
+        .collect()
+}
+
 fn events(output: &std::process::Output) -> Vec<Value> {
     String::from_utf8_lossy(&output.stdout)
         .lines()
@@ -61,11 +73,7 @@ async fn a_scripted_session_with_an_auto_call_an_approval_and_commands() {
     let fake = FakeLlm::start(vec![
         fake_llm::tool_calls(&[("c1", "execute_command", json!({"command": "ls"}))]),
         fake_llm::text("There is one file."),
-        fake_llm::tool_calls(&[(
-            "c2",
-            "file_operations",
-            json!({"operation": "write", "path": "new.txt", "content": "hi"}),
-        )]),
+        write_new_txt("c2"),
         fake_llm::text("Written."),
     ])
     .await;
@@ -129,7 +137,7 @@ async fn a_scripted_session_with_an_auto_call_an_approval_and_commands() {
 }
 
 #[tokio::test]
-async fn anything_but_yes_cancels_and_text_mode_reads_well() {
+async fn no_cancels_and_text_mode_reads_well() {
     let fake = FakeLlm::start(vec![
         fake_llm::tool_calls(&[(
             "c1",
@@ -145,6 +153,11 @@ async fn anything_but_yes_cancels_and_text_mode_reads_well() {
     session.write("clean the build\n");
     session.wait_for("confirm? [y/N]");
     session.write("nope\n");
+    session.wait_for("\"nope\" is not an answer here");
+    // `a` is not offered for a delete: asked again too.
+    session.write("a\n");
+    session.wait_for("\"a\" is not an answer here");
+    session.write("n\n");
     let (status, lines, stderr) = session.finish();
     assert!(status.success(), "{stderr}");
     let stdout = lines.join("\n");
@@ -224,13 +237,7 @@ async fn history_survives_a_restart_of_the_console() {
     );
     assert!(second.status.success());
     let requests = fake.requests().await;
-    let contents: Vec<&str> = requests[1]["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .skip(1)
-        .map(|m| m["content"].as_str().expect("text"))
-        .collect();
+    let contents = contents(&requests[1]);
     assert_eq!(
         contents,
         [
@@ -243,11 +250,7 @@ async fn history_survives_a_restart_of_the_console() {
 
 #[tokio::test]
 async fn a_line_typed_ahead_of_a_prompt_is_a_message_not_the_answer() {
-    let fake_llm::Scripted::Reply(write) = fake_llm::tool_calls(&[(
-        "c1",
-        "file_operations",
-        json!({"operation": "write", "path": "new.txt", "content": "hi"}),
-    )]) else {
+    let fake_llm::Scripted::Reply(write) = write_new_txt("c1") else {
         panic!("tool_calls is a reply")
     };
     let fake = FakeLlm::start(vec![
@@ -491,21 +494,37 @@ async fn a_reason_after_n_reaches_the_model_and_a_allows_similar_calls() {
     assert_eq!(cancelled["reason"], "use powers of ten");
 }
 
+/// A call writing `hi` to the new file `new.txt` (it needs a click; `a` is offered).
+fn write_new_txt(id: &str) -> fake_llm::Scripted {
+    fake_llm::tool_calls(&[(
+        id,
+        "file_operations",
+        json!({"operation": "write", "path": "new.txt", "content": "hi"}),
+    )])
+}
+
+/// A model that wants to delete `keep.txt` in a workspace holding it (a call that needs a
+/// click), then answers `then`.
+async fn deleting_keep_txt(then: &str) -> (FakeLlm, tempfile::TempDir) {
+    let fake = FakeLlm::start(vec![
+        fake_llm::tool_calls(&[(
+            "c1",
+            "execute_command",
+            json!({"command": "rm -f keep.txt"}),
+        )]),
+        fake_llm::text(then),
+    ])
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("keep.txt"), "keep").expect("write");
+    (fake, dir)
+}
+
 /// `/audit` shows why a call was cancelled, in text and in `--json`, as the person wrote it.
 #[tokio::test]
 async fn audit_shows_a_cancels_reason() {
     for json_mode in [true, false] {
-        let fake = FakeLlm::start(vec![
-            fake_llm::tool_calls(&[(
-                "c1",
-                "execute_command",
-                json!({"command": "rm -f keep.txt"}),
-            )]),
-            fake_llm::text("I will move it instead."),
-        ])
-        .await;
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("keep.txt"), "keep").expect("write");
+        let (fake, dir) = deleting_keep_txt("I will move it instead.").await;
         let extra: &[&str] = if json_mode { &["--json"] } else { &[] };
         let mut session = Session::start(&fake.base_url(), dir.path(), extra);
         session.write("clean up\n");
@@ -637,6 +656,326 @@ async fn status_shows_the_window_and_the_tokens_since_the_start() {
     );
 }
 
+/// A step the model takes its time over: long enough that only an interrupt ends it.
+fn slow_text(text: &str) -> fake_llm::Scripted {
+    let fake_llm::Scripted::Reply(reply) = fake_llm::text(text) else {
+        panic!("text is a reply")
+    };
+    fake_llm::Scripted::Slow(Duration::from_secs(30), reply)
+}
+
+/// The last message of the `n`th request the model got.
+async fn last_message(fake: &FakeLlm, n: usize) -> Value {
+    fake.requests().await[n]["messages"]
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("a message")
+        .clone()
+}
+
+/// Ctrl-C (SIGINT, as a terminal in cooked mode sends it) during a slow answer: the model
+/// request is dropped, the turn ends at once as interrupted, a line typed during it is not
+/// sent, and the next message is served, with the interrupted turn in its history.
+#[tokio::test]
+async fn ctrl_c_interrupts_a_slow_answer_and_the_next_message_is_served() {
+    let fake = FakeLlm::start(vec![slow_text("too late"), fake_llm::text("Hello again.")]).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut session = Session::start(&fake.base_url(), dir.path(), &["--json"]);
+    session.write("think about it slowly\n");
+    session.wait_for("run_started");
+    while fake.requests().await.is_empty() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    session.write("typed while it thinks\n");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let interrupted = std::time::Instant::now();
+    session.interrupt();
+    session.wait_for("\"interrupted\"");
+    assert!(
+        interrupted.elapsed() < Duration::from_secs(1),
+        "the turn ended {:?} after Ctrl-C",
+        interrupted.elapsed()
+    );
+    session.write("hello?\n");
+    session.wait_for("Hello again.");
+    let (status, lines, stderr) = session.finish();
+    assert!(
+        status.success(),
+        "a Ctrl-C does not end the process: {stderr}"
+    );
+    let events = parse(&lines);
+    assert_eq!(
+        kinds(&events),
+        [
+            "run_started",
+            "run_finished",
+            "interrupted",
+            "dropped",
+            "run_started",
+            "reply",
+            "run_finished"
+        ],
+        "{events:#?}"
+    );
+    assert_eq!(events[1]["outcome"], "interrupted");
+    assert_eq!(events[3]["text"], "typed while it thinks");
+    let requests = fake.requests().await;
+    assert_eq!(requests.len(), 2, "nothing more was asked: {requests:#?}");
+    let contents = contents(&requests[1]);
+    assert_eq!(
+        contents,
+        [
+            "dana: think about it slowly",
+            "(No answer: I stopped because you interrupted me before I answered.)",
+            "dana: hello?"
+        ]
+    );
+}
+
+/// Ctrl-C while an approval waits cancels it as `n` would, recorded as cancelled by the
+/// person; the model is asked nothing more in that turn.
+#[tokio::test]
+async fn ctrl_c_at_a_prompt_cancels_the_call_and_ends_the_turn() {
+    let (fake, dir) = deleting_keep_txt("Next.").await;
+    let mut session = Session::start(&fake.base_url(), dir.path(), &["--json"]);
+    session.write("clean up\n");
+    session.wait_for("approval_requested");
+    session.interrupt();
+    session.wait_for("\"interrupted\"");
+    session.write("/audit\nnext\n");
+    session.wait_for("Next.");
+    let (status, lines, stderr) = session.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(dir.path().join("keep.txt").exists(), "nothing ran");
+    let events = parse(&lines);
+    let resolved = events
+        .iter()
+        .find(|e| e["event"] == "approval_resolved")
+        .unwrap_or_else(|| panic!("resolved: {events:#?}"));
+    assert_eq!(resolved["outcome"], "cancelled");
+    assert_eq!(resolved["by"], "dana");
+    let audit = events
+        .iter()
+        .find(|e| e["event"] == "audit")
+        .unwrap_or_else(|| panic!("audit: {events:#?}"));
+    assert_eq!(audit["records"][0]["outcome"], "cancelled", "{audit}");
+    assert_eq!(audit["records"][0]["user"], "dana", "{audit}");
+    let finished: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "run_finished")
+        .collect();
+    assert_eq!(finished[0]["outcome"], "interrupted");
+    assert_eq!(
+        fake.requests().await.len(),
+        2,
+        "the cancelled call went back to no model: only `next` was asked"
+    );
+    assert_eq!(last_message(&fake, 1).await["content"], "dana: next");
+}
+
+/// Ctrl-C between turns ends the session as the end of input does (status 0).
+#[tokio::test]
+async fn ctrl_c_between_turns_ends_the_console() {
+    let fake = FakeLlm::start(vec![fake_llm::text("Hi.")]).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut session = Session::start(&fake.base_url(), dir.path(), &[]);
+    session.write("hi\n");
+    session.wait_for("riskgate: Hi.");
+    // The reply shows just before the turn ends: a Ctrl-C that still meets the turn only
+    // interrupts it, so it is pressed again until one comes between turns.
+    for _ in 0..10 {
+        session.interrupt();
+        if session.ends_within(Duration::from_millis(500)) {
+            break;
+        }
+    }
+    let (status, _, stderr) = session.finish_without_closing();
+    assert!(status.success(), "{status}: {stderr}");
+}
+
+/// An answer a prompt does not take is asked again, not taken as a cancel.
+#[tokio::test]
+async fn an_unclear_answer_is_asked_again() {
+    let fake = FakeLlm::start(vec![write_new_txt("c1"), fake_llm::text("Written.")]).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut session = Session::start(&fake.base_url(), dir.path(), &[]);
+    session.write("please write new.txt\n");
+    session.wait_for("confirm? [y/N]");
+    session.write("yes please\n");
+    session.wait_for("\"yes please\" is not an answer here");
+    session.wait_for("confirm? [y/N]");
+    assert!(!dir.path().join("new.txt").exists(), "nothing ran yet");
+    session.write("ok\n");
+    session.wait_for("\"ok\" is not an answer here");
+    session.wait_for("confirm? [y/N]");
+    session.write("y\n");
+    session.wait_for("riskgate: Written.");
+    let (status, lines, stderr) = session.finish();
+    assert!(status.success(), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("new.txt")).expect("written"),
+        "hi"
+    );
+    let stdout = lines.join("\n");
+    assert!(stdout.contains("confirmed by dana"), "{stdout}");
+    assert_eq!(fake.requests().await.len(), 2);
+}
+
+/// Discord markup in an answer (from a conversation kept from Discord, or a model writing
+/// for it) reads as names and local times; `/audit` and `/rules` show local times, not
+/// Unix seconds. `--json` keeps the text and the numbers as they are.
+#[tokio::test]
+async fn discord_markup_and_unix_times_read_as_names_and_local_times() {
+    let answer =
+        "Ask <@123456789012345678> or <@dana> in <#42> before <t:1700000000:t> (<t:1700000000:d>).";
+    let script = || {
+        vec![
+            fake_llm::tool_calls(&[("c1", "execute_command", json!({"command": "ls"}))]),
+            fake_llm::text(answer),
+        ]
+    };
+    let fake = FakeLlm::start(script()).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut text = command(&fake.base_url(), dir.path(), &[]);
+    // 1700000000 is 2023-11-14 22:13:20 UTC; here, at +05:30, 03:43 the next day.
+    text.env("TZ", "<+0530>-05:30");
+    let output = run_with(text, b"when?\n/audit\n");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("riskgate: Ask @user or @dana in #channel before 03:43 (2023-11-15)."),
+        "{stdout}"
+    );
+    let audit = stdout
+        .lines()
+        .find(|l| l.contains(" execute_command auto "))
+        .unwrap_or_else(|| panic!("an audit line: {stdout}"));
+    let at = audit.split(" execute_command").next().expect("time");
+    assert!(
+        chrono::NaiveDateTime::parse_from_str(at, "%Y-%m-%d %H:%M:%S").is_ok(),
+        "a local time, not Unix seconds: {audit}"
+    );
+
+    fake.push(script());
+    let output = console(&fake.base_url(), dir.path(), "when?\n", &["--json"]);
+    let events = events(&output);
+    let reply = events
+        .iter()
+        .find(|e| e["event"] == "reply")
+        .expect("reply");
+    assert_eq!(reply["text"], answer);
+}
+
+/// At a terminal (a pseudo-terminal, with the line editor): Ctrl-C during a slow answer
+/// brings the prompt back within a second and the next message is served; an unclear answer
+/// is asked again; Ctrl-C with a line typed only discards it; Ctrl-C at the empty prompt ends
+/// the console.
+#[tokio::test]
+async fn at_a_terminal_ctrl_c_interrupts_the_turn_and_unclear_answers_are_asked_again() {
+    let fake = FakeLlm::start(vec![
+        slow_text("too late"),
+        fake_llm::text("Hello again."),
+        write_new_txt("c1"),
+        fake_llm::text("Left it."),
+    ])
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut console = command(&fake.base_url(), dir.path(), &[]);
+    console.env("TERM", "xterm").env("NO_COLOR", "1");
+    let mut terminal = Terminal::start(console);
+    let wait = Duration::from_secs(30);
+    terminal.wait_for("Type a message, or /help.", wait);
+    terminal.wait_for("> ", wait);
+    terminal.type_keys(b"think about it slowly\r");
+    let fake_ref = &fake;
+    while fake_ref.requests().await.is_empty() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    terminal.type_keys(b"\x03");
+    let took = terminal.wait_for("turn interrupted (Ctrl-C)", Duration::from_secs(1));
+    terminal.wait_for("> ", Duration::from_secs(1));
+    assert!(took < Duration::from_secs(1), "{took:?}");
+
+    terminal.type_keys(b"hello?\r");
+    terminal.wait_for("riskgate: Hello again.", wait);
+
+    terminal.type_keys(b"please write new.txt\r");
+    terminal.wait_for("confirm? [y/N]", wait);
+    terminal.type_keys(b"yes please\r");
+    terminal.wait_for("\"yes please\" is not an answer here", wait);
+    terminal.wait_for("confirm? [y/N]", wait);
+    assert!(!dir.path().join("new.txt").exists(), "nothing ran");
+    terminal.type_keys(b"n\r");
+    terminal.wait_for("cancelled by dana", wait);
+    terminal.wait_for("riskgate: Left it.", wait);
+
+    // A line being typed is discarded, the console goes on; at the empty prompt it ends.
+    std::thread::sleep(Duration::from_millis(300));
+    terminal.type_keys(b"half a line");
+    terminal.wait_for("half a line", wait);
+    terminal.type_keys(b"\x03");
+    assert_eq!(
+        terminal.wait_exit(Duration::from_millis(500)),
+        None,
+        "Ctrl-C with a line typed only discards it: {}",
+        terminal.screen()
+    );
+    terminal.type_keys(b"\x03");
+    let status = terminal
+        .wait_exit(Duration::from_secs(5))
+        .unwrap_or_else(|| panic!("Ctrl-C at the empty prompt ends it: {}", terminal.screen()));
+    assert!(status.success(), "{status}: {}", terminal.stderr());
+    assert!(!dir.path().join("new.txt").exists(), "nothing ran");
+    let requests = fake.requests().await;
+    assert_eq!(requests.len(), 4, "{requests:#?}");
+    assert_eq!(last_message(&fake, 1).await["content"], "dana: hello?");
+}
+
+/// The model client connects to `llm.base_url` directly: the standard proxy variables
+/// (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`) are not read (README, "Configuration"). They are
+/// set on the child alone, pointing at a loopback listener that must see no connection.
+#[tokio::test]
+async fn the_model_client_does_not_use_the_proxy_variables() {
+    let proxy = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    proxy.set_nonblocking(true).expect("nonblocking");
+    let proxy_url = format!("http://{}", proxy.local_addr().expect("addr"));
+    let fake = FakeLlm::start(vec![fake_llm::text("Direct.")]).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut console = command(&fake.base_url(), dir.path(), &[]);
+    for name in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
+        console.env(name, &proxy_url);
+    }
+    // A request sent to the listener would wait for an answer: not for long.
+    console
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .env("RISKGATE__LLM__REQUEST_TIMEOUT_SECS", "5");
+    let output = run_with(console, b"hi\n");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("riskgate: Direct."));
+    assert!(
+        matches!(proxy.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the proxy was asked"
+    );
+    assert_eq!(fake.requests().await.len(), 1);
+}
+
 #[tokio::test]
 async fn an_operators_profile_gives_its_prompt_its_tools_and_its_model() {
     let fake = FakeLlm::start(vec![
@@ -666,8 +1005,10 @@ channels = ["console"]
     .expect("config");
     let ws = dir.path().join("ws");
     std::fs::create_dir(&ws).expect("ws");
-    let output = fed(
-        command(&fake.base_url(), &ws, &["--json"]).env("RISKGATE_CONFIG", &config),
+    let mut console = command(&fake.base_url(), &ws, &["--json"]);
+    console.env("RISKGATE_CONFIG", &config);
+    let output = run_with(
+        console,
         b"/profile\n/status\nhow are payments?\n/profile ops\nand now?\n",
     );
     assert!(

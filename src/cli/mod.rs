@@ -39,8 +39,13 @@ pub enum Command {
         #[arg(long, value_parser = parse_mode)]
         mode: Option<ChannelMode>,
     },
-    /// Print the effective settings (secrets redacted), or say which key is wrong.
-    CheckConfig,
+    /// Print the effective settings (secrets redacted), or say which key is wrong, and
+    /// whether they are complete for `run` (a Discord token and channels to serve).
+    CheckConfig {
+        /// Exit with 2 when the settings are not complete for `run`.
+        #[arg(long)]
+        for_run: bool,
+    },
     /// Run the Discord bot until SIGINT or SIGTERM.
     Run,
     /// Chat with the agent in the terminal: messages from stdin, approvals as y/n prompts.
@@ -76,6 +81,10 @@ pub enum CliError {
     Store(#[from] crate::core::ports::StoreError),
     #[error(transparent)]
     App(#[from] crate::app::AppError),
+    #[error(
+        "the configuration is not complete for `riskgate run` (check-config --for-run): missing {missing}"
+    )]
+    NotReadyForRun { missing: String },
 }
 
 impl From<crate::discord::BotError> for CliError {
@@ -89,7 +98,7 @@ impl CliError {
     /// Discord refused: the token, the Message Content intent), everything else with 1.
     pub fn exit_code(&self) -> ExitCode {
         match self {
-            Self::Config(_) => ExitCode::from(2),
+            Self::Config(_) | Self::NotReadyForRun { .. } => ExitCode::from(2),
             Self::Bot(bot) if bot.is_setting() => ExitCode::from(2),
             Self::Io(_) | Self::Console(_) | Self::Bot(_) | Self::Store(_) | Self::App(_) => {
                 ExitCode::from(1)
@@ -153,10 +162,14 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             runtime.shutdown_timeout(Duration::from_secs(2));
             result
         }
-        Command::CheckConfig => {
+        Command::CheckConfig { for_run } => {
             let settings = load(cli.config.as_deref())?;
             let mut out = io::stdout().lock();
             writeln!(out, "# riskgate: effective settings (secrets redacted)")?;
+            let readiness = RunReadiness::of(&settings.discord);
+            for line in readiness.lines() {
+                writeln!(out, "{line}")?;
+            }
             writeln!(out, "{}", sandbox_status(&settings))?;
             for line in sql_accounts(&settings) {
                 writeln!(out, "{line}")?;
@@ -168,8 +181,58 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
                 writeln!(out, "{line}")?;
             }
             out.write_all(settings.to_redacted_toml().as_bytes())?;
-            Ok(())
+            match readiness.missing() {
+                Some(missing) if for_run => Err(CliError::NotReadyForRun { missing }),
+                _ => Ok(()),
+            }
         }
+    }
+}
+
+/// What `riskgate run` needs of the Discord settings and lacks, as `check-config` says it.
+/// The console needs none of it.
+struct RunReadiness {
+    /// What is missing, each with where to set it.
+    missing: Vec<&'static str>,
+    /// What is not needed but worth saying.
+    notes: Vec<&'static str>,
+}
+
+impl RunReadiness {
+    fn of(discord: &crate::config::DiscordSettings) -> Self {
+        let mut missing = Vec::new();
+        let mut notes = Vec::new();
+        if discord.token.is_none() {
+            missing.push("a bot token (discord.token, DISCORD_TOKEN or DISCORD_TOKEN_FILE)");
+        }
+        match (discord.channels.is_empty(), discord.allow_dms) {
+            (true, false) => missing.push("channels to serve (discord.channels, channel ids)"),
+            (true, true) => notes.push("no discord.channels: the bot answers direct messages only"),
+            (false, _) => {}
+        }
+        if discord.guild_id.is_none() {
+            notes.push("no discord.guild_id: slash commands are registered globally, which Discord takes up to an hour to show; set it to your server's id to have them at once");
+        }
+        Self { missing, notes }
+    }
+
+    /// TOML comment lines: complete or not (the token only as set, never its value), and
+    /// the notes.
+    fn lines(&self) -> Vec<String> {
+        let verdict = match self.missing() {
+            None => "# complete for `riskgate run`: a Discord token is set and there is somewhere to answer".to_owned(),
+            Some(missing) => format!(
+                "# NOT complete for `riskgate run` (the console needs none of it): missing {missing}"
+            ),
+        };
+        std::iter::once(verdict)
+            .chain(self.notes.iter().map(|note| format!("# note: {note}")))
+            .collect()
+    }
+
+    /// What is missing, joined, or `None` when nothing is.
+    fn missing(&self) -> Option<String> {
+        (!self.missing.is_empty()).then(|| self.missing.join("; "))
     }
 }
 

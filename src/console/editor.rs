@@ -5,15 +5,28 @@
 //!
 //! Lines go to the same [`Router`] as piped input's. What the console prints while a line
 //! is being typed goes through the editor's printer, which prints it above the line and
-//! draws the line again, so output and typing do not mix. Ctrl-D and Ctrl-C end the input
-//! as the end of piped input does: an open prompt is cancelled, queued messages still run.
+//! draws the line again, so output and typing do not mix. Ctrl-D ends the input as the end
+//! of piped input does: an open prompt is cancelled, queued messages still run. Ctrl-C
+//! (which the editor reads as a key: the terminal is in raw mode while it runs) goes to
+//! [`Router::interrupt`] with whether the line was empty: it interrupts a turn under way,
+//! ends the input at an empty line between turns, and otherwise discards the line.
 
 use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use rustyline::completion::Completer;
 use rustyline::error::ReadlineError;
-use rustyline::{Config, DefaultEditor, ExternalPrinter};
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::DefaultHistory;
+use rustyline::validate::Validator;
+use rustyline::{Config, Editor, ExternalPrinter, Helper};
 
 use super::{ConsoleError, Router};
+
+/// The console's editor: rustyline with a [`LineWatch`].
+type LineEditor = Editor<LineWatch, DefaultHistory>;
 
 /// What the editor shows before the line being typed.
 const PROMPT: &str = "> ";
@@ -23,33 +36,40 @@ const HISTORY_LINES: usize = 1_000;
 
 /// Starts the editor on its own thread, reading into `router`; returns where the console's
 /// output must go while it runs.
-pub(super) fn start(
-    router: std::sync::Arc<Router>,
-) -> Result<Box<dyn Write + Send>, ReadlineError> {
+pub(super) fn start(router: Arc<Router>) -> Result<Box<dyn Write + Send>, ReadlineError> {
     let config = Config::builder()
         .max_history_size(HISTORY_LINES)?
         .auto_add_history(false)
         .build();
-    let mut editor = DefaultEditor::with_config(config)?;
+    let mut editor = LineEditor::with_config(config)?;
+    let watch = LineWatch::default();
+    editor.set_helper(Some(watch.clone()));
     let printer = editor.create_external_printer()?;
-    std::thread::spawn(move || read_lines(editor, &router));
+    std::thread::spawn(move || read_lines(editor, &watch, &router));
     Ok(Box::new(PrintAbove {
         printer,
         pending: Vec::new(),
     }))
 }
 
-/// Reads edited lines into `router` until Ctrl-D, Ctrl-C or an error.
-fn read_lines(mut editor: DefaultEditor, router: &Router) {
+/// Reads edited lines into `router` until Ctrl-D, Ctrl-C at an empty line between turns,
+/// or an error.
+fn read_lines(mut editor: LineEditor, watch: &LineWatch, router: &Router) {
     let mut number = 0usize;
     loop {
+        watch.empty.store(true, Ordering::Relaxed);
         match editor.readline(PROMPT) {
             Ok(line) => {
                 number += 1;
                 remember(&mut editor, &line);
                 router.deliver(line);
             }
-            Err(ReadlineError::Eof | ReadlineError::Interrupted) => return router.close(None),
+            Err(ReadlineError::Interrupted) => {
+                if router.interrupt(watch.empty.load(Ordering::Relaxed)) {
+                    return;
+                }
+            }
+            Err(ReadlineError::Eof) => return router.close(None),
             Err(e) => {
                 return router.close(Some(ConsoleError::Input {
                     line: number,
@@ -60,8 +80,43 @@ fn read_lines(mut editor: DefaultEditor, router: &Router) {
     }
 }
 
+/// Whether the line being typed is empty, for Ctrl-C: rustyline asks its helper's hinter
+/// after every change to the line (and offers nothing else that sees the line at Ctrl-C).
+/// It never hints.
+#[derive(Clone)]
+struct LineWatch {
+    empty: Arc<AtomicBool>,
+}
+
+impl Default for LineWatch {
+    fn default() -> Self {
+        Self {
+            empty: Arc::new(AtomicBool::new(true)),
+        }
+    }
+}
+
+impl Hinter for LineWatch {
+    type Hint = String;
+
+    fn hint(&self, line: &str, _pos: usize, _ctx: &rustyline::Context<'_>) -> Option<String> {
+        self.empty.store(line.is_empty(), Ordering::Relaxed);
+        None
+    }
+}
+
+impl Completer for LineWatch {
+    type Candidate = String;
+}
+
+impl Highlighter for LineWatch {}
+
+impl Validator for LineWatch {}
+
+impl Helper for LineWatch {}
+
 /// Adds a line to the session's history, unless it is blank or repeats the last one.
-fn remember(editor: &mut DefaultEditor, line: &str) {
+fn remember<H: Helper>(editor: &mut Editor<H, DefaultHistory>, line: &str) {
     if line.trim().is_empty() {
         return;
     }
@@ -130,7 +185,7 @@ mod tests {
     #[test]
     fn the_history_keeps_lines_typed_but_not_blank_ones() {
         let config = Config::builder().auto_add_history(false).build();
-        let mut editor = DefaultEditor::with_config(config).expect("an editor");
+        let mut editor = rustyline::DefaultEditor::with_config(config).expect("an editor");
         for line in ["select 1", "  ", "", "/status", "/status"] {
             remember(&mut editor, line);
         }

@@ -1,6 +1,8 @@
 //! `riskgate console`: the agent in a terminal. Messages are read line by line from stdin
 //! (so it can be scripted); an approval shows the call and the reason and takes the next line
-//! read after it was shown (`y`/`yes` confirms, anything else cancels). Commands:
+//! read after it was shown (`y`/`yes` confirms, `n`/`no` or Enter alone cancels, `n` and a
+//! reason cancels saying why, `a` confirms and allows similar calls where offered; anything
+//! else is asked again). Commands:
 //! `/mode [strict|smart]`, `/profile [sql|ops]` (the agent's profiles), `/reset`, `/status`,
 //! `/help`, `/quit`.
 //! `--json` prints one JSON object per event instead of text. Where stdin and stdout are a
@@ -13,6 +15,12 @@
 //! taken as an answer. End of input cancels an open prompt and ends the session after the
 //! queued messages. A line that is not UTF-8 ends the input with an error naming it, after
 //! the lines before it have run. The session exits with 1 if the model server failed a run.
+//!
+//! Ctrl-C (SIGINT, or the key in the line editor) interrupts the turn under way (see
+//! [`Router::interrupt`]): an open prompt is cancelled as `n` would, the model request is
+//! dropped, and lines typed during the turn are dropped; between turns, at an empty line, it
+//! ends the session as Ctrl-D does. The console catches SIGINT before anything else starts,
+//! so it never dies of one halfway through writing.
 
 mod editor;
 mod render;
@@ -23,6 +31,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use crate::config::Settings;
 use crate::core::agent::{Agent, AgentEvent, Inbound, RunOutcome, StopReason};
@@ -112,6 +121,18 @@ struct ConsoleEvents {
     router: Arc<Router>,
     /// The agent's tools: each call is shown as its tool shows it.
     tools: ToolRegistry,
+    /// The console's user and conversation, for Discord mentions in what it prints.
+    user: String,
+    channel: String,
+}
+
+impl ConsoleEvents {
+    fn names(&self) -> render::Names<'_> {
+        render::Names {
+            user: &self.user,
+            channel: &self.channel,
+        }
+    }
 }
 
 impl EventSink for ConsoleEvents {
@@ -137,14 +158,15 @@ impl EventSink for ConsoleEvents {
                 }
                 Err(e) => tracing::error!(error = %e, "an event could not be encoded"),
             }
-        } else if let Some(text) = render::event_text(&self.tools.snapshot(), event) {
+        } else if let Some(text) = render::event_text(&self.tools.snapshot(), self.names(), event) {
             self.output.line(&text);
         }
     }
 }
 
-/// What the reader hands the main loop: a message line, or why the input ended early.
-type Message = Result<String, ConsoleError>;
+/// What the reader hands the main loop: a message line (with the number of interrupts
+/// before it was read), or why the input ended early.
+type Message = Result<(u64, String), ConsoleError>;
 
 /// Routes each line of stdin the moment it is read: to the open approval prompt if there is
 /// one, else to the message queue. Lines read before a prompt opened are already queued, so
@@ -164,6 +186,10 @@ struct RouterState {
     /// The message queue; dropped when the input ends, which ends the session once the
     /// queued messages have run.
     messages: Option<mpsc::UnboundedSender<Message>>,
+    /// The turn under way, which Ctrl-C interrupts; `None` between turns.
+    turn: Option<CancellationToken>,
+    /// How many turns Ctrl-C interrupted: a line read before the last one is dropped.
+    interrupts: u64,
 }
 
 impl Router {
@@ -208,7 +234,58 @@ impl Router {
             None => line,
         };
         if let Some(messages) = &state.messages {
-            let _ = messages.send(Ok(line));
+            let _ = messages.send(Ok((state.interrupts, line)));
+        }
+    }
+
+    /// A turn starts: Ctrl-C from now on interrupts it (cancels the token returned).
+    fn begin_turn(&self) -> CancellationToken {
+        let turn = CancellationToken::new();
+        self.state().turn = Some(turn.clone());
+        turn
+    }
+
+    /// The turn ended: Ctrl-C at an empty line ends the session again, and a prompt it
+    /// left open (shown, never waited for) takes no line.
+    fn end_turn(&self) {
+        let mut state = self.state();
+        state.turn = None;
+        state.answer = None;
+        state.waiting = None;
+    }
+
+    /// The token of the turn under way, or one nothing cancels between turns.
+    fn turn(&self) -> CancellationToken {
+        self.state().turn.clone().unwrap_or_default()
+    }
+
+    /// Whether a line read after `interrupts` interrupts was read before a later one, so
+    /// it belongs to an interrupted turn.
+    fn interrupted_since(&self, interrupts: u64) -> bool {
+        self.state().interrupts > interrupts
+    }
+
+    /// Ctrl-C. During a turn it interrupts the turn (its open prompt is cancelled, see
+    /// [`ConsoleApprovals`]) and drops the lines read until now; between turns it ends the
+    /// input when the line being typed was empty (`line_empty`; a terminal in cooked mode
+    /// has discarded it already) and otherwise only discards that line. It never ends the
+    /// process itself: the session ends as at the end of input. Returns whether the input
+    /// ended.
+    fn interrupt(&self, line_empty: bool) -> bool {
+        let mut state = self.state();
+        match &state.turn {
+            // A second Ctrl-C while the turn winds down only interrupts it again.
+            Some(turn) => {
+                turn.cancel();
+                state.interrupts += 1;
+                false
+            }
+            None if line_empty => {
+                drop(state);
+                self.close(None);
+                true
+            }
+            None => false,
         }
     }
 
@@ -284,7 +361,16 @@ struct ConsoleApprovals {
 impl ApprovalSurface for ConsoleApprovals {
     fn request<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalOutcome> {
         Box::pin(async move {
-            let answer = self.router.take_prompt();
+            let turn = self.router.turn();
+            let interrupted = || ApprovalOutcome::Cancelled {
+                by: self.user.clone(),
+                reason: None,
+            };
+            let mut answer = self.router.take_prompt();
+            // A later call of an interrupted turn is cancelled without being shown.
+            if turn.is_cancelled() {
+                return interrupted();
+            }
             if !self.output.json {
                 self.output.line(&render::approval_prompt(
                     &self.tools.snapshot(),
@@ -292,33 +378,51 @@ impl ApprovalSurface for ConsoleApprovals {
                     std::time::SystemTime::now(),
                 ));
             }
-            match answer.await {
-                Ok(line) => prompt_answer(&line, &self.user, request.similar.is_some()),
-                Err(_) => ApprovalOutcome::Cancelled {
-                    by: "end of input".to_owned(),
-                    reason: None,
-                },
+            let offered = request.similar.is_some();
+            loop {
+                let line = tokio::select! {
+                    // Ctrl-C: cancelled by the person at the console, as `n` would.
+                    () = turn.cancelled() => return interrupted(),
+                    line = &mut answer => line,
+                };
+                let Ok(line) = line else {
+                    return ApprovalOutcome::Cancelled {
+                        by: "end of input".to_owned(),
+                        reason: None,
+                    };
+                };
+                if let Some(outcome) = prompt_answer(&line, &self.user, offered) {
+                    return outcome;
+                }
+                // The next line read after saying so answers.
+                answer = self.router.take_prompt();
+                self.output.notice(
+                    "unclear_answer",
+                    &render::unclear_answer(&line, offered),
+                    json!({ "approval_id": request.id, "answer": line }),
+                );
             }
         })
     }
 }
 
 /// What a line typed at the approval prompt means: `y` confirms, `a` confirms and allows
-/// similar calls (where offered), `n because ...` cancels with a reason; anything else
-/// cancels.
-fn prompt_answer(line: &str, user: &str, similar_offered: bool) -> ApprovalOutcome {
+/// similar calls (where offered), `n` (or Enter alone, the default the prompt shows)
+/// cancels, `n because ...` cancels with a reason. `None` for anything else ("yes please",
+/// `a` where it is not offered): the prompt asks again rather than guess.
+fn prompt_answer(line: &str, user: &str, similar_offered: bool) -> Option<ApprovalOutcome> {
     let line = line.trim();
     let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-    let by = user.to_owned();
-    match word.to_ascii_lowercase().as_str() {
+    let (rest, by) = (rest.trim(), user.to_owned());
+    Some(match word.to_ascii_lowercase().as_str() {
         "y" | "yes" if rest.is_empty() => ApprovalOutcome::Confirmed { by },
         "a" | "allow" if rest.is_empty() && similar_offered => ApprovalOutcome::AllowSimilar { by },
-        "n" | "no" if !rest.trim().is_empty() => ApprovalOutcome::Cancelled {
+        "" | "n" | "no" => ApprovalOutcome::Cancelled {
             by,
-            reason: Some(rest.trim().to_owned()),
+            reason: (!rest.is_empty()).then(|| rest.to_owned()),
         },
-        _ => ApprovalOutcome::Cancelled { by, reason: None },
-    }
+        _ => return None,
+    })
 }
 
 /// Runs the console until `/quit` or the end of input.
@@ -346,6 +450,9 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
             ..RouterState::default()
         }),
     });
+    // Before the line editor starts: it keeps the handler it finds and puts it back after
+    // each line, so SIGINT never falls back to ending the process.
+    catch_interrupts(router.clone())?;
     let interactive = std::io::stdin().is_terminal();
     let output = Output {
         out: Arc::new(Mutex::new(start_reading(
@@ -375,8 +482,10 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
         }),
         Arc::new(ConsoleEvents {
             output: output.clone(),
-            router,
+            router: router.clone(),
             tools,
+            user: options.user.clone(),
+            channel: options.channel.clone(),
         }),
     )?;
 
@@ -390,8 +499,8 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
     let mut model_failures: Vec<String> = Vec::new();
     let mut ended = Ok(());
     while let Some(next) = messages.recv().await {
-        let line = match next {
-            Ok(line) => line,
+        let (interrupts, line) = match next {
+            Ok(read) => read,
             Err(e) => {
                 ended = Err(e);
                 break;
@@ -401,24 +510,42 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
         if text.is_empty() {
             continue;
         }
+        if router.interrupted_since(interrupts) {
+            output.notice(
+                "dropped",
+                &format!("not sent, typed during the interrupted turn: {text}"),
+                json!({ "text": text }),
+            );
+            continue;
+        }
+        let turn = router.begin_turn();
         if let Some(command) = text.strip_prefix('/') {
             let window = window.get().copied();
-            if !command_line(&agent, mcp.as_ref(), window, &options, &output, command).await {
+            let go_on =
+                command_line(&agent, mcp.as_ref(), window, &options, &output, command).await;
+            router.end_turn();
+            if !go_on {
                 break;
             }
             continue;
         }
-        let outcome = agent
-            .run(&Inbound {
-                channel: options.channel.clone(),
-                author: options.user.clone(),
-                author_name: options.user.clone(),
-                text: text.to_owned(),
-            })
-            .await;
+        let inbound = Inbound {
+            channel: options.channel.clone(),
+            author: options.user.clone(),
+            author_name: options.user.clone(),
+            text: text.to_owned(),
+        };
+        let outcome = agent.run_interruptible(&inbound, &turn).await;
+        router.end_turn();
         runs += 1;
-        if let RunOutcome::Stopped(StopReason::Model(e)) = outcome {
-            model_failures.push(e.to_string());
+        match outcome {
+            RunOutcome::Stopped(StopReason::Model(e)) => model_failures.push(e.to_string()),
+            RunOutcome::Stopped(StopReason::Interrupted) => output.notice(
+                "interrupted",
+                "turn interrupted (Ctrl-C): nothing more was asked of the model; type the next message",
+                json!({}),
+            ),
+            _ => {}
         }
     }
     // Audit records kept during a store outage: written now, or logged if it persists.
@@ -435,6 +562,18 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
         }),
         None => Ok(()),
     }
+}
+
+/// Hands every SIGINT to `router` for the rest of the process (see [`Router::interrupt`]):
+/// from now on the signal no longer ends it.
+fn catch_interrupts(router: Arc<Router>) -> Result<(), ConsoleError> {
+    let mut interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+    tokio::spawn(async move {
+        while interrupts.recv().await.is_some() {
+            let _ = router.interrupt(true);
+        }
+    });
+    Ok(())
 }
 
 /// Handles a `/command`; `false` ends the session. The channel commands are the core's
@@ -493,7 +632,11 @@ async fn command_line(
     };
     let outcome = commands::apply(&env, &options.channel, caller, parsed).await;
     let (kind, text, data) = render::command_outcome(&tools, &name, outcome);
-    output.notice(kind, &text, data);
+    let names = render::Names {
+        user: &options.user,
+        channel: &options.channel,
+    };
+    output.notice(kind, &render::readable(&text, names), data);
     true
 }
 
@@ -512,5 +655,96 @@ async fn check_reachable(endpoint: &url::Url) -> Result<(), ConsoleError> {
             url: endpoint.to_string(),
             reason: "no answer within 5 s".to_owned(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(line: &str, offered: bool) -> Option<ApprovalOutcome> {
+        prompt_answer(line, "dana", offered)
+    }
+
+    #[test]
+    fn a_prompt_takes_yes_no_a_reason_or_a_and_nothing_else() {
+        let by = || "dana".to_owned();
+        for line in ["y", "YES", " yes "] {
+            assert_eq!(
+                answer(line, false),
+                Some(ApprovalOutcome::Confirmed { by: by() })
+            );
+        }
+        for line in ["", "n", "No"] {
+            assert_eq!(
+                answer(line, false),
+                Some(ApprovalOutcome::Cancelled {
+                    by: by(),
+                    reason: None
+                }),
+                "{line:?}"
+            );
+        }
+        assert_eq!(
+            answer("n  use the backup ", false),
+            Some(ApprovalOutcome::Cancelled {
+                by: by(),
+                reason: Some("use the backup".to_owned())
+            })
+        );
+        assert_eq!(
+            answer("a", true),
+            Some(ApprovalOutcome::AllowSimilar { by: by() })
+        );
+        for line in ["yes please", "a", "sure", "nope", "y y", "ok"] {
+            assert_eq!(answer(line, false), None, "{line:?} is asked again");
+        }
+    }
+
+    fn router() -> (Router, mpsc::UnboundedReceiver<Message>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let router = Router {
+            state: Mutex::new(RouterState {
+                messages: Some(tx),
+                ..RouterState::default()
+            }),
+        };
+        (router, rx)
+    }
+
+    #[test]
+    fn ctrl_c_interrupts_a_turn_and_ends_the_input_only_between_turns() {
+        let (router, mut rx) = router();
+        let turn = router.begin_turn();
+        router.deliver("typed during the turn".to_owned());
+        assert!(
+            !router.interrupt(true),
+            "a turn is interrupted, not the input"
+        );
+        assert!(turn.is_cancelled());
+        assert!(
+            !router.interrupt(true),
+            "a second Ctrl-C only interrupts again"
+        );
+        router.end_turn();
+        let Ok((read_at, _)) = rx.try_recv().expect("queued") else {
+            panic!("a line")
+        };
+        assert!(router.interrupted_since(read_at), "typed before the Ctrl-C");
+        router.deliver("typed after".to_owned());
+        let Ok((read_at, _)) = rx.try_recv().expect("queued") else {
+            panic!("a line")
+        };
+        assert!(!router.interrupted_since(read_at));
+        assert!(
+            !router.interrupt(false),
+            "a line being typed is only discarded"
+        );
+        assert!(rx.try_recv().is_err(), "the input goes on");
+        assert!(router.interrupt(true), "at an empty line it ends the input");
+        assert!(matches!(
+            rx.try_recv(),
+            Err(mpsc::error::TryRecvError::Disconnected)
+        ));
     }
 }

@@ -2,7 +2,11 @@
 //! characters first, so output cannot move the cursor or change the terminal; a call, and
 //! what quotes it, is shown legible instead (`tools::render::ShownCall`): each invisible,
 //! direction-changing or look-alike character as a `\u{…}` escape, with a line that says so.
+//! What people read as prose (answers, notices, errors, command outcomes) has Discord's
+//! markup (mentions, timestamps) shown as names and local times ([`readable`]); calls and
+//! tool results are shown as they are, since that is what runs and what a tool returned.
 
+use chrono::{DateTime, Local, TimeZone};
 use serde_json::{Value, json};
 
 use crate::core::agent::AgentEvent;
@@ -20,9 +24,167 @@ pub fn clean(text: &str) -> String {
         .collect()
 }
 
+/// Who and where the console is: what Discord mentions of them are shown as.
+#[derive(Debug, Clone, Copy)]
+pub struct Names<'a> {
+    /// The console's user (`--user`), the author of its messages.
+    pub user: &'a str,
+    /// The conversation's name (`--channel`).
+    pub channel: &'a str,
+}
+
+/// Discord markup as a person at a terminal reads it (a conversation kept from Discord, or
+/// a model that writes for it, puts it in answers): `<@id>` and `<@!id>` as `@name` for the
+/// console's user and `@user` for anyone else, `<#id>` as `#name` for the console's
+/// conversation and `#channel` for others, `<@&id>` as `@role`, and `<t:unix>` or
+/// `<t:unix:style>` as that moment in local time, in the style's form. Anything else is
+/// left as written.
+pub fn readable(text: &str, names: Names<'_>) -> String {
+    readable_in(text, names, &Local, Local::now().timestamp())
+}
+
+/// [`readable`] with times in `zone`, relative ones (`:R`) counted from `now`.
+fn readable_in<Tz: TimeZone>(text: &str, names: Names<'_>, zone: &Tz, now: i64) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    /// Longer than any mention or timestamp: a `<` further from its `>` is not markup.
+    const LONGEST: usize = 40;
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('<') {
+        out.push_str(&rest[..open]);
+        let tail = &rest[open + 1..];
+        let shown = tail
+            .find('>')
+            .filter(|&close| close <= LONGEST)
+            .and_then(|close| Some((markup(&tail[..close], names, zone, now)?, close)));
+        match shown {
+            Some((shown, close)) => {
+                out.push_str(&shown);
+                rest = &tail[close + 1..];
+            }
+            None => {
+                out.push('<');
+                rest = tail;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What `<inner>` is shown as, if it is a mention or a timestamp.
+fn markup<Tz: TimeZone>(inner: &str, names: Names<'_>, zone: &Tz, now: i64) -> Option<String>
+where
+    Tz::Offset: std::fmt::Display,
+{
+    let is_id = |id: &str| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit());
+    if let Some(time) = inner.strip_prefix("t:") {
+        let (unix, style) = time.split_once(':').unwrap_or((time, "f"));
+        return timestamp(unix.parse().ok()?, style, zone, now);
+    }
+    if let Some(role) = inner.strip_prefix("@&") {
+        return is_id(role).then(|| "@role".to_owned());
+    }
+    if let Some(user) = inner.strip_prefix('@') {
+        let user = user.strip_prefix('!').unwrap_or(user);
+        return if user == names.user {
+            Some(format!("@{user}"))
+        } else {
+            is_id(user).then(|| "@user".to_owned())
+        };
+    }
+    let channel = inner.strip_prefix('#')?;
+    if channel == names.channel {
+        Some(format!("#{channel}"))
+    } else {
+        is_id(channel).then(|| "#channel".to_owned())
+    }
+}
+
+/// A Discord timestamp in `zone`: `t` 16:20, `T` 16:20:30, `d` 2021-04-20, `D` 20 April
+/// 2021, `f` 20 April 2021 16:20, `F` Tuesday, 20 April 2021 16:20, `R` "in 5 minutes" or
+/// "5 minutes ago". `None` for another style or a moment out of range.
+fn timestamp<Tz: TimeZone>(unix: i64, style: &str, zone: &Tz, now: i64) -> Option<String>
+where
+    Tz::Offset: std::fmt::Display,
+{
+    let format = match style {
+        "t" => "%H:%M",
+        "T" => "%H:%M:%S",
+        "d" => "%Y-%m-%d",
+        "D" => "%-d %B %Y",
+        "f" => "%-d %B %Y %H:%M",
+        "F" => "%A, %-d %B %Y %H:%M",
+        "R" => return Some(relative(unix - now)),
+        _ => return None,
+    };
+    let at = zone.timestamp_opt(unix, 0).single()?;
+    Some(at.format(format).to_string())
+}
+
+/// `seconds` from now as Discord's relative style says it.
+fn relative(seconds: i64) -> String {
+    const UNITS: [(i64, &str); 6] = [
+        (365 * 86_400, "year"),
+        (30 * 86_400, "month"),
+        (86_400, "day"),
+        (3_600, "hour"),
+        (60, "minute"),
+        (1, "second"),
+    ];
+    let span = seconds.unsigned_abs();
+    let (size, unit) = UNITS
+        .iter()
+        .find(|(size, _)| span >= size.unsigned_abs())
+        .copied()
+        .unwrap_or((1, "second"));
+    let count = span / size.unsigned_abs();
+    let plural = if count == 1 { "" } else { "s" };
+    if seconds >= 0 {
+        format!("in {count} {unit}{plural}")
+    } else {
+        format!("{count} {unit}{plural} ago")
+    }
+}
+
+/// A Unix time the console shows (an audit record's, a rule's expiry), in local time.
+pub fn local_time(unix: u64) -> String {
+    local_time_in(unix, &Local)
+}
+
+fn local_time_in<Tz: TimeZone>(unix: u64, zone: &Tz) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    i64::try_from(unix)
+        .ok()
+        .and_then(|unix| zone.timestamp_opt(unix, 0).single())
+        .map_or_else(
+            || format!("{unix} (Unix time)"),
+            |at: DateTime<Tz>| at.format("%Y-%m-%d %H:%M:%S").to_string(),
+        )
+}
+
+/// What the console says to an answer that is none of those a prompt takes; the prompt
+/// then waits for another.
+pub fn unclear_answer(line: &str, similar_offered: bool) -> String {
+    let allow = if similar_offered {
+        ", a to confirm and allow similar calls"
+    } else {
+        ""
+    };
+    clean(&format!(
+        "   {:?} is not an answer here: y to confirm, n to cancel (n and a reason to say what to do instead){allow}\n   confirm? [y/N]",
+        line.trim()
+    ))
+}
+
 /// The text of an event, or `None` for events the text console does not show. A call is
-/// shown on one line as its tool in `tools` shows it ([`ToolSet::call_line`]).
-pub fn event_text(tools: &ToolSet, event: &AgentEvent) -> Option<String> {
+/// shown on one line as its tool in `tools` shows it ([`ToolSet::call_line`]); prose is
+/// [`readable`].
+pub fn event_text(tools: &ToolSet, names: Names<'_>, event: &AgentEvent) -> Option<String> {
     let text = match event {
         AgentEvent::RunStarted { .. }
         | AgentEvent::RunFinished { .. }
@@ -56,18 +218,20 @@ pub fn event_text(tools: &ToolSet, event: &AgentEvent) -> Option<String> {
             status,
             reason,
             ..
-        } => format!("   {tool} not run ({status}): {reason}"),
-        AgentEvent::Reply { text } => format!("riskgate: {text}"),
-        AgentEvent::Error { message } => format!("error: {message}"),
-        AgentEvent::Notice { message } => format!("note: {message}"),
+        } => format!("   {tool} not run ({status}): {}", readable(reason, names)),
+        AgentEvent::Reply { text } => format!("riskgate: {}", readable(text, names)),
+        AgentEvent::Error { message } => format!("error: {}", readable(message, names)),
+        AgentEvent::Notice { message } => format!("note: {}", readable(message, names)),
         AgentEvent::RuleCreated {
             rule_id,
             tool,
             summary,
+            expires_at,
             ..
         } => format!(
-            "   rule {rule_id}: {tool} calls like this ({}) run without asking for a while",
-            legible(summary, Lines::Escaped).text
+            "   rule {rule_id}: {tool} calls like this ({}) run without asking until {}",
+            legible(summary, Lines::Escaped).text,
+            local_time(*expires_at)
         ),
     };
     Some(clean(&text))
@@ -164,9 +328,11 @@ pub fn command_outcome(
     name: &str,
     outcome: CommandOutcome,
 ) -> (&'static str, String, Value) {
-    let unix = |at: std::time::SystemTime| {
-        at.duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
+    let local = |at: std::time::SystemTime| {
+        local_time(
+            at.duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        )
     };
     match outcome {
         CommandOutcome::Mode { mode, set_by } => (
@@ -264,7 +430,12 @@ pub fn command_outcome(
                 .map(|r| {
                     let line = format!(
                         "{} {} {} ({}) -> {} by {}",
-                        r.at, r.tool, r.decision, r.source, r.outcome, r.user
+                        local_time(r.at),
+                        r.tool,
+                        r.decision,
+                        r.source,
+                        r.outcome,
+                        r.user
                     );
                     match commands::audit_note(r) {
                         Some(note) => format!("{line} ({note})"),
@@ -302,7 +473,7 @@ pub fn command_outcome(
                         r.tool,
                         r.similarity.summary,
                         r.created_by,
-                        unix(r.expires_at)
+                        local(r.expires_at)
                     )
                 })
                 .collect();
@@ -346,6 +517,11 @@ mod tests {
 
     use super::*;
 
+    const NAMES: Names<'static> = Names {
+        user: "alice",
+        channel: "console",
+    };
+
     /// Alice's request for `tool` with `arguments`, asked for `reason`, expiring at `expires_at`.
     fn request(
         tool: &str,
@@ -369,6 +545,53 @@ mod tests {
             expires_at,
             similar: None,
         }
+    }
+
+    #[test]
+    fn discord_markup_reads_as_names_and_local_times() {
+        let names = Names {
+            user: "dana",
+            channel: "ops",
+        };
+        // 1700000000 is 2023-11-14 22:13:20 UTC: 03:43:20 the next day at +05:30.
+        let zone = chrono::FixedOffset::east_opt(5 * 3600 + 1800).expect("offset");
+        let shown = |text: &str| readable_in(text, names, &zone, 1_700_000_000);
+        assert_eq!(
+            shown("ask <@123456789012345678> or <@!42>, cc <@dana>, in <#99> and <#ops>"),
+            "ask @user or @user, cc @dana, in #channel and #ops"
+        );
+        assert_eq!(shown("<@&7> please"), "@role please");
+        assert_eq!(
+            shown("at <t:1700000000:t>, <t:1700000000:T>, <t:1700000000:d>"),
+            "at 03:43, 03:43:20, 2023-11-15"
+        );
+        assert_eq!(
+            shown("<t:1700000000> / <t:1700000000:F> / <t:1700000000:D>"),
+            "15 November 2023 03:43 / Wednesday, 15 November 2023 03:43 / 15 November 2023"
+        );
+        assert_eq!(
+            shown("<t:1700000300:R>, <t:1699992800:R>, <t:1700000001:R>"),
+            "in 5 minutes, 2 hours ago, in 1 second"
+        );
+        // Not markup: left as written.
+        for text in [
+            "a < b > c",
+            "<@bob> <#x1> <@&me> <t:soon> <t:1700000000:Q> <html>",
+            "<t:1700000000",
+            "unterminated <@1",
+        ] {
+            assert_eq!(shown(text), text);
+        }
+    }
+
+    #[test]
+    fn unix_times_are_shown_as_local_times() {
+        let zone = chrono::FixedOffset::west_opt(3600).expect("offset");
+        assert_eq!(local_time_in(1_700_000_000, &zone), "2023-11-14 21:13:20");
+        assert_eq!(
+            local_time_in(u64::MAX, &zone),
+            format!("{} (Unix time)", u64::MAX)
+        );
     }
 
     #[test]
@@ -410,8 +633,12 @@ mod tests {
             source: crate::core::risk::DecisionSource::Whitelist,
             reason: "read-only\ncommands: ls".into(),
         };
-        let auto =
-            event_text(&crate::tools::tools_for_tests(), &call(Decision::Auto)).expect("shown");
+        let auto = event_text(
+            &crate::tools::tools_for_tests(),
+            NAMES,
+            &call(Decision::Auto),
+        )
+        .expect("shown");
         assert_eq!(
             auto.lines().next(),
             Some(
@@ -424,8 +651,12 @@ mod tests {
                 .is_some_and(|w| w.starts_with("   ⚠ This call contains 1 character")),
             "{auto}"
         );
-        let confirm =
-            event_text(&crate::tools::tools_for_tests(), &call(Decision::Confirm)).expect("shown");
+        let confirm = event_text(
+            &crate::tools::tools_for_tests(),
+            NAMES,
+            &call(Decision::Confirm),
+        )
+        .expect("shown");
         assert_eq!(confirm.lines().count(), 1, "its prompt says it: {confirm}");
     }
 

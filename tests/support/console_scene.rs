@@ -98,7 +98,8 @@ impl Scene {
     }
 
     /// Runs one message to its end, answering each approval with `answer` once it is shown
-    /// (a line written ahead of a prompt would be a message, not its answer).
+    /// (a line written ahead of a prompt would be a message, not its answer), and with `n`
+    /// where the prompt does not take `answer`.
     pub fn run_answering(&self, fake: &FakeLlm, message: &str, answer: &str) -> Vec<Value> {
         self.run_answering_with(fake, message, answer, &[])
     }
@@ -135,6 +136,11 @@ impl Scene {
             if event["event"] == "approval_requested" {
                 before_answer();
                 writeln!(stdin, "{answer}").expect("answer");
+            }
+            // `answer` is not an answer to this prompt (`a` where it is not offered): it is
+            // asked again, and cancelled, so the run goes on instead of waiting the expiry.
+            if event["event"] == "unclear_answer" {
+                writeln!(stdin, "n").expect("answer");
             }
             let done = event["event"] == "run_finished";
             events.push(event);

@@ -62,6 +62,13 @@ impl Session {
         stdin.flush().expect("flush");
     }
 
+    /// Sends the console SIGINT, as Ctrl-C at a terminal in cooked mode does.
+    pub fn interrupt(&self) {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("pid");
+        // SAFETY: kill(2) on our own child's pid; no memory is involved.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0, "kill failed");
+    }
+
     /// Reads stdout until a line contains `marker`.
     pub fn wait_for(&mut self, marker: &str) {
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -94,6 +101,35 @@ impl Session {
             self.seen,
             String::from_utf8_lossy(&output.stderr).into_owned(),
         )
+    }
+}
+
+impl Session {
+    /// Whether the console ends by itself within `within`.
+    pub fn ends_within(&mut self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if self.child.try_wait().expect("try_wait").is_some() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// Waits for the console to end by itself (its input left open); returns as
+    /// [`Session::finish`] does. Panics if it has not ended within 10 s.
+    pub fn finish_without_closing(mut self) -> (std::process::ExitStatus, Vec<String>, String) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.child.try_wait().expect("try_wait").is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "the console did not end; stdout so far: {:#?}",
+                self.seen
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.finish()
     }
 }
 

@@ -9,4 +9,5 @@ pub mod hooked_store;
 pub mod mcp;
 pub mod pg_proxy;
 pub mod pg_schema;
+pub mod pty;
 pub mod turns;

@@ -37,6 +37,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use crate::core::ports::{
     ApprovalSurface, AuditRecord, ChannelSettings, ChatModel, Clock, EventSink, ModelError,
@@ -249,6 +250,8 @@ pub enum StopReason {
         "I stopped here because this run was continued elsewhere: the approval I waited for was decided, and a resumed copy of this run took it over, so nothing ran twice"
     )]
     ContinuedElsewhere,
+    #[error("I stopped because you interrupted me before I answered")]
+    Interrupted,
 }
 
 impl RunOutcome {
@@ -264,6 +267,7 @@ impl RunOutcome {
             Self::Stopped(StopReason::MessageTooLong { .. }) => "message_too_long",
             Self::Stopped(StopReason::Undeliverable) => "undeliverable",
             Self::Stopped(StopReason::ContinuedElsewhere) => "continued_elsewhere",
+            Self::Stopped(StopReason::Interrupted) => "interrupted",
         }
     }
 }
@@ -438,12 +442,24 @@ struct RunContext<'r> {
     run_id: &'r str,
     settings: &'r ChannelSettings,
     prepared: &'r Prepared,
+    /// Cancelled when the person interrupts the run (see [`Agent::run_interruptible`]).
+    interrupt: &'r CancellationToken,
 }
 
 impl RunContext<'_> {
     /// The run's tools: the set it took at its start.
     fn tools(&self) -> &ToolSet {
         &self.prepared.tools
+    }
+
+    /// `work`'s result, or `None` once the run is interrupted: `work` is then dropped (a
+    /// model request with it).
+    async fn unless_interrupted<T>(&self, work: impl Future<Output = T>) -> Option<T> {
+        tokio::select! {
+            biased;
+            () = self.interrupt.cancelled() => None,
+            done = work => Some(done),
+        }
     }
 }
 
@@ -522,8 +538,21 @@ impl Agent {
 
     /// Runs one message to its end. Everything the user should see is emitted as events;
     /// the outcome says how it ended.
-    #[tracing::instrument(skip_all, fields(channel = %inbound.channel, author = %inbound.author))]
     pub async fn run(&self, inbound: &Inbound) -> RunOutcome {
+        self.run_interruptible(inbound, &CancellationToken::new())
+            .await
+    }
+
+    /// [`Agent::run`], which a person can interrupt by cancelling `interrupt`: a model
+    /// request under way is dropped and none is sent after, and the run ends as
+    /// [`StopReason::Interrupted`], recorded and saved like any other stop. A tool that
+    /// runs finishes first; an approval is the front end's to settle (as a cancel).
+    #[tracing::instrument(skip_all, fields(channel = %inbound.channel, author = %inbound.author))]
+    pub async fn run_interruptible(
+        &self,
+        inbound: &Inbound,
+        interrupt: &CancellationToken,
+    ) -> RunOutcome {
         let channel = inbound.channel.as_str();
         if let Some(refused) = self.refuse_too_long(inbound) {
             return refused;
@@ -545,7 +574,7 @@ impl Agent {
             self.store.start_run(&run_id, channel, &self.instance),
         )));
         let ended = self
-            .drive(inbound, &run_id, &mut behind, &mut messages)
+            .drive(inbound, &run_id, interrupt, &mut behind, &mut messages)
             .await;
         self.conclude(channel, &run_id, behind, ended, &messages)
             .await
@@ -627,6 +656,10 @@ impl Agent {
         match outcome {
             RunOutcome::Stopped(reason @ StopReason::ContinuedElsewhere) => {
                 tracing::info!(%reason, "run ended: another copy went on past its approval");
+            }
+            // The person who interrupted it knows; the front end says it was.
+            RunOutcome::Stopped(reason @ StopReason::Interrupted) => {
+                tracing::info!(%reason, "run ended: interrupted");
             }
             RunOutcome::Stopped(reason) => {
                 if matches!(reason, StopReason::MaxIterations(_)) {
@@ -725,6 +758,7 @@ impl Agent {
         &'a self,
         inbound: &Inbound,
         run_id: &str,
+        interrupt: &CancellationToken,
         behind: &mut Behind<'a>,
         messages: &mut RunMessages,
     ) -> Ended {
@@ -738,20 +772,26 @@ impl Agent {
         // lands before the run takes its set.
         self.gate.registry().settled().await;
         let prepared = self.prepared(&settings.profile);
-        let memory = self
-            .memory(
+        // Compacting the history may ask the model for a summary: an interrupt drops it.
+        let memory = tokio::select! {
+            biased;
+            () = interrupt.cancelled() => {
+                return Ended::before_any_step(RunOutcome::Stopped(StopReason::Interrupted));
+            }
+            memory = self.memory(
                 channel,
                 &prepared,
                 history,
                 &messages.all()[0],
                 self.budget(),
-            )
-            .await;
+            ) => memory,
+        };
         let context = RunContext {
             inbound,
             run_id,
             settings: &settings,
             prepared: &prepared,
+            interrupt,
         };
         let mut progress = Progress::default();
         let outcome = self
@@ -790,24 +830,31 @@ impl Agent {
             }
             progress.iterations += 1;
             let request = self.request(prepared, &memory, messages.all(), budget);
-            // The writes left behind by the previous step land while the model thinks.
-            let (asked, settled) =
-                tokio::join!(self.ask(channel, &request, timer), behind.settle());
+            // The writes left behind by the previous step land while the model thinks,
+            // also when the person interrupts it.
+            let (asked, settled) = tokio::join!(
+                context.unless_interrupted(self.ask(channel, &request, timer)),
+                behind.settle()
+            );
             if let Err(e) = settled {
                 return RunOutcome::Stopped(StopReason::Store(e));
             }
-            let asked = self
-                .shorter_if_too_long(
-                    channel,
-                    asked,
-                    &request,
-                    prepared,
-                    &mut memory,
-                    messages,
-                    timer,
-                    &mut budget,
-                )
-                .await;
+            let Some(asked) = asked else {
+                return RunOutcome::Stopped(StopReason::Interrupted);
+            };
+            let shorter = self.shorter_if_too_long(
+                channel,
+                asked,
+                &request,
+                prepared,
+                &mut memory,
+                messages,
+                timer,
+                &mut budget,
+            );
+            let Some(asked) = context.unless_interrupted(shorter).await else {
+                return RunOutcome::Stopped(StopReason::Interrupted);
+            };
             let reply = match asked {
                 Err(_) => return RunOutcome::Stopped(StopReason::WallClock(timer.limit)),
                 Ok(Err(e)) => return RunOutcome::Stopped(StopReason::Model(e)),

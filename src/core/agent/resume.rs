@@ -140,11 +140,14 @@ impl Agent {
             )
             .await
         };
+        // A resumed run has nobody at a terminal to interrupt it.
+        let interrupt = tokio_util::sync::CancellationToken::new();
         let context = RunContext {
             inbound,
             run_id,
             settings: &settings,
             prepared: &prepared,
+            interrupt: &interrupt,
         };
         let mut progress = Progress {
             iterations: saved.iterations,
