@@ -456,6 +456,10 @@ impl<'p> Walker<'p> {
     }
 
     fn compound(&mut self, compound: &CompoundCommand, stdin: &Stdin, depth: usize) {
+        if let CompoundCommand::Subshell(subshell) = compound {
+            self.subshell(&subshell.list, stdin, depth);
+            return;
+        }
         self.unknown(format!(
             "{} is not a simple command",
             describe_compound(compound)
@@ -474,7 +478,7 @@ impl<'p> Walker<'p> {
                 self.list(&clause.body.list, stdin, depth);
             }
             CompoundCommand::BraceGroup(group) => self.list(&group.list, stdin, depth),
-            CompoundCommand::Subshell(subshell) => self.list(&subshell.list, stdin, depth),
+            CompoundCommand::Subshell(subshell) => self.subshell(&subshell.list, stdin, depth),
             CompoundCommand::ForClause(clause) => {
                 for word in clause.values.iter().flatten() {
                     self.word(&word.value, depth);
@@ -510,6 +514,14 @@ impl<'p> Walker<'p> {
                 self.command(&coprocess.body, &Stdin::Inherited, depth);
             }
         }
+    }
+
+    /// `( list )`: judged by what it runs, like the line (the plan runs it without a shell).
+    /// A `cd` inside moves only the subshell, so the directories after it are those before.
+    fn subshell(&mut self, list: &CompoundList, stdin: &Stdin, depth: usize) {
+        let outside = self.cwds.clone();
+        self.list(list, stdin, depth);
+        self.cwds = outside;
     }
 
     fn extended_test(&mut self, expr: &ast::ExtendedTestExpr, depth: usize) {

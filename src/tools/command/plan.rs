@@ -3,7 +3,8 @@
 //! [`plan`] parses a line with the bash grammar (brush-parser, the assessor's guarded parse;
 //! the assessor plans the very tree it judged with `plan_parsed`) and, when the line is one
 //! complete command made only of simple commands whose words are all literal, joined only by
-//! `|`, `&&`, `||` and `;`, returns a [`Plan`]: and-or lists of pipelines of argv vectors, the
+//! `|`, `&&`, `||` and `;` and grouped only by subshells `( ... )`, returns a [`Plan`]: and-or
+//! lists of pipelines of argv vectors (a stage may be a [`Subshell`] of such lists), the
 //! words already unquoted. Such a line runs without a shell (see `execute`), so nothing in it
 //! can expand, substitute or redirect: what the gate read is exactly what runs.
 //!
@@ -13,7 +14,7 @@
 //! redirections that write no file ([`Redirect`]: `< file`, `N>/dev/null`, `2>&1`, `>&2`).
 //!
 //! Everything else — `$VAR`, `$(...)`, backquotes, `~`, assignments, other redirections,
-//! heredocs, `&`, subshells and other compound commands, `!`, `time`, functions, several
+//! heredocs, `&`, compound commands other than subshells, `!`, `time`, functions, several
 //! lines, other shell builtins — has no plan: [`plan_line`] says why, and such a line
 //! runs through `sh -c` only when a person confirmed it.
 //!
@@ -53,12 +54,33 @@ pub enum Connector {
     Or,
 }
 
-/// Simple commands whose stdout feeds the next one's stdin. Its status is the last
-/// command's (no `pipefail`, like sh).
+/// Stages whose stdout feeds the next one's stdin. Its status is the last stage's (no
+/// `pipefail`, like sh).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pipeline {
-    pub commands: Vec<SimpleCommand>,
+    pub stages: Vec<Stage>,
 }
+
+/// One stage of a pipeline: a program, or a subshell of planned lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stage {
+    Command(SimpleCommand),
+    Subshell(Subshell),
+}
+
+/// `( lists )`: and-or lists run one after the other on the stage's standard streams, in a
+/// copy of the line's directory, like sh's subshell: a `cd` inside changes nothing after
+/// it. Its status is its last pipeline's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subshell {
+    pub body: Plan,
+    /// Applied to the stage's standard streams before the body runs, like a command's.
+    pub redirects: Vec<Redirect>,
+}
+
+/// Subshells inside subshells deeper than this need a shell (the assessor follows no
+/// deeper either).
+const MAX_SUBSHELL_DEPTH: usize = super::assess::MAX_DEPTH;
 
 /// One program and its arguments. `words` is never empty; the first names the program and is
 /// never a glob pattern. `cd` is one too: the runner changes the line's directory itself.
@@ -117,13 +139,35 @@ impl SimpleCommand {
 }
 
 impl Plan {
-    /// Every simple command of the line, in the order written.
+    /// Every simple command of the line, subshells' included, in the order written.
     pub fn commands(&self) -> impl Iterator<Item = &SimpleCommand> {
-        self.lists.iter().flat_map(|list| {
-            std::iter::once(&list.first)
-                .chain(list.rest.iter().map(|(_, p)| p))
-                .flat_map(|p| p.commands.iter())
-        })
+        let mut commands = Vec::new();
+        self.collect_commands(&mut commands);
+        commands.into_iter()
+    }
+
+    fn collect_commands<'a>(&'a self, into: &mut Vec<&'a SimpleCommand>) {
+        let pipelines = self
+            .lists
+            .iter()
+            .flat_map(|list| std::iter::once(&list.first).chain(list.rest.iter().map(|(_, p)| p)));
+        for stage in pipelines.flat_map(|p| p.stages.iter()) {
+            match stage {
+                Stage::Command(command) => into.push(command),
+                Stage::Subshell(subshell) => subshell.body.collect_commands(into),
+            }
+        }
+    }
+}
+
+impl Pipeline {
+    /// The pipeline's one stage when it is the command `cd`, which the runner performs
+    /// itself.
+    pub fn lone_cd(&self) -> Option<&SimpleCommand> {
+        match self.stages.as_slice() {
+            [Stage::Command(command)] if command.program() == "cd" => Some(command),
+            _ => None,
+        }
     }
 }
 
@@ -139,7 +183,9 @@ pub enum NeedsShell {
     SeveralLines,
     #[error("it starts a background job (`&`)")]
     Background,
-    #[error("it uses a compound command (a subshell, `{{ ... }}`, if, for, while, case)")]
+    #[error(
+        "it uses a compound command (`{{ ... }}`, if, for, while, case, or subshells nested more than {MAX_SUBSHELL_DEPTH} deep)"
+    )]
     Compound,
     #[error("it defines a function")]
     Function,
@@ -246,24 +292,16 @@ pub(super) fn plan_parsed(parsed: &Result<ast::Program, ParseFailure>) -> Result
 }
 
 fn plan_program(program: &ast::Program) -> Result<Plan, NeedsShell> {
-    let options = parser_options();
     let complete = match program.complete_commands.as_slice() {
         [] => return Err(NeedsShell::NoCommand),
         [one] => one,
         _ => return Err(NeedsShell::SeveralLines),
     };
-    let lists = complete
-        .0
-        .iter()
-        .map(|ast::CompoundListItem(list, separator)| match separator {
-            ast::SeparatorOperator::Async => Err(NeedsShell::Background),
-            ast::SeparatorOperator::Sequence => and_or_list(list, &options),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    if lists.is_empty() {
-        return Err(NeedsShell::NoCommand);
+    Planner {
+        options: parser_options(),
+        subshells: 0,
     }
-    Ok(Plan { lists })
+    .lists(complete)
 }
 
 /// The options words are unquoted with: bash's, without `extglob` (a word with an extended
@@ -279,42 +317,98 @@ fn parser_options() -> ParserOptions {
     }
 }
 
-fn and_or_list(list: &ast::AndOrList, options: &ParserOptions) -> Result<AndOrList, NeedsShell> {
-    let first = pipeline(&list.first, options)?;
-    let rest = list
-        .additional
-        .iter()
-        .map(|next| match next {
-            ast::AndOr::And(p) => Ok((Connector::And, pipeline(p, options)?)),
-            ast::AndOr::Or(p) => Ok((Connector::Or, pipeline(p, options)?)),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(AndOrList { first, rest })
+/// Plans the lists of a line, and of the subshells in it.
+struct Planner {
+    options: ParserOptions,
+    /// How deep in subshells the planner is.
+    subshells: usize,
 }
 
-fn pipeline(pipeline: &ast::Pipeline, options: &ParserOptions) -> Result<Pipeline, NeedsShell> {
-    if pipeline.timed.is_some() {
-        return Err(NeedsShell::Timed);
-    }
-    if pipeline.bang {
-        return Err(NeedsShell::Negation);
-    }
-    let commands = pipeline
-        .seq
-        .iter()
-        .map(|command| match command {
-            ast::Command::Simple(simple) => simple_command(simple, options),
-            ast::Command::Compound(..) => Err(NeedsShell::Compound),
-            ast::Command::Function(_) => Err(NeedsShell::Function),
-            ast::Command::ExtendedTest(..) => Err(NeedsShell::ExtendedTest),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    for command in &commands {
-        if command.program() == "cd" && (commands.len() > 1 || cd_directory(command).is_none()) {
-            return Err(NeedsShell::Builtin("cd".to_owned()));
+impl Planner {
+    /// `;`-separated and-or lists: a line, or a subshell's body.
+    fn lists(&mut self, list: &ast::CompoundList) -> Result<Plan, NeedsShell> {
+        let lists = list
+            .0
+            .iter()
+            .map(|ast::CompoundListItem(list, separator)| match separator {
+                ast::SeparatorOperator::Async => Err(NeedsShell::Background),
+                ast::SeparatorOperator::Sequence => self.and_or_list(list),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if lists.is_empty() {
+            return Err(NeedsShell::NoCommand);
         }
+        Ok(Plan { lists })
     }
-    Ok(Pipeline { commands })
+
+    fn and_or_list(&mut self, list: &ast::AndOrList) -> Result<AndOrList, NeedsShell> {
+        let first = self.pipeline(&list.first)?;
+        let rest = list
+            .additional
+            .iter()
+            .map(|next| match next {
+                ast::AndOr::And(p) => Ok((Connector::And, self.pipeline(p)?)),
+                ast::AndOr::Or(p) => Ok((Connector::Or, self.pipeline(p)?)),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AndOrList { first, rest })
+    }
+
+    fn pipeline(&mut self, pipeline: &ast::Pipeline) -> Result<Pipeline, NeedsShell> {
+        if pipeline.timed.is_some() {
+            return Err(NeedsShell::Timed);
+        }
+        if pipeline.bang {
+            return Err(NeedsShell::Negation);
+        }
+        let stages = pipeline
+            .seq
+            .iter()
+            .map(|command| match command {
+                ast::Command::Simple(simple) => {
+                    simple_command(simple, &self.options).map(Stage::Command)
+                }
+                ast::Command::Compound(ast::CompoundCommand::Subshell(subshell), redirects) => {
+                    self.subshell(&subshell.list, redirects.as_ref())
+                }
+                ast::Command::Compound(..) => Err(NeedsShell::Compound),
+                ast::Command::Function(_) => Err(NeedsShell::Function),
+                ast::Command::ExtendedTest(..) => Err(NeedsShell::ExtendedTest),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        for stage in &stages {
+            if let Stage::Command(command) = stage
+                && command.program() == "cd"
+                && (stages.len() > 1 || cd_directory(command).is_none())
+            {
+                return Err(NeedsShell::Builtin("cd".to_owned()));
+            }
+        }
+        Ok(Pipeline { stages })
+    }
+
+    fn subshell(
+        &mut self,
+        body: &ast::CompoundList,
+        redirects: Option<&ast::RedirectList>,
+    ) -> Result<Stage, NeedsShell> {
+        if self.subshells >= MAX_SUBSHELL_DEPTH {
+            return Err(NeedsShell::Compound);
+        }
+        let redirects = redirects
+            .iter()
+            .flat_map(|list| list.0.iter())
+            .map(|io| redirect(io, &self.options))
+            .collect::<Result<Vec<_>, _>>()?
+            .concat();
+        self.subshells += 1;
+        let body = self.lists(body);
+        self.subshells -= 1;
+        Ok(Stage::Subshell(Subshell {
+            body: body?,
+            redirects,
+        }))
+    }
 }
 
 /// The directory a planned `cd` changes into: `Some(None)` (the home directory, which is
@@ -606,9 +700,12 @@ mod tests {
     fn shape(line: &str) -> Vec<ListShape> {
         let plan = plan(line).unwrap_or_else(|| panic!("{line:?} should have a plan"));
         let argvs = |p: &Pipeline| {
-            p.commands
+            p.stages
                 .iter()
-                .map(|c| c.argv().into_iter().map(str::to_owned).collect())
+                .map(|stage| match stage {
+                    Stage::Command(c) => c.argv().into_iter().map(str::to_owned).collect(),
+                    Stage::Subshell(_) => vec!["(subshell)".to_owned()],
+                })
                 .collect::<Vec<Vec<String>>>()
         };
         plan.lists
@@ -720,8 +817,11 @@ y"#
             "cat < *.txt",
             "cat < $f",
             "cat <> x",
-            "(ls)",
             "{ ls; }",
+            "(ls &)",
+            "(ls) > x",
+            "(echo $x)",
+            "(ls; { pwd; })",
             "a=b ls",
             "a=b",
             "ls &",
@@ -789,7 +889,7 @@ y"#
     #[test]
     fn globs_keep_a_pattern_with_quoted_parts_escaped() {
         let plan = plan(r#"ls *.rs 'a*'b "[x]"? src/**/*.md x"#).expect("plan");
-        let words = &plan.lists[0].first.commands[0].words;
+        let words = &plan.commands().next().expect("a command").words;
         assert_eq!(words[1].text, "*.rs");
         assert_eq!(words[1].pattern.as_deref(), Some("*.rs"));
         // Quoted glob characters are literal: no pattern at all.
@@ -803,8 +903,38 @@ y"#
 
     #[test]
     fn commands_lists_every_simple_command_in_order() {
-        let plan = plan("a | b && c || d; e").expect("plan");
-        let names: Vec<_> = plan.commands().map(SimpleCommand::program).collect();
-        assert_eq!(names, ["a", "b", "c", "d", "e"]);
+        for line in ["a | b && c || d; e", "(a; (b | c)) | d && (e)"] {
+            let planned = plan(line).expect("plan");
+            let names: Vec<_> = planned.commands().map(SimpleCommand::program).collect();
+            assert_eq!(names, ["a", "b", "c", "d", "e"], "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_subshell_is_a_stage_with_lists_and_redirections() {
+        assert_eq!(
+            shape("(cd src && ls) | wc -l"),
+            vec![vec![("", vec![argv(&["(subshell)"]), argv(&["wc", "-l"])])]]
+        );
+        let planned = plan("(cd src && ls; pwd) 2>/dev/null").expect("plan");
+        let [Stage::Subshell(subshell)] = planned.lists[0].first.stages.as_slice() else {
+            panic!("one subshell stage: {planned:?}");
+        };
+        assert_eq!(subshell.redirects, [Redirect::Discard(2)]);
+        let inner: Vec<_> = subshell.body.commands().map(SimpleCommand::argv).collect();
+        assert_eq!(inner, [vec!["cd", "src"], vec!["ls"], vec!["pwd"]]);
+        // `cd` inside a subshell is still a pipeline of its own.
+        assert_eq!(
+            plan_line("(cd src | ls)"),
+            Err(NeedsShell::Builtin("cd".to_owned()))
+        );
+        // Nested deeper than the assessor follows: a shell's. (brush-parser reads `( ( ls ) )`
+        // as arithmetic, so each level holds a command first.)
+        let deep = |n: usize| format!("{}ls{}", "(ls; ".repeat(n), ")".repeat(n));
+        assert_eq!(plan_line(&deep(MAX_SUBSHELL_DEPTH)).err(), None);
+        assert_eq!(
+            plan_line(&deep(MAX_SUBSHELL_DEPTH + 1)),
+            Err(NeedsShell::Compound)
+        );
     }
 }
