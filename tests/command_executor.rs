@@ -672,6 +672,30 @@ async fn subshells_run_in_the_plan_like_sh() {
     assert!(out.is_empty(), "{out}");
 }
 
+/// A line of shell-state builtins only does nothing that outlives it: it runs without a
+/// shell, prints nothing and succeeds, as `sh -c` would; beside another command it needs a
+/// shell.
+#[tokio::test]
+async fn a_line_of_shell_state_builtins_only_succeeds() {
+    let t = tool();
+    let auto = Approval::Auto;
+    for line in ["export A=b", "set -x; unset A", "alias ll='ls -l'", "jobs"] {
+        let (out, err, exit) = outputs(&t, line, &auto).await;
+        assert_eq!(
+            (out.as_str(), err.as_str(), exit),
+            ("", "", Exit::Code(0)),
+            "{line:?}"
+        );
+    }
+    match t.execute("export A=b; env", &auto).await {
+        Err(ToolError::Refused(message)) => assert!(message.contains("needs a shell"), "{message}"),
+        other => panic!("should be refused, got {other:?}"),
+    }
+    // Confirmed, sh runs it with the state it sets.
+    let (out, _, _) = outputs(&t, "export A=visible-b; printenv A", &confirmed()).await;
+    assert_eq!(out, "visible-b\n");
+}
+
 #[tokio::test]
 async fn without_a_click_cd_and_input_stay_inside_the_workspace() {
     let t = tool();

@@ -78,7 +78,24 @@ impl CommandPolicy {
 
 /// Judges one command line.
 pub fn assess_command(line: &str, policy: &CommandPolicy) -> Assessment {
-    walk_line(line, &syntax::parse_script(line), policy).0
+    let parsed = syntax::parse_script(line);
+    let assessment = walk_line(line, &parsed, policy).0;
+    if matches!(assessment, Assessment::Safe(_)) {
+        return planned_or_unknown(assessment, &plan::plan_parsed(&parsed));
+    }
+    assessment
+}
+
+/// A safe line runs without a click only through its plan, so a safe line without one
+/// (its commands all read-only, but only a shell could run them together: `set -e; ls`)
+/// waits for a person.
+fn planned_or_unknown(assessment: Assessment, plan: &Result<Plan, NeedsShell>) -> Assessment {
+    match (assessment, plan) {
+        (Assessment::Safe(_), Err(needs)) => {
+            Assessment::Unknown(format!("the line needs a shell because {needs}"))
+        }
+        (assessment, _) => assessment,
+    }
 }
 
 /// A command line as the gate reads it, from one parse: the verdict, and the plan the
@@ -96,9 +113,10 @@ pub struct LineReading {
 pub fn read_line(line: &str, policy: &CommandPolicy) -> LineReading {
     let parsed = syntax::parse_script(line);
     let assessment = walk_line(line, &parsed, policy).0;
+    let plan = plan::plan_parsed(&parsed);
     LineReading {
-        assessment,
-        plan: plan::plan_parsed(&parsed),
+        assessment: planned_or_unknown(assessment, &plan),
+        plan,
     }
 }
 
@@ -124,6 +142,7 @@ pub(super) fn judged_words(line: &str, policy: &CommandPolicy) -> (LineReading, 
     let parsed = syntax::parse_script(line);
     let (assessment, walker) = walk_line(line, &parsed, policy);
     let plan = plan::plan_parsed(&parsed);
+    let assessment = planned_or_unknown(assessment, &plan);
     (LineReading { assessment, plan }, walker.judged)
 }
 

@@ -46,6 +46,7 @@ use tokio::task::JoinHandle;
 use super::expand::{ExpansionRefused, expand_in};
 use super::plan::{
     AndOrList, Connector, Pipeline, Plan, Redirect, SimpleCommand, Stage, Subshell, cd_directory,
+    is_state_builtin,
 };
 use super::reaper::Reaper;
 use super::sandbox::{
@@ -418,8 +419,10 @@ impl CommandRunner {
         let moves = plan.commands().any(|c| c.program() == "cd");
         for command in plan.commands() {
             let name = command.program();
-            let later = name == "cd" || (moves && name.contains('/'));
-            if !later && !programs.contains_key(name) {
+            // `cd` and the shell-state builtins are the runner's own.
+            let own = name == "cd" || is_state_builtin(command);
+            let later = moves && name.contains('/');
+            if !own && !later && !programs.contains_key(name) {
                 programs.insert(name, self.resolve_program(name)?);
             }
             for word in command.words.iter().filter(|w| w.pattern.is_some()) {
@@ -628,6 +631,11 @@ impl<'r> Jail<'r> {
                 stderr: error,
             };
             members.push(match stage {
+                // A line of shell-state builtins only (the plan holds them nowhere else):
+                // nothing outlives the line, so each succeeds and prints nothing, as in sh.
+                Stage::Command(command) if is_state_builtin(command) => {
+                    Box::pin(std::future::ready(Ok(Exit::Code(0))))
+                }
                 Stage::Command(command) => {
                     let member = self.start(command, args, programs, group, stage_streams, cwd)?;
                     Box::pin(member.wait())

@@ -205,6 +205,8 @@ pub enum NeedsShell {
     Expansion { kind: &'static str, word: String },
     #[error("`{0}` is a shell builtin, which only a shell can run")]
     Builtin(String),
+    #[error("`{0}` changes the shell for the commands after it, which only a shell can do")]
+    ShellState(String),
     #[error("its program name `{0}` is a glob pattern")]
     GlobbedProgram(String),
 }
@@ -269,6 +271,65 @@ const SHELL_ONLY_BUILTINS: &[&str] = &[
     "wait",
 ];
 
+/// Builtins that only change the shell's own state (variables, options, aliases) or list
+/// its jobs, in the forms that print nothing in a new shell ([`state_only`]). A line made
+/// of nothing else does nothing that outlives it, which the runner does itself: each
+/// succeeds and prints nothing, as in `sh -c`. Beside other commands, the state they set
+/// matters (`set -e`, `export A=b; env`), and only a shell can keep it.
+const STATE_BUILTINS: &[&str] = &["export", "unset", "set", "alias", "jobs"];
+
+/// Whether `program args` is a shell-state builtin in a form that prints nothing and only
+/// changes the shell (see [`STATE_BUILTINS`]): `export NAME[=value]...`, `unset [-fv]
+/// NAME...`, `set` with single-letter options or `-o NAME`, `alias` alone or
+/// `alias NAME=value...`, `jobs [-lnprs]`.
+pub(super) fn state_only(program: &str, args: &[&str]) -> bool {
+    let name = |word: &str| {
+        let mut chars = word.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let definition = |word: &str| word.split_once('=').is_some_and(|(n, _)| name(n));
+    let flags = |word: &str, allowed: &str| {
+        word.len() > 1 && word[1..].chars().all(|c| allowed.contains(c))
+    };
+    match program {
+        "export" => !args.is_empty() && args.iter().all(|a| name(a) || definition(a)),
+        "unset" => {
+            let (options, names): (Vec<&str>, Vec<&str>) =
+                args.iter().partition(|a| a.starts_with('-'));
+            !names.is_empty()
+                && names.iter().all(|a| name(a))
+                && options.iter().all(|o| flags(o, "fv"))
+        }
+        "set" => {
+            let mut words = args.iter();
+            let mut any = false;
+            while let Some(word) = words.next() {
+                any = true;
+                let ok = match *word {
+                    "-o" | "+o" => words.next().is_some_and(|option| name(option)),
+                    other if other.starts_with(['-', '+']) => flags(other, "abefhkmnptuvxBCEHPT"),
+                    _ => false,
+                };
+                if !ok {
+                    return false;
+                }
+            }
+            any
+        }
+        "alias" => args.iter().all(|a| definition(a)),
+        "jobs" => args.iter().all(|a| a.starts_with('-') && flags(a, "lnprs")),
+        _ => false,
+    }
+}
+
+/// Whether a planned command is a shell-state builtin the runner performs itself.
+pub fn is_state_builtin(command: &SimpleCommand) -> bool {
+    STATE_BUILTINS.contains(&command.program())
+}
+
 /// The plan of `line`, or `None` when it needs a shell.
 pub fn plan(line: &str) -> Option<Plan> {
     plan_line(line).ok()
@@ -297,11 +358,18 @@ fn plan_program(program: &ast::Program) -> Result<Plan, NeedsShell> {
         [one] => one,
         _ => return Err(NeedsShell::SeveralLines),
     };
-    Planner {
+    let plan = Planner {
         options: parser_options(),
         subshells: 0,
     }
-    .lists(complete)
+    .lists(complete)?;
+    let state = plan.commands().find(|c| is_state_builtin(c));
+    if let Some(first) = state
+        && plan.commands().any(|c| !is_state_builtin(c))
+    {
+        return Err(NeedsShell::ShellState(first.program().to_owned()));
+    }
+    Ok(plan)
 }
 
 /// The options words are unquoted with: bash's, without `extglob` (a word with an extended
@@ -450,13 +518,21 @@ fn simple_command(
     if program.pattern.is_some() {
         return Err(NeedsShell::GlobbedProgram(program.text));
     }
-    if SHELL_ONLY_BUILTINS.contains(&program.text.as_str()) {
+    let state = STATE_BUILTINS.contains(&program.text.as_str());
+    if SHELL_ONLY_BUILTINS.contains(&program.text.as_str()) && !state {
         return Err(NeedsShell::Builtin(program.text));
     }
     planned.words.push(program);
     planned.words.extend(names);
     for item in command.suffix.iter().flat_map(|s| s.0.iter()) {
         prefix_or_suffix_item(item, false, options, &mut planned)?;
+    }
+    if state {
+        let argv = planned.argv();
+        let literal = planned.words.iter().all(|w| w.pattern.is_none());
+        if !(literal && planned.redirects.is_empty() && state_only(argv[0], &argv[1..])) {
+            return Err(NeedsShell::Builtin(argv[0].to_owned()));
+        }
     }
     Ok(planned)
 }
@@ -850,7 +926,11 @@ y"#
             "cd src*",
             "cd src > x",
             "cd src 2>x",
-            "export A=b",
+            "export A=b; ls",
+            "export A=~/x",
+            "set -e && ls",
+            "(unset A) | cat",
+            "set",
             "exec ls",
             "eval ls",
             ". ./env",
@@ -908,6 +988,38 @@ y"#
             let names: Vec<_> = planned.commands().map(SimpleCommand::program).collect();
             assert_eq!(names, ["a", "b", "c", "d", "e"], "{line:?}");
         }
+    }
+
+    #[test]
+    fn shell_state_builtins_stand_only_on_a_line_of_their_own() {
+        for line in [
+            "export A=b",
+            "export A B=1",
+            "unset -v A",
+            "set -eux",
+            "set +o pipefail",
+            "alias ll='ls -l' la='ls -a'",
+            "alias",
+            "jobs",
+            "export A=1; set -x && (unset A)",
+        ] {
+            let planned = plan(line).unwrap_or_else(|| panic!("{line:?} should have a plan"));
+            assert!(planned.commands().all(is_state_builtin), "{line:?}");
+        }
+        assert_eq!(
+            plan_line("set -e; false"),
+            Err(NeedsShell::ShellState("set".to_owned()))
+        );
+        assert_eq!(
+            plan_line("set -o"),
+            Err(NeedsShell::Builtin("set".to_owned()))
+        );
+        assert!(!state_only("export", &[]));
+        assert!(!state_only("export", &["-n", "A"]));
+        assert!(!state_only("unset", &["1A"]));
+        assert!(!state_only("set", &["-x", "file"]));
+        assert!(!state_only("jobs", &["-x"]));
+        assert!(!state_only("declare", &["A=1"]));
     }
 
     #[test]
