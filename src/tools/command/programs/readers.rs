@@ -3,7 +3,8 @@
 //! the text tools of util-linux and friends (`join`, `look`, `pr`, `fmt`, `strings`, ...),
 //! the ELF readers of binutils (`readelf`, `objdump`, `nm`, `size`), `ag`, the programs
 //! that state facts about the machine (`free`, `nproc`, `lscpu`, `uptime`, `cal`, ...), the
-//! pagers, `bc`, and the look-ups in the manuals (`info`, `whatis`, `apropos`, `whereis`).
+//! pagers, `bc`, the look-ups in the manuals (`info`, `whatis`, `apropos`, `whereis`),
+//! and in the installed fonts and libraries (`fc-list`, `fc-match`, `pkg-config`).
 //!
 //! A pager whose output is not a terminal (a line's never is) copies its files to it like
 //! `cat`: no prompt, no command of its own runs. What could still write or run something is
@@ -385,6 +386,35 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(
+        &["fc-list", "fc-match"],
+        Rule::Table(&Table {
+            spec: Spec::values("f", &["format"]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["pkg-config", "pkgconf"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "",
+                &[
+                    "variable",
+                    "define-variable",
+                    "atleast-version",
+                    "exact-version",
+                    "max-version",
+                    "atleast-pkgconfig-version",
+                    "with-path",
+                    "env",
+                ],
+            ),
+            path_options: &["with-path"],
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
         &["lscpu"],
         Rule::Table(&Table {
             spec: Spec::values("s", &["sysroot", "output", "hierarchic"]),
@@ -623,6 +653,13 @@ mod tests {
             ("info -f /etc/secret.info", Unknown),
             ("apropos -C /etc/other.conf copy", Unknown),
             ("whereis -B /opt/bin -f ls", Unknown),
+            // Fonts and libraries installed.
+            ("fc-list : family", Safe),
+            ("fc-match -s monospace", Safe),
+            ("pkg-config --cflags --libs openssl", Safe),
+            ("pkg-config --variable=prefix zlib", Safe),
+            ("pkg-config --with-path=/opt/pc --libs x", Unknown),
+            ("fc-list > fonts.txt", Destructive),
         ]);
     }
 }
