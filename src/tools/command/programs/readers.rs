@@ -548,7 +548,7 @@ fn unzip(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
 mod tests {
     #[test]
     fn reader_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             // Compressed files read to standard output.
@@ -632,6 +632,9 @@ mod tests {
             ("less -n /etc/shadow", Unknown),
             ("less -T /etc/tags -t main", Unknown),
             ("less $OPTS notes.txt", Destructive),
+            ("LESSOPEN='|rm x %s' less notes.txt", Destructive),
+            ("LESSOPEN='|cat %s' less notes.txt", NotSafe),
+            ("ls | xargs less -o log.txt", Destructive),
             // bc computes.
             ("echo '2^10' | bc", Safe),
             ("seq -s+ 1 10 | bc -l", Safe),
