@@ -12,7 +12,8 @@
 //! - `Unknown`: anything not shown to be safe, with the first problem as the reason.
 //! - `Safe`: one complete command whose parts are all simple, literal, unredirected
 //!   commands on the read-only whitelist (`programs`), with safe options and paths inside
-//!   the workspace, joined only by `&&`, `||`, `;` and `|`.
+//!   the workspace, joined only by `&&`, `||`, `;` and `|` and grouped only by subshells,
+//!   which the plan runs without a shell (a safe verdict without a plan waits all the same).
 //!
 //! The line is parsed once ([`read_line`]): the walker judges that tree and the line's plan
 //! is built from it; the gate hands that plan to the runner (`LinePlan`), so a planned line
