@@ -529,7 +529,7 @@ async fn a_missing_program_is_a_clear_error_and_nothing_runs() {
 async fn an_auto_line_that_needs_a_shell_is_refused_and_runs_when_confirmed() {
     let t = tool();
     std::fs::create_dir_all(&t.root).expect("mkdir");
-    for line in ["echo $HOME", "ls > listing.txt", "cd - && ls", "(ls)"] {
+    for line in ["echo $HOME", "ls > listing.txt", "cd - && ls", "{ ls; }"] {
         match t.execute(line, &Approval::Auto).await {
             Err(ToolError::Refused(message)) => {
                 assert!(message.contains("needs a shell"), "{message}");
@@ -622,6 +622,78 @@ async fn redirections_and_cd_run_in_the_plan_in_sh_order() {
     // `cd` alone goes back to the workspace; a later `;` list keeps the directory.
     let (out, _, _) = outputs(&t, "cd sub; ls; cd; ls", &auto).await;
     assert_eq!(out, "inner.txt\nsub\n");
+}
+
+/// A subshell runs in the plan like a stage of its own: its commands one after the other
+/// on the stage's streams, at once with the stages beside it, its `cd` its own.
+#[tokio::test]
+async fn subshells_run_in_the_plan_like_sh() {
+    let t = tool();
+    std::fs::create_dir_all(t.root.join("sub")).expect("mkdir");
+    for (file, text) in [("sub/a.txt", "b\na\n"), ("top.txt", "c\n")] {
+        std::fs::write(t.root.join(file), text).expect("write");
+    }
+    let auto = Approval::Auto;
+    for (line, want) in [
+        ("(cd sub && ls) | wc -l", "1\n"),
+        // The `cd` inside moves only the subshell.
+        ("(cd sub); ls", "sub\ntop.txt\n"),
+        ("(cd sub && cat a.txt; cat ../top.txt) | sort", "a\nb\nc\n"),
+        ("(echo z; cat top.txt) | sort -r", "z\nc\n"),
+        // The subshell reads the pipe before it; every command in it shares that input.
+        (
+            "printf '1\\n2\\n3\\n' | (head -n 1; echo --; cat)",
+            "1\n--\n",
+        ),
+        ("(false || echo no) && (echo yes)", "no\nyes\n"),
+        ("(ls missing 2>&1) | wc -l", "1\n"),
+        ("((echo inner) | cat)", "inner\n"),
+        (
+            "(cd sub && ls) > /dev/null; pwd",
+            &format!("{}\n", t.root.display()),
+        ),
+    ] {
+        let (out, _, _) = outputs(&t, line, &auto).await;
+        assert_eq!(out, want, "{line:?}");
+    }
+    // Its status is its last command's.
+    let (_, _, exit) = outputs(&t, "(true; false)", &auto).await;
+    assert_eq!(exit, Exit::Code(1));
+    // A subshell at the head of a pipeline writes more than a pipe holds while the stage
+    // after it reads: the stages run at once.
+    let (out, _, exit) = outputs(&t, "(seq 100000; seq 5) | tail -n 1", &auto).await;
+    assert_eq!((out.as_str(), exit), ("5\n", Exit::Code(0)));
+    let (out, _, exit) = outputs(&t, "seq 100000 | (wc -l; cat) | head -c 7", &auto).await;
+    assert_eq!((out.as_str(), exit), ("100000\n", Exit::Code(0)));
+    // Without a click, a `cd` in a subshell stays inside the workspace too.
+    let (out, err, exit) = outputs(&t, "(cd .. && ls)", &auto).await;
+    assert_eq!(exit, Exit::Code(1));
+    assert!(err.contains("outside the workspace"), "{err}");
+    assert!(out.is_empty(), "{out}");
+}
+
+/// A line of shell-state builtins only does nothing that outlives it: it runs without a
+/// shell, prints nothing and succeeds, as `sh -c` would; beside another command it needs a
+/// shell.
+#[tokio::test]
+async fn a_line_of_shell_state_builtins_only_succeeds() {
+    let t = tool();
+    let auto = Approval::Auto;
+    for line in ["export A=b", "set -x; unset A", "alias ll='ls -l'", "jobs"] {
+        let (out, err, exit) = outputs(&t, line, &auto).await;
+        assert_eq!(
+            (out.as_str(), err.as_str(), exit),
+            ("", "", Exit::Code(0)),
+            "{line:?}"
+        );
+    }
+    match t.execute("export A=b; env", &auto).await {
+        Err(ToolError::Refused(message)) => assert!(message.contains("needs a shell"), "{message}"),
+        other => panic!("should be refused, got {other:?}"),
+    }
+    // Confirmed, sh runs it with the state it sets.
+    let (out, _, _) = outputs(&t, "export A=visible-b; printenv A", &confirmed()).await;
+    assert_eq!(out, "visible-b\n");
 }
 
 #[tokio::test]

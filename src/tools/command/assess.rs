@@ -12,7 +12,8 @@
 //! - `Unknown`: anything not shown to be safe, with the first problem as the reason.
 //! - `Safe`: one complete command whose parts are all simple, literal, unredirected
 //!   commands on the read-only whitelist (`programs`), with safe options and paths inside
-//!   the workspace, joined only by `&&`, `||`, `;` and `|`.
+//!   the workspace, joined only by `&&`, `||`, `;` and `|` and grouped only by subshells,
+//!   which the plan runs without a shell (a safe verdict without a plan waits all the same).
 //!
 //! The line is parsed once ([`read_line`]): the walker judges that tree and the line's plan
 //! is built from it; the gate hands that plan to the runner (`LinePlan`), so a planned line
@@ -78,7 +79,24 @@ impl CommandPolicy {
 
 /// Judges one command line.
 pub fn assess_command(line: &str, policy: &CommandPolicy) -> Assessment {
-    walk_line(line, &syntax::parse_script(line), policy).0
+    let parsed = syntax::parse_script(line);
+    let assessment = walk_line(line, &parsed, policy).0;
+    if matches!(assessment, Assessment::Safe(_)) {
+        return planned_or_unknown(assessment, &plan::plan_parsed(&parsed));
+    }
+    assessment
+}
+
+/// A safe line runs without a click only through its plan, so a safe line without one
+/// (its commands all read-only, but only a shell could run them together: `set -e; ls`)
+/// waits for a person.
+fn planned_or_unknown(assessment: Assessment, plan: &Result<Plan, NeedsShell>) -> Assessment {
+    match (assessment, plan) {
+        (Assessment::Safe(_), Err(needs)) => {
+            Assessment::Unknown(format!("the line needs a shell because {needs}"))
+        }
+        (assessment, _) => assessment,
+    }
 }
 
 /// A command line as the gate reads it, from one parse: the verdict, and the plan the
@@ -96,9 +114,10 @@ pub struct LineReading {
 pub fn read_line(line: &str, policy: &CommandPolicy) -> LineReading {
     let parsed = syntax::parse_script(line);
     let assessment = walk_line(line, &parsed, policy).0;
+    let plan = plan::plan_parsed(&parsed);
     LineReading {
-        assessment,
-        plan: plan::plan_parsed(&parsed),
+        assessment: planned_or_unknown(assessment, &plan),
+        plan,
     }
 }
 
@@ -124,6 +143,7 @@ pub(super) fn judged_words(line: &str, policy: &CommandPolicy) -> (LineReading, 
     let parsed = syntax::parse_script(line);
     let (assessment, walker) = walk_line(line, &parsed, policy);
     let plan = plan::plan_parsed(&parsed);
+    let assessment = planned_or_unknown(assessment, &plan);
     (LineReading { assessment, plan }, walker.judged)
 }
 
@@ -456,6 +476,10 @@ impl<'p> Walker<'p> {
     }
 
     fn compound(&mut self, compound: &CompoundCommand, stdin: &Stdin, depth: usize) {
+        if let CompoundCommand::Subshell(subshell) = compound {
+            self.subshell(&subshell.list, stdin, depth);
+            return;
+        }
         self.unknown(format!(
             "{} is not a simple command",
             describe_compound(compound)
@@ -474,7 +498,7 @@ impl<'p> Walker<'p> {
                 self.list(&clause.body.list, stdin, depth);
             }
             CompoundCommand::BraceGroup(group) => self.list(&group.list, stdin, depth),
-            CompoundCommand::Subshell(subshell) => self.list(&subshell.list, stdin, depth),
+            CompoundCommand::Subshell(subshell) => self.subshell(&subshell.list, stdin, depth),
             CompoundCommand::ForClause(clause) => {
                 for word in clause.values.iter().flatten() {
                     self.word(&word.value, depth);
@@ -510,6 +534,14 @@ impl<'p> Walker<'p> {
                 self.command(&coprocess.body, &Stdin::Inherited, depth);
             }
         }
+    }
+
+    /// `( list )`: judged by what it runs, like the line (the plan runs it without a shell).
+    /// A `cd` inside moves only the subshell, so the directories after it are those before.
+    fn subshell(&mut self, list: &CompoundList, stdin: &Stdin, depth: usize) {
+        let outside = self.cwds.clone();
+        self.list(list, stdin, depth);
+        self.cwds = outside;
     }
 
     fn extended_test(&mut self, expr: &ast::ExtendedTestExpr, depth: usize) {

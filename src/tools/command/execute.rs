@@ -2,7 +2,9 @@
 //!
 //! A line with a [`Plan`] runs without a shell: riskgate resolves each program on PATH
 //! before anything starts, expands globs inside the workspace, connects each pipeline's
-//! processes stdout to stdin itself and follows `&&`, `||` and `;` by exit status like sh. A
+//! processes stdout to stdin itself, follows `&&`, `||` and `;` by exit status like sh, and
+//! runs a subshell stage's lists itself, beside the other stages, in a copy of the line's
+//! directory. A
 //! line without a plan runs as `sh -c LINE`; whether it may is the caller's decision.
 //!
 //! Every child, either way:
@@ -25,7 +27,7 @@
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
-use std::io::{self, PipeReader, PipeWriter};
+use std::io::{self, PipeReader};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -42,7 +44,10 @@ use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
 use super::expand::{ExpansionRefused, expand_in};
-use super::plan::{Connector, Pipeline, Plan, Redirect, SimpleCommand, cd_directory};
+use super::plan::{
+    AndOrList, Connector, Pipeline, Plan, Redirect, SimpleCommand, Stage, Subshell, cd_directory,
+    is_state_builtin,
+};
 use super::reaper::Reaper;
 use super::sandbox::{
     LimitsReached, LineSandbox, NULL_DEVICE, RESERVED_VARIABLES, Sandbox, SandboxError, Walls,
@@ -365,13 +370,14 @@ impl CommandRunner {
         let (stderr_reader, stderr_writer) = io::pipe().map_err(RunError::Setup)?;
         let mut stdout = OutputReader::start(stdout_reader, self.output_limit)?;
         let mut stderr = OutputReader::start(stderr_reader, self.output_limit)?;
-        let sinks = Sinks {
-            stdout: stdout_writer,
-            stderr: stderr_writer,
+        let streams = Streams {
+            stdin: None,
+            stdout: OwnedFd::from(stdout_writer),
+            stderr: OwnedFd::from(stderr_writer),
         };
-        let mut group = ProcessGroup::default();
+        let group = ProcessGroup::default();
         let finished = tokio::time::timeout(self.timeout, async {
-            let exit = jail.steps(line, &programs, &mut group, sinks).await?;
+            let exit = jail.steps(line, &programs, &group, streams).await?;
             // Output ends when every process holding the pipes is gone, as with `$(...)`.
             stdout.finish().await;
             stderr.finish().await;
@@ -413,8 +419,10 @@ impl CommandRunner {
         let moves = plan.commands().any(|c| c.program() == "cd");
         for command in plan.commands() {
             let name = command.program();
-            let later = name == "cd" || (moves && name.contains('/'));
-            if !later && !programs.contains_key(name) {
+            // `cd` and the shell-state builtins are the runner's own.
+            let own = name == "cd" || is_state_builtin(command);
+            let later = moves && name.contains('/');
+            if !own && !later && !programs.contains_key(name) {
                 programs.insert(name, self.resolve_program(name)?);
             }
             for word in command.words.iter().filter(|w| w.pattern.is_some()) {
@@ -512,18 +520,23 @@ impl<'r> Jail<'r> {
         &self,
         line: Line<'_>,
         programs: &HashMap<&str, PathBuf>,
-        group: &mut ProcessGroup,
-        sinks: Sinks,
+        group: &ProcessGroup,
+        streams: Streams,
     ) -> Result<Exit, RunError> {
         match line {
-            Line::Plan(plan) => self.run_plan(plan, programs, group, &sinks).await,
+            Line::Plan(plan) => {
+                // The line's directory, which `cd` changes, like a shell's.
+                let mut cwd = self.runner.workspace.root().to_path_buf();
+                self.run_lists(&plan.lists, programs, group, &streams, &mut cwd)
+                    .await
+            }
             Line::Shell(text) => {
                 let root = self.runner.workspace.root();
                 let mut command = self.command(Path::new(SHELL), "sh", ["-c", text], root)?;
                 command
                     .stdin(Stdio::null())
-                    .stdout(sinks.stdout()?)
-                    .stderr(sinks.stderr()?);
+                    .stdout(Stdio::from(streams.copy(&streams.stdout)?))
+                    .stderr(Stdio::from(streams.copy(&streams.stderr)?));
                 let member = group.spawn(&mut command, "sh")?;
                 drop(command);
                 member.wait().await
@@ -531,19 +544,19 @@ impl<'r> Jail<'r> {
         }
     }
 
-    async fn run_plan(
+    /// Runs `;`-separated and-or lists in `cwd` on `streams`: the line's, or a subshell's.
+    async fn run_lists(
         &self,
-        plan: &Plan,
+        lists: &[AndOrList],
         programs: &HashMap<&str, PathBuf>,
-        group: &mut ProcessGroup,
-        sinks: &Sinks,
+        group: &ProcessGroup,
+        streams: &Streams,
+        cwd: &mut PathBuf,
     ) -> Result<Exit, RunError> {
         let mut last = Exit::Code(0);
-        // The line's directory, which `cd` changes, like a shell's.
-        let mut cwd = self.runner.workspace.root().to_path_buf();
-        for list in &plan.lists {
+        for list in lists {
             last = self
-                .run_pipeline(&list.first, programs, group, sinks, &mut cwd)
+                .run_pipeline(&list.first, programs, group, streams, cwd)
                 .await?;
             for (connector, pipeline) in &list.rest {
                 let runs = match connector {
@@ -552,7 +565,7 @@ impl<'r> Jail<'r> {
                 };
                 if runs {
                     last = self
-                        .run_pipeline(pipeline, programs, group, sinks, &mut cwd)
+                        .run_pipeline(pipeline, programs, group, streams, cwd)
                         .await?;
                 }
             }
@@ -564,33 +577,29 @@ impl<'r> Jail<'r> {
         &self,
         pipeline: &Pipeline,
         programs: &HashMap<&str, PathBuf>,
-        group: &mut ProcessGroup,
-        sinks: &Sinks,
+        group: &ProcessGroup,
+        streams: &Streams,
         cwd: &mut PathBuf,
     ) -> Result<Exit, RunError> {
-        if let [command] = pipeline.commands.as_slice()
-            && command.program() == "cd"
-        {
-            return self.change_directory(command, cwd, sinks);
+        if let Some(command) = pipeline.lone_cd() {
+            return self.change_directory(command, cwd, streams);
         }
-        // Globs expand when their pipeline starts, as in sh, and a refused one stops the
-        // line before this pipeline runs.
+        // Globs expand when their pipeline starts, as in sh (a subshell's when its own
+        // pipelines start), and a refused one stops the line before this pipeline runs.
         let arguments = pipeline
-            .commands
+            .stages
             .iter()
-            .map(|command| self.arguments(command, cwd))
+            .map(|stage| match stage {
+                Stage::Command(command) => self.arguments(command, cwd),
+                Stage::Subshell(_) => Ok(Vec::new()),
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        let mut members = Vec::with_capacity(pipeline.commands.len());
-        let mut stdin = Some(OwnedFd::from(null_device(false)?));
-        let count = pipeline.commands.len();
-        for (i, (command, args)) in pipeline.commands.iter().zip(arguments).enumerate() {
-            let name = command.program();
-            let program = match programs.get(name) {
-                Some(path) => path.clone(),
-                None => self.runner.resolve_program_in(name, cwd)?,
-            };
+        let mut members: Vec<MemberWait<'_>> = Vec::with_capacity(pipeline.stages.len());
+        let mut stdin = Some(streams.input()?);
+        let count = pipeline.stages.len();
+        for (i, (stage, args)) in pipeline.stages.iter().zip(arguments).enumerate() {
             let (stdout, next_stdin) = if i + 1 == count {
-                (OwnedFd::from(sinks.writer(&sinks.stdout)?), None)
+                (streams.copy(&streams.stdout)?, None)
             } else {
                 let (reader, writer) = io::pipe().map_err(RunError::Setup)?;
                 (OwnedFd::from(writer), Some(OwnedFd::from(reader)))
@@ -600,37 +609,91 @@ impl<'r> Jail<'r> {
                     .take()
                     .map_or_else(|| null_device(false).map(OwnedFd::from), Ok)?,
                 stdout,
-                OwnedFd::from(sinks.writer(&sinks.stderr)?),
+                streams.copy(&streams.stderr)?,
             ];
             stdin = next_stdin;
-            let [input, output, error] = match self.redirected(base, &command.redirects, cwd) {
+            let redirects = match stage {
+                Stage::Command(command) => &command.redirects,
+                Stage::Subshell(subshell) => &subshell.redirects,
+            };
+            let [input, output, error] = match self.redirected(base, redirects, cwd) {
                 Ok(fds) => fds,
                 Err(problem) => {
-                    // Like sh: the command does not run, and fails.
-                    sinks.complain(&format!("riskgate: {problem}\n"));
-                    members.push(None);
+                    // Like sh: the stage does not run, and fails.
+                    streams.complain(&format!("riskgate: {problem}\n"));
+                    members.push(Box::pin(std::future::ready(Ok(Exit::Code(1)))));
                     continue;
                 }
             };
-            let mut process = self.command(&program, name, args, cwd)?;
-            process
-                .stdin(Stdio::from(input))
-                .stdout(Stdio::from(output))
-                .stderr(Stdio::from(error));
-            members.push(Some(group.spawn(&mut process, name)?));
-            // The Command holds the parent's copies of the pipe ends; a reader sees EOF only
-            // once they are closed.
-            drop(process);
+            let stage_streams = Streams {
+                stdin: Some(input),
+                stdout: output,
+                stderr: error,
+            };
+            members.push(match stage {
+                // A line of shell-state builtins only (the plan holds them nowhere else):
+                // nothing outlives the line, so each succeeds and prints nothing, as in sh.
+                Stage::Command(command) if is_state_builtin(command) => {
+                    Box::pin(std::future::ready(Ok(Exit::Code(0))))
+                }
+                Stage::Command(command) => {
+                    let member = self.start(command, args, programs, group, stage_streams, cwd)?;
+                    Box::pin(member.wait())
+                }
+                Stage::Subshell(subshell) => {
+                    self.subshell(subshell, programs, group, stage_streams, cwd.clone())
+                }
+            });
         }
         drop(stdin);
+        // Every stage runs at once, as in sh: a subshell's commands start as it gets to them,
+        // while the processes beside it read and write.
         let mut exit = Exit::Code(0);
-        for member in members {
-            exit = match member {
-                Some(member) => member.wait().await?,
-                None => Exit::Code(1),
-            };
+        for finished in futures_util::future::join_all(members).await {
+            exit = finished?;
         }
         Ok(exit)
+    }
+
+    /// Starts one program of a pipeline on `streams`, in the line's group.
+    fn start(
+        &self,
+        command: &SimpleCommand,
+        args: Vec<OsString>,
+        programs: &HashMap<&str, PathBuf>,
+        group: &ProcessGroup,
+        streams: Streams,
+        cwd: &Path,
+    ) -> Result<Member, RunError> {
+        let name = command.program();
+        let program = match programs.get(name) {
+            Some(path) => path.clone(),
+            None => self.runner.resolve_program_in(name, cwd)?,
+        };
+        let mut process = self.command(&program, name, args, cwd)?;
+        process
+            .stdin(Stdio::from(streams.input()?))
+            .stdout(Stdio::from(streams.stdout))
+            .stderr(Stdio::from(streams.stderr));
+        // The Command holds the parent's copies of the pipe ends; a reader sees EOF only
+        // once they are closed (when `process` is dropped, on return).
+        group.spawn(&mut process, name)
+    }
+
+    /// A subshell stage: its lists on its own `streams`, from a copy of the line's
+    /// directory. Its ends of the pipes close when it is over.
+    fn subshell<'a>(
+        &'a self,
+        subshell: &'a Subshell,
+        programs: &'a HashMap<&str, PathBuf>,
+        group: &'a ProcessGroup,
+        streams: Streams,
+        mut cwd: PathBuf,
+    ) -> MemberWait<'a> {
+        Box::pin(async move {
+            self.run_lists(&subshell.body.lists, programs, group, &streams, &mut cwd)
+                .await
+        })
     }
 
     /// Applies a command's redirections, in order, to its standard descriptors.
@@ -714,14 +777,14 @@ impl<'r> Jail<'r> {
         &self,
         command: &SimpleCommand,
         cwd: &mut PathBuf,
-        sinks: &Sinks,
+        streams: &Streams,
     ) -> Result<Exit, RunError> {
         let root = self.runner.workspace.root();
         let target = match cd_directory(command) {
             Some(Some(directory)) => cwd.join(directory),
             Some(None) => root.to_path_buf(),
             None => {
-                sinks.complain("cd: riskgate takes `cd` with one directory only\n");
+                streams.complain("cd: riskgate takes `cd` with one directory only\n");
                 return Ok(Exit::Code(2));
             }
         };
@@ -742,9 +805,9 @@ impl<'r> Jail<'r> {
         };
         // Said where the command's stderr goes (`cd x 2>/dev/null || ...`).
         let standard = [
-            OwnedFd::from(null_device(false)?),
-            OwnedFd::from(sinks.writer(&sinks.stdout)?),
-            OwnedFd::from(sinks.writer(&sinks.stderr)?),
+            streams.input()?,
+            streams.copy(&streams.stdout)?,
+            streams.copy(&streams.stderr)?,
         ];
         let redirected = self.redirected(standard, &command.redirects, cwd);
         if let Ok([_, _, error]) = redirected {
@@ -813,32 +876,42 @@ fn is_executable_file(path: &Path) -> bool {
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
-/// The line's write ends of its stdout and stderr pipes.
-struct Sinks {
-    stdout: PipeWriter,
-    stderr: PipeWriter,
+/// Where the commands of a line, or of one of its stages, read and write: the line's output
+/// pipes, or a stage's ends of the pipes beside it.
+struct Streams {
+    /// `None`: `/dev/null`.
+    stdin: Option<OwnedFd>,
+    stdout: OwnedFd,
+    stderr: OwnedFd,
 }
 
-impl Sinks {
-    fn stdout(&self) -> Result<Stdio, RunError> {
-        Ok(Stdio::from(self.writer(&self.stdout)?))
+impl Streams {
+    /// A descriptor of standard input for one command: a copy, as every command of a
+    /// subshell shares its input.
+    fn input(&self) -> Result<OwnedFd, RunError> {
+        match &self.stdin {
+            Some(fd) => self.copy(fd),
+            None => null_device(false).map(OwnedFd::from),
+        }
     }
 
-    fn stderr(&self) -> Result<Stdio, RunError> {
-        Ok(Stdio::from(self.writer(&self.stderr)?))
-    }
-
-    fn writer(&self, pipe: &PipeWriter) -> Result<PipeWriter, RunError> {
-        pipe.try_clone().map_err(RunError::Setup)
+    fn copy(&self, fd: &OwnedFd) -> Result<OwnedFd, RunError> {
+        fd.try_clone().map_err(RunError::Setup)
     }
 
     /// Writes what the runner itself has to say (a failed `cd` or redirection) to the
-    /// line's stderr, as a shell would. Best effort: the reader drains the pipe.
+    /// stderr, as a shell would. Best effort: the reader drains the pipe.
     fn complain(&self, message: &str) {
         use std::io::Write;
-        let _ = (&self.stderr).write_all(message.as_bytes());
+        if let Ok(fd) = self.stderr.try_clone() {
+            let _ = std::fs::File::from(fd).write_all(message.as_bytes());
+        }
     }
 }
+
+/// The end of one stage of a pipeline: a process's, or a subshell's.
+type MemberWait<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Exit, RunError>> + Send + 'a>>;
 
 /// `/dev/null`, for reading or writing.
 fn null_device(write: bool) -> Result<std::fs::File, RunError> {
@@ -854,7 +927,8 @@ fn null_device(write: bool) -> Result<std::fs::File, RunError> {
 /// the last [`ProcessGroup::kill`].
 #[derive(Default)]
 struct ProcessGroup {
-    leader: Option<Leader>,
+    /// Shared by the stages of a pipeline, which start processes at once.
+    leader: Mutex<Option<Leader>>,
 }
 
 /// The first process of a line, whose pid names the group.
@@ -872,12 +946,13 @@ enum Member {
 
 impl ProcessGroup {
     /// Starts `command` in the group; the first one starts the group.
-    fn spawn(&mut self, command: &mut Command, program: &str) -> Result<Member, RunError> {
+    fn spawn(&self, command: &mut Command, program: &str) -> Result<Member, RunError> {
         let spawn_error = |source| RunError::Spawn {
             program: program.to_owned(),
             source,
         };
-        if let Some(leader) = &self.leader {
+        let mut leader_slot = lock(&self.leader);
+        if let Some(leader) = &*leader_slot {
             command.process_group(leader.pgid);
             return command.spawn().map(Member::Other).map_err(spawn_error);
         }
@@ -890,13 +965,14 @@ impl ProcessGroup {
         if let Some(reaper) = Reaper::get() {
             reaper.watch(pgid);
         }
-        self.leader = Some(Leader { child, pgid });
+        *leader_slot = Some(Leader { child, pgid });
         Ok(Member::Leader(pgid))
     }
 
     /// SIGKILL to every process still in the group.
     fn kill(&self) {
-        let Some(leader) = &self.leader else {
+        let leader = lock(&self.leader);
+        let Some(leader) = &*leader else {
             return;
         };
         // SAFETY: killpg takes plain integers and touches no memory of ours. The group id is
@@ -910,8 +986,9 @@ impl ProcessGroup {
     }
 
     /// Reaps the leader; after this the group id is no longer ours to signal.
-    async fn reap(&mut self) {
-        if let Some(mut leader) = self.leader.take() {
+    async fn reap(&self) {
+        let taken = lock(&self.leader).take();
+        if let Some(mut leader) = taken {
             // The group was killed and its number is still ours: the reaper may forget it.
             if let Some(reaper) = Reaper::get() {
                 reaper.release(leader.pgid);
@@ -1042,9 +1119,10 @@ async fn drain(mut receiver: pipe::Receiver, captured: Arc<Mutex<Captured>>, lim
     }
 }
 
-/// A poisoned lock still holds good bytes: a panic elsewhere cannot corrupt a Vec push.
-fn lock(captured: &Mutex<Captured>) -> MutexGuard<'_, Captured> {
-    captured.lock().unwrap_or_else(PoisonError::into_inner)
+/// A poisoned lock still holds good data: a panic elsewhere cannot corrupt a Vec push or
+/// an `Option` set.
+fn lock<T>(guarded: &Mutex<T>) -> MutexGuard<'_, T> {
+    guarded.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -175,7 +175,7 @@ mod tests {
     /// The arguments of the first command's second word, as text.
     fn expanded(line: &str, ws: &Workspace) -> Result<Vec<String>, ExpansionRefused> {
         let plan = plan(line).expect("plan");
-        let word = &plan.lists[0].first.commands[0].words[1];
+        let word = &plan.commands().next().expect("a command").words[1];
         expand(word, ws).map(|args| {
             args.into_iter()
                 .map(|a| a.to_string_lossy().into_owned())

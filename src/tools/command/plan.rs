@@ -3,7 +3,8 @@
 //! [`plan`] parses a line with the bash grammar (brush-parser, the assessor's guarded parse;
 //! the assessor plans the very tree it judged with `plan_parsed`) and, when the line is one
 //! complete command made only of simple commands whose words are all literal, joined only by
-//! `|`, `&&`, `||` and `;`, returns a [`Plan`]: and-or lists of pipelines of argv vectors, the
+//! `|`, `&&`, `||` and `;` and grouped only by subshells `( ... )`, returns a [`Plan`]: and-or
+//! lists of pipelines of argv vectors (a stage may be a [`Subshell`] of such lists), the
 //! words already unquoted. Such a line runs without a shell (see `execute`), so nothing in it
 //! can expand, substitute or redirect: what the gate read is exactly what runs.
 //!
@@ -13,7 +14,7 @@
 //! redirections that write no file ([`Redirect`]: `< file`, `N>/dev/null`, `2>&1`, `>&2`).
 //!
 //! Everything else — `$VAR`, `$(...)`, backquotes, `~`, assignments, other redirections,
-//! heredocs, `&`, subshells and other compound commands, `!`, `time`, functions, several
+//! heredocs, `&`, compound commands other than subshells, `!`, `time`, functions, several
 //! lines, other shell builtins — has no plan: [`plan_line`] says why, and such a line
 //! runs through `sh -c` only when a person confirmed it.
 //!
@@ -53,12 +54,33 @@ pub enum Connector {
     Or,
 }
 
-/// Simple commands whose stdout feeds the next one's stdin. Its status is the last
-/// command's (no `pipefail`, like sh).
+/// Stages whose stdout feeds the next one's stdin. Its status is the last stage's (no
+/// `pipefail`, like sh).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pipeline {
-    pub commands: Vec<SimpleCommand>,
+    pub stages: Vec<Stage>,
 }
+
+/// One stage of a pipeline: a program, or a subshell of planned lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stage {
+    Command(SimpleCommand),
+    Subshell(Subshell),
+}
+
+/// `( lists )`: and-or lists run one after the other on the stage's standard streams, in a
+/// copy of the line's directory, like sh's subshell: a `cd` inside changes nothing after
+/// it. Its status is its last pipeline's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subshell {
+    pub body: Plan,
+    /// Applied to the stage's standard streams before the body runs, like a command's.
+    pub redirects: Vec<Redirect>,
+}
+
+/// Subshells inside subshells deeper than this need a shell (the assessor follows no
+/// deeper either).
+const MAX_SUBSHELL_DEPTH: usize = super::assess::MAX_DEPTH;
 
 /// One program and its arguments. `words` is never empty; the first names the program and is
 /// never a glob pattern. `cd` is one too: the runner changes the line's directory itself.
@@ -117,13 +139,35 @@ impl SimpleCommand {
 }
 
 impl Plan {
-    /// Every simple command of the line, in the order written.
+    /// Every simple command of the line, subshells' included, in the order written.
     pub fn commands(&self) -> impl Iterator<Item = &SimpleCommand> {
-        self.lists.iter().flat_map(|list| {
-            std::iter::once(&list.first)
-                .chain(list.rest.iter().map(|(_, p)| p))
-                .flat_map(|p| p.commands.iter())
-        })
+        let mut commands = Vec::new();
+        self.collect_commands(&mut commands);
+        commands.into_iter()
+    }
+
+    fn collect_commands<'a>(&'a self, into: &mut Vec<&'a SimpleCommand>) {
+        let pipelines = self
+            .lists
+            .iter()
+            .flat_map(|list| std::iter::once(&list.first).chain(list.rest.iter().map(|(_, p)| p)));
+        for stage in pipelines.flat_map(|p| p.stages.iter()) {
+            match stage {
+                Stage::Command(command) => into.push(command),
+                Stage::Subshell(subshell) => subshell.body.collect_commands(into),
+            }
+        }
+    }
+}
+
+impl Pipeline {
+    /// The pipeline's one stage when it is the command `cd`, which the runner performs
+    /// itself.
+    pub fn lone_cd(&self) -> Option<&SimpleCommand> {
+        match self.stages.as_slice() {
+            [Stage::Command(command)] if command.program() == "cd" => Some(command),
+            _ => None,
+        }
     }
 }
 
@@ -139,7 +183,9 @@ pub enum NeedsShell {
     SeveralLines,
     #[error("it starts a background job (`&`)")]
     Background,
-    #[error("it uses a compound command (a subshell, `{{ ... }}`, if, for, while, case)")]
+    #[error(
+        "it uses a compound command (`{{ ... }}`, if, for, while, case, or subshells nested more than {MAX_SUBSHELL_DEPTH} deep)"
+    )]
     Compound,
     #[error("it defines a function")]
     Function,
@@ -159,6 +205,8 @@ pub enum NeedsShell {
     Expansion { kind: &'static str, word: String },
     #[error("`{0}` is a shell builtin, which only a shell can run")]
     Builtin(String),
+    #[error("`{0}` changes the shell for the commands after it, which only a shell can do")]
+    ShellState(String),
     #[error("its program name `{0}` is a glob pattern")]
     GlobbedProgram(String),
 }
@@ -223,6 +271,65 @@ const SHELL_ONLY_BUILTINS: &[&str] = &[
     "wait",
 ];
 
+/// Builtins that only change the shell's own state (variables, options, aliases) or list
+/// its jobs, in the forms that print nothing in a new shell ([`state_only`]). A line made
+/// of nothing else does nothing that outlives it, which the runner does itself: each
+/// succeeds and prints nothing, as in `sh -c`. Beside other commands, the state they set
+/// matters (`set -e`, `export A=b; env`), and only a shell can keep it.
+const STATE_BUILTINS: &[&str] = &["export", "unset", "set", "alias", "jobs"];
+
+/// Whether `program args` is a shell-state builtin in a form that prints nothing and only
+/// changes the shell (see [`STATE_BUILTINS`]): `export NAME[=value]...`, `unset [-fv]
+/// NAME...`, `set` with single-letter options or `-o NAME`, `alias` alone or
+/// `alias NAME=value...`, `jobs [-lnprs]`.
+pub(super) fn state_only(program: &str, args: &[&str]) -> bool {
+    let name = |word: &str| {
+        let mut chars = word.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let definition = |word: &str| word.split_once('=').is_some_and(|(n, _)| name(n));
+    let flags = |word: &str, allowed: &str| {
+        word.len() > 1 && word[1..].chars().all(|c| allowed.contains(c))
+    };
+    match program {
+        "export" => !args.is_empty() && args.iter().all(|a| name(a) || definition(a)),
+        "unset" => {
+            let (options, names): (Vec<&str>, Vec<&str>) =
+                args.iter().partition(|a| a.starts_with('-'));
+            !names.is_empty()
+                && names.iter().all(|a| name(a))
+                && options.iter().all(|o| flags(o, "fv"))
+        }
+        "set" => {
+            let mut words = args.iter();
+            let mut any = false;
+            while let Some(word) = words.next() {
+                any = true;
+                let ok = match *word {
+                    "-o" | "+o" => words.next().is_some_and(|option| name(option)),
+                    other if other.starts_with(['-', '+']) => flags(other, "abefhkmnptuvxBCEHPT"),
+                    _ => false,
+                };
+                if !ok {
+                    return false;
+                }
+            }
+            any
+        }
+        "alias" => args.iter().all(|a| definition(a)),
+        "jobs" => args.iter().all(|a| a.starts_with('-') && flags(a, "lnprs")),
+        _ => false,
+    }
+}
+
+/// Whether a planned command is a shell-state builtin the runner performs itself.
+pub fn is_state_builtin(command: &SimpleCommand) -> bool {
+    STATE_BUILTINS.contains(&command.program())
+}
+
 /// The plan of `line`, or `None` when it needs a shell.
 pub fn plan(line: &str) -> Option<Plan> {
     plan_line(line).ok()
@@ -246,24 +353,23 @@ pub(super) fn plan_parsed(parsed: &Result<ast::Program, ParseFailure>) -> Result
 }
 
 fn plan_program(program: &ast::Program) -> Result<Plan, NeedsShell> {
-    let options = parser_options();
     let complete = match program.complete_commands.as_slice() {
         [] => return Err(NeedsShell::NoCommand),
         [one] => one,
         _ => return Err(NeedsShell::SeveralLines),
     };
-    let lists = complete
-        .0
-        .iter()
-        .map(|ast::CompoundListItem(list, separator)| match separator {
-            ast::SeparatorOperator::Async => Err(NeedsShell::Background),
-            ast::SeparatorOperator::Sequence => and_or_list(list, &options),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    if lists.is_empty() {
-        return Err(NeedsShell::NoCommand);
+    let plan = Planner {
+        options: parser_options(),
+        subshells: 0,
     }
-    Ok(Plan { lists })
+    .lists(complete)?;
+    let state = plan.commands().find(|c| is_state_builtin(c));
+    if let Some(first) = state
+        && plan.commands().any(|c| !is_state_builtin(c))
+    {
+        return Err(NeedsShell::ShellState(first.program().to_owned()));
+    }
+    Ok(plan)
 }
 
 /// The options words are unquoted with: bash's, without `extglob` (a word with an extended
@@ -279,42 +385,98 @@ fn parser_options() -> ParserOptions {
     }
 }
 
-fn and_or_list(list: &ast::AndOrList, options: &ParserOptions) -> Result<AndOrList, NeedsShell> {
-    let first = pipeline(&list.first, options)?;
-    let rest = list
-        .additional
-        .iter()
-        .map(|next| match next {
-            ast::AndOr::And(p) => Ok((Connector::And, pipeline(p, options)?)),
-            ast::AndOr::Or(p) => Ok((Connector::Or, pipeline(p, options)?)),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(AndOrList { first, rest })
+/// Plans the lists of a line, and of the subshells in it.
+struct Planner {
+    options: ParserOptions,
+    /// How deep in subshells the planner is.
+    subshells: usize,
 }
 
-fn pipeline(pipeline: &ast::Pipeline, options: &ParserOptions) -> Result<Pipeline, NeedsShell> {
-    if pipeline.timed.is_some() {
-        return Err(NeedsShell::Timed);
-    }
-    if pipeline.bang {
-        return Err(NeedsShell::Negation);
-    }
-    let commands = pipeline
-        .seq
-        .iter()
-        .map(|command| match command {
-            ast::Command::Simple(simple) => simple_command(simple, options),
-            ast::Command::Compound(..) => Err(NeedsShell::Compound),
-            ast::Command::Function(_) => Err(NeedsShell::Function),
-            ast::Command::ExtendedTest(..) => Err(NeedsShell::ExtendedTest),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    for command in &commands {
-        if command.program() == "cd" && (commands.len() > 1 || cd_directory(command).is_none()) {
-            return Err(NeedsShell::Builtin("cd".to_owned()));
+impl Planner {
+    /// `;`-separated and-or lists: a line, or a subshell's body.
+    fn lists(&mut self, list: &ast::CompoundList) -> Result<Plan, NeedsShell> {
+        let lists = list
+            .0
+            .iter()
+            .map(|ast::CompoundListItem(list, separator)| match separator {
+                ast::SeparatorOperator::Async => Err(NeedsShell::Background),
+                ast::SeparatorOperator::Sequence => self.and_or_list(list),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if lists.is_empty() {
+            return Err(NeedsShell::NoCommand);
         }
+        Ok(Plan { lists })
     }
-    Ok(Pipeline { commands })
+
+    fn and_or_list(&mut self, list: &ast::AndOrList) -> Result<AndOrList, NeedsShell> {
+        let first = self.pipeline(&list.first)?;
+        let rest = list
+            .additional
+            .iter()
+            .map(|next| match next {
+                ast::AndOr::And(p) => Ok((Connector::And, self.pipeline(p)?)),
+                ast::AndOr::Or(p) => Ok((Connector::Or, self.pipeline(p)?)),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AndOrList { first, rest })
+    }
+
+    fn pipeline(&mut self, pipeline: &ast::Pipeline) -> Result<Pipeline, NeedsShell> {
+        if pipeline.timed.is_some() {
+            return Err(NeedsShell::Timed);
+        }
+        if pipeline.bang {
+            return Err(NeedsShell::Negation);
+        }
+        let stages = pipeline
+            .seq
+            .iter()
+            .map(|command| match command {
+                ast::Command::Simple(simple) => {
+                    simple_command(simple, &self.options).map(Stage::Command)
+                }
+                ast::Command::Compound(ast::CompoundCommand::Subshell(subshell), redirects) => {
+                    self.subshell(&subshell.list, redirects.as_ref())
+                }
+                ast::Command::Compound(..) => Err(NeedsShell::Compound),
+                ast::Command::Function(_) => Err(NeedsShell::Function),
+                ast::Command::ExtendedTest(..) => Err(NeedsShell::ExtendedTest),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        for stage in &stages {
+            if let Stage::Command(command) = stage
+                && command.program() == "cd"
+                && (stages.len() > 1 || cd_directory(command).is_none())
+            {
+                return Err(NeedsShell::Builtin("cd".to_owned()));
+            }
+        }
+        Ok(Pipeline { stages })
+    }
+
+    fn subshell(
+        &mut self,
+        body: &ast::CompoundList,
+        redirects: Option<&ast::RedirectList>,
+    ) -> Result<Stage, NeedsShell> {
+        if self.subshells >= MAX_SUBSHELL_DEPTH {
+            return Err(NeedsShell::Compound);
+        }
+        let redirects = redirects
+            .iter()
+            .flat_map(|list| list.0.iter())
+            .map(|io| redirect(io, &self.options))
+            .collect::<Result<Vec<_>, _>>()?
+            .concat();
+        self.subshells += 1;
+        let body = self.lists(body);
+        self.subshells -= 1;
+        Ok(Stage::Subshell(Subshell {
+            body: body?,
+            redirects,
+        }))
+    }
 }
 
 /// The directory a planned `cd` changes into: `Some(None)` (the home directory, which is
@@ -356,13 +518,21 @@ fn simple_command(
     if program.pattern.is_some() {
         return Err(NeedsShell::GlobbedProgram(program.text));
     }
-    if SHELL_ONLY_BUILTINS.contains(&program.text.as_str()) {
+    let state = STATE_BUILTINS.contains(&program.text.as_str());
+    if SHELL_ONLY_BUILTINS.contains(&program.text.as_str()) && !state {
         return Err(NeedsShell::Builtin(program.text));
     }
     planned.words.push(program);
     planned.words.extend(names);
     for item in command.suffix.iter().flat_map(|s| s.0.iter()) {
         prefix_or_suffix_item(item, false, options, &mut planned)?;
+    }
+    if state {
+        let argv = planned.argv();
+        let literal = planned.words.iter().all(|w| w.pattern.is_none());
+        if !(literal && planned.redirects.is_empty() && state_only(argv[0], &argv[1..])) {
+            return Err(NeedsShell::Builtin(argv[0].to_owned()));
+        }
     }
     Ok(planned)
 }
@@ -606,9 +776,12 @@ mod tests {
     fn shape(line: &str) -> Vec<ListShape> {
         let plan = plan(line).unwrap_or_else(|| panic!("{line:?} should have a plan"));
         let argvs = |p: &Pipeline| {
-            p.commands
+            p.stages
                 .iter()
-                .map(|c| c.argv().into_iter().map(str::to_owned).collect())
+                .map(|stage| match stage {
+                    Stage::Command(c) => c.argv().into_iter().map(str::to_owned).collect(),
+                    Stage::Subshell(_) => vec!["(subshell)".to_owned()],
+                })
                 .collect::<Vec<Vec<String>>>()
         };
         plan.lists
@@ -720,8 +893,11 @@ y"#
             "cat < *.txt",
             "cat < $f",
             "cat <> x",
-            "(ls)",
             "{ ls; }",
+            "(ls &)",
+            "(ls) > x",
+            "(echo $x)",
+            "(ls; { pwd; })",
             "a=b ls",
             "a=b",
             "ls &",
@@ -750,7 +926,11 @@ y"#
             "cd src*",
             "cd src > x",
             "cd src 2>x",
-            "export A=b",
+            "export A=b; ls",
+            "export A=~/x",
+            "set -e && ls",
+            "(unset A) | cat",
+            "set",
             "exec ls",
             "eval ls",
             ". ./env",
@@ -789,7 +969,7 @@ y"#
     #[test]
     fn globs_keep_a_pattern_with_quoted_parts_escaped() {
         let plan = plan(r#"ls *.rs 'a*'b "[x]"? src/**/*.md x"#).expect("plan");
-        let words = &plan.lists[0].first.commands[0].words;
+        let words = &plan.commands().next().expect("a command").words;
         assert_eq!(words[1].text, "*.rs");
         assert_eq!(words[1].pattern.as_deref(), Some("*.rs"));
         // Quoted glob characters are literal: no pattern at all.
@@ -803,8 +983,70 @@ y"#
 
     #[test]
     fn commands_lists_every_simple_command_in_order() {
-        let plan = plan("a | b && c || d; e").expect("plan");
-        let names: Vec<_> = plan.commands().map(SimpleCommand::program).collect();
-        assert_eq!(names, ["a", "b", "c", "d", "e"]);
+        for line in ["a | b && c || d; e", "(a; (b | c)) | d && (e)"] {
+            let planned = plan(line).expect("plan");
+            let names: Vec<_> = planned.commands().map(SimpleCommand::program).collect();
+            assert_eq!(names, ["a", "b", "c", "d", "e"], "{line:?}");
+        }
+    }
+
+    #[test]
+    fn shell_state_builtins_stand_only_on_a_line_of_their_own() {
+        for line in [
+            "export A=b",
+            "export A B=1",
+            "unset -v A",
+            "set -eux",
+            "set +o pipefail",
+            "alias ll='ls -l' la='ls -a'",
+            "alias",
+            "jobs",
+            "export A=1; set -x && (unset A)",
+        ] {
+            let planned = plan(line).unwrap_or_else(|| panic!("{line:?} should have a plan"));
+            assert!(planned.commands().all(is_state_builtin), "{line:?}");
+        }
+        assert_eq!(
+            plan_line("set -e; false"),
+            Err(NeedsShell::ShellState("set".to_owned()))
+        );
+        assert_eq!(
+            plan_line("set -o"),
+            Err(NeedsShell::Builtin("set".to_owned()))
+        );
+        assert!(!state_only("export", &[]));
+        assert!(!state_only("export", &["-n", "A"]));
+        assert!(!state_only("unset", &["1A"]));
+        assert!(!state_only("set", &["-x", "file"]));
+        assert!(!state_only("jobs", &["-x"]));
+        assert!(!state_only("declare", &["A=1"]));
+    }
+
+    #[test]
+    fn a_subshell_is_a_stage_with_lists_and_redirections() {
+        assert_eq!(
+            shape("(cd src && ls) | wc -l"),
+            vec![vec![("", vec![argv(&["(subshell)"]), argv(&["wc", "-l"])])]]
+        );
+        let planned = plan("(cd src && ls; pwd) 2>/dev/null").expect("plan");
+        let [Stage::Subshell(subshell)] = planned.lists[0].first.stages.as_slice() else {
+            panic!("one subshell stage: {planned:?}");
+        };
+        assert_eq!(subshell.redirects, [Redirect::Discard(2)]);
+        let inner: Vec<_> = subshell.body.commands().map(SimpleCommand::argv).collect();
+        assert_eq!(inner, [vec!["cd", "src"], vec!["ls"], vec!["pwd"]]);
+        // `cd` inside a subshell is still a pipeline of its own.
+        assert_eq!(
+            plan_line("(cd src | ls)"),
+            Err(NeedsShell::Builtin("cd".to_owned()))
+        );
+        // Nested deeper than the assessor follows: a shell's. (brush-parser reads `( ( ls ) )`
+        // as arithmetic, so each level holds a command first.)
+        let deep = |n: usize| format!("{}ls{}", "(ls; ".repeat(n), ")".repeat(n));
+        assert_eq!(plan_line(&deep(MAX_SUBSHELL_DEPTH)).err(), None);
+        assert_eq!(
+            plan_line(&deep(MAX_SUBSHELL_DEPTH + 1)),
+            Err(NeedsShell::Compound)
+        );
     }
 }

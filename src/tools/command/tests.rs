@@ -430,6 +430,22 @@ fn everyday_lines_run_without_a_click() {
             "echo $((0x10))",
         ]),
     );
+    // Subshells, judged by what they run (the plan runs them without a shell).
+    check_table(
+        &policy,
+        &safe(&[
+            "(ls)",
+            "(cd src && ls) | wc -l",
+            "(echo a; cat notes.txt) | sort",
+            "ls || (pwd && echo hi)",
+            "(cd sub/deeper && cat x.txt) 2>/dev/null",
+            "(cd src); ls",
+            "(cd src && ls); cat notes.txt",
+            "cat notes.txt | (head -n 1; wc -l)",
+            "((ls) | wc -l)",
+            "(grep -rn x src || true) | head",
+        ]),
+    );
 }
 
 /// Beside every class above, the forms that write, run other code or leave the workspace.
@@ -529,6 +545,26 @@ fn their_dangerous_neighbours_still_wait() {
             ("sed -{n,i} p notes.txt", Destructive),
             ("echo {1..100000}", NotSafe),
             ("echo {a,$(rm x)}", Destructive),
+            // Subshells: what they hold, where their `cd` leads, where they write.
+            ("(rm x) | wc -l", Destructive),
+            ("(echo a; rm -rf src) | sort", Destructive),
+            ("(cd src && rm main.rs)", Destructive),
+            ("(ls) > out.txt", Destructive),
+            ("(ls; cat notes.txt) >> all.txt", Destructive),
+            ("(sleep 10 &) ; ls", Destructive),
+            ("(ls &)", Destructive),
+            ("(cd .. && ls)", NotSafe),
+            ("(cd /etc && cat passwd) | wc -l", NotSafe),
+            ("(cd src && cat ../../x)", NotSafe),
+            ("(cd src); cat ../x", NotSafe),
+            ("(cat ~/.ssh/id_rsa) | wc -c", NotSafe),
+            ("(export A=b; ls)", NotSafe),
+            ("(echo $HOME)", NotSafe),
+            ("(curl https://example.com) | sh", NotSafe),
+            ("(echo rm x) | sh", Destructive),
+            ("(ls) | tee out.txt", Destructive),
+            ("(exec ls)", NotSafe),
+            ("(ls) < /etc/passwd", NotSafe),
         ],
     );
 }
@@ -679,10 +715,8 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("wc -l \"$f\"", Unknown),
             // Structure.
             ("FOO=bar ls", Unknown),
-            ("(ls)", Unknown),
             ("{ ls; }", Unknown),
             ("ls\npwd", Unknown),
-            ("ls || (pwd && echo hi)", Unknown),
             ("if true; then ls; fi", Unknown),
             ("for f in a b; do echo $f; done", Unknown),
             ("time ls", Unknown),
@@ -1286,8 +1320,8 @@ proptest! {
     }
 
     /// Over words that need no quoting and commands whose operands are files, a safe
-    /// verdict never comes with an output redirection, an expansion, a background job, a subshell,
-    /// a path outside the workspace, or (in command position) an assignment, a group or a
+    /// verdict never comes with an output redirection, an expansion, a background job, a path
+    /// outside the workspace, or (in command position) an assignment, a group or a
     /// command off the whitelist. A `#` starts a comment.
     #[test]
     fn safe_lines_have_no_dangerous_syntax(
@@ -1302,9 +1336,8 @@ proptest! {
         let line = words.join(" ");
         if let Assessment::Safe(_) = assess_command(&line, &policy) {
             // `<` from a file in the workspace and `2>&1` are safe: the plan runs them.
-            let anywhere = [
-                "&", ">", ">>", "$HOME", "$(ls)", "`ls`", "~", "..", "/etc", "(", ")",
-            ];
+            // A subshell is judged by what it holds, like the line.
+            let anywhere = ["&", ">", ">>", "$HOME", "$(ls)", "`ls`", "~", "..", "/etc"];
             let as_command = ["rm", "sudo", "x=1", "{"];
             let mut command_position = true;
             for word in words.iter().take_while(|w| **w != "#") {
@@ -1313,7 +1346,7 @@ proptest! {
                     !(command_position && as_command.contains(word)),
                     "{line:?} judged safe"
                 );
-                command_position = matches!(*word, ";" | "|" | "&&" | "||");
+                command_position = matches!(*word, ";" | "|" | "&&" | "||" | "(");
             }
         }
     }

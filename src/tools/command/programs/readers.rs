@@ -1,8 +1,16 @@
 //! Programs that only read, beyond coreutils, found waiting for a click in command lines
 //! people publish: the compressed-file readers (`zcat`, `zgrep`, `xzcat`, `bzdiff`, ...),
 //! the text tools of util-linux and friends (`join`, `look`, `pr`, `fmt`, `strings`, ...),
-//! the ELF readers of binutils (`readelf`, `objdump`, `nm`, `size`), `ag`, and the programs
-//! that state facts about the machine (`free`, `nproc`, `lscpu`, `uptime`, `cal`, ...).
+//! the ELF readers of binutils (`readelf`, `objdump`, `nm`, `size`), `ag`, the programs
+//! that state facts about the machine (`free`, `nproc`, `lscpu`, `uptime`, `cal`, ...), the
+//! pagers, `bc`, the look-ups in the manuals (`info`, `whatis`, `apropos`, `whereis`),
+//! and in the installed fonts and libraries (`fc-list`, `fc-match`, `pkg-config`).
+//!
+//! A pager whose output is not a terminal (a line's never is) copies its files to it like
+//! `cat`: no prompt, no command of its own runs. What could still write or run something is
+//! refused: a log file (`less -o`), a key-binding file (`less -k`, which may set
+//! `LESSOPEN`, a command less runs on every file), `info`'s output and dribble files. `bc`
+//! only computes (unlike `dc`, whose `!` runs a shell command, which is not here).
 //!
 //! The compressors themselves (`gzip`, `xz`, `bzip2`, `zstd`, `unzip`, ...) are judged by
 //! form: writing to standard output, listing or testing reads; anything else replaces or
@@ -257,6 +265,156 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(
+        &["more", "zmore", "bzmore", "xzmore", "lzmore"],
+        Rule::Table(&Table {
+            spec: Spec::values("n", &["lines"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["less", "zless", "bzless", "xzless", "lzless", "zstdless"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "bhjkoOpPtTxyz#",
+                &[
+                    "buffers",
+                    "max-back-scroll",
+                    "jump-target",
+                    "lesskey-file",
+                    "lesskey-src",
+                    "lesskey-content",
+                    "log-file",
+                    "LOG-FILE",
+                    "pattern",
+                    "prompt",
+                    "tag",
+                    "tag-file",
+                    "tabs",
+                    "max-forw-scroll",
+                    "window",
+                    "shift",
+                ],
+            ),
+            path_options: &["T", "tag-file"],
+            refused: &[
+                Refusal {
+                    options: &["o", "O", "log-file", "LOG-FILE"],
+                    effect: Effect::Writes,
+                    what: "copies its input to a log file, replacing it",
+                },
+                Refusal {
+                    options: &["k", "lesskey-file", "lesskey-src", "lesskey-content"],
+                    effect: Effect::Unsafe,
+                    what: "reads key bindings that may set LESSOPEN, a command run on every file",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["bc"],
+        Rule::Table(&Table {
+            spec: Spec::values("ef", &["expression", "file"]),
+            path_options: &["f", "file"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["info"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "dfno",
+                &[
+                    "directory",
+                    "file",
+                    "node",
+                    "output",
+                    "dribble",
+                    "restore",
+                    "init-file",
+                    "apropos",
+                    "index-search",
+                ],
+            ),
+            path_options: &["d", "directory", "f", "file", "restore"],
+            operands: Operands::Text,
+            refused: &[
+                OUTPUT_FILE,
+                Refusal {
+                    options: &["dribble"],
+                    effect: Effect::Writes,
+                    what: "records keystrokes in a file, replacing it",
+                },
+                Refusal {
+                    options: &["init-file"],
+                    effect: Effect::Unsafe,
+                    what: "reads key bindings and variables from a file of its choice",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["whatis", "apropos"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "sSmMLC",
+                &[
+                    "sections",
+                    "section",
+                    "systems",
+                    "manpath",
+                    "locale",
+                    "config-file",
+                ],
+            ),
+            path_options: &["M", "manpath", "C", "config-file"],
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["whereis"],
+        Rule::Table(&Table {
+            operands: Operands::Text,
+            refused: &[Refusal {
+                options: &["B", "M", "S"],
+                effect: Effect::Unsafe,
+                what: "searches directories the line names, beyond the standard ones",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["fc-list", "fc-match"],
+        Rule::Table(&Table {
+            spec: Spec::values("f", &["format"]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["pkg-config", "pkgconf"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "",
+                &[
+                    "variable",
+                    "define-variable",
+                    "atleast-version",
+                    "exact-version",
+                    "max-version",
+                    "atleast-pkgconfig-version",
+                    "with-path",
+                    "env",
+                ],
+            ),
+            path_options: &["with-path"],
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
         &["lscpu"],
         Rule::Table(&Table {
             spec: Spec::values("s", &["sysroot", "output", "hierarchic"]),
@@ -390,7 +548,7 @@ fn unzip(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
 mod tests {
     #[test]
     fn reader_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             // Compressed files read to standard output.
@@ -457,6 +615,54 @@ mod tests {
             ("getconf PAGE_SIZE", Safe),
             ("vmstat 1 3", Safe),
             ("lscpu -s /", Unknown),
+            // Pagers copy their files to the (never a terminal) output.
+            ("less notes.txt", Safe),
+            ("ag error --color | less -R", Safe),
+            ("ls -la | more", Safe),
+            ("less -N +G notes.txt", Safe),
+            ("zless notes.txt.gz", Safe),
+            ("less -o log.txt notes.txt", Destructive),
+            ("less --log-file=log.txt notes.txt", Destructive),
+            ("ls | less -O log.txt", Destructive),
+            ("less -k keys notes.txt", Unknown),
+            ("less --lesskey-src=keys notes.txt", Unknown),
+            ("less /etc/shadow", Unknown),
+            ("more ../x", Unknown),
+            ("more -n 5 /etc/shadow", Unknown),
+            ("less -n /etc/shadow", Unknown),
+            ("less -T /etc/tags -t main", Unknown),
+            ("less $OPTS notes.txt", Destructive),
+            ("LESSOPEN='|rm x %s' less notes.txt", Destructive),
+            ("LESSOPEN='|cat %s' less notes.txt", NotSafe),
+            ("ls | xargs less -o log.txt", Destructive),
+            // bc computes.
+            ("echo '2^10' | bc", Safe),
+            ("seq -s+ 1 10 | bc -l", Safe),
+            ("bc -l calc.bc", Safe),
+            ("bc /etc/secret.bc", Unknown),
+            ("bc -f /etc/secret.bc", Unknown),
+            ("dc -e '!rm x'", Unknown),
+            // Manuals and where programs live.
+            ("info ls", Safe),
+            ("info coreutils 'ls invocation'", Safe),
+            ("info --apropos=sort", Safe),
+            ("whatis ls", Safe),
+            ("apropos -s 1 copy", Safe),
+            ("whereis -b ls", Safe),
+            ("info -o out.txt ls", Destructive),
+            ("info --output=out.txt ls", Destructive),
+            ("info --dribble=keys.txt ls", Destructive),
+            ("info --init-file=keys ls", Unknown),
+            ("info -f /etc/secret.info", Unknown),
+            ("apropos -C /etc/other.conf copy", Unknown),
+            ("whereis -B /opt/bin -f ls", Unknown),
+            // Fonts and libraries installed.
+            ("fc-list : family", Safe),
+            ("fc-match -s monospace", Safe),
+            ("pkg-config --cflags --libs openssl", Safe),
+            ("pkg-config --variable=prefix zlib", Safe),
+            ("pkg-config --with-path=/opt/pc --libs x", Unknown),
+            ("fc-list > fonts.txt", Destructive),
         ]);
     }
 }

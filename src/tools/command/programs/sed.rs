@@ -194,10 +194,10 @@ impl Reader {
                 'w' | 'W' => return Err(format!("writes to a file (`{command}`)")),
                 'r' | 'R' => return Err(format!("reads another file (`{command}`)")),
                 'e' => return Err("runs a command (`e`)".to_owned()),
+                // Append, insert or change to text, which goes to the output only.
                 'a' | 'i' | 'c' => {
-                    return Err(format!(
-                        "uses `{command}`, which is not one of the print-only commands"
-                    ));
+                    self.text_to_line_end();
+                    continue;
                 }
                 other => {
                     return Err(format!(
@@ -211,6 +211,28 @@ impl Reader {
             return Err("leaves a `{` open".to_owned());
         }
         Ok(())
+    }
+
+    /// The text of `a`, `i` and `c`: after `\` and a newline (POSIX) or on the same line
+    /// (GNU's `a text`, `a\text`), to the end of the line; a backslash carries it on past a
+    /// newline.
+    fn text_to_line_end(&mut self) {
+        self.skip_blanks();
+        if self.peek() == Some('\\') {
+            self.at += 1;
+            if self.peek() == Some('\n') {
+                self.at += 1;
+            }
+        }
+        while let Some(c) = self.next() {
+            match c {
+                '\\' => {
+                    self.next();
+                }
+                '\n' => break,
+                _ => {}
+            }
+        }
     }
 
     fn skip_line(&mut self) {
@@ -411,6 +433,12 @@ mod tests {
             "# comment\np",
             "10q",
             "l 40",
+            "/Once upon a time/i\\Chapter 1",
+            "/happily ever after/a\\The end.",
+            "$a\\\nlast line",
+            "1i header",
+            "2c\\\nchanged \\\n still text w out\np",
+            "/x/{a added\n}",
         ] {
             assert_eq!(check_print_only(script), Ok(()), "{script}");
         }
@@ -430,7 +458,9 @@ mod tests {
             "s/a/b/gw out",
             "p;w x",
             "1{p;w x\n}",
-            "a hello",
+            "a hello\nw out",
+            "1i\\\nfirst\ne ls",
+            "$!{a x}",
             "{p",
             "}",
             "s/a/b",
@@ -463,6 +493,10 @@ mod tests {
             ("sed -n 'r /etc/passwd' notes.txt", Unknown),
             ("sed -n -f script.sed notes.txt", Unknown),
             ("sed -n 's/a/b/e' notes.txt", Unknown),
+            ("sed '1i title' notes.txt", Safe),
+            ("sed '$a\\the end' notes.txt | head", Safe),
+            ("sed -i '1i title' notes.txt", Destructive),
+            ("sed '1i title' /etc/passwd", Unknown),
         ]);
     }
 }

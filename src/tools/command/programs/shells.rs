@@ -1,6 +1,9 @@
 //! Shells and what the shell does itself: `sh -c script`, a script file or a script on the
 //! input (`curl ... | sh`), `eval`, `source`, `trap`, `alias`, `hash -p`, the variable
-//! builtins (`export`, `declare`, ...) and `cd`. A script the line shows is judged like the
+//! builtins (`export`, `declare`, ...), `set`, `unset`, `jobs` and `cd`. The forms of
+//! `export`, `unset`, `set`, `alias` and `jobs` that only change the shell's state or list
+//! its (no) jobs run without a click on a line of nothing else, where they print nothing and
+//! nothing they set outlives the line (the plan's `state_only`). A script the line shows is judged like the
 //! line, one level deeper; one it does not show (`bash -c "$x"`, a pipe from an unseen
 //! source) is destructive in doubt, since nothing can tell what it runs. Variables that
 //! hold a command some program runs (`GIT_PAGER`, `EDITOR`, ...) are judged as commands.
@@ -8,6 +11,7 @@
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
 use crate::tools::command::options::{self, Spec};
+use crate::tools::command::plan::state_only;
 use crate::tools::command::words::Arg;
 
 /// The programs of this family and their rules.
@@ -30,6 +34,10 @@ pub(super) const PROGRAMS: &[Program] = &[
         Rule::Judge(sets_variables),
     )
     .running_code(),
+    Program::new(
+        &["set", "unset", "jobs"],
+        Rule::Judge(|_, call| shell_state(call)),
+    ),
     Program::new(&["cd"], Rule::Judge(cd_rule)),
 ];
 
@@ -248,7 +256,29 @@ fn alias(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             walker.script(value, &Stdin::Inherited, invocation.depth + 1);
         }
     }
-    Judgement::other("`alias` defines a command")
+    shell_state_or(invocation, "`alias` defines a command")
+}
+
+/// A shell-state builtin in a form that only changes the shell ([`state_only`]) is read-only
+/// for the line (the plan lets it stand only on a line of such builtins).
+fn shell_state(invocation: &Invocation<'_>) -> Judgement {
+    let reason = match invocation.program {
+        "set" => "`set` with no options prints every variable",
+        "jobs" => "`jobs` is given a job to show",
+        _ => "`unset` is given no variable name",
+    };
+    shell_state_or(invocation, reason)
+}
+
+fn shell_state_or(invocation: &Invocation<'_>, reason: &str) -> Judgement {
+    let words: Option<Vec<&str>> = invocation.args.iter().map(Arg::text).collect();
+    let literal = invocation.args.iter().all(|a| a.pattern.is_none());
+    match words {
+        Some(words) if literal && state_only(invocation.program, &words) => {
+            Judgement::whitelisted()
+        }
+        _ => Judgement::other(reason),
+    }
 }
 
 fn source(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
@@ -300,7 +330,10 @@ fn sets_variables(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judge
             program_variable(walker, name, &value, invocation.depth);
         }
     }
-    Judgement::other(format!("`{}` sets shell variables", invocation.program))
+    shell_state_or(
+        invocation,
+        &format!("`{}` sets shell variables", invocation.program),
+    )
 }
 
 /// `cd [dir]` into a directory inside the workspace, named by a plain word; the walker
@@ -363,6 +396,39 @@ mod tests {
             ("sh <<'EOF'\nls\nEOF", Unknown),
             ("sh < script.sh", Unknown),
             ("source ./env.sh", Unknown),
+            // The shell's own state, on a line of nothing else: it ends with the line.
+            ("export VARNAME=\"value\"", Safe),
+            ("export CPPFLAGS CFLAGS LDFLAGS", Safe),
+            ("unset XDG_SEAT", Safe),
+            ("unset -v A B", Safe),
+            ("set -x", Safe),
+            ("set +e -u", Safe),
+            ("set -o pipefail", Safe),
+            ("alias ll='ls -l'", Safe),
+            ("alias", Safe),
+            ("jobs -l", Safe),
+            ("export A=1 && unset B; set -e", Safe),
+            // Beside other commands, or in forms that print or run something: a shell's.
+            ("set -e; ls", Unknown),
+            ("export A=b; env", Unknown),
+            ("ls && unset X", Unknown),
+            ("(set -x; ls)", Unknown),
+            ("set", Unknown),
+            ("set -o", Unknown),
+            ("set a b", Unknown),
+            ("export", Unknown),
+            ("export -p", Unknown),
+            ("export -f f", Unknown),
+            ("jobs %1", Unknown),
+            ("alias ll", Unknown),
+            ("export A=$(rm x)", Destructive),
+            ("export A=~/x", Unknown),
+            ("export A=*", Unknown),
+            ("alias ls='rm -rf .'", Destructive),
+            ("export GIT_PAGER='rm -rf .'", Destructive),
+            ("export A=b > out.txt", Destructive),
+            ("set -x 2>&1", Unknown),
+            ("unset $VAR", Unknown),
         ]);
     }
 }

@@ -2,7 +2,8 @@
 //! scheduled jobs, the host name. Most are destructive whatever their arguments
 //! ([`Rule::Destroys`]); `fuser -k`, `crontab -r`, `systemctl stop` (a subcommand row) and `service x stop`
 //! only in those forms, and a word only known when the line runs may be that form, so it
-//! counts as one. `hostname` prints the name unless it is given one to set.
+//! counts as one. `hostname` prints the name unless it is given one to set; `kill -l` and
+//! `kill -L` only list the signals' names and numbers.
 
 use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
 use super::table::{Operands, TABLE, Table};
@@ -37,9 +38,10 @@ pub(super) const PROGRAMS: &[Program] = &[
         Rule::Destroys("stops or restarts the machine"),
     ),
     Program::new(
-        &["kill", "pkill", "killall", "killall5", "skill", "xkill"],
-        Rule::Destroys("terminates processes"),
+        &["pkill", "killall", "killall5", "skill", "xkill"],
+        Rule::Destroys(KILLS),
     ),
+    Program::new(&["kill"], Rule::Judge(|_, call| kill(call.args))),
     Program::new(
         &["srm", "wipe"],
         Rule::Destroys("overwrites and deletes files"),
@@ -54,6 +56,29 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["service"], Rule::Judge(|_, call| service(call.args))),
     Program::new(&["hostname"], Rule::Judge(|_, call| hostname_rule(call))),
 ];
+
+const KILLS: &str = "terminates processes";
+
+/// `kill -l [signal...]`, `kill -L` and `kill --list`/`--table` print signal names and
+/// numbers, the same words the line shows; any other form sends a signal.
+fn kill(args: &[Arg]) -> Judgement {
+    let lists = matches!(
+        args.first().and_then(Arg::text),
+        Some("-l" | "-L" | "--list" | "--table")
+    ) || args
+        .first()
+        .and_then(Arg::text)
+        .is_some_and(|t| t.starts_with("--list="));
+    let signals_only = args.iter().skip(1).all(|a| {
+        a.text()
+            .is_some_and(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric()))
+    });
+    if lists && signals_only {
+        Judgement::whitelisted()
+    } else {
+        Judgement::destroys(KILLS)
+    }
+}
 
 /// Whether a parsed option list holds the short flag or long option (abbreviations
 /// accepted), or a word only known at run time (which may be it).
@@ -197,7 +222,7 @@ fn hostname_rule(invocation: &Invocation<'_>) -> Judgement {
 mod tests {
     #[test]
     fn system_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("hostname evil", Unknown),
@@ -215,6 +240,17 @@ mod tests {
             ("init 0", Destructive),
             ("telinit 6", Destructive),
             ("kill -9 1", Destructive),
+            ("kill -l", Safe),
+            ("kill -l 11", Safe),
+            ("kill -L", Safe),
+            ("kill --list=9", Safe),
+            ("kill -l SEGV HUP", Safe),
+            ("kill 1234", Destructive),
+            ("kill -l 11 -9 1234", Destructive),
+            ("kill -s l 1", Destructive),
+            ("kill -l $PID", Destructive),
+            ("kill -9 -l", Destructive),
+            ("kill -- -l", Destructive),
             ("pkill -f bot", Destructive),
             ("killall node", Destructive),
             ("crontab -r", Destructive),
