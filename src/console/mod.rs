@@ -93,6 +93,14 @@ impl Output {
         self.line(&value.to_string());
     }
 
+    /// Text printed as it comes, without a line break of its own.
+    fn part(&self, text: &str) {
+        if let Ok(mut out) = self.out.lock() {
+            let _ = write!(out, "{text}");
+            let _ = out.flush();
+        }
+    }
+
     /// A console message: JSON as `{"event": kind, ...}`, text as the message.
     fn notice(&self, kind: &str, message: &str, extra: serde_json::Value) {
         if self.json {
@@ -112,6 +120,8 @@ struct ConsoleEvents {
     router: Arc<Router>,
     /// The agent's tools: each call is shown as its tool shows it.
     tools: ToolRegistry,
+    /// A streamed answer printed as it comes (text output only: `--json` prints the reply).
+    drafted: Mutex<render::Drafted>,
 }
 
 impl EventSink for ConsoleEvents {
@@ -137,6 +147,13 @@ impl EventSink for ConsoleEvents {
                 }
                 Err(e) => tracing::error!(error = %e, "an event could not be encoded"),
             }
+        } else if let Some(text) = self
+            .drafted
+            .lock()
+            .ok()
+            .and_then(|mut drafted| drafted.output(event))
+        {
+            self.output.part(&text);
         } else if let Some(text) = render::event_text(&self.tools.snapshot(), event) {
             self.output.line(&text);
         }
@@ -377,6 +394,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
             output: output.clone(),
             router,
             tools,
+            drafted: Mutex::default(),
         }),
     )?;
 

@@ -57,6 +57,8 @@ pub fn event_text(tools: &ToolSet, event: &AgentEvent) -> Option<String> {
             reason,
             ..
         } => format!("   {tool} not run ({status}): {reason}"),
+        // A streamed answer's draft is printed as it comes (`Drafted`).
+        AgentEvent::ReplyPart { .. } | AgentEvent::DraftDropped => return None,
         AgentEvent::Reply { text } => format!("riskgate: {text}"),
         AgentEvent::Error { message } => format!("error: {message}"),
         AgentEvent::Notice { message } => format!("note: {message}"),
@@ -71,6 +73,45 @@ pub fn event_text(tools: &ToolSet, event: &AgentEvent) -> Option<String> {
         ),
     };
     Some(clean(&text))
+}
+
+/// A streamed answer as the text console prints it: the draft's text as it comes, on the
+/// line the answer will end; the answer then finishes that line. Where the answer is not
+/// what was printed (reasoning replaced, or a reply cut to `agent.max_reply_chars`), it is
+/// printed again whole on a line of its own; a draft taken back just ends its line.
+#[derive(Debug, Default)]
+pub struct Drafted {
+    /// The draft printed so far, if one is.
+    printed: Option<String>,
+}
+
+impl Drafted {
+    /// What to print for `event` (without a line break of its own), when it is part of a
+    /// streamed answer; `None` for any other event, and for a reply that had no draft.
+    pub fn output(&mut self, event: &AgentEvent) -> Option<String> {
+        match event {
+            AgentEvent::ReplyPart { text, restart } => Some(match &mut self.printed {
+                Some(printed) if !restart => {
+                    printed.push_str(text);
+                    clean(text)
+                }
+                printed => {
+                    let again = if printed.is_some() { "\n" } else { "" };
+                    *printed = Some(text.clone());
+                    format!("{again}riskgate: {}", clean(text))
+                }
+            }),
+            AgentEvent::DraftDropped => self.printed.take().map(|_| "\n".to_owned()),
+            AgentEvent::Reply { text } => {
+                let printed = self.printed.take()?;
+                Some(match text.strip_prefix(printed.as_str()) {
+                    Some(rest) => format!("{}\n", clean(rest)),
+                    None => format!("\nriskgate: {}\n", clean(text)),
+                })
+            }
+            _ => None,
+        }
+    }
 }
 
 /// What `--json` adds to an event that shows a call (`tool_call`, `approval_requested`):
