@@ -135,6 +135,13 @@ impl EventSink for ConsoleEvents {
             return;
         }
         if self.output.json {
+            // A streamed answer's draft is for people: `--json` gives the reply, whole.
+            if matches!(
+                event,
+                AgentEvent::ReplyPart { .. } | AgentEvent::DraftDropped
+            ) {
+                return;
+            }
             match serde_json::to_value(event) {
                 Ok(mut value) => {
                     if let (Some(object), Some(shown)) = (

@@ -17,7 +17,7 @@
 //! The draft continues in further messages as a long reply is split, up to
 //! `discord.max_parts_per_text`. The `Reply` then turns those messages into exactly the
 //! messages the reply would have been posted as (edited where they differ, the rest posted,
-//! any left over deleted); a draft taken back (`DraftDropped`) is deleted.
+//! any left over deleted), at the same pace; a draft taken back (`DraftDropped`) is deleted.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -468,6 +468,8 @@ impl ChannelOut {
     /// its start with the whole attached), each draft message edited where it differs, the
     /// rest posted, draft messages left over deleted.
     async fn finish_draft(&mut self, live: Live, text: String) {
+        // The reply's edits keep the draft's pace too.
+        tokio::time::sleep_until(live.next).await;
         let mut post = Post {
             reply_to: self.trigger,
             ..Post::text(text)

@@ -372,9 +372,10 @@ impl Script {
         }
         let usage = body.pointer("/stream_options/include_usage") == Some(&json!(true));
         let sse = |completion: &Value| {
-            ResponseTemplate::new(200)
-                .insert_header("content-type", "text/event-stream")
-                .set_body_string(sse_body(&events_of(completion, self.checks.stream, usage)))
+            ResponseTemplate::new(200).set_body_raw(
+                sse_body(&events_of(completion, self.checks.stream, usage)),
+                "text/event-stream",
+            )
         };
         Some(match take() {
             Some(Scripted::Reply(completion)) => sse(&completion),
