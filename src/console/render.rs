@@ -365,6 +365,51 @@ mod tests {
 
     use super::*;
 
+    #[test]
+    fn a_streamed_answer_is_printed_once_as_it_comes() {
+        let part = |text: &str, restart| AgentEvent::ReplyPart {
+            text: text.into(),
+            restart,
+        };
+        let reply = |text: &str| AgentEvent::Reply { text: text.into() };
+        let mut drafted = Drafted::default();
+        let printed: Vec<Option<String>> = [
+            part("Two ", false),
+            part("files\u{1b}[2J.", false),
+            reply("Two files\u{1b}[2J."),
+        ]
+        .iter()
+        .map(|event| drafted.output(event))
+        .collect();
+        assert_eq!(
+            printed,
+            [
+                Some("riskgate: Two ".into()),
+                Some("files[2J.".into()),
+                Some("\n".into())
+            ]
+        );
+        // Without a draft, the reply is printed as any event.
+        assert_eq!(drafted.output(&reply("Hi.")), None);
+        // Reasoning replaced: the answer again on a line of its own; a draft taken back
+        // ends its line.
+        drafted.output(&part("Okay, the user", false));
+        assert_eq!(
+            drafted.output(&part("Hello!", true)),
+            Some("\nriskgate: Hello!".into())
+        );
+        assert_eq!(drafted.output(&reply("Hello!")), Some("\n".into()));
+        drafted.output(&part("Let me look.", false));
+        assert_eq!(drafted.output(&AgentEvent::DraftDropped), Some("\n".into()));
+        assert_eq!(drafted.output(&AgentEvent::DraftDropped), None);
+        // A reply that is not what was printed (cut to agent.max_reply_chars) is printed whole.
+        drafted.output(&part("abc", false));
+        assert_eq!(
+            drafted.output(&reply("ab [cut]")),
+            Some("\nriskgate: ab [cut]\n".into())
+        );
+    }
+
     /// Alice's request for `tool` with `arguments`, asked for `reason`, expiring at `expires_at`.
     fn request(
         tool: &str,

@@ -1003,6 +1003,31 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_stream_is_told_from_other_refusals() {
+        for (status, message, refuses) in [
+            (400, "stream is not supported", true),
+            (
+                400,
+                "Unrecognized request argument supplied: stream_options",
+                true,
+            ),
+            (422, "Streaming is not available for this model", true),
+            (501, "streaming not implemented", true),
+            (400, "the upstream provider refused the request", false),
+            (429, "too many streams at once", false),
+            (500, "stream broke", false),
+            (400, "tools param requires --jinja flag", false),
+        ] {
+            let status = StatusCode::from_u16(status).expect("status");
+            assert_eq!(
+                refuses_stream(status, message),
+                refuses,
+                "{status} {message}"
+            );
+        }
+    }
+
+    #[test]
     fn only_429_and_5xx_answers_are_retried() {
         let refused = |status: u16| AttemptError::Refused {
             status: StatusCode::from_u16(status).expect("status"),
