@@ -2318,6 +2318,23 @@ async fn streamed_asks(fake: &FakeLlm) -> Vec<(bool, bool)> {
         .collect()
 }
 
+/// Two messages sent to a model at `fake` (`stream` as `llm.stream`), answered `answers`.
+async fn two_answers(fake: &FakeLlm, stream: bool, answers: [&str; 2]) -> Harness {
+    let h = harness(
+        http_model(fake, |s| s.llm.stream = stream),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    for (message, answer) in ["one", "two"].into_iter().zip(answers) {
+        assert_eq!(
+            h.agent.run(&inbound(message)).await,
+            RunOutcome::Replied(answer.into())
+        );
+    }
+    h
+}
+
 /// Two messages, each answered, against a server with `checks`; what each request asked.
 async fn two_answers_from(checks: fake_llm::Checks) -> Vec<(bool, bool)> {
     let fake = FakeLlm::start_with(
@@ -2325,20 +2342,7 @@ async fn two_answers_from(checks: fake_llm::Checks) -> Vec<(bool, bool)> {
         checks,
     )
     .await;
-    let h = harness(
-        http_model(&fake, |_| {}),
-        Protocol::Native,
-        Approvals::answering(vec![]),
-        |_| {},
-    );
-    assert_eq!(
-        h.agent.run(&inbound("one")).await,
-        RunOutcome::Replied("First.".into())
-    );
-    assert_eq!(
-        h.agent.run(&inbound("two")).await,
-        RunOutcome::Replied("Second.".into())
-    );
+    two_answers(&fake, true, ["First.", "Second."]).await;
     streamed_asks(&fake).await
 }
 
@@ -2492,20 +2496,7 @@ async fn reasoning_is_taken_out_of_a_whole_reply_and_of_what_is_stored() {
         fake_llm::text("<think>\nThey ask again.\n</think>\nHello again!"),
     ])
     .await;
-    let h = harness(
-        http_model(&fake, |s| s.llm.stream = false),
-        Protocol::Native,
-        Approvals::answering(vec![]),
-        |_| {},
-    );
-    assert_eq!(
-        h.agent.run(&inbound("hi")).await,
-        RunOutcome::Replied("Hello!".into())
-    );
-    assert_eq!(
-        h.agent.run(&inbound("hi again")).await,
-        RunOutcome::Replied("Hello again!".into())
-    );
+    let h = two_answers(&fake, false, ["Hello!", "Hello again!"]).await;
     let stored =
         serde_json::to_string(&h.store.load_history("c1", 100_000).await.expect("history"))
             .expect("json");
