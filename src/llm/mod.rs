@@ -393,8 +393,9 @@ impl OpenAiClient {
 
     /// A success that is not an event stream, to a request that asked for one: events sent
     /// under another content type are read as events; a whole completion is taken as it is
-    /// (the server does not stream, and is not asked to again); anything else is asked
-    /// again without the stream.
+    /// (the server does not stream, and is not asked to again, which saves asking twice);
+    /// anything else is a bad reply, as it would be to a request without the stream (a proxy's
+    /// error page says nothing about streaming).
     fn unstreamed_answer(
         &self,
         text: &str,
@@ -407,19 +408,12 @@ impl OpenAiClient {
                 .map_err(AttemptError::Failed)?;
             return reading.finish().map_err(AttemptError::Failed);
         }
-        match wire::parse_reply(text) {
-            Ok(reply) => {
-                self.lower_streaming(
-                    self.streaming(),
-                    "it answered a streamed request with a whole reply",
-                );
-                Ok(reply)
-            }
-            Err(ModelError::BadReply(problem)) => Err(AttemptError::NoStream(format!(
-                "it answered a streamed request with neither events nor a reply: {problem}"
-            ))),
-            Err(refused) => Err(AttemptError::Failed(refused)),
-        }
+        let reply = wire::parse_reply(text).map_err(AttemptError::Failed)?;
+        self.lower_streaming(
+            self.streaming(),
+            "it answered a streamed request with a whole reply",
+        );
+        Ok(reply)
     }
 
     /// The error for an answer that could not be read to its end.
