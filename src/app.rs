@@ -51,6 +51,7 @@ pub fn model_client(settings: &Settings) -> Result<OpenAiClient, AppError> {
         retry_base_delay: Duration::from_millis(llm.retry_base_delay_ms),
         max_retry_wait: Duration::from_secs(llm.max_retry_wait_secs),
         context_window_tokens: llm.context_window_tokens,
+        stream: llm.stream,
     })?)
 }
 
@@ -193,6 +194,7 @@ pub fn build_agent_with(
         unwritten_audit: Default::default(),
         summaries: Default::default(),
         usage: Default::default(),
+        writes_reasoning: Default::default(),
     })
 }
 

@@ -210,6 +210,10 @@ pub struct LlmSettings {
     /// the server states at start (vLLM's `max_model_len`, llama.cpp's `/props`, Ollama's
     /// `num_ctx` or its default), else 8192.
     pub context_window_tokens: u32,
+    /// Ask for replies as a stream (server-sent events) and show each answer as it is
+    /// written. A server that refuses to stream is asked again without it, once, and not
+    /// asked to stream again while the process runs.
+    pub stream: bool,
 }
 
 impl Default for LlmSettings {
@@ -227,6 +231,7 @@ impl Default for LlmSettings {
             retry_base_delay_ms: 500,
             max_retry_wait_secs: 60,
             context_window_tokens: 0,
+            stream: true,
         }
     }
 }

@@ -28,7 +28,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::core::agent::{AgentEvent, ChatReply, ChatRequest};
-use crate::core::ports::{ChatModel, EventSink, ModelError, ModelRetry};
+use crate::core::ports::{ChatModel, EventSink, ModelError, ReplyListener};
 use crate::core::tools::BoxFuture;
 use crate::llm::ContextWindow;
 
@@ -414,11 +414,11 @@ impl ChatModel for MeteredModel {
     fn complete_telling<'a>(
         &'a self,
         request: &'a ChatRequest,
-        waiting: &'a (dyn Fn(&ModelRetry) + Send + Sync),
+        listener: &'a dyn ReplyListener,
     ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
         Box::pin(async move {
             let started = Instant::now();
-            let reply = self.inner.complete_telling(request, waiting).await;
+            let reply = self.inner.complete_telling(request, listener).await;
             self.metrics
                 .observe_llm(started.elapsed().as_secs_f64(), reply.as_ref().err());
             reply

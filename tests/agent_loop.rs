@@ -2458,3 +2458,212 @@ async fn a_run_keeps_the_tools_it_started_with_and_the_next_run_sees_the_change(
         "{second}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Streamed replies (`llm.stream`) and servers that do not stream.
+
+/// Whether each chat request asked for a stream, and with `stream_options`.
+async fn streamed_asks(fake: &FakeLlm) -> Vec<(bool, bool)> {
+    fake.requests()
+        .await
+        .iter()
+        .map(|r| {
+            (
+                r["stream"] == json!(true),
+                r.get("stream_options").is_some(),
+            )
+        })
+        .collect()
+}
+
+/// Two messages sent to a model at `fake` (`stream` as `llm.stream`), answered `answers`.
+async fn two_answers(fake: &FakeLlm, stream: bool, answers: [&str; 2]) -> Harness {
+    let h = harness(
+        http_model(fake, |s| s.llm.stream = stream),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    for (message, answer) in ["one", "two"].into_iter().zip(answers) {
+        assert_eq!(
+            h.agent.run(&inbound(message)).await,
+            RunOutcome::Replied(answer.into())
+        );
+    }
+    h
+}
+
+/// Two messages, each answered, against a server with `checks`; what each request asked.
+async fn two_answers_from(checks: fake_llm::Checks) -> Vec<(bool, bool)> {
+    let fake = FakeLlm::start_with(
+        vec![fake_llm::text("First."), fake_llm::text("Second.")],
+        checks,
+    )
+    .await;
+    two_answers(&fake, true, ["First.", "Second."]).await;
+    streamed_asks(&fake).await
+}
+
+#[tokio::test]
+async fn a_server_refusing_to_stream_is_asked_again_without_it_once_and_remembered() {
+    let refused = two_answers_from(fake_llm::Checks {
+        stream: fake_llm::Streams::Refused,
+        ..fake_llm::Checks::like_real_servers()
+    })
+    .await;
+    assert_eq!(refused, [(true, true), (false, false), (false, false)]);
+    // Refusing only `stream_options`: the stream stays, the options go.
+    let options = two_answers_from(fake_llm::Checks {
+        refuse_stream_options: true,
+        ..fake_llm::Checks::like_real_servers()
+    })
+    .await;
+    assert_eq!(options, [(true, true), (true, false), (true, false)]);
+    // A server that answers a streamed request whole is taken at its word: no second ask.
+    let ignored = two_answers_from(fake_llm::Checks {
+        stream: fake_llm::Streams::Ignored,
+        ..fake_llm::Checks::like_real_servers()
+    })
+    .await;
+    assert_eq!(ignored, [(true, true), (false, false)]);
+    // vLLM's shape (the finish reason beside the last piece) streams the same.
+    let vllm = two_answers_from(fake_llm::Checks {
+        stream: fake_llm::Streams::Vllm,
+        ..fake_llm::Checks::like_real_servers()
+    })
+    .await;
+    assert_eq!(vllm, [(true, true), (true, true)]);
+    // And `llm.stream = false` never asks.
+    let fake = FakeLlm::start(vec![fake_llm::text("Whole.")]).await;
+    let h = harness(
+        http_model(&fake, |s| s.llm.stream = false),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    h.agent.run(&inbound("one")).await;
+    assert_eq!(streamed_asks(&fake).await, [(false, false)]);
+}
+
+/// Streamed or not, a call comes whole to the gate, its usage is counted, and the run's
+/// answer is the same.
+#[tokio::test]
+async fn a_streamed_run_is_the_run_a_whole_reply_gives() {
+    let script = || {
+        vec![
+            fake_llm::with_usage(
+                fake_llm::tool_calls(&[(
+                    "call_a",
+                    "spy",
+                    json!({"value": "a long value, split over several chunks", "risk_level": "low"}),
+                )]),
+                120,
+                30,
+            ),
+            fake_llm::with_usage(fake_llm::text("The spy says hi."), 200, 6),
+        ]
+    };
+    let mut runs = Vec::new();
+    for stream in [true, false] {
+        let fake = FakeLlm::start_with(script(), fake_llm::Checks::like_real_servers()).await;
+        let h = harness(
+            http_model(&fake, |s| s.llm.stream = stream),
+            Protocol::Native,
+            Approvals::answering(vec![]),
+            |_| {},
+        );
+        let outcome = h.agent.run(&inbound("look")).await;
+        let asked = streamed_asks(&fake).await;
+        assert!(
+            asked.iter().all(|(streamed, _)| *streamed == stream),
+            "{asked:?}"
+        );
+        let usage: Vec<(u64, u64)> = h
+            .events
+            .all()
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::ModelUsage {
+                    prompt_tokens,
+                    completion_tokens,
+                } => Some((*prompt_tokens, *completion_tokens)),
+                _ => None,
+            })
+            .collect();
+        runs.push((outcome, h.spy.runs.lock().expect("runs").clone(), usage));
+    }
+    assert_eq!(runs[0], runs[1]);
+    assert_eq!(runs[0].1.len(), 1, "the call ran once");
+    assert_eq!(runs[0].2, [(120, 30), (200, 6)]);
+}
+
+#[tokio::test]
+async fn text_beside_a_streamed_call_is_a_draft_taken_back_before_the_call() {
+    let fake_llm::Scripted::Reply(mut call) = fake_llm::tool_calls(&[(
+        "call_a",
+        "spy",
+        json!({"value": "safe", "risk_level": "low"}),
+    )]) else {
+        unreachable!("tool_calls is a reply")
+    };
+    call["choices"][0]["message"]["content"] = json!("Let me look that up for you.");
+    let fake = FakeLlm::start(vec![
+        fake_llm::Scripted::Reply(call),
+        fake_llm::text("The spy says hi."),
+    ])
+    .await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    h.agent.run(&inbound("look")).await;
+    let events = h.events.all();
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ReplyPart { .. } => Some("part"),
+            AgentEvent::DraftDropped => Some("dropped"),
+            AgentEvent::ToolCall { .. } => Some("call"),
+            AgentEvent::Reply { .. } => Some("reply"),
+            _ => None,
+        })
+        .collect();
+    let first_call = kinds.iter().position(|k| *k == "call").expect("a call");
+    assert_eq!(kinds[first_call - 1], "dropped", "{kinds:?}");
+    assert!(
+        kinds[..first_call - 1].iter().all(|k| *k == "part"),
+        "{kinds:?}"
+    );
+    assert_eq!(kinds.last(), Some(&"reply"));
+    let shown: String = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ReplyPart { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown, "Let me look that up for you.The spy says hi.");
+}
+
+#[tokio::test]
+async fn reasoning_is_taken_out_of_a_whole_reply_and_of_what_is_stored() {
+    let fake = FakeLlm::start(vec![
+        fake_llm::text("Okay, the user greets me. I should greet back.\n</think>\n\nHello!"),
+        fake_llm::text("<think>\nThey ask again.\n</think>\nHello again!"),
+    ])
+    .await;
+    let h = two_answers(&fake, false, ["Hello!", "Hello again!"]).await;
+    let stored =
+        serde_json::to_string(&h.store.load_history("c1", 100_000).await.expect("history"))
+            .expect("json");
+    assert!(
+        stored.contains("Hello!") && stored.contains("Hello again!"),
+        "{stored}"
+    );
+    assert!(
+        !stored.contains("think") && !stored.contains("greet back"),
+        "{stored}"
+    );
+}

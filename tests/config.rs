@@ -244,6 +244,7 @@ fn scalars_of_every_type_come_from_the_environment() {
         ("RISKGATE__DISCORD__ALLOW_DMS", "true"),
         ("RISKGATE__LLM__TEMPERATURE", "0.5"),
         ("RISKGATE__LLM__MODEL", "123"),
+        ("RISKGATE__LLM__STREAM", "false"),
         ("RISKGATE__TOOLS__EXECUTE_SQL__ENABLED", "false"),
         ("RISKGATE__COMMAND__SANDBOX__CPU_SECS", "7"),
     ])
@@ -252,6 +253,8 @@ fn scalars_of_every_type_come_from_the_environment() {
     assert!(settings.discord.allow_dms);
     assert!((settings.llm.temperature - 0.5).abs() < f32::EPSILON);
     assert_eq!(settings.llm.model, "123");
+    assert!(!settings.llm.stream, "streaming is on unless turned off");
+    assert!(Settings::default().llm.stream);
     assert!(!settings.tools.execute_sql.enabled);
     assert_eq!(settings.command.sandbox.cpu_secs, 7);
 }

@@ -1055,3 +1055,34 @@ channels = ["console"]
     );
     assert_eq!(second["tools"].as_array().expect("tools").len(), 4);
 }
+
+#[tokio::test]
+async fn a_streamed_answer_is_printed_as_it_comes() {
+    let answer = "The first line comes first.\nThen the rest, slowly, word by word, as the model writes it down.";
+    let fake = FakeLlm::start(vec![fake_llm::paced(
+        fake_llm::text(answer),
+        Duration::from_millis(150),
+    )])
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut session = Session::start(&fake.base_url(), dir.path(), &[]);
+    session.write("tell me\n");
+    session.wait_for("riskgate: The first line comes first.");
+    let first_line = std::time::Instant::now();
+    session.wait_for("writes it down.");
+    // The first line was on the screen while the model still wrote the second.
+    assert!(
+        first_line.elapsed() >= Duration::from_millis(500),
+        "{:?}",
+        first_line.elapsed()
+    );
+    let (status, lines, stderr) = session.finish();
+    assert!(status.success(), "{stderr}");
+    let stdout = lines.join("\n");
+    assert!(stdout.contains(&format!("riskgate: {answer}")), "{stdout}");
+    assert_eq!(
+        stdout.matches("first line").count(),
+        1,
+        "printed once: {stdout}"
+    );
+}

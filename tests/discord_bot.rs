@@ -2024,3 +2024,263 @@ async fn a_long_call_attaches_its_text_escaped_and_pending_says_it_hides_charact
     nothing_hidden_was_sent(&h);
     h.stop().await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Streamed answers (`llm.stream`, on by default): one message posted early and edited as the
+// text comes, within Discord's edit rate, ending as exactly the reply.
+
+/// The bot's requests on messages of `channel` (posts, edits, deletions), in order.
+fn message_requests(h: &Harness, channel: u64) -> Vec<discord::RecordedRequest> {
+    let posts = format!("/api/v10/channels/{channel}/messages");
+    h.discord
+        .requests()
+        .into_iter()
+        .filter(|r| {
+            (r.method == "POST" && r.path == posts)
+                || (matches!(r.method.as_str(), "PATCH" | "DELETE")
+                    && r.path.starts_with(&format!("{posts}/")))
+        })
+        .collect()
+}
+
+/// The contents of the bot's messages in `channel`, oldest first.
+fn bot_messages(h: &Harness, channel: u64) -> Vec<String> {
+    h.discord
+        .messages_in(channel)
+        .iter()
+        .filter(|m| discord::id_of(&m["author"]["id"]) == discord::BOT_ID)
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Waits until the bot's messages in `channel` are `expected`.
+async fn bot_messages_become(h: &Harness, channel: u64, expected: &[String]) {
+    let found = discord::poll(WAIT, || {
+        (bot_messages(h, channel) == expected).then_some(())
+    })
+    .await;
+    assert!(
+        found.is_some(),
+        "the bot's messages: {:#?}\nexpected: {expected:#?}",
+        bot_messages(h, channel)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_answer_is_one_message_edited_as_it_comes_within_discords_rate() {
+    let answer = "@everyone The nightly build failed in step three, where the linker ran out of \
+                  memory. Raising the runner's memory to 8 GB, or linking with mold, fixes it; \
+                  the two runs before it passed with the same commit, so nothing in the code \
+                  changed. I would retry it once the runner is resized."
+        .to_owned();
+    let h = start(
+        vec![fake_llm::paced(
+            fake_llm::text(&answer),
+            Duration::from_millis(120),
+        )],
+        |_| {},
+    )
+    .await;
+    let started = std::time::Instant::now();
+    h.discord
+        .message_create(CHANNEL, &alice(), "why did the build fail?", &[])
+        .await;
+    bot_messages_become(&h, CHANNEL, std::slice::from_ref(&answer)).await;
+    let took = started.elapsed();
+    let requests = message_requests(&h, CHANNEL);
+    // One message: posted once, then only edited; nothing deleted, no second post.
+    assert_eq!(requests[0].method, "POST", "{requests:#?}");
+    assert!(
+        requests[1..].iter().all(|r| r.method == "PATCH"),
+        "{requests:#?}"
+    );
+    assert!(
+        requests.len() >= 3,
+        "edited as the text came: {requests:#?}"
+    );
+    // The first text was shown while the model was still writing.
+    let first = requests[0].at("/content").as_str().expect("content");
+    assert!(
+        !first.is_empty() && first.len() < answer.len() && answer.starts_with(first),
+        "{first:?}"
+    );
+    assert!(
+        requests[0].at.duration_since(started) < took / 2,
+        "shown early: {:?} of {took:?}",
+        requests[0].at.duration_since(started)
+    );
+    // Within Discord's rate (about 5 edits per 5 s in a channel): one request a second.
+    for pair in requests.windows(2) {
+        let gap = pair[1].at.duration_since(pair[0].at);
+        assert!(
+            gap >= Duration::from_millis(950),
+            "{gap:?} between two edits"
+        );
+    }
+    // Mentions stay off in every post and edit: the model's @everyone pings nobody.
+    for request in &requests {
+        no_mentions(request);
+    }
+    // The final message is the answer, and it is the only reply.
+    assert_eq!(bot_messages(&h, CHANNEL), [answer]);
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_streamed_answer_is_split_as_a_long_reply_is() {
+    let mut long = String::from("Here are the numbers:\n```\n");
+    for i in 0..130 {
+        long.push_str(&format!("line {i:03} ........................\n"));
+    }
+    long.push_str("```\nDone.");
+    let h = start(
+        vec![fake_llm::paced(
+            fake_llm::text(&long),
+            Duration::from_millis(8),
+        )],
+        |_| {},
+    )
+    .await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "list everything", &[])
+        .await;
+    let expected =
+        riskgate::discord::render::split_message(&long, riskgate::discord::render::MESSAGE_LIMIT);
+    assert!(expected.len() >= 3);
+    bot_messages_become(&h, CHANNEL, &expected).await;
+    let requests = message_requests(&h, CHANNEL);
+    assert!(
+        requests.iter().any(|r| r.method == "PATCH"),
+        "the draft was shown before the end: {requests:#?}"
+    );
+    for request in requests.iter().filter(|r| r.method != "DELETE") {
+        no_mentions(request);
+        let content = request.at("/content").as_str().unwrap_or_default();
+        assert!(content.chars().count() <= 2000, "{content}");
+        assert_eq!(
+            content.matches("```").count() % 2,
+            0,
+            "fences balanced:\n{content}"
+        );
+    }
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_tool_call_runs_once_and_its_text_is_taken_back() {
+    let Scripted::Reply(mut call) = fake_llm::tool_calls(&[(
+        "c1",
+        "execute_command",
+        json!({"command": "echo streamed-call-ran"}),
+    )]) else {
+        unreachable!("tool_calls is a reply")
+    };
+    // Text before the call, as some models write it: shown as it comes, then taken back.
+    call["choices"][0]["message"]["content"] =
+        json!("Let me run that for you, it takes only a moment to finish.");
+    let h = start(
+        vec![
+            fake_llm::paced(Scripted::Reply(call), Duration::from_millis(100)),
+            fake_llm::text("It printed streamed-call-ran."),
+        ],
+        |_| {},
+    )
+    .await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "run it", &[])
+        .await;
+    h.posted(CHANNEL, |c| c == "It printed streamed-call-ran.")
+        .await;
+    let ran: Vec<String> = bot_messages(&h, CHANNEL)
+        .into_iter()
+        .filter(|c| c.contains("ran automatically"))
+        .collect();
+    assert_eq!(ran.len(), 1, "{ran:?}");
+    let requests = h.llm.requests().await;
+    assert_eq!(requests.len(), 2);
+    let results: Vec<&Value> = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(results.len(), 1, "one call, one result");
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("streamed-call-ran")),
+        "{results:?}"
+    );
+    // The text beside the call was posted while it streamed, then deleted.
+    let requests = message_requests(&h, CHANNEL);
+    let draft = requests
+        .iter()
+        .find(|r| {
+            r.method == "POST"
+                && r.at("/content")
+                    .as_str()
+                    .is_some_and(|c| c.starts_with("Let me"))
+        })
+        .expect("the text was shown as it came");
+    assert!(draft.at.elapsed() > Duration::ZERO);
+    assert!(
+        requests.iter().any(|r| r.method == "DELETE"),
+        "{requests:#?}"
+    );
+    assert_eq!(
+        bot_messages(&h, CHANNEL)
+            .iter()
+            .filter(|c| c.starts_with("Let me"))
+            .count(),
+        0
+    );
+    h.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasoning_before_think_never_reaches_the_channel_nor_the_history() {
+    let h = start(
+        vec![
+            fake_llm::paced(
+                fake_llm::text("The user asks the day.\n</think>\n\nIt is Friday."),
+                Duration::from_millis(60),
+            ),
+            // The model is known to reason now: a long reasoning shows nothing until its end.
+            fake_llm::paced(
+                fake_llm::text(
+                    "Hmm, they ask again; thinking it over slowly, checking the calendar \
+                     twice, and the weekday once more before answering.</think>Still Friday.",
+                ),
+                Duration::from_millis(100),
+            ),
+        ],
+        |_| {},
+    )
+    .await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "what day is it?", &[])
+        .await;
+    h.posted(CHANNEL, |c| c == "It is Friday.").await;
+    h.discord
+        .message_create(CHANNEL, &alice(), "sure?", &[])
+        .await;
+    bot_messages_become(
+        &h,
+        CHANNEL,
+        &["It is Friday.".to_owned(), "Still Friday.".to_owned()],
+    )
+    .await;
+    for request in message_requests(&h, CHANNEL) {
+        let content = request.at("/content").as_str().unwrap_or_default();
+        assert!(
+            !content.contains("think") && !content.contains("calendar"),
+            "{content:?}"
+        );
+    }
+    // What was stored, and sent back as history, is the answer alone.
+    let requests = h.llm.requests().await;
+    let history = requests[1]["messages"].to_string();
+    assert!(history.contains("It is Friday."), "{history}");
+    assert!(!history.contains("asks the day"), "{history}");
+    h.stop().await;
+}

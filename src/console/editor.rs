@@ -125,8 +125,9 @@ fn remember<H: Helper>(editor: &mut Editor<H, DefaultHistory>, line: &str) {
     }
 }
 
-/// Output written while the editor runs: each flush prints what was written, above the line
-/// being typed.
+/// Output written while the editor runs: each flush prints the whole lines written, above
+/// the line being typed (the printer ends every print with a line break, so a line still
+/// being written, such as a streamed answer, waits for its end).
 struct PrintAbove<P> {
     printer: P,
     pending: Vec<u8>,
@@ -139,11 +140,12 @@ impl<P: ExternalPrinter> Write for PrintAbove<P> {
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        if self.pending.is_empty() {
+        let Some(end) = self.pending.iter().rposition(|b| *b == b'\n') else {
             return Ok(());
-        }
+        };
+        let rest = self.pending.split_off(end + 1);
         let text = String::from_utf8_lossy(&self.pending).into_owned();
-        self.pending.clear();
+        self.pending = rest;
         self.printer
             .print(text)
             .map_err(|e| std::io::Error::other(e.to_string()))
@@ -178,8 +180,20 @@ mod tests {
             out.flush().expect("an empty flush prints nothing");
             writeln!(out, "confirm? [y/N]").expect("write");
             out.flush().expect("flush");
+            // A line still being written waits for its end.
+            write!(out, "riskgate: Two").expect("write");
+            out.flush().expect("flush");
+            writeln!(out, " files.").expect("write");
+            out.flush().expect("flush");
         }
-        assert_eq!(printed.0, ["tool call: list .\n", "confirm? [y/N]\n"]);
+        assert_eq!(
+            printed.0,
+            [
+                "tool call: list .\n",
+                "confirm? [y/N]\n",
+                "riskgate: Two files.\n"
+            ]
+        );
     }
 
     #[test]

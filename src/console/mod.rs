@@ -102,6 +102,14 @@ impl Output {
         self.line(&value.to_string());
     }
 
+    /// Text printed as it comes, without a line break of its own.
+    fn part(&self, text: &str) {
+        if let Ok(mut out) = self.out.lock() {
+            let _ = write!(out, "{text}");
+            let _ = out.flush();
+        }
+    }
+
     /// A console message: JSON as `{"event": kind, ...}`, text as the message.
     fn notice(&self, kind: &str, message: &str, extra: serde_json::Value) {
         if self.json {
@@ -124,6 +132,8 @@ struct ConsoleEvents {
     /// The console's user and conversation, for Discord mentions in what it prints.
     user: String,
     channel: String,
+    /// A streamed answer printed as it comes (text output only: `--json` prints the reply).
+    drafted: Mutex<render::Drafted>,
 }
 
 impl ConsoleEvents {
@@ -146,6 +156,13 @@ impl EventSink for ConsoleEvents {
             return;
         }
         if self.output.json {
+            // A streamed answer's draft is for people: `--json` gives the reply, whole.
+            if matches!(
+                event,
+                AgentEvent::ReplyPart { .. } | AgentEvent::DraftDropped
+            ) {
+                return;
+            }
             match serde_json::to_value(event) {
                 Ok(mut value) => {
                     if let (Some(object), Some(shown)) = (
@@ -158,6 +175,13 @@ impl EventSink for ConsoleEvents {
                 }
                 Err(e) => tracing::error!(error = %e, "an event could not be encoded"),
             }
+        } else if let Some(text) = self
+            .drafted
+            .lock()
+            .ok()
+            .and_then(|mut drafted| drafted.output(event))
+        {
+            self.output.part(&text);
         } else if let Some(text) = render::event_text(&self.tools.snapshot(), self.names(), event) {
             self.output.line(&text);
         }
@@ -486,6 +510,7 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
             tools,
             user: options.user.clone(),
             channel: options.channel.clone(),
+            drafted: Mutex::default(),
         }),
     )?;
 

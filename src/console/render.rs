@@ -219,6 +219,8 @@ pub fn event_text(tools: &ToolSet, names: Names<'_>, event: &AgentEvent) -> Opti
             reason,
             ..
         } => format!("   {tool} not run ({status}): {}", readable(reason, names)),
+        // A streamed answer's draft is printed as it comes (`Drafted`).
+        AgentEvent::ReplyPart { .. } | AgentEvent::DraftDropped => return None,
         AgentEvent::Reply { text } => format!("riskgate: {}", readable(text, names)),
         AgentEvent::Error { message } => format!("error: {}", readable(message, names)),
         AgentEvent::Notice { message } => format!("note: {}", readable(message, names)),
@@ -235,6 +237,45 @@ pub fn event_text(tools: &ToolSet, names: Names<'_>, event: &AgentEvent) -> Opti
         ),
     };
     Some(clean(&text))
+}
+
+/// A streamed answer as the text console prints it: the draft's text as it comes, on the
+/// line the answer will end; the answer then finishes that line. Where the answer is not
+/// what was printed (reasoning replaced, or a reply cut to `agent.max_reply_chars`), it is
+/// printed again whole on a line of its own; a draft taken back just ends its line.
+#[derive(Debug, Default)]
+pub struct Drafted {
+    /// The draft printed so far, if one is.
+    printed: Option<String>,
+}
+
+impl Drafted {
+    /// What to print for `event` (without a line break of its own), when it is part of a
+    /// streamed answer; `None` for any other event, and for a reply that had no draft.
+    pub fn output(&mut self, event: &AgentEvent) -> Option<String> {
+        match event {
+            AgentEvent::ReplyPart { text, restart } => Some(match &mut self.printed {
+                Some(printed) if !restart => {
+                    printed.push_str(text);
+                    clean(text)
+                }
+                printed => {
+                    let again = if printed.is_some() { "\n" } else { "" };
+                    *printed = Some(text.clone());
+                    format!("{again}riskgate: {}", clean(text))
+                }
+            }),
+            AgentEvent::DraftDropped => self.printed.take().map(|_| "\n".to_owned()),
+            AgentEvent::Reply { text } => {
+                let printed = self.printed.take()?;
+                Some(match text.strip_prefix(printed.as_str()) {
+                    Some(rest) => format!("{}\n", clean(rest)),
+                    None => format!("\nriskgate: {}\n", clean(text)),
+                })
+            }
+            _ => None,
+        }
+    }
 }
 
 /// What `--json` adds to an event that shows a call (`tool_call`, `approval_requested`):
@@ -521,6 +562,51 @@ mod tests {
         user: "alice",
         channel: "console",
     };
+
+    #[test]
+    fn a_streamed_answer_is_printed_once_as_it_comes() {
+        let part = |text: &str, restart| AgentEvent::ReplyPart {
+            text: text.into(),
+            restart,
+        };
+        let reply = |text: &str| AgentEvent::Reply { text: text.into() };
+        let mut drafted = Drafted::default();
+        let printed: Vec<Option<String>> = [
+            part("Two ", false),
+            part("files\u{1b}[2J.", false),
+            reply("Two files\u{1b}[2J."),
+        ]
+        .iter()
+        .map(|event| drafted.output(event))
+        .collect();
+        assert_eq!(
+            printed,
+            [
+                Some("riskgate: Two ".into()),
+                Some("files[2J.".into()),
+                Some("\n".into())
+            ]
+        );
+        // Without a draft, the reply is printed as any event.
+        assert_eq!(drafted.output(&reply("Hi.")), None);
+        // Reasoning replaced: the answer again on a line of its own; a draft taken back
+        // ends its line.
+        drafted.output(&part("Okay, the user", false));
+        assert_eq!(
+            drafted.output(&part("Hello!", true)),
+            Some("\nriskgate: Hello!".into())
+        );
+        assert_eq!(drafted.output(&reply("Hello!")), Some("\n".into()));
+        drafted.output(&part("Let me look.", false));
+        assert_eq!(drafted.output(&AgentEvent::DraftDropped), Some("\n".into()));
+        assert_eq!(drafted.output(&AgentEvent::DraftDropped), None);
+        // A reply that is not what was printed (cut to agent.max_reply_chars) is printed whole.
+        drafted.output(&part("abc", false));
+        assert_eq!(
+            drafted.output(&reply("ab [cut]")),
+            Some("\nriskgate: ab [cut]\n".into())
+        );
+    }
 
     /// Alice's request for `tool` with `arguments`, asked for `reason`, expiring at `expires_at`.
     fn request(

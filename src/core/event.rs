@@ -113,6 +113,14 @@ pub enum AgentEvent {
         status: CallOutcome,
         reason: String,
     },
+    /// Part of the answer while the model writes it (a streamed reply): `text` follows what
+    /// this step's earlier parts said or, with `restart`, replaces it. Only a preview: the
+    /// step's `Reply` is the answer, and a step that ends otherwise takes the parts back
+    /// with `DraftDropped`. Never reasoning, never a call (`core::agent::draft`).
+    ReplyPart { text: String, restart: bool },
+    /// What this step's `ReplyPart`s showed is not the answer (the model called a tool, the
+    /// reply could not be used, or the run stopped): take it back.
+    DraftDropped,
     /// The model's answer for the user.
     Reply { text: String },
     /// Something the user must know: the run stopped early, the model failed, ...

@@ -110,15 +110,16 @@ pub trait ChatModel: Send + Sync {
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatReply, ModelError>>;
 
-    /// As [`ChatModel::complete`], telling `waiting` before each wait between two attempts,
-    /// so the people in the channel see why nothing happens. A model that never waits
-    /// (the default) tells nothing.
+    /// As [`ChatModel::complete`], telling `listener` what happens meanwhile: each wait
+    /// between two attempts, so the people in the channel see why nothing happens, and the
+    /// reply's text as it arrives when the reply is streamed. A model that never waits nor
+    /// streams (the default) tells nothing.
     fn complete_telling<'a>(
         &'a self,
         request: &'a ChatRequest,
-        waiting: &'a (dyn Fn(&ModelRetry) + Send + Sync),
+        listener: &'a dyn ReplyListener,
     ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
-        let _ = waiting;
+        let _ = listener;
         self.complete(request)
     }
 
@@ -128,6 +129,25 @@ pub trait ChatModel: Send + Sync {
         None
     }
 }
+
+/// What a request tells its caller while it is under way ([`ChatModel::complete_telling`]).
+pub trait ReplyListener: Send + Sync {
+    /// The client waits `retry.wait` before it asks again (a busy or failing server).
+    fn waiting(&self, retry: &ModelRetry) {
+        let _ = retry;
+    }
+
+    /// The reply's text grew by `piece`, as the server streams it. The pieces come in
+    /// order, from the attempt that gives the reply, and together are its `content`
+    /// exactly (reasoning included: what to show of it is the caller's). Tool calls are
+    /// never told in pieces: they come whole, in the reply.
+    fn text(&self, piece: &str) {
+        let _ = piece;
+    }
+}
+
+/// A listener that hears nothing.
+impl ReplyListener for () {}
 
 /// A wait the model client takes before it tries a request again.
 #[derive(Debug, Clone, PartialEq, Eq)]

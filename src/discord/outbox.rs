@@ -9,6 +9,15 @@
 //! message with the rest attached, just before the run's reply (or at its end). A text that would take more than
 //! `discord.max_parts_per_text` messages is posted as its start with the whole text attached.
 //! Approvals and the reply itself are never held.
+//!
+//! A streamed answer ([`AgentEvent::ReplyPart`]) is shown as it is written: one message,
+//! posted once the answer has been coming for [`DRAFT_FIRST_AFTER`] (an answer written
+//! faster goes out whole, as before), then edited as the text grows, one request per
+//! [`DRAFT_EVERY`] at most (Discord allows about five edits per five seconds in a channel).
+//! The draft continues in further messages as a long reply is split, up to
+//! `discord.max_parts_per_text`. The `Reply` then turns those messages into exactly the
+//! messages the reply would have been posted as (edited where they differ, the rest posted,
+//! any left over deleted), at the same pace; a draft taken back (`DraftDropped`) is deleted.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -18,6 +27,7 @@ use serenity::all::{
     MessageId, MessageReference,
 };
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::{Duration, Instant};
 
 use super::deliver::{self, Needs, RateLimits, RetryPolicy, SendFailure};
 use super::render::{
@@ -152,6 +162,57 @@ const FILES_PER_MESSAGE: usize = 10;
 const TEXT_FILE: &str = "message.txt";
 const HELD_FILE: &str = "more-output.txt";
 
+/// A streamed answer is first shown once it has been coming this long.
+pub const DRAFT_FIRST_AFTER: Duration = Duration::from_secs(1);
+/// A draft's messages take one request (a post or an edit) per this long at most.
+pub const DRAFT_EVERY: Duration = Duration::from_secs(1);
+
+/// A streamed answer on its way, and the messages that show it.
+struct Live {
+    /// The answer so far.
+    text: String,
+    /// The messages showing it, and what each shows.
+    shown: Vec<(MessageId, String)>,
+    /// `text` changed since it was last shown.
+    dirty: bool,
+    /// When the next update may go out.
+    next: Instant,
+    /// A post or edit failed: the draft is left as it is, and the reply posted as usual.
+    failed: bool,
+}
+
+impl Live {
+    fn new() -> Self {
+        Self {
+            text: String::new(),
+            shown: Vec::new(),
+            dirty: false,
+            next: Instant::now() + DRAFT_FIRST_AFTER,
+            failed: false,
+        }
+    }
+
+    /// When the draft should be shown again, if it should.
+    fn due(&self) -> Option<Instant> {
+        (self.dirty && !self.failed && !self.text.trim().is_empty()).then_some(self.next)
+    }
+}
+
+/// The messages a draft of `text` takes: as the reply would be split, at most `parts`,
+/// each with the code block it leaves open closed.
+fn draft_parts(text: &str, parts: usize) -> Vec<String> {
+    split_message(text, MESSAGE_LIMIT)
+        .into_iter()
+        .take(parts)
+        .map(|mut part| {
+            if part.matches("```").count() % 2 == 1 {
+                part.push_str("\n```");
+            }
+            part
+        })
+        .collect()
+}
+
 /// A channel's sending task and what it remembers between items.
 struct ChannelOut {
     http: Arc<Http>,
@@ -168,6 +229,8 @@ struct ChannelOut {
     posted: usize,
     /// The current run's output held back once its budget was spent.
     held: Vec<Post>,
+    /// The streamed answer being shown, if one is.
+    live: Option<Live>,
 }
 
 impl ChannelOut {
@@ -189,11 +252,23 @@ impl ChannelOut {
             approvals: HashMap::new(),
             posted: 0,
             held: Vec::new(),
+            live: None,
         }
     }
 
     async fn serve(mut self, mut rx: mpsc::UnboundedReceiver<Item>) {
-        while let Some(item) = rx.recv().await {
+        loop {
+            let due = self.live.as_ref().and_then(Live::due);
+            // Far enough never to come: the branch is off without a draft to show.
+            let wake = due.unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400));
+            let item = tokio::select! {
+                item = rx.recv() => item,
+                () = tokio::time::sleep_until(wake), if due.is_some() => {
+                    self.show_draft().await;
+                    continue;
+                }
+            };
+            let Some(item) = item else { break };
             match item {
                 Item::Trigger(message) => self.trigger = message,
                 Item::Notice(text, reply_to) => {
@@ -233,7 +308,17 @@ impl ChannelOut {
             AgentEvent::RunStarted { .. } => {
                 self.posted = 0;
                 self.held.clear();
+                self.live = None;
             }
+            AgentEvent::ReplyPart { text, restart } => {
+                let live = self.live.get_or_insert_with(Live::new);
+                if restart {
+                    live.text.clear();
+                }
+                live.text.push_str(&text);
+                live.dirty = true;
+            }
+            AgentEvent::DraftDropped => self.drop_draft().await,
             AgentEvent::ToolCall {
                 call_id,
                 tool,
@@ -305,12 +390,16 @@ impl ChannelOut {
                 let text = format!("⚠️ `{tool}` did not run: {}", quoted(&reason));
                 self.budgeted(Post::text(text)).await;
             }
-            AgentEvent::Reply { text } => self.always(text).await,
+            AgentEvent::Reply { text } => self.reply(text).await,
             AgentEvent::Error { message } => self.always(format!("⚠️ {message}")).await,
             AgentEvent::Notice { message } => {
                 self.budgeted(Post::text(format!("⏳ {message}"))).await;
             }
-            AgentEvent::RunFinished { .. } => self.flush_held().await,
+            AgentEvent::RunFinished { .. } => {
+                // The loop answers or takes back every draft; one left means the run broke off.
+                self.drop_draft().await;
+                self.flush_held().await;
+            }
             AgentEvent::RuleCreated {
                 rule_id,
                 tool,
@@ -327,6 +416,93 @@ impl ChannelOut {
             AgentEvent::ApprovalRequested { .. }
             | AgentEvent::CallNotRun { .. }
             | AgentEvent::ModelUsage { .. } => {}
+        }
+    }
+
+    /// The reply: the draft's messages made into it, or posted as any text is.
+    async fn reply(&mut self, text: String) {
+        match self.live.take() {
+            Some(live) if !live.shown.is_empty() => self.finish_draft(live, text).await,
+            _ => self.always(text).await,
+        }
+    }
+
+    /// Shows the draft as it stands: each of its messages edited where it changed, new ones
+    /// posted (the first replying to the run's message, after what the budget held).
+    async fn show_draft(&mut self) {
+        let Some(mut live) = self.live.take() else {
+            return;
+        };
+        let mut requests = 0u32;
+        for (i, part) in draft_parts(&live.text, self.limits.parts_per_text)
+            .into_iter()
+            .enumerate()
+        {
+            let sent = match live.shown.get(i) {
+                Some((_, shown)) if *shown == part => continue,
+                Some((id, _)) => self.edit_one(*id, part.clone(), Vec::new()).await,
+                None => {
+                    if i == 0 {
+                        self.flush_held().await;
+                    }
+                    let reply_to = self.trigger.filter(|_| i == 0);
+                    self.send_one(part.clone(), reply_to, Vec::new()).await
+                }
+            };
+            requests += 1;
+            match sent {
+                Ok(id) if i < live.shown.len() => live.shown[i] = (id, part),
+                Ok(id) => live.shown.push((id, part)),
+                Err(_) => {
+                    live.failed = true;
+                    break;
+                }
+            }
+        }
+        live.dirty = false;
+        live.next = Instant::now() + DRAFT_EVERY * requests.max(1);
+        self.live = Some(live);
+    }
+
+    /// Makes the draft's messages the reply's: the messages `text` is posted as (split, or
+    /// its start with the whole attached), each draft message edited where it differs, the
+    /// rest posted, draft messages left over deleted.
+    async fn finish_draft(&mut self, live: Live, text: String) {
+        // The reply's edits keep the draft's pace too.
+        tokio::time::sleep_until(live.next).await;
+        let mut post = Post {
+            reply_to: self.trigger,
+            ..Post::text(text)
+        };
+        let chunks = self.layout(&mut post);
+        let count = chunks.len();
+        for (i, chunk) in chunks.into_iter().enumerate() {
+            let files = if i + 1 == count {
+                std::mem::take(&mut post.files)
+            } else {
+                Vec::new()
+            };
+            let sent = match live.shown.get(i) {
+                Some((_, shown)) if *shown == chunk && files.is_empty() => continue,
+                Some((id, _)) => self.edit_one(*id, chunk, files).await.map(|_| ()),
+                None => self.send_one(chunk, None, files).await.map(|_| ()),
+            };
+            if sent.is_err() {
+                return;
+            }
+        }
+        for (id, _) in live.shown.iter().skip(count) {
+            self.delete_one(*id).await;
+        }
+    }
+
+    /// Deletes what the draft posted: it was not the answer.
+    async fn drop_draft(&mut self) {
+        let Some(live) = self.live.take() else {
+            return;
+        };
+        for (id, _) in live.shown {
+            self.delete_one(id).await;
         }
     }
 
@@ -402,6 +578,29 @@ impl ChannelOut {
     /// Sends a post, split as needed, or as its start with the whole text attached when it
     /// would take more than `parts_per_text` messages. Returns the last message's id.
     async fn send(&mut self, mut post: Post) -> Option<MessageId> {
+        let chunks = self.layout(&mut post);
+        let count = chunks.len();
+        let mut last = None;
+        for (i, chunk) in chunks.into_iter().enumerate() {
+            let reply_to = post.reply_to.filter(|_| i == 0);
+            let files = if i + 1 == count {
+                std::mem::take(&mut post.files)
+            } else {
+                Vec::new()
+            };
+            match self.send_one(chunk, reply_to, files).await {
+                Ok(id) => last = Some(id),
+                Err(_) => return last,
+            }
+        }
+        last
+    }
+
+    /// The messages `post` is sent as: its text split under the limit, or, when that takes
+    /// more than `parts_per_text` messages, its start with the whole text attached (added to
+    /// `post.files`, which go with the last message). At least one message, which may be
+    /// empty when the post is only files.
+    fn layout(&self, post: &mut Post) -> Vec<String> {
         let mut chunks = split_message(&post.text, MESSAGE_LIMIT);
         if chunks.len() > self.limits.parts_per_text {
             let chars = post.text.chars().count();
@@ -419,26 +618,10 @@ impl ChannelOut {
             chunks = vec![format!("{start}{note}")];
             post.files.insert(0, text_file(TEXT_FILE, &post.text));
         }
-        let count = chunks.len().max(1);
-        let mut last = None;
-        for (i, chunk) in chunks
-            .into_iter()
-            .chain(std::iter::once(String::new()))
-            .take(count)
-            .enumerate()
-        {
-            let reply_to = post.reply_to.filter(|_| i == 0);
-            let files = if i + 1 == count {
-                std::mem::take(&mut post.files)
-            } else {
-                Vec::new()
-            };
-            match self.send_one(chunk, reply_to, files).await {
-                Ok(id) => last = Some(id),
-                Err(_) => return last,
-            }
+        if chunks.is_empty() {
+            chunks.push(String::new());
         }
-        last
+        chunks
     }
 
     async fn send_one(
@@ -474,6 +657,50 @@ impl ChannelOut {
         .await?;
         self.posted += 1;
         Ok(sent.id)
+    }
+
+    /// Edits one of the bot's messages to `content` (mentions off), adding `files`.
+    async fn edit_one(
+        &mut self,
+        message: MessageId,
+        content: String,
+        files: Vec<Attachment>,
+    ) -> Result<MessageId, SendFailure> {
+        let needs = Needs {
+            attach: !files.is_empty(),
+            reply: false,
+        };
+        let mut edit = EditMessage::new()
+            .content(content)
+            .allowed_mentions(no_mentions());
+        for file in files {
+            edit = edit.new_attachment(CreateAttachment::bytes(file.bytes, file.filename));
+        }
+        let (http, channel) = (&self.http, self.channel);
+        deliver::send(
+            self.limits.retry,
+            &self.rate_limits,
+            channel,
+            needs,
+            "message edit",
+            || channel.edit_message(http, message, edit.clone()),
+        )
+        .await
+        .map(|edited| edited.id)
+    }
+
+    /// Deletes one of the bot's messages; a failure is logged by `deliver`.
+    async fn delete_one(&mut self, message: MessageId) {
+        let (http, channel) = (&self.http, self.channel);
+        let _ = deliver::send(
+            self.limits.retry,
+            &self.rate_limits,
+            channel,
+            Needs::PLAIN,
+            "message delete",
+            || channel.delete_message(http, message),
+        )
+        .await;
     }
 
     /// Posts an approval with its buttons (and the whole call attached when it is long).

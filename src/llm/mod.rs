@@ -19,6 +19,7 @@
 //! request whose future is dropped (the run's time ran out, the run was cancelled) drops
 //! its connection, so a server that watches for that stops generating.
 
+mod stream;
 mod window;
 mod wire;
 
@@ -26,7 +27,7 @@ pub use window::{ContextWindow, DEFAULT_CONTEXT_WINDOW, OLLAMA_DEFAULT_CONTEXT, 
 pub use wire::ServerKind;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 use std::time::{Duration, SystemTime};
 
 use backon::{ExponentialBuilder, Retryable};
@@ -36,8 +37,9 @@ use url::Url;
 
 use crate::core::agent::{ChatReply, ChatRequest};
 use crate::core::message::ContextLimits;
-use crate::core::ports::{ChatModel, ModelError, ModelRetry};
+use crate::core::ports::{ChatModel, ModelError, ModelRetry, ReplyListener};
 use crate::core::tools::BoxFuture;
+use wire::Streaming;
 
 /// How the client talks to the server.
 #[derive(Debug, Clone)]
@@ -64,6 +66,9 @@ pub struct LlmConfig {
     /// [`DEFAULT_CONTEXT_WINDOW`] until [`OpenAiClient::set_context_window`] says what the
     /// server stated.
     pub context_window_tokens: u32,
+    /// Ask for replies as a stream of server-sent events (`llm.stream`), so their text can
+    /// be shown as it is written.
+    pub stream: bool,
 }
 
 /// The client.
@@ -74,6 +79,9 @@ pub struct OpenAiClient {
     config: LlmConfig,
     /// The window requests are fitted to; clones share it.
     window: Arc<AtomicU32>,
+    /// How replies are asked for ([`Streaming`]): lowered, for the client's life, when the
+    /// server refuses a stream or a stream's options; clones share it.
+    streaming: Arc<AtomicU8>,
 }
 
 impl OpenAiClient {
@@ -98,11 +106,17 @@ impl OpenAiClient {
             0 => DEFAULT_CONTEXT_WINDOW,
             given => given,
         };
+        let streaming = if config.stream {
+            Streaming::WithUsage
+        } else {
+            Streaming::Off
+        };
         Ok(Self {
             http,
             endpoint,
             config,
             window: Arc::new(AtomicU32::new(window)),
+            streaming: Arc::new(AtomicU8::new(streaming as u8)),
         })
     }
 
@@ -158,12 +172,51 @@ impl OpenAiClient {
         }
     }
 
+    /// How replies are asked for now.
+    fn streaming(&self) -> Streaming {
+        Streaming::from_u8(self.streaming.load(Ordering::Relaxed))
+    }
+
+    /// The server refused `refused` (`why`): replies are asked for the next lower way from
+    /// now on, for the client's life. A refusal that names `stream_options` keeps the stream
+    /// and drops the options; any other drops the stream.
+    fn lower_streaming(&self, refused: Streaming, why: &str) -> Streaming {
+        let lower = if refused == Streaming::WithUsage && why.contains("stream_options") {
+            Streaming::Plain
+        } else {
+            Streaming::Off
+        };
+        self.streaming.fetch_min(lower as u8, Ordering::Relaxed);
+        tracing::warn!(refused = ?refused, now = ?lower, reason = %why, "the model server does not take streamed requests this way; asking again, and from now on, without it");
+        lower
+    }
+
     #[tracing::instrument(skip_all, fields(model = %self.config.model, messages = request.messages.len()))]
     async fn complete_with_retries(
         &self,
         request: &ChatRequest,
-        waiting: &(dyn Fn(&ModelRetry) + Send + Sync),
+        listener: &dyn ReplyListener,
     ) -> Result<ChatReply, ModelError> {
+        let mut streaming = self.streaming();
+        loop {
+            match self.retried(request, streaming, listener).await {
+                Err((AttemptError::NoStream(why), _)) if streaming != Streaming::Off => {
+                    streaming = self.lower_streaming(streaming, &why);
+                }
+                Ok(reply) => return Ok(reply),
+                Err((error, attempts)) => return Err(self.final_error(error, attempts)),
+            }
+        }
+    }
+
+    /// The request asked `streaming`'s way, retried as [`AttemptError::is_retryable`] says;
+    /// the last error and how many attempts were made.
+    async fn retried(
+        &self,
+        request: &ChatRequest,
+        streaming: Streaming,
+        listener: &dyn ReplyListener,
+    ) -> Result<ChatReply, (AttemptError, u32)> {
         let settings = wire::BodySettings {
             model: request.model.as_deref().unwrap_or(&self.config.model),
             temperature: self.config.temperature,
@@ -173,9 +226,16 @@ impl OpenAiClient {
                 .max_tokens
                 .map(|cap| request.max_reply_tokens.map_or(cap, |room| cap.min(room))),
             server: self.config.server,
+            streaming,
         };
-        let body = serde_json::to_vec(&wire::request_body(settings, request))
-            .map_err(|e| ModelError::BadReply(format!("the request could not be encoded: {e}")))?;
+        let body = serde_json::to_vec(&wire::request_body(settings, request)).map_err(|e| {
+            (
+                AttemptError::Failed(ModelError::BadReply(format!(
+                    "the request could not be encoded: {e}"
+                ))),
+                0,
+            )
+        })?;
         let attempts = AtomicU32::new(0);
         let backoff = ExponentialBuilder::default()
             .with_min_delay(self.config.retry_base_delay)
@@ -185,7 +245,7 @@ impl OpenAiClient {
         let longest = self.config.max_retry_wait;
         let result = (|| {
             attempts.fetch_add(1, Ordering::Relaxed);
-            self.attempt(&body)
+            self.attempt(&body, streaming != Streaming::Off, listener)
         })
         .retry(backoff)
         .when(|error| error.is_retryable() && !error.asks_longer_than(longest))
@@ -203,7 +263,7 @@ impl OpenAiClient {
             {
                 let attempt = attempts.load(Ordering::Relaxed);
                 tracing::warn!(%status, attempt, ?delay, asked = ?retry_after, "model server busy or failing; retrying");
-                waiting(&ModelRetry {
+                listener.waiting(&ModelRetry {
                     wait: delay,
                     asked: retry_after.is_some(),
                     attempt,
@@ -212,7 +272,7 @@ impl OpenAiClient {
             }
         })
         .await;
-        result.map_err(|error| self.final_error(error, attempts.load(Ordering::Relaxed)))
+        result.map_err(|error| (error, attempts.load(Ordering::Relaxed)))
     }
 
     /// The error a caller gets once no attempt is left.
@@ -249,11 +309,17 @@ impl OpenAiClient {
                 &self.endpoint,
             ),
             AttemptError::Failed(error) => error,
+            AttemptError::NoStream(why) => ModelError::Rejected(why),
         }
     }
 
-    /// One request and its answer.
-    async fn attempt(&self, body: &[u8]) -> Result<ChatReply, AttemptError> {
+    /// One request and its answer; a streamed one tells `listener` its text as it comes.
+    async fn attempt(
+        &self,
+        body: &[u8],
+        streamed: bool,
+        listener: &dyn ReplyListener,
+    ) -> Result<ChatReply, AttemptError> {
         let mut builder = self
             .http
             .post(self.endpoint.clone())
@@ -276,24 +342,112 @@ impl OpenAiClient {
         })?;
         let status = response.status();
         let retry_after = retry_after(response.headers(), SystemTime::now());
-        let text = response.text().await.map_err(|e| {
-            AttemptError::Failed(if e.is_timeout() {
-                ModelError::Timeout(self.config.request_timeout)
-            } else {
-                ModelError::Interrupted(crate::core::tools::error_chain(&e))
-            })
-        })?;
+        if status.is_success() && streamed && is_event_stream(response.headers()) {
+            let reply = self.read_stream(response, listener).await;
+            tracing::debug!(%status, elapsed_ms = started.elapsed().as_millis() as u64, "model answered (streamed)");
+            return reply;
+        }
+        let text = response
+            .text()
+            .await
+            .map_err(|e| AttemptError::Failed(self.broke_off(&e)))?;
         tracing::debug!(%status, elapsed_ms = started.elapsed().as_millis() as u64, "model answered");
         if status.is_success() {
-            return wire::parse_reply(&text).map_err(AttemptError::Failed);
+            return if streamed {
+                self.unstreamed_answer(&text, listener)
+            } else {
+                wire::parse_reply(&text).map_err(AttemptError::Failed)
+            };
+        }
+        let message = wire::error_message(&text).unwrap_or_else(|| shorten(&text));
+        let too_long = wire::says_too_long(&text);
+        if streamed && !too_long && refuses_stream(status, &message) {
+            return Err(AttemptError::NoStream(format!("{status}: {message}")));
         }
         Err(AttemptError::Refused {
             status,
-            message: wire::error_message(&text).unwrap_or_else(|| shorten(&text)),
+            message,
             retry_after,
-            too_long: wire::says_too_long(&text),
+            too_long,
         })
     }
+
+    /// Reads a streamed answer as it comes, telling `listener` its text.
+    async fn read_stream(
+        &self,
+        mut response: reqwest::Response,
+        listener: &dyn ReplyListener,
+    ) -> Result<ChatReply, AttemptError> {
+        let mut reading = stream::Reading::new(listener);
+        while let Some(bytes) = response
+            .chunk()
+            .await
+            .map_err(|e| AttemptError::Failed(self.broke_off(&e)))?
+        {
+            if reading.feed(&bytes).map_err(AttemptError::Failed)? {
+                break;
+            }
+        }
+        reading.finish().map_err(AttemptError::Failed)
+    }
+
+    /// A success that is not an event stream, to a request that asked for one: events sent
+    /// under another content type are read as events; a whole completion is taken as it is
+    /// (the server does not stream, and is not asked to again, which saves asking twice);
+    /// anything else is a bad reply, as it would be to a request without the stream (a proxy's
+    /// error page says nothing about streaming).
+    fn unstreamed_answer(
+        &self,
+        text: &str,
+        listener: &dyn ReplyListener,
+    ) -> Result<ChatReply, AttemptError> {
+        if stream::looks_like_events(text) {
+            let mut reading = stream::Reading::new(listener);
+            reading
+                .feed(text.as_bytes())
+                .map_err(AttemptError::Failed)?;
+            return reading.finish().map_err(AttemptError::Failed);
+        }
+        let reply = wire::parse_reply(text).map_err(AttemptError::Failed)?;
+        self.lower_streaming(
+            self.streaming(),
+            "it answered a streamed request with a whole reply",
+        );
+        Ok(reply)
+    }
+
+    /// The error for an answer that could not be read to its end.
+    fn broke_off(&self, e: &reqwest::Error) -> ModelError {
+        if e.is_timeout() {
+            ModelError::Timeout(self.config.request_timeout)
+        } else {
+            ModelError::Interrupted(crate::core::tools::error_chain(e))
+        }
+    }
+}
+
+/// Whether the answer says it is an event stream.
+fn is_event_stream(headers: &reqwest::header::HeaderMap) -> bool {
+    headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("text/event-stream"))
+}
+
+/// Whether an error answer to a streamed request refuses the stream (or its options): a
+/// 4xx (or 501 Not Implemented) whose message names `stream` as a word of its own
+/// (`stream`, `streaming`, `stream_options`; not `upstream`).
+fn refuses_stream(status: StatusCode, message: &str) -> bool {
+    let refusal = (status.is_client_error() && status != StatusCode::TOO_MANY_REQUESTS)
+        || status == StatusCode::NOT_IMPLEMENTED;
+    let lower = message.to_ascii_lowercase();
+    refusal
+        && lower.match_indices("stream").any(|(at, _)| {
+            !lower[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphabetic())
+        })
 }
 
 /// What the model server said when asked for its models.
@@ -410,6 +564,9 @@ enum AttemptError {
     },
     /// No usable answer: unreachable, timed out, or a success whose body is not a reply.
     Failed(ModelError),
+    /// The server does not take the request streamed as it was asked (see
+    /// [`refuses_stream`]): it is asked again the next lower way, at once.
+    NoStream(String),
 }
 
 impl AttemptError {
@@ -419,7 +576,7 @@ impl AttemptError {
             Self::Refused { status, .. } => {
                 *status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
             }
-            Self::Failed(_) => false,
+            Self::Failed(_) | Self::NoStream(_) => false,
         }
     }
 
@@ -437,7 +594,7 @@ impl AttemptError {
                 retry_after: Some(asked),
                 ..
             } => *asked,
-            Self::Refused { .. } | Self::Failed(_) => backoff.min(MAX_BACKOFF),
+            Self::Refused { .. } | Self::Failed(_) | Self::NoStream(_) => backoff.min(MAX_BACKOFF),
         }
     }
 }
@@ -447,15 +604,15 @@ impl ChatModel for OpenAiClient {
         &'a self,
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
-        Box::pin(self.complete_with_retries(request, &|_| {}))
+        Box::pin(self.complete_with_retries(request, &()))
     }
 
     fn complete_telling<'a>(
         &'a self,
         request: &'a ChatRequest,
-        waiting: &'a (dyn Fn(&ModelRetry) + Send + Sync),
+        listener: &'a dyn ReplyListener,
     ) -> BoxFuture<'a, Result<ChatReply, ModelError>> {
-        Box::pin(self.complete_with_retries(request, waiting))
+        Box::pin(self.complete_with_retries(request, listener))
     }
 
     fn context_limits(&self) -> Option<ContextLimits> {
@@ -837,6 +994,31 @@ mod tests {
         assert!(refused(Some(Duration::from_secs(3600))).asks_longer_than(longest));
         assert!(!refused(None).asks_longer_than(longest));
         assert_eq!(refused(None).wait(Duration::from_secs(90)), MAX_BACKOFF);
+    }
+
+    #[test]
+    fn a_refused_stream_is_told_from_other_refusals() {
+        for (status, message, refuses) in [
+            (400, "stream is not supported", true),
+            (
+                400,
+                "Unrecognized request argument supplied: stream_options",
+                true,
+            ),
+            (422, "Streaming is not available for this model", true),
+            (501, "streaming not implemented", true),
+            (400, "the upstream provider refused the request", false),
+            (429, "too many streams at once", false),
+            (500, "stream broke", false),
+            (400, "tools param requires --jinja flag", false),
+        ] {
+            let status = StatusCode::from_u16(status).expect("status");
+            assert_eq!(
+                refuses_stream(status, message),
+                refuses,
+                "{status} {message}"
+            );
+        }
     }
 
     #[test]

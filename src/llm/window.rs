@@ -238,6 +238,7 @@ mod tests {
             retry_base_delay: Duration::from_millis(1),
             max_retry_wait: Duration::from_secs(1),
             context_window_tokens: 0,
+            stream: false,
         })
         .expect("client")
     }

@@ -25,6 +25,37 @@ pub(super) struct RequestBody<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     max_completion_tokens: Option<u32>,
     stream: bool,
+    /// Asks a streamed reply to end with its `usage` (OpenAI, vLLM and Ollama send none
+    /// otherwise); left out for a server that refused it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+}
+
+#[derive(Debug, Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// How a reply is asked for. Ordered: a server that refuses one is asked the next lower.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub(super) enum Streaming {
+    /// The whole reply at once.
+    #[default]
+    Off,
+    /// Streamed, without `stream_options`.
+    Plain,
+    /// Streamed, with `stream_options.include_usage`.
+    WithUsage,
+}
+
+impl Streaming {
+    pub(super) fn from_u8(value: u8) -> Self {
+        match value {
+            0 => Self::Off,
+            1 => Self::Plain,
+            _ => Self::WithUsage,
+        }
+    }
 }
 
 /// What differs between the servers riskgate talks to (`llm.server`).
@@ -60,6 +91,7 @@ pub(super) struct BodySettings<'a> {
     /// `None`: no cap is sent.
     pub max_tokens: Option<u32>,
     pub server: ServerKind,
+    pub streaming: Streaming,
 }
 
 #[derive(Debug, Serialize)]
@@ -135,7 +167,10 @@ pub(super) fn request_body<'a>(
         temperature: settings.temperature,
         max_tokens,
         max_completion_tokens,
-        stream: false,
+        stream: settings.streaming != Streaming::Off,
+        stream_options: (settings.streaming == Streaming::WithUsage).then_some(StreamOptions {
+            include_usage: true,
+        }),
     }
 }
 
@@ -177,12 +212,8 @@ pub(super) fn parse_reply(text: &str) -> Result<ChatReply, ModelError> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         ModelError::BadReply(format!("the reply is not JSON ({e}): {}", excerpt(text)))
     })?;
-    if let Some(message) = error_message_of(&value) {
-        return Err(if says_too_long(text) {
-            ModelError::TooLong(message)
-        } else {
-            ModelError::Rejected(message)
-        });
+    if let Some(error) = error_of(&value, text) {
+        return Err(error);
     }
     let choice = value
         .get("choices")
@@ -192,18 +223,7 @@ pub(super) fn parse_reply(text: &str) -> Result<ChatReply, ModelError> {
             ModelError::BadReply(format!("the reply has no choices: {}", excerpt(text)))
         })?;
     let message = choice.get("message").unwrap_or(&Value::Null);
-    let content = match message.get("content") {
-        Some(Value::String(s)) => Some(s.clone()),
-        // Some servers send content as a list of parts.
-        Some(Value::Array(parts)) => Some(
-            parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str).or(p.as_str()))
-                .collect::<Vec<_>>()
-                .join(""),
-        ),
-        _ => None,
-    };
+    let content = content_of(message);
     let mut tool_calls = Vec::new();
     if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {
         for call in calls {
@@ -245,10 +265,36 @@ pub(super) fn parse_reply(text: &str) -> Result<ChatReply, ModelError> {
     })
 }
 
+/// A message's (or a streamed delta's) `content`: a string, or a list of parts as some
+/// servers send it; `None` when it is `null` or missing.
+pub(super) fn content_of(message: &Value) -> Option<String> {
+    match message.get("content") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Array(parts)) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str).or(p.as_str()))
+                .collect::<Vec<_>>()
+                .join(""),
+        ),
+        _ => None,
+    }
+}
+
+/// The error a body (`text`, read as `value`) says in place of a reply, if it says one.
+pub(super) fn error_of(value: &Value, text: &str) -> Option<ModelError> {
+    let message = error_message_of(value)?;
+    Some(if says_too_long(text) {
+        ModelError::TooLong(message)
+    } else {
+        ModelError::Rejected(message)
+    })
+}
+
 /// The reply's `usage`, read loosely: a count that is missing, `null`, negative, fractional
 /// or a string is taken as 0, and a `usage` with neither count readable as none, so an odd
 /// server costs the counting, never the reply.
-fn usage_of(usage: &Value) -> Option<Usage> {
+pub(super) fn usage_of(usage: &Value) -> Option<Usage> {
     let count = |name: &str| usage.get(name).and_then(Value::as_u64);
     let (prompt, completion) = (count("prompt_tokens"), count("completion_tokens"));
     if prompt.is_none() && completion.is_none() {
@@ -467,6 +513,7 @@ mod tests {
             temperature: Some(0.1),
             max_tokens: Some(100),
             server: ServerKind::Generic,
+            streaming: Streaming::Off,
         };
         let body = serde_json::to_value(request_body(settings, &request)).expect("json");
         assert_eq!(body["messages"][1]["content"], "alice: hi");
@@ -482,6 +529,22 @@ mod tests {
         assert_eq!(body["messages"][3]["tool_call_id"], "c1");
         assert_eq!(body["tools"][0]["type"], "function");
         assert_eq!(body["stream"], false);
+        assert!(body.get("stream_options").is_none());
+        for (streaming, options) in [
+            (Streaming::WithUsage, json!({"include_usage": true})),
+            (Streaming::Plain, Value::Null),
+        ] {
+            let body = serde_json::to_value(request_body(
+                BodySettings {
+                    streaming,
+                    ..settings
+                },
+                &request,
+            ))
+            .expect("json");
+            assert_eq!(body["stream"], true);
+            assert_eq!(body["stream_options"], options);
+        }
 
         // OpenAI's kind names the cap its own way; no tools, no tool_choice; no cap, none.
         let openai = BodySettings {

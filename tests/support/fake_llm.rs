@@ -8,8 +8,22 @@
 //! scripted call comes back as plain text, as a model that never saw the tools answers),
 //! and a call without its result (or a result without its call) gets a 400, as OpenAI
 //! answers it. [`bare_call`] scripts what small models write instead of `tool_calls`.
+//!
+//! A request that asks for a stream (`"stream": true`) gets each scripted completion as the
+//! servers stream it ([`Checks::stream`]: OpenAI's or vLLM's shape): server-sent events
+//! whose `choices[0].delta` carries the text in pieces and each tool call in fragments (its
+//! index, id and name, then its arguments in pieces), the finish reason, the `usage` in a
+//! chunk of its own when `stream_options.include_usage` asks for it, and `data: [DONE]`. A
+//! [`paced`] step sends its events that far apart, as a model writing slowly; the others
+//! send them at once. [`Streams`] also has the servers that refuse to stream.
+//!
+//! The fake is two servers: a wiremock server, which records every request and scripts its
+//! answer (tests may mount more mocks on [`FakeLlm::server`]), behind a small front that
+//! passes every request to it and sends a paced answer on event by event, which wiremock
+//! cannot. Both run on threads of their own, so a test may block on a child process.
 
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -30,7 +44,29 @@ pub enum Scripted {
     },
     /// A reply after a delay.
     Slow(Duration, Value),
+    /// A reply streamed with this pause between two events, as a model writes it; asked
+    /// for whole, it comes after all the pauses.
+    Paced(Duration, Value),
 }
+
+/// How the fake answers a request that asks for a stream.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Streams {
+    /// Events as OpenAI sends them: a role chunk, then text pieces and call fragments each
+    /// in a chunk of its own, the finish reason in a chunk of its own.
+    #[default]
+    OpenAi,
+    /// Events as vLLM sends them: the same, but a call's last arguments piece comes in the
+    /// chunk that carries the finish reason.
+    Vllm,
+    /// 400, "stream is not supported", as a server without streaming says it.
+    Refused,
+    /// The whole completion as JSON, as a server that ignores `stream` answers.
+    Ignored,
+}
+
+/// Header the wiremock side marks a paced answer with: the pause between events, in ms.
+const PACE_HEADER: &str = "x-fake-pace-ms";
 
 /// How a server says a request is over its window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +101,11 @@ pub struct Checks {
     /// fake itself, without using the script: with every line of it holding `FACT:`, as a
     /// model that keeps what people stated.
     pub summarises: bool,
+    /// How a request that asks for a stream is answered.
+    pub stream: Streams,
+    /// 400 for a request with `stream_options`, as servers that refuse fields they do not
+    /// know answer it ("Unrecognized request argument supplied: stream_options").
+    pub refuse_stream_options: bool,
 }
 
 impl Checks {
@@ -78,6 +119,8 @@ impl Checks {
             context_chars: None,
             window_tokens: None,
             summarises: false,
+            stream: Streams::OpenAi,
+            refuse_stream_options: false,
         }
     }
 }
@@ -207,6 +250,173 @@ fn pairing(messages: &[Value]) -> Result<(), String> {
     }
 }
 
+/// A completion as the events a server streams it in (see [`Streams`]); a body that is not a
+/// completion (an error) goes as one event.
+fn events_of(completion: &Value, shape: Streams, usage: bool) -> Vec<Value> {
+    let Some(message) = completion
+        .pointer("/choices/0/message")
+        .filter(|m| m.is_object())
+    else {
+        return vec![completion.clone()];
+    };
+    let chunk = |delta: Value| json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": null}]});
+    let mut events = vec![chunk(json!({"role": "assistant", "content": ""}))];
+    let content = match &message["content"] {
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+        other => other.as_str().unwrap_or_default().to_owned(),
+    };
+    for piece in pieces(&content, 12) {
+        events.push(chunk(json!({"content": piece})));
+    }
+    let mut calls: Vec<Value> = message["tool_calls"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    if let Some(legacy) = message.get("function_call").filter(|f| f.is_object()) {
+        calls.push(json!({"function": legacy}));
+    }
+    let mut last_piece = None;
+    for (index, call) in calls.iter().enumerate() {
+        let function = &call["function"];
+        let mut head = json!({"index": index, "type": "function",
+            "function": {"name": function["name"], "arguments": ""}});
+        if let Some(id) = call.get("id") {
+            head["id"] = id.clone();
+        }
+        events.push(chunk(json!({"tool_calls": [head]})));
+        match &function["arguments"] {
+            Value::String(arguments) => {
+                for piece in pieces(arguments, 7) {
+                    let fragment =
+                        json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]});
+                    last_piece = Some(events.len());
+                    events.push(chunk(fragment));
+                }
+            }
+            // An object is sent whole, as a server that sends calls whole does.
+            Value::Null => {}
+            whole => events.push(chunk(
+                json!({"tool_calls": [{"index": index, "function": {"arguments": whole}}]}),
+            )),
+        }
+    }
+    let finish = completion
+        .pointer("/choices/0/finish_reason")
+        .cloned()
+        .unwrap_or(Value::Null);
+    match (shape, last_piece) {
+        (Streams::Vllm, Some(at)) if at + 1 == events.len() => {
+            events[at]["choices"][0]["finish_reason"] = finish;
+        }
+        _ => {
+            let mut last = chunk(json!({}));
+            last["choices"][0]["finish_reason"] = finish;
+            events.push(last);
+        }
+    }
+    if usage && let Some(counts) = completion.get("usage") {
+        events.push(json!({"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": [], "usage": counts}));
+    }
+    events
+}
+
+/// `text` in pieces of about `size` characters, cut after spaces where it can be, as tokens
+/// come.
+fn pieces(text: &str, size: usize) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut current = String::new();
+    for c in text.chars() {
+        current.push(c);
+        if current.chars().count() >= size || (c == ' ' && current.chars().count() >= size / 2) {
+            pieces.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        pieces.push(current);
+    }
+    pieces
+}
+
+/// The events as an SSE body, `data: [DONE]` last.
+fn sse_body(events: &[Value]) -> String {
+    let mut body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+    body.push_str("data: [DONE]\n\n");
+    body
+}
+
+impl Script {
+    /// The answer to a request that asks for a stream, as [`Checks::stream`] says; `None`
+    /// to answer it as any request.
+    fn streamed(
+        &self,
+        body: &Value,
+        take: impl FnOnce() -> Option<Scripted>,
+    ) -> Option<ResponseTemplate> {
+        if body["stream"] != json!(true) {
+            return None;
+        }
+        let refuse = |message: &str| {
+            ResponseTemplate::new(400).set_body_json(
+                json!({"error": {"message": message, "type": "invalid_request_error"}}),
+            )
+        };
+        if self.checks.refuse_stream_options && body.get("stream_options").is_some() {
+            return Some(refuse(
+                "Unrecognized request argument supplied: stream_options",
+            ));
+        }
+        match self.checks.stream {
+            Streams::Refused => return Some(refuse("stream is not supported")),
+            Streams::Ignored => return None,
+            Streams::OpenAi | Streams::Vllm => {}
+        }
+        let usage = body.pointer("/stream_options/include_usage") == Some(&json!(true));
+        let sse = |completion: &Value| {
+            ResponseTemplate::new(200).set_body_raw(
+                sse_body(&events_of(completion, self.checks.stream, usage)),
+                "text/event-stream",
+            )
+        };
+        Some(match take() {
+            Some(Scripted::Reply(completion)) => sse(&completion),
+            Some(Scripted::Slow(delay, completion)) => sse(&completion).set_delay(delay),
+            Some(Scripted::Paced(every, completion)) => {
+                sse(&completion).insert_header(PACE_HEADER, every.as_millis().to_string().as_str())
+            }
+            other => answer(other),
+        })
+    }
+}
+
+/// The answer to a scripted step, whole.
+fn answer(next: Option<Scripted>) -> ResponseTemplate {
+    match next {
+        Some(Scripted::Reply(body)) => ResponseTemplate::new(200).set_body_json(body),
+        Some(Scripted::Slow(delay, body)) => ResponseTemplate::new(200)
+            .set_body_json(body)
+            .set_delay(delay),
+        Some(Scripted::Paced(every, body)) => {
+            let events = events_of(&body, Streams::OpenAi, false).len() as u32 + 1;
+            ResponseTemplate::new(200)
+                .set_body_json(body)
+                .set_delay(every * events)
+        }
+        Some(Scripted::Status {
+            status,
+            body,
+            retry_after,
+        }) => {
+            let mut template = ResponseTemplate::new(status).set_body_string(body);
+            if let Some(value) = retry_after {
+                template = template.insert_header("retry-after", value.as_str());
+            }
+            template
+        }
+        None => ResponseTemplate::new(500)
+            .set_body_json(json!({"error": {"message": "the fake LLM's script is exhausted"}})),
+    }
+}
+
 impl Respond for Script {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         self.arrivals
@@ -227,44 +437,120 @@ impl Respond for Script {
                 .to_string()
                 .contains("Summarise the conversation")
         {
-            return ResponseTemplate::new(200).set_body_json(summary_of(&body));
+            let summary = Scripted::Reply(summary_of(&body));
+            return self
+                .streamed(&body, || Some(summary.clone()))
+                .unwrap_or_else(|| answer(Some(summary)));
         }
         let tools_ignored = self.checks.tools_need_tool_choice
             && body.get("tools").is_some()
             && body.get("tool_choice").is_none();
-        let mut next = self.queue.lock().expect("script lock").pop_front();
-        if tools_ignored
-            && let Some(Scripted::Reply(reply)) = &next
-            && reply["choices"][0]["message"]["tool_calls"].is_array()
-        {
-            next = Some(text(NO_TOOLS_ANSWER));
-        }
-        match next {
-            Some(Scripted::Reply(body)) => ResponseTemplate::new(200).set_body_json(body),
-            Some(Scripted::Slow(delay, body)) => ResponseTemplate::new(200)
-                .set_body_json(body)
-                .set_delay(delay),
-            Some(Scripted::Status {
-                status,
-                body,
-                retry_after,
-            }) => {
-                let mut template = ResponseTemplate::new(status).set_body_string(body);
-                if let Some(value) = retry_after {
-                    template = template.insert_header("retry-after", value.as_str());
-                }
-                template
+        if tools_ignored {
+            let mut queue = self.queue.lock().expect("script lock");
+            if let Some(Scripted::Reply(reply)) = queue.front()
+                && reply["choices"][0]["message"]["tool_calls"].is_array()
+            {
+                queue[0] = text(NO_TOOLS_ANSWER);
             }
-            None => ResponseTemplate::new(500)
-                .set_body_json(json!({"error": {"message": "the fake LLM's script is exhausted"}})),
+        }
+        if let Some(streamed) = self.streamed(&body, || {
+            self.queue.lock().expect("script lock").pop_front()
+        }) {
+            return streamed;
+        }
+        answer(self.queue.lock().expect("script lock").pop_front())
+    }
+}
+
+/// Passes one request to the wiremock server at `behind` and its answer back; a paced
+/// answer (see [`PACE_HEADER`]) is sent on event by event, that far apart.
+async fn pass(
+    client: reqwest::Client,
+    behind: String,
+    request: axum::extract::Request,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let mut forward = client.request(parts.method.clone(), format!("{behind}{path}"));
+    for (name, value) in &parts.headers {
+        if !matches!(name.as_str(), "host" | "content-length") {
+            forward = forward.header(name, value);
         }
     }
+    let Ok(answer) = forward.body(body.to_vec()).send().await else {
+        return axum::http::StatusCode::BAD_GATEWAY.into_response();
+    };
+    let status = answer.status();
+    let mut headers = answer.headers().clone();
+    let pace = headers
+        .remove(PACE_HEADER)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+        .map(Duration::from_millis);
+    for hop in ["content-length", "transfer-encoding", "connection"] {
+        headers.remove(hop);
+    }
+    let bytes = answer.bytes().await.unwrap_or_default();
+    let body = match pace {
+        None => axum::body::Body::from(bytes),
+        Some(every) => {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let events: VecDeque<String> =
+                text.split_inclusive("\n\n").map(str::to_owned).collect();
+            let paced = futures_util::stream::unfold(events, move |mut events| async move {
+                let event = events.pop_front()?;
+                tokio::time::sleep(every).await;
+                Some((Ok::<_, std::convert::Infallible>(event), events))
+            });
+            axum::body::Body::from_stream(paced)
+        }
+    };
+    let mut response = (status, body).into_response();
+    response.headers_mut().extend(headers);
+    response
+}
+
+/// Starts the front that passes every request to `behind`, on a thread of its own; its
+/// address.
+fn start_front(behind: String) -> SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime for the fake LLM's front");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("a port for the fake LLM");
+            tx.send(listener.local_addr().expect("its address"))
+                .expect("the test waits for it");
+            let client = reqwest::Client::builder()
+                .no_proxy()
+                .build()
+                .expect("a client");
+            let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+                pass(client.clone(), behind.clone(), request)
+            });
+            axum::serve(listener, app)
+                .await
+                .expect("the fake LLM's front");
+        });
+    });
+    rx.recv().expect("the fake LLM's front started")
 }
 
 /// The running fake.
 pub struct FakeLlm {
+    /// The wiremock server behind the front: it records every request.
     pub server: MockServer,
     script: Arc<Script>,
+    /// The front every request comes to.
+    front: SocketAddr,
 }
 
 impl FakeLlm {
@@ -286,12 +572,17 @@ impl FakeLlm {
             .respond_with(SharedScript(script.clone()))
             .mount(&server)
             .await;
-        Self { server, script }
+        let front = start_front(server.uri());
+        Self {
+            server,
+            script,
+            front,
+        }
     }
 
     /// The base URL to configure as `llm.base_url`.
     pub fn base_url(&self) -> String {
-        format!("{}/v1", self.server.uri())
+        format!("http://{}/v1", self.front)
     }
 
     /// Every chat request's body received so far, in order (the bot's questions at start,
@@ -391,6 +682,20 @@ pub fn with_usage(step: Scripted, prompt_tokens: u64, completion_tokens: u64) ->
         Scripted::Slow(delay, mut body) => {
             body["usage"] = usage;
             Scripted::Slow(delay, body)
+        }
+        Scripted::Paced(every, mut body) => {
+            body["usage"] = usage;
+            Scripted::Paced(every, body)
+        }
+        status @ Scripted::Status { .. } => status,
+    }
+}
+
+/// `step` streamed slowly: its events `every` apart, as a model writing that fast.
+pub fn paced(step: Scripted, every: Duration) -> Scripted {
+    match step {
+        Scripted::Reply(body) | Scripted::Slow(_, body) | Scripted::Paced(_, body) => {
+            Scripted::Paced(every, body)
         }
         status @ Scripted::Status { .. } => status,
     }

@@ -277,7 +277,7 @@ impl super::Agent {
             if let Ok(reply) = &asked {
                 self.count_usage(channel, reply);
             }
-            match asked {
+            match asked.map(|reply| self.without_reasoning(reply)) {
                 Ok(reply) => match reply.content.filter(|t| !t.trim().is_empty()) {
                     Some(text) => {
                         let limit = words * 8;

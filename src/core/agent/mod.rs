@@ -9,6 +9,7 @@
 
 mod call;
 mod channel_rules;
+pub mod draft;
 mod fit;
 mod history;
 mod memory;
@@ -33,6 +34,7 @@ use run_messages::RunMessages;
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
@@ -41,7 +43,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::core::ports::{
     ApprovalSurface, AuditRecord, ChannelSettings, ChatModel, Clock, EventSink, ModelError,
-    ModelFailure, ModelRetry, Store, StoreError,
+    ModelFailure, ModelRetry, ReplyListener, Store, StoreError,
 };
 use crate::core::profile::{Profile, Profiles};
 use crate::core::prompt::Prompts;
@@ -303,6 +305,9 @@ pub struct Agent {
     pub summaries: Summaries,
     /// The tokens each channel's requests cost since the start, for `/status`.
     pub usage: UsageLedger,
+    /// A reply of this model has held reasoning in its text: streamed replies show nothing
+    /// before their `</think>` from then on (see [`draft`]).
+    pub writes_reasoning: AtomicBool,
 }
 
 /// Audit records waiting for the store. The lock is held while they are written, so no tool
@@ -416,6 +421,78 @@ impl<'a> Behind<'a> {
 
 /// A model call's result, or the run's time running out first.
 type Asked = Result<Result<ChatReply, ModelError>, tokio::time::error::Elapsed>;
+
+/// What a step hears while the model answers: a wait of the client is told to the channel,
+/// the reply's text is shown as a draft ([`draft::Draft`]). Dropped before its step's
+/// reply was the answer, it takes the draft back.
+struct Listening<'a> {
+    agent: &'a Agent,
+    channel: &'a str,
+    draft: std::sync::Mutex<draft::Draft>,
+}
+
+impl<'a> Listening<'a> {
+    fn new(agent: &'a Agent, channel: &'a str) -> Self {
+        let reasons = agent.writes_reasoning.load(Ordering::Relaxed);
+        Self {
+            agent,
+            channel,
+            draft: std::sync::Mutex::new(draft::Draft::new(reasons)),
+        }
+    }
+
+    fn draft(&self) -> std::sync::MutexGuard<'_, draft::Draft> {
+        // A draft is text and offsets: whatever a panicking holder left is usable.
+        self.draft
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The step's reply is not the answer: what its draft showed is taken back.
+    fn take_back(&self) {
+        let dropped = self.draft().take_back();
+        if let Some(event) = dropped {
+            self.agent.emit(self.channel, event);
+        }
+    }
+
+    /// The step's reply is the answer: `text` replaces the draft.
+    fn answer(&self, text: &str) {
+        self.draft().answered();
+        self.agent.emit(
+            self.channel,
+            AgentEvent::Reply {
+                text: text.to_owned(),
+            },
+        );
+    }
+}
+
+impl ReplyListener for Listening<'_> {
+    fn waiting(&self, retry: &ModelRetry) {
+        if retry.wait >= MODEL_WAIT_NOTICE {
+            self.agent.emit(
+                self.channel,
+                AgentEvent::Notice {
+                    message: model_wait_notice(retry),
+                },
+            );
+        }
+    }
+
+    fn text(&self, piece: &str) {
+        let part = self.draft().push(piece);
+        if let Some(event) = part {
+            self.agent.emit(self.channel, event);
+        }
+    }
+}
+
+impl Drop for Listening<'_> {
+    fn drop(&mut self) {
+        self.take_back();
+    }
+}
 
 /// A call's audit record with what became of the call.
 fn completed(mut record: AuditRecord, result: &CallResult, elapsed: Duration) -> AuditRecord {
@@ -830,10 +907,11 @@ impl Agent {
             }
             progress.iterations += 1;
             let request = self.request(prepared, &memory, messages.all(), budget);
+            let listening = Listening::new(self, channel);
             // The writes left behind by the previous step land while the model thinks,
             // also when the person interrupts it.
             let (asked, settled) = tokio::join!(
-                context.unless_interrupted(self.ask(channel, &request, timer)),
+                context.unless_interrupted(self.ask(channel, &request, timer, &listening)),
                 behind.settle()
             );
             if let Err(e) = settled {
@@ -851,6 +929,7 @@ impl Agent {
                 messages,
                 timer,
                 &mut budget,
+                &listening,
             );
             let Some(asked) = context.unless_interrupted(shorter).await else {
                 return RunOutcome::Stopped(StopReason::Interrupted);
@@ -858,21 +937,29 @@ impl Agent {
             let reply = match asked {
                 Err(_) => return RunOutcome::Stopped(StopReason::WallClock(timer.limit)),
                 Ok(Err(e)) => return RunOutcome::Stopped(StopReason::Model(e)),
-                Ok(Ok(reply)) => reply,
+                Ok(Ok(reply)) => self.without_reasoning(reply),
             };
             let kind = self
                 .protocol
                 .interpret(&reply, &mut progress.next_id, &prepared.known);
             let kind = capped(kind, self.limits.max_reply_chars);
+            let answer = match &kind {
+                ReplyKind::Text(text) => echoed_result(text, &progress.results).is_none(),
+                _ => false,
+            };
+            if !answer {
+                listening.take_back();
+            }
             let stop = match kind {
-                ReplyKind::Text(text) => match echoed_result(&text, &progress.results) {
-                    Some(problem) => self.unusable(text, problem, messages, progress),
-                    None => {
-                        messages.push(ChatMessage::assistant(&text));
-                        self.emit(channel, AgentEvent::Reply { text: text.clone() });
-                        Some(RunOutcome::Replied(text))
-                    }
-                },
+                ReplyKind::Text(text) if answer => {
+                    messages.push(ChatMessage::assistant(&text));
+                    listening.answer(&text);
+                    Some(RunOutcome::Replied(text))
+                }
+                ReplyKind::Text(text) => {
+                    let problem = echoed_result(&text, &progress.results).unwrap_or_default();
+                    self.unusable(text, problem, messages, progress)
+                }
                 ReplyKind::Malformed { raw, problem } => {
                     self.unusable(raw, problem, messages, progress)
                 }
@@ -949,6 +1036,7 @@ impl Agent {
         messages: &mut RunMessages,
         timer: &RunTimer,
         budget: &mut Option<Budget>,
+        listening: &Listening<'_>,
     ) -> Asked {
         let refused = match &asked {
             Ok(Err(e)) if e.failure() == ModelFailure::TooLong => e.to_string(),
@@ -964,7 +1052,7 @@ impl Agent {
             let taken = std::mem::take(memory);
             *memory = self.compacted(channel, taken, fixed, harder).await;
             let request = self.request(prepared, memory, messages.all(), *budget);
-            return self.ask(channel, &request, timer).await;
+            return self.ask(channel, &request, timer, listening).await;
         }
         if memory.recent.is_empty() && memory.summary.is_none() {
             return asked;
@@ -977,6 +1065,7 @@ impl Agent {
                 channel,
                 &self.request(prepared, memory, messages.all(), None),
                 timer,
+                listening,
             )
             .await;
         if matches!(again, Ok(Ok(_))) {
@@ -1153,30 +1242,40 @@ impl Agent {
         .map(|messages| history::repaired(history::said(messages)))
     }
 
-    /// One model call, within what is left of the run's time. A wait of the model client
-    /// before it tries again (a busy or failing server) is told to the channel. What the
+    /// One model call, within what is left of the run's time, telling `listening` what
+    /// happens meanwhile (a wait of the client, the reply's text as it streams). What the
     /// server says the request cost goes to the channel's line in [`Agent::usage`] and out as
     /// [`AgentEvent::ModelUsage`], for the counters.
-    async fn ask(&self, channel: &str, request: &ChatRequest, timer: &RunTimer) -> Asked {
-        let waiting = |retry: &ModelRetry| {
-            if retry.wait >= MODEL_WAIT_NOTICE {
-                self.emit(
-                    channel,
-                    AgentEvent::Notice {
-                        message: model_wait_notice(retry),
-                    },
-                );
-            }
-        };
+    async fn ask(
+        &self,
+        channel: &str,
+        request: &ChatRequest,
+        timer: &RunTimer,
+        listening: &Listening<'_>,
+    ) -> Asked {
         let asked = tokio::time::timeout(
             timer.remaining(),
-            self.model.complete_telling(request, &waiting),
+            self.model.complete_telling(request, listening),
         )
         .await;
         if let Ok(Ok(reply)) = &asked {
             self.count_usage(channel, reply);
         }
         asked
+    }
+
+    /// `reply` without the reasoning the model wrote into its text ([`draft::answer_part`]):
+    /// what follows `</think>` is all that is shown, stored and sent back. A reply that held
+    /// reasoning makes later streamed replies wait for their `</think>` before they show.
+    fn without_reasoning(&self, mut reply: ChatReply) -> ChatReply {
+        if let Some(content) = &reply.content {
+            let (answer, reasoned) = draft::answer_part(content);
+            if reasoned {
+                self.writes_reasoning.store(true, Ordering::Relaxed);
+                reply.content = Some(answer.to_owned());
+            }
+        }
+        reply
     }
 
     /// Adds what the server says `reply` cost to the channel's tokens.
