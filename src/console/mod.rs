@@ -179,7 +179,7 @@ impl EventSink for ConsoleEvents {
             .drafted
             .lock()
             .ok()
-            .and_then(|mut drafted| drafted.output(event))
+            .and_then(|mut drafted| drafted.output(event, self.names()))
         {
             self.output.part(&text);
         } else if let Some(text) = render::event_text(&self.tools.snapshot(), self.names(), event) {

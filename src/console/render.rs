@@ -242,39 +242,54 @@ pub fn event_text(tools: &ToolSet, names: Names<'_>, event: &AgentEvent) -> Opti
 /// A streamed answer as the text console prints it: the draft's text as it comes, on the
 /// line the answer will end; the answer then finishes that line. Where the answer is not
 /// what was printed (reasoning replaced, or a reply cut to `agent.max_reply_chars`), it is
-/// printed again whole on a line of its own; a draft taken back just ends its line.
+/// printed again whole on a line of its own; a draft taken back just ends its line. Text
+/// from a `<` on is held until its `>` has come, so Discord markup cut between two parts
+/// still reads as a name or a time.
 #[derive(Debug, Default)]
 pub struct Drafted {
-    /// The draft printed so far, if one is.
-    printed: Option<String>,
+    /// The draft received so far, if one is, and how much of it was printed.
+    printed: Option<(String, usize)>,
 }
 
 impl Drafted {
     /// What to print for `event` (without a line break of its own), when it is part of a
     /// streamed answer; `None` for any other event, and for a reply that had no draft.
-    pub fn output(&mut self, event: &AgentEvent) -> Option<String> {
+    pub fn output(&mut self, event: &AgentEvent, names: Names<'_>) -> Option<String> {
+        let shown = |text: &str| clean(&readable(text, names));
         match event {
             AgentEvent::ReplyPart { text, restart } => Some(match &mut self.printed {
-                Some(printed) if !restart => {
-                    printed.push_str(text);
-                    clean(text)
+                Some((received, upto)) if !restart => {
+                    received.push_str(text);
+                    let end = whole_markup_end(received, *upto);
+                    let out = shown(&received[*upto..end]);
+                    *upto = end;
+                    out
                 }
                 printed => {
                     let again = if printed.is_some() { "\n" } else { "" };
-                    *printed = Some(text.clone());
-                    format!("{again}riskgate: {}", clean(text))
+                    let end = whole_markup_end(text, 0);
+                    *printed = Some((text.clone(), end));
+                    format!("{again}riskgate: {}", shown(&text[..end]))
                 }
             }),
             AgentEvent::DraftDropped => self.printed.take().map(|_| "\n".to_owned()),
             AgentEvent::Reply { text } => {
-                let printed = self.printed.take()?;
-                Some(match text.strip_prefix(printed.as_str()) {
-                    Some(rest) => format!("{}\n", clean(rest)),
-                    None => format!("\nriskgate: {}\n", clean(text)),
+                let (received, upto) = self.printed.take()?;
+                Some(match text.strip_prefix(received.as_str()) {
+                    Some(_) => format!("{}\n", shown(&text[upto..])),
+                    None => format!("\nriskgate: {}\n", shown(text)),
                 })
             }
             _ => None,
         }
+    }
+}
+
+/// Where the text from `from` on may be printed up to: before a `<` whose `>` has not come.
+fn whole_markup_end(text: &str, from: usize) -> usize {
+    match text[from..].rfind('<') {
+        Some(at) if !text[from + at..].contains('>') => from + at,
+        _ => text.len(),
     }
 }
 
@@ -577,7 +592,7 @@ mod tests {
             reply("Two files\u{1b}[2J."),
         ]
         .iter()
-        .map(|event| drafted.output(event))
+        .map(|event| drafted.output(event, NAMES))
         .collect();
         assert_eq!(
             printed,
@@ -588,23 +603,40 @@ mod tests {
             ]
         );
         // Without a draft, the reply is printed as any event.
-        assert_eq!(drafted.output(&reply("Hi.")), None);
+        assert_eq!(drafted.output(&reply("Hi."), NAMES), None);
         // Reasoning replaced: the answer again on a line of its own; a draft taken back
         // ends its line.
-        drafted.output(&part("Okay, the user", false));
+        drafted.output(&part("Okay, the user", false), NAMES);
         assert_eq!(
-            drafted.output(&part("Hello!", true)),
+            drafted.output(&part("Hello!", true), NAMES),
             Some("\nriskgate: Hello!".into())
         );
-        assert_eq!(drafted.output(&reply("Hello!")), Some("\n".into()));
-        drafted.output(&part("Let me look.", false));
-        assert_eq!(drafted.output(&AgentEvent::DraftDropped), Some("\n".into()));
-        assert_eq!(drafted.output(&AgentEvent::DraftDropped), None);
-        // A reply that is not what was printed (cut to agent.max_reply_chars) is printed whole.
-        drafted.output(&part("abc", false));
+        assert_eq!(drafted.output(&reply("Hello!"), NAMES), Some("\n".into()));
+        drafted.output(&part("Let me look.", false), NAMES);
         assert_eq!(
-            drafted.output(&reply("ab [cut]")),
+            drafted.output(&AgentEvent::DraftDropped, NAMES),
+            Some("\n".into())
+        );
+        assert_eq!(drafted.output(&AgentEvent::DraftDropped, NAMES), None);
+        // A reply that is not what was printed (cut to agent.max_reply_chars) is printed whole.
+        drafted.output(&part("abc", false), NAMES);
+        assert_eq!(
+            drafted.output(&reply("ab [cut]"), NAMES),
             Some("\nriskgate: ab [cut]\n".into())
+        );
+        // Markup cut between two parts is held until it is whole, then read as a name.
+        let mut drafted = Drafted::default();
+        assert_eq!(
+            drafted.output(&part("Ask <@12", false), NAMES),
+            Some("riskgate: Ask ".into())
+        );
+        assert_eq!(
+            drafted.output(&part("3> now", false), NAMES),
+            Some("@user now".into())
+        );
+        assert_eq!(
+            drafted.output(&reply("Ask <@123> now"), NAMES),
+            Some("\n".into())
         );
     }
 
