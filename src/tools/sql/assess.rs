@@ -6,6 +6,10 @@
 //!   its tokens carry a destructive keyword or function, and never safe, but for PostgreSQL
 //!   queries that [`by_tokens`] reads as plain reads (sqlparser's gaps in PostgreSQL's
 //!   grammar; why this and not PostgreSQL's own parser is said there).
+//! - [`rewrite`]: MySQL, MariaDB and SQLite forms the parser cannot read (`EXPLAIN
+//!   EXTENDED`, MariaDB's `ANALYZE SELECT`, `DO`, SQLite's `x IN table`), handed to it
+//!   again written in a form it reads that does the same; only a safe verdict on that form
+//!   counts, anything else keeps the unparsed path's.
 //! - [`pragma`]: SQLite's read-only pragmas, shared by both paths.
 //! - [`functions`]: which functions are read-only built-ins (an allow-list per engine) and
 //!   which have effects.
@@ -26,6 +30,7 @@ mod functions;
 mod keywords;
 mod parsed;
 mod pragma;
+mod rewrite;
 mod unparsed;
 
 #[cfg(test)]
@@ -107,20 +112,7 @@ pub fn assess_sql(sql: &str, dialect: SqlDialect, rules: &SqlRules) -> Assessmen
     } else {
         tokens
     };
-    let mut parser = Parser::new(parser_dialect).with_tokens_with_locations(tokens);
-    let parsed = parser.parse_statements().and_then(|statements| {
-        // `parse_statements` also stops, without an error, at an `END` after a statement
-        // (the end of a `BEGIN ... END` block): `SELECT 1 end; DROP TABLE t` came back as
-        // just `SELECT 1`. Text it did not read is never judged by what it did read.
-        match parser.peek_token_ref() {
-            rest if rest.token == Token::EOF => Ok(statements),
-            rest => Err(ParserError::ParserError(format!(
-                "the parser stopped at {} before the end of the text",
-                rest.token
-            ))),
-        }
-    });
-    match parsed {
+    match parse_all(parser_dialect, tokens) {
         Ok(statements) => parsed::assess_statements(&statements, dialect, rules),
         Err(error) => {
             // The parser consumed the tokens; tokenizing again costs only on this rare path.
@@ -133,8 +125,51 @@ pub fn assess_sql(sql: &str, dialect: SqlDialect, rules: &SqlRules) -> Assessmen
             } else {
                 tokens
             };
+            if let Some(safe) = assess_rewritten(&tokens, parser_dialect, dialect, rules) {
+                return safe;
+            }
             unparsed::assess_unparsed(&tokens, &error, parser_dialect, dialect, rules)
         }
+    }
+}
+
+/// Parses every token, or says where the parser stopped.
+fn parse_all(
+    parser_dialect: &dyn Dialect,
+    tokens: Vec<TokenWithSpan>,
+) -> Result<Vec<sqlparser::ast::Statement>, ParserError> {
+    let mut parser = Parser::new(parser_dialect).with_tokens_with_locations(tokens);
+    let statements = parser.parse_statements()?;
+    // `parse_statements` also stops, without an error, at an `END` after a statement (the
+    // end of a `BEGIN ... END` block): `SELECT 1 end; DROP TABLE t` came back as just
+    // `SELECT 1`. Text it did not read is never judged by what it did read.
+    match parser.peek_token_ref() {
+        rest if rest.token == Token::EOF => Ok(statements),
+        rest => Err(ParserError::ParserError(format!(
+            "the parser stopped at {} before the end of the text",
+            rest.token
+        ))),
+    }
+}
+
+/// The verdict on text the parser could not read, when [`rewrite`] turns it into a form
+/// the parser reads and that form is safe; `None` otherwise, for the unparsed path.
+fn assess_rewritten(
+    tokens: &[TokenWithSpan],
+    parser_dialect: &dyn Dialect,
+    dialect: SqlDialect,
+    rules: &SqlRules,
+) -> Option<Assessment> {
+    let significant: Vec<TokenWithSpan> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .cloned()
+        .collect();
+    let (rewritten, how) = rewrite::readable_form(&significant, dialect)?;
+    let statements = parse_all(parser_dialect, rewritten).ok()?;
+    match parsed::assess_statements(&statements, dialect, rules) {
+        Assessment::Safe(reason) => Some(Assessment::Safe(format!("{how}; {reason}"))),
+        _ => None,
     }
 }
 
