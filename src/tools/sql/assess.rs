@@ -38,7 +38,7 @@ mod tests;
 
 use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, TokenizerError, Whitespace};
 
 use crate::core::risk::Assessment;
 use crate::core::tools::SqlDialect;
@@ -87,7 +87,7 @@ impl SqlRules {
 /// Judges one SQL text in a dialect.
 pub fn assess_sql(sql: &str, dialect: SqlDialect, rules: &SqlRules) -> Assessment {
     let parser_dialect = parser_dialect(dialect);
-    let tokens = match Tokenizer::new(parser_dialect, sql).tokenize_with_location() {
+    let tokens = match tokenize(sql, dialect) {
         Ok(tokens) => tokens,
         Err(error) => return unparsed::assess_untokenizable(sql, &error, dialect, rules),
     };
@@ -117,9 +117,7 @@ pub fn assess_sql(sql: &str, dialect: SqlDialect, rules: &SqlRules) -> Assessmen
         Err(error) => {
             // The parser consumed the tokens; tokenizing again costs only on this rare path.
             // They were read once already, so neither step fails here.
-            let tokens = Tokenizer::new(parser_dialect, sql)
-                .tokenize_with_location()
-                .unwrap_or_default();
+            let tokens = tokenize(sql, dialect).unwrap_or_default();
             let tokens = if dialect == SqlDialect::Postgres {
                 postgres_tokens(tokens).unwrap_or_default()
             } else {
@@ -171,6 +169,55 @@ fn assess_rewritten(
         Assessment::Safe(reason) => Some(Assessment::Safe(format!("{how}; {reason}"))),
         _ => None,
     }
+}
+
+/// The tokens of `sql` in `dialect`, with MariaDB's executable comments opened (below).
+fn tokenize(sql: &str, dialect: SqlDialect) -> Result<Vec<TokenWithSpan>, TokenizerError> {
+    let parser_dialect = parser_dialect(dialect);
+    let tokens = Tokenizer::new(parser_dialect, sql).tokenize_with_location()?;
+    if dialect != SqlDialect::Mysql {
+        return Ok(tokens);
+    }
+    let mut opened = Vec::with_capacity(tokens.len());
+    for token in tokens {
+        match &token.token {
+            Token::Whitespace(Whitespace::MultiLineComment(comment))
+                if comment.starts_with("M!") =>
+            {
+                opened.extend(executable_comment(parser_dialect, comment, &token)?);
+            }
+            _ => opened.push(token),
+        }
+    }
+    Ok(opened)
+}
+
+/// The tokens of a MariaDB executable comment, `/*M![version] code */`, which MariaDB runs
+/// as code (when it is at least that version) and MySQL skips. sqlparser opens MySQL's
+/// own `/*![version] code */` this way but keeps `/*M!` a comment, which would hide its
+/// code from the check: `SELECT 1 /*M! INTO OUTFILE '/tmp/x' */` read as `SELECT 1`. So
+/// the code is read the way sqlparser reads MySQL's form: the version's digits dropped,
+/// the rest tokenized on its own (a string or comment cannot run past the comment's end).
+fn executable_comment(
+    parser_dialect: &dyn Dialect,
+    comment: &str,
+    token: &TokenWithSpan,
+) -> Result<Vec<TokenWithSpan>, TokenizerError> {
+    let code = comment["M!".len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+    let tokens = Tokenizer::new(parser_dialect, code).tokenize_with_location()?;
+    let nested = tokens.iter().any(|t| {
+        matches!(&t.token, Token::Whitespace(Whitespace::MultiLineComment(c)) if c.starts_with('!') || c.starts_with("M!"))
+    });
+    if nested {
+        return Err(TokenizerError {
+            message: "an executable comment inside an executable comment".to_owned(),
+            location: token.span.start,
+        });
+    }
+    Ok(tokens
+        .into_iter()
+        .map(|t| TokenWithSpan::new(t.token, token.span))
+        .collect())
 }
 
 /// PostgreSQL's tokens as the parser should read them: `U&"..."` names decoded, and

@@ -1789,6 +1789,27 @@ fn mysql_and_sqlite_rewrites_let_no_write_through() {
                 Sqlite,
                 Destructive,
             ),
+            // MySQL runs what a versioned comment holds.
+            (
+                "SELECT 1 /*!50000 INTO OUTFILE '/tmp/x' */",
+                Mysql,
+                Destructive,
+            ),
+            ("SELECT 1 /*! , sleep(5) */", Mysql, Unknown),
+            // MariaDB runs what its own executable comment holds; MySQL skips it.
+            ("SELECT 1 /*M! , sleep(5) */", Mysql, Unknown),
+            (
+                "SELECT 1 /*M!100000 INTO OUTFILE '/tmp/x' */",
+                Mysql,
+                Destructive,
+            ),
+            ("SELECT a FROM t /*M!100000 FOR UPDATE */", Mysql, Unknown),
+            ("SELECT 1 /*M! /*!50000 , sleep(5) */", Mysql, Destructive),
+            (
+                "SELECT 1 /*M! ', ' */ INTO OUTFILE '/tmp/x' -- '",
+                Mysql,
+                Destructive,
+            ),
             // Not rewritten where the words mean something else.
             ("DO $$ BEGIN DELETE FROM t; END $$", Postgres, Destructive),
             ("SELECT x FROM t WHERE x IN other", Mysql, Destructive),
