@@ -1903,12 +1903,24 @@ fn benchmark_style_queries_run_without_a_click() {
     );
 }
 
-/// PostgreSQL's size functions read a number; the functions around them with effects
-/// still wait.
+/// PostgreSQL's size and state functions (VOLATILE, reviewed) read a number or a state;
+/// the functions around them with effects still wait.
 #[test]
-fn postgres_size_functions_only_read() {
+fn postgres_size_and_state_functions_only_read() {
     check(
         &[
+            (
+                "SELECT currval('s'), lastval(), pg_is_in_recovery(), pg_current_wal_lsn(), \
+                 pg_blocking_pids(pg_backend_pid()), pg_jit_available()",
+                Postgres,
+                Safe,
+            ),
+            ("SELECT * FROM pg_lock_status() l WHERE NOT l.granted", Postgres, Safe),
+            ("SELECT nextval('s'), currval('s')", Postgres, Unknown),
+            ("SELECT setval('s', currval('s') + 1)", Postgres, Unknown),
+            ("SELECT pg_advisory_lock(1) WHERE NOT pg_is_in_recovery()", Postgres, Unknown),
+            ("SELECT txid_current(), txid_status(1)", Postgres, Unknown),
+            ("SELECT pg_notify('c', pg_current_wal_lsn()::text)", Postgres, Unknown),
             (
                 "SELECT pg_size_pretty(sum(pg_relation_size(relid))) AS total_size \
                  FROM pg_partition_tree('measurement')",
