@@ -15,6 +15,12 @@
 //!   which writes statistics and which sqlparser reads as what it is.
 //! - MySQL `DO expr[, ...]`: evaluates the expressions and drops the values, as `SELECT`
 //!   does while returning them. (`DO` in PostgreSQL runs a code block: never rewritten.)
+//! - MariaDB `MATCH col AGAINST (...)`: `MATCH (col) AGAINST (...)`, which MySQL
+//!   requires and MariaDB also reads.
+//! - MariaDB `LIMIT ... ROWS EXAMINED n`: the statement without the clause, which only
+//!   stops it early, so the rewritten form does at least as much.
+//! - MySQL `CAST(x AS CHAR CHARACTER SET cs)`: `CAST(x AS CHAR)`; the clause names only
+//!   the result's character set.
 //! - SQLite `x [NOT] IN table` and `x [NOT] IN table_function(args)`: the same as
 //!   `x IN (SELECT * FROM table)` and `x IN (SELECT * FROM table_function(args))`
 //!   (SQLite's documentation of the IN operator).
@@ -29,19 +35,42 @@ use super::unparsed::is_keyword;
 /// with. Not `TABLE`: `ANALYZE TABLE t` is the statistics statement.
 const EXPLAINABLE_STARTS: &[&str] = &["SELECT", "WITH", "INSERT", "UPDATE", "DELETE", "REPLACE"];
 
+/// One rewrite: the tokens in the new form and a note of what was read how, or `None`.
+type Rewrite = fn(&[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, &'static str)>;
+
+/// MySQL's and MariaDB's rewrites, in order: how the statement starts, then clauses
+/// within it. Each applies to what the ones before it left.
+const MYSQL: &[Rewrite] = &[
+    explain_extended,
+    analyze_statement,
+    do_statement,
+    match_without_parentheses,
+    rows_examined,
+    cast_character_set,
+];
+
+const SQLITE: &[Rewrite] = &[in_table];
+
 /// `tokens` (whitespace and comments left out) rewritten into a form sqlparser reads, with
-/// a note of what was read how; `None` when no rewrite applies.
+/// notes of what was read how; `None` when no rewrite applies.
 pub(super) fn readable_form(
     tokens: &[TokenWithSpan],
     dialect: SqlDialect,
-) -> Option<(Vec<TokenWithSpan>, &'static str)> {
-    match dialect {
-        SqlDialect::Mysql => explain_extended(tokens)
-            .or_else(|| analyze_statement(tokens))
-            .or_else(|| do_statement(tokens)),
-        SqlDialect::Sqlite => in_table(tokens),
-        SqlDialect::Postgres => None,
+) -> Option<(Vec<TokenWithSpan>, String)> {
+    let rewrites = match dialect {
+        SqlDialect::Mysql => MYSQL,
+        SqlDialect::Sqlite => SQLITE,
+        SqlDialect::Postgres => return None,
+    };
+    let mut current = tokens.to_vec();
+    let mut notes = Vec::new();
+    for rewrite in rewrites {
+        if let Some((rewritten, note)) = rewrite(&current) {
+            current = rewritten;
+            notes.push(note);
+        }
     }
+    (!notes.is_empty()).then(|| (current, notes.join("; ")))
 }
 
 fn word(text: &str) -> TokenWithSpan {
@@ -117,6 +146,134 @@ fn do_statement(tokens: &[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, &'stati
         rewritten,
         "DO evaluates its expressions as SELECT does, and drops the values",
     ))
+}
+
+/// MariaDB `MATCH col[, ...] AGAINST (...)` → `MATCH (col[, ...]) AGAINST (...)`.
+fn match_without_parentheses(
+    tokens: &[TokenWithSpan],
+) -> Option<(Vec<TokenWithSpan>, &'static str)> {
+    let mut rewritten = Vec::with_capacity(tokens.len() + 2);
+    let mut changed = false;
+    let mut at = 0;
+    while at < tokens.len() {
+        rewritten.push(tokens[at].clone());
+        if is_keyword(&tokens[at].token, "MATCH")
+            && let Some(against) = columns_before_against(tokens, at + 1)
+        {
+            rewritten.push(TokenWithSpan::wrap(Token::LParen));
+            rewritten.extend_from_slice(&tokens[at + 1..against]);
+            rewritten.push(TokenWithSpan::wrap(Token::RParen));
+            changed = true;
+            at = against;
+            continue;
+        }
+        at += 1;
+    }
+    changed.then_some((
+        rewritten,
+        "MATCH col AGAINST read as MATCH (col) AGAINST, as MariaDB does",
+    ))
+}
+
+/// The index of `AGAINST` when `[t.]col[, [t.]col ...]` starts at `start` and runs up to it.
+fn columns_before_against(tokens: &[TokenWithSpan], start: usize) -> Option<usize> {
+    let mut at = start;
+    loop {
+        at = table_operand_end(tokens, at).filter(|&end| {
+            // A column, not a call.
+            tokens[end - 1].token != Token::RParen
+        })?;
+        match tokens.get(at).map(|t| &t.token) {
+            Some(Token::Comma) => at += 1,
+            Some(token) if is_keyword(token, "AGAINST") => return Some(at),
+            _ => return None,
+        }
+    }
+}
+
+/// MariaDB `LIMIT [n[, m] | n OFFSET m] ROWS EXAMINED k` → the same without `ROWS
+/// EXAMINED k` (and without a `LIMIT` left bare). The clause only stops the statement
+/// early, so the form without it does at least as much.
+fn rows_examined(tokens: &[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, &'static str)> {
+    let mut rewritten: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
+    let mut changed = false;
+    let mut at = 0;
+    while at < tokens.len() {
+        let clause = is_keyword(&tokens[at].token, "ROWS")
+            && tokens
+                .get(at + 1)
+                .is_some_and(|t| is_keyword(&t.token, "EXAMINED"))
+            && matches!(
+                tokens.get(at + 2).map(|t| &t.token),
+                Some(Token::Number(..))
+            );
+        if clause {
+            if rewritten
+                .last()
+                .is_some_and(|t| is_keyword(&t.token, "LIMIT"))
+            {
+                rewritten.pop();
+            }
+            changed = true;
+            at += 3;
+            continue;
+        }
+        rewritten.push(tokens[at].clone());
+        at += 1;
+    }
+    changed.then_some((
+        rewritten,
+        "LIMIT ROWS EXAMINED only stops the statement early",
+    ))
+}
+
+/// `CHAR[(n)] CHARACTER SET cs` and `CHAR[(n)] CHARSET cs` (in `CAST` and `CONVERT`) →
+/// `CHAR[(n)]`: the character set of the result, not what is computed.
+fn cast_character_set(tokens: &[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, &'static str)> {
+    let mut rewritten: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
+    let mut changed = false;
+    let mut at = 0;
+    while at < tokens.len() {
+        let words = match (&tokens[at].token, tokens.get(at + 1).map(|t| &t.token)) {
+            (t, Some(next)) if is_keyword(t, "CHARACTER") && is_keyword(next, "SET") => 2,
+            (t, _) if is_keyword(t, "CHARSET") => 1,
+            _ => 0,
+        };
+        let named = matches!(
+            tokens.get(at + words).map(|t| &t.token),
+            Some(Token::Word(_))
+        );
+        if words > 0 && named && follows_a_char_type(&rewritten) {
+            changed = true;
+            at += words + 1;
+            continue;
+        }
+        rewritten.push(tokens[at].clone());
+        at += 1;
+    }
+    changed.then_some((
+        rewritten,
+        "a CHARACTER SET after a CHAR type names the result's character set only",
+    ))
+}
+
+/// Whether `tokens` end with `CHAR` or `CHAR(n)` written as a cast's target (after `AS`
+/// or `,`).
+fn follows_a_char_type(tokens: &[TokenWithSpan]) -> bool {
+    let significant: Vec<&Token> = tokens.iter().rev().take(5).map(|t| &t.token).collect();
+    let before_type = match significant.as_slice() {
+        [char, before, ..] if is_keyword(char, "CHAR") => before,
+        [
+            Token::RParen,
+            Token::Number(..),
+            Token::LParen,
+            char,
+            before,
+            ..,
+        ] if is_keyword(char, "CHAR") => before,
+        _ => return false,
+    };
+    is_keyword(before_type, "AS") || **before_type == Token::Comma
 }
 
 /// `$$` or `$name$` after `DO`: PostgreSQL's code block sent to the wrong engine, left to

@@ -1693,6 +1693,33 @@ fn mysql_and_sqlite_reads_the_parser_cannot_parse_run_without_a_click() {
             ("SHOW CREATE SCHEMA foo", Mysql, Safe),
             ("SHOW CREATE DATABASE IF NOT EXISTS foo", Mysql, Safe),
             (
+                "select count(*) from t1 where match a against ('aaa*' in boolean mode)",
+                Mysql,
+                Safe,
+            ),
+            ("SELECT MATCH t.a, t.b AGAINST ('x') FROM t", Mysql, Safe),
+            (
+                "explain select min(c2) from t3 LIMIT ROWS EXAMINED 5",
+                Mysql,
+                Safe,
+            ),
+            (
+                "SELECT a FROM t ORDER BY a LIMIT 10 ROWS EXAMINED 100",
+                Mysql,
+                Safe,
+            ),
+            (
+                "SELECT HEX(CAST(0xAA as char CHARACTER SET utf16le))",
+                Mysql,
+                Safe,
+            ),
+            ("SELECT CONVERT('a', CHAR(3) CHARSET latin1)", Mysql, Safe),
+            (
+                "ANALYZE SELECT CAST(a AS CHAR CHARACTER SET utf8) FROM t LIMIT ROWS EXAMINED 9",
+                Mysql,
+                Safe,
+            ),
+            (
                 "SELECT pid FROM plink WHERE cid = 67907 AND pid NOT IN phantom ORDER BY isprim DESC",
                 Sqlite,
                 Safe,
@@ -1789,6 +1816,39 @@ fn mysql_and_sqlite_rewrites_let_no_write_through() {
                 Sqlite,
                 Destructive,
             ),
+            // Clauses read away, the rest still judged.
+            (
+                "DELETE FROM t WHERE MATCH a AGAINST ('x')",
+                Mysql,
+                Destructive,
+            ),
+            (
+                "SELECT MATCH a AGAINST ('x') FROM t FOR UPDATE",
+                Mysql,
+                Destructive,
+            ),
+            ("SELECT MATCH f(a) AGAINST ('x') FROM t", Mysql, Destructive),
+            (
+                "UPDATE t SET a = 1 LIMIT ROWS EXAMINED 5",
+                Mysql,
+                Destructive,
+            ),
+            (
+                "SELECT a FROM t LIMIT ROWS EXAMINED 5 INTO OUTFILE '/tmp/x'",
+                Mysql,
+                Destructive,
+            ),
+            (
+                "SELECT CAST(a AS CHAR CHARACTER SET utf8) INTO OUTFILE '/tmp/x' FROM t",
+                Mysql,
+                Destructive,
+            ),
+            (
+                "SELECT CAST(a AS CHAR CHARACTER SET utf8), sleep(1) FROM t",
+                Mysql,
+                Destructive,
+            ),
+            ("SET CHARACTER SET utf8", Mysql, Destructive),
             // MySQL runs what a versioned comment holds.
             (
                 "SELECT 1 /*!50000 INTO OUTFILE '/tmp/x' */",
@@ -1915,12 +1975,24 @@ fn postgres_size_and_state_functions_only_read() {
                 Postgres,
                 Safe,
             ),
-            ("SELECT * FROM pg_lock_status() l WHERE NOT l.granted", Postgres, Safe),
+            (
+                "SELECT * FROM pg_lock_status() l WHERE NOT l.granted",
+                Postgres,
+                Safe,
+            ),
             ("SELECT nextval('s'), currval('s')", Postgres, Unknown),
             ("SELECT setval('s', currval('s') + 1)", Postgres, Unknown),
-            ("SELECT pg_advisory_lock(1) WHERE NOT pg_is_in_recovery()", Postgres, Unknown),
+            (
+                "SELECT pg_advisory_lock(1) WHERE NOT pg_is_in_recovery()",
+                Postgres,
+                Unknown,
+            ),
             ("SELECT txid_current(), txid_status(1)", Postgres, Unknown),
-            ("SELECT pg_notify('c', pg_current_wal_lsn()::text)", Postgres, Unknown),
+            (
+                "SELECT pg_notify('c', pg_current_wal_lsn()::text)",
+                Postgres,
+                Unknown,
+            ),
             (
                 "SELECT pg_size_pretty(sum(pg_relation_size(relid))) AS total_size \
                  FROM pg_partition_tree('measurement')",
