@@ -59,6 +59,16 @@ async fn gate_and_run(
     (decision.decision, ran)
 }
 
+/// Asserts that `sql` waits for a click, without the model's `risk_level` and with its
+/// `low`, and so did not run.
+async fn assert_waits_even_when_low(tool: &SqlTool, sql: &str) {
+    for risk in [None, Some("low")] {
+        let (decision, ran) = gate_and_run(tool, sql, risk).await;
+        assert_eq!(decision, Decision::Confirm, "{sql} {risk:?}");
+        assert!(ran.is_none(), "{sql} {risk:?}");
+    }
+}
+
 /// The process's peak resident memory so far, in KiB (Linux `VmHWM`).
 fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -132,16 +142,11 @@ mod sqlite {
         assert_eq!(decision, Decision::Auto);
         let text = ran.expect("ran").expect("a result").text;
         assert!(text.contains('1'), "{text}");
-        for risk in [None, Some("low")] {
-            let (decision, ran) = gate_and_run(
-                &tool,
-                &format!("{ids} DELETE FROM customers WHERE id IN ids"),
-                risk,
-            )
-            .await;
-            assert_ne!(decision, Decision::Auto, "{risk:?}");
-            assert!(ran.is_none());
-        }
+        assert_waits_even_when_low(
+            &tool,
+            &format!("{ids} DELETE FROM customers WHERE id IN ids"),
+        )
+        .await;
         let (_, ran) = gate_and_run(&tool, "SELECT count(*) FROM customers", None).await;
         assert!(ran.expect("ran").expect("a result").text.contains("12"));
     }
@@ -382,16 +387,11 @@ mod postgres {
             .fetch_one(&mut victim)
             .await
             .expect("pid");
-        for risk in [None, Some("low")] {
-            let (decision, ran) = gate_and_run(
-                &tool,
-                &format!("SELECT pg_terminate_backend({pid}), pg_relation_size('{s}.log')"),
-                risk,
-            )
-            .await;
-            assert_eq!(decision, Decision::Confirm, "{risk:?}");
-            assert!(ran.is_none());
-        }
+        assert_waits_even_when_low(
+            &tool,
+            &format!("SELECT pg_terminate_backend({pid}), pg_relation_size('{s}.log')"),
+        )
+        .await;
         let alive: i32 = sqlx::query_scalar("SELECT 1")
             .fetch_one(&mut victim)
             .await
@@ -438,20 +438,39 @@ mod mysql {
 
     const URL_VAR: &str = "RISKGATE_TEST_MYSQL_URL";
 
+    fn url() -> Option<String> {
+        let url = std::env::var(URL_VAR).ok().filter(|u| !u.is_empty());
+        if url.is_none() {
+            say!("skipped: {URL_VAR} not set");
+        }
+        url
+    }
+
+    async fn exec(conn: &mut MySqlConnection, sql: String) {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(conn)
+            .await
+            .expect("setup or cleanup");
+    }
+
+    /// A connection and a new table `t (id INT PRIMARY KEY, n INT)` holding (1, 10), (2, 20).
+    async fn scratch(url: &str) -> (MySqlConnection, String) {
+        let t = unique("rg_walls");
+        let mut conn = MySqlConnection::connect(url).await.expect("connect");
+        exec(
+            &mut conn,
+            format!(
+                "CREATE TABLE {t} (id INT PRIMARY KEY, n INT); INSERT INTO {t} VALUES (1, 10), (2, 20)"
+            ),
+        )
+        .await;
+        (conn, t)
+    }
+
     #[tokio::test]
     async fn a_privileged_auto_account_is_refused_until_the_operator_allows_it() {
-        let Some(url) = std::env::var(URL_VAR).ok().filter(|u| !u.is_empty()) else {
-            say!("skipped: {URL_VAR} not set");
-            return;
-        };
-        let t = unique("rg_walls");
-        let mut conn = MySqlConnection::connect(&url).await.expect("connect");
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "CREATE TABLE {t} (id INT PRIMARY KEY); INSERT INTO {t} VALUES (1), (2)"
-        )))
-        .execute(&mut conn)
-        .await
-        .expect("setup");
+        let Some(url) = url() else { return };
+        let (mut conn, t) = scratch(&url).await;
         let sql = format!("SELECT count(*) FROM {t}");
         let refused = tool_for(
             &std::env::temp_dir(),
@@ -473,10 +492,7 @@ mod mysql {
         let after = peak_rss_kib();
         say!("peak RSS {before} KiB before, {after} KiB after REPEAT('x', 5e8): {ran:?}");
         assert!(after.saturating_sub(before) < 100 * 1024);
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP TABLE {t}")))
-            .execute(&mut conn)
-            .await
-            .expect("cleanup");
+        exec(&mut conn, format!("DROP TABLE {t}")).await;
         conn.close().await.ok();
     }
 
@@ -488,18 +504,8 @@ mod mysql {
     /// too, and the table is unchanged.
     #[tokio::test]
     async fn mariadb_reads_run_and_their_writing_neighbours_wait() {
-        let Some(url) = std::env::var(URL_VAR).ok().filter(|u| !u.is_empty()) else {
-            say!("skipped: {URL_VAR} not set");
-            return;
-        };
-        let t = unique("rg_walls");
-        let mut conn = MySqlConnection::connect(&url).await.expect("connect");
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "CREATE TABLE {t} (id INT PRIMARY KEY, n INT); INSERT INTO {t} VALUES (1, 10), (2, 20)"
-        )))
-        .execute(&mut conn)
-        .await
-        .expect("setup");
+        let Some(url) = url() else { return };
+        let (mut conn, t) = scratch(&url).await;
         // The test server's account is privileged; the operator's override lets auto runs
         // use it, so what the gate lets through really runs.
         let mut db = DatabaseSettings::new("m", &url);
@@ -525,10 +531,14 @@ mod mysql {
                 .text;
             assert!(text.contains(answer), "{sql}: {text}");
         }
+        // ANALYZE TABLE only writes statistics: the model's `low` may run it, like any
+        // other write the check can read, so it is only asked about without one.
+        let (decision, ran) = gate_and_run(&tool, &format!("ANALYZE TABLE {t}"), None).await;
+        assert_eq!(decision, Decision::Confirm);
+        assert!(ran.is_none());
         for sql in [
             format!("ANALYZE UPDATE {t} SET n = 0"),
             format!("ANALYZE FORMAT=JSON DELETE FROM {t}"),
-            format!("ANALYZE TABLE {t}"),
             format!("CHECK TABLE {t}"),
             format!("OPTIMIZE TABLE {t}"),
             format!("REPAIR TABLE {t}"),
@@ -536,18 +546,7 @@ mod mysql {
             "DO GET_LOCK('rg_walls', 1)".to_owned(),
             format!("SELECT n FROM {t} /*M! INTO OUTFILE '/tmp/{t}.out' */"),
         ] {
-            // ANALYZE TABLE only writes statistics: the model's `low` may run it, like any
-            // other write the check can read, so it is only asked about without one.
-            let risks: &[Option<&str>] = if sql.starts_with("ANALYZE TABLE") {
-                &[None]
-            } else {
-                &[None, Some("low")]
-            };
-            for &risk in risks {
-                let (decision, ran) = gate_and_run(&tool, &sql, risk).await;
-                assert_eq!(decision, Decision::Confirm, "{sql} {risk:?}");
-                assert!(ran.is_none(), "{sql}");
-            }
+            assert_waits_even_when_low(&tool, &sql).await;
         }
         let sum: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
             "SELECT CAST(SUM(n) AS SIGNED) FROM {t}"
@@ -556,10 +555,7 @@ mod mysql {
         .await
         .expect("sum");
         assert_eq!(sum, 30);
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP TABLE {t}")))
-            .execute(&mut conn)
-            .await
-            .expect("cleanup");
+        exec(&mut conn, format!("DROP TABLE {t}")).await;
         conn.close().await.ok();
     }
 }

@@ -77,6 +77,17 @@ fn word(text: &str) -> TokenWithSpan {
     TokenWithSpan::wrap(Token::make_keyword(text))
 }
 
+/// The words `start`, then `rest`, with the note of what was read how.
+fn starting_with(
+    start: &[&str],
+    rest: &[TokenWithSpan],
+    note: &'static str,
+) -> Option<(Vec<TokenWithSpan>, &'static str)> {
+    let mut rewritten: Vec<TokenWithSpan> = start.iter().map(|w| word(w)).collect();
+    rewritten.extend_from_slice(rest);
+    Some((rewritten, note))
+}
+
 fn starts_an_explainable(token: Option<&TokenWithSpan>) -> bool {
     token.is_some_and(|t| {
         t.token == Token::LParen || EXPLAINABLE_STARTS.iter().any(|w| is_keyword(&t.token, w))
@@ -95,12 +106,11 @@ fn explain_extended(tokens: &[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, &'s
     if !(explains && extra && starts_an_explainable(rest.first())) {
         return None;
     }
-    let mut rewritten = vec![word("EXPLAIN")];
-    rewritten.extend_from_slice(rest);
-    Some((
-        rewritten,
+    starting_with(
+        &["EXPLAIN"],
+        rest,
         "read as EXPLAIN, whose plan EXTENDED or PARTITIONS only annotates",
-    ))
+    )
 }
 
 /// MariaDB `ANALYZE [FORMAT = name] stmt` → `EXPLAIN ANALYZE stmt`.
@@ -124,12 +134,11 @@ fn analyze_statement(tokens: &[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, &'
     if !starts_an_explainable(rest.first()) {
         return None;
     }
-    let mut rewritten = vec![word("EXPLAIN"), word("ANALYZE")];
-    rewritten.extend_from_slice(rest);
-    Some((
-        rewritten,
+    starting_with(
+        &["EXPLAIN", "ANALYZE"],
+        rest,
         "MariaDB's ANALYZE stmt, read as EXPLAIN ANALYZE: it runs the statement",
-    ))
+    )
 }
 
 /// MySQL `DO expr[, ...]` → `SELECT expr[, ...]`.
@@ -140,39 +149,24 @@ fn do_statement(tokens: &[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, &'stati
     if !is_keyword(&first.token, "DO") || rest.first().is_none_or(opens_a_code_block) {
         return None;
     }
-    let mut rewritten = vec![word("SELECT")];
-    rewritten.extend_from_slice(rest);
-    Some((
-        rewritten,
+    starting_with(
+        &["SELECT"],
+        rest,
         "DO evaluates its expressions as SELECT does, and drops the values",
-    ))
+    )
 }
 
 /// MariaDB `MATCH col[, ...] AGAINST (...)` → `MATCH (col[, ...]) AGAINST (...)`.
 fn match_without_parentheses(
     tokens: &[TokenWithSpan],
 ) -> Option<(Vec<TokenWithSpan>, &'static str)> {
-    let mut rewritten = Vec::with_capacity(tokens.len() + 2);
-    let mut changed = false;
-    let mut at = 0;
-    while at < tokens.len() {
-        rewritten.push(tokens[at].clone());
-        if is_keyword(&tokens[at].token, "MATCH")
-            && let Some(against) = columns_before_against(tokens, at + 1)
-        {
-            rewritten.push(TokenWithSpan::wrap(Token::LParen));
-            rewritten.extend_from_slice(&tokens[at + 1..against]);
-            rewritten.push(TokenWithSpan::wrap(Token::RParen));
-            changed = true;
-            at = against;
-            continue;
-        }
-        at += 1;
-    }
-    changed.then_some((
-        rewritten,
-        "MATCH col AGAINST read as MATCH (col) AGAINST, as MariaDB does",
-    ))
+    let opening = [TokenWithSpan::wrap(Token::LParen)];
+    wrap_after(tokens, "MATCH", columns_before_against, &opening).map(|rewritten| {
+        (
+            rewritten,
+            "MATCH col AGAINST read as MATCH (col) AGAINST, as MariaDB does",
+        )
+    })
 }
 
 /// The index of `AGAINST` when `[t.]col[, [t.]col ...]` starts at `start` and runs up to it.
@@ -195,10 +189,7 @@ fn columns_before_against(tokens: &[TokenWithSpan], start: usize) -> Option<usiz
 /// EXAMINED k` (and without a `LIMIT` left bare). The clause only stops the statement
 /// early, so the form without it does at least as much.
 fn rows_examined(tokens: &[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, &'static str)> {
-    let mut rewritten: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
-    let mut changed = false;
-    let mut at = 0;
-    while at < tokens.len() {
+    drop_clauses(tokens, |tokens, at, kept| {
         let clause = is_keyword(&tokens[at].token, "ROWS")
             && tokens
                 .get(at + 1)
@@ -207,54 +198,72 @@ fn rows_examined(tokens: &[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, &'stat
                 tokens.get(at + 2).map(|t| &t.token),
                 Some(Token::Number(..))
             );
-        if clause {
-            if rewritten
-                .last()
-                .is_some_and(|t| is_keyword(&t.token, "LIMIT"))
-            {
-                rewritten.pop();
-            }
-            changed = true;
-            at += 3;
-            continue;
+        if !clause {
+            return 0;
         }
-        rewritten.push(tokens[at].clone());
-        at += 1;
-    }
-    changed.then_some((
-        rewritten,
-        "LIMIT ROWS EXAMINED only stops the statement early",
-    ))
+        if kept.last().is_some_and(|t| is_keyword(&t.token, "LIMIT")) {
+            kept.pop();
+        }
+        3
+    })
+    .map(|rewritten| {
+        (
+            rewritten,
+            "LIMIT ROWS EXAMINED only stops the statement early",
+        )
+    })
 }
 
 /// `CHAR[(n)] CHARACTER SET cs` and `CHAR[(n)] CHARSET cs` (in `CAST` and `CONVERT`) →
 /// `CHAR[(n)]`: the character set of the result, not what is computed.
 fn cast_character_set(tokens: &[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, &'static str)> {
-    let mut rewritten: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
-    let mut changed = false;
-    let mut at = 0;
-    while at < tokens.len() {
+    drop_clauses(tokens, |tokens, at, kept| {
         let words = match (&tokens[at].token, tokens.get(at + 1).map(|t| &t.token)) {
             (t, Some(next)) if is_keyword(t, "CHARACTER") && is_keyword(next, "SET") => 2,
             (t, _) if is_keyword(t, "CHARSET") => 1,
-            _ => 0,
+            _ => return 0,
         };
         let named = matches!(
             tokens.get(at + words).map(|t| &t.token),
             Some(Token::Word(_))
         );
-        if words > 0 && named && follows_a_char_type(&rewritten) {
-            changed = true;
-            at += words + 1;
-            continue;
+        if named && follows_a_char_type(kept) {
+            words + 1
+        } else {
+            0
         }
-        rewritten.push(tokens[at].clone());
-        at += 1;
+    })
+    .map(|rewritten| {
+        (
+            rewritten,
+            "a CHARACTER SET after a CHAR type names the result's character set only",
+        )
+    })
+}
+
+/// `tokens` less the clauses `clause` finds: at each token, given the tokens kept so far
+/// (which it may trim), it says how many tokens to leave out from there (0: none). `None`
+/// if it left out none.
+fn drop_clauses(
+    tokens: &[TokenWithSpan],
+    clause: fn(&[TokenWithSpan], usize, &mut Vec<TokenWithSpan>) -> usize,
+) -> Option<Vec<TokenWithSpan>> {
+    let mut kept = Vec::with_capacity(tokens.len());
+    let mut changed = false;
+    let mut at = 0;
+    while at < tokens.len() {
+        match clause(tokens, at, &mut kept) {
+            0 => {
+                kept.push(tokens[at].clone());
+                at += 1;
+            }
+            skip => {
+                changed = true;
+                at += skip;
+            }
+        }
     }
-    changed.then_some((
-        rewritten,
-        "a CHARACTER SET after a CHAR type names the result's character set only",
-    ))
+    changed.then_some(kept)
 }
 
 /// Whether `tokens` end with `CHAR` or `CHAR(n)` written as a cast's target (after `AS`
@@ -288,20 +297,37 @@ fn opens_a_code_block(token: &TokenWithSpan) -> bool {
 
 /// SQLite `IN [schema.]name` and `IN [schema.]name(args)` → `IN (SELECT * FROM ...)`.
 fn in_table(tokens: &[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, &'static str)> {
-    let mut rewritten = Vec::with_capacity(tokens.len() + 8);
+    let opening = [
+        TokenWithSpan::wrap(Token::LParen),
+        word("SELECT"),
+        TokenWithSpan::wrap(Token::Mul),
+        word("FROM"),
+    ];
+    wrap_after(tokens, "IN", table_operand_end, &opening).map(|rewritten| {
+        (
+            rewritten,
+            "x IN table read as x IN (SELECT * FROM table), which SQLite says it means",
+        )
+    })
+}
+
+/// `tokens` with each operand that `operand_end` finds right after the word `keyword`
+/// put between `opening` and `)`; `None` if there is none.
+fn wrap_after(
+    tokens: &[TokenWithSpan],
+    keyword: &str,
+    operand_end: fn(&[TokenWithSpan], usize) -> Option<usize>,
+    opening: &[TokenWithSpan],
+) -> Option<Vec<TokenWithSpan>> {
+    let mut rewritten = Vec::with_capacity(tokens.len() + opening.len() + 1);
     let mut changed = false;
     let mut at = 0;
     while at < tokens.len() {
         rewritten.push(tokens[at].clone());
-        if is_keyword(&tokens[at].token, "IN")
-            && let Some(end) = table_operand_end(tokens, at + 1)
+        if is_keyword(&tokens[at].token, keyword)
+            && let Some(end) = operand_end(tokens, at + 1)
         {
-            rewritten.extend([
-                TokenWithSpan::wrap(Token::LParen),
-                word("SELECT"),
-                TokenWithSpan::wrap(Token::Mul),
-                word("FROM"),
-            ]);
+            rewritten.extend_from_slice(opening);
             rewritten.extend_from_slice(&tokens[at + 1..end]);
             rewritten.push(TokenWithSpan::wrap(Token::RParen));
             changed = true;
@@ -310,10 +336,7 @@ fn in_table(tokens: &[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, &'static st
         }
         at += 1;
     }
-    changed.then_some((
-        rewritten,
-        "x IN table read as x IN (SELECT * FROM table), which SQLite says it means",
-    ))
+    changed.then_some(rewritten)
 }
 
 /// Where the `[schema.]name[(args)]` that starts at `start` ends (one past its last
