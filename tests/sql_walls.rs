@@ -59,6 +59,16 @@ async fn gate_and_run(
     (decision.decision, ran)
 }
 
+/// Asserts that `sql` waits for a click, without the model's `risk_level` and with its
+/// `low`, and so did not run.
+async fn assert_waits_even_when_low(tool: &SqlTool, sql: &str) {
+    for risk in [None, Some("low")] {
+        let (decision, ran) = gate_and_run(tool, sql, risk).await;
+        assert_eq!(decision, Decision::Confirm, "{sql} {risk:?}");
+        assert!(ran.is_none(), "{sql} {risk:?}");
+    }
+}
+
 /// The process's peak resident memory so far, in KiB (Linux `VmHWM`).
 fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -103,6 +113,41 @@ mod sqlite {
         // Ordinary reads still run without a click.
         let (decision, ran) = gate_and_run(&tool, "SELECT count(*) FROM customers", None).await;
         assert_eq!(decision, Decision::Auto);
+        assert!(ran.expect("ran").expect("a result").text.contains("12"));
+    }
+
+    /// `x IN table` (read as `x IN (SELECT * FROM table)`) and the compiled-in `dbstat`
+    /// table run without a click and answer; a write using the same form waits, with or
+    /// without the model's `low`, and changes nothing.
+    #[tokio::test]
+    async fn in_table_and_dbstat_read_and_their_writing_neighbours_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = tool_for(dir.path(), Vec::new());
+        let ids = "WITH ids(id) AS (SELECT id FROM customers ORDER BY id LIMIT 3)";
+        let (decision, ran) = gate_and_run(
+            &tool,
+            &format!("{ids} SELECT count(*) AS n FROM customers WHERE id IN ids"),
+            None,
+        )
+        .await;
+        assert_eq!(decision, Decision::Auto);
+        let text = ran.expect("ran").expect("a result").text;
+        assert!(text.contains('3'), "{text}");
+        let (decision, ran) = gate_and_run(
+            &tool,
+            "SELECT count(*) > 0 AS pages FROM dbstat WHERE name = 'customers'",
+            None,
+        )
+        .await;
+        assert_eq!(decision, Decision::Auto);
+        let text = ran.expect("ran").expect("a result").text;
+        assert!(text.contains('1'), "{text}");
+        assert_waits_even_when_low(
+            &tool,
+            &format!("{ids} DELETE FROM customers WHERE id IN ids"),
+        )
+        .await;
+        let (_, ran) = gate_and_run(&tool, "SELECT count(*) FROM customers", None).await;
         assert!(ran.expect("ran").expect("a result").text.contains("12"));
     }
 }
@@ -318,6 +363,43 @@ mod postgres {
             .expect("cleanup");
     }
 
+    /// The size functions run without a click on the least-privilege account and answer;
+    /// beside them, a function that ends a session still waits, with the model's `low` too.
+    #[tokio::test]
+    async fn size_functions_read_and_a_session_killer_beside_them_waits() {
+        let Some(url) = url() else { return };
+        let (s, tool) = scratch(&url).await;
+        let (decision, ran) = gate_and_run(
+            &tool,
+            &format!(
+                "SELECT pg_total_relation_size('{s}.log') >= pg_relation_size('{s}.log') AS ok, \
+                 pg_size_pretty(pg_table_size('{s}.log') + pg_indexes_size('{s}.log')) AS size, \
+                 pg_database_size(current_database()) > 0 AS db"
+            ),
+            None,
+        )
+        .await;
+        assert_eq!(decision, Decision::Auto);
+        let text = ran.expect("ran").expect("a result").text;
+        assert!(text.contains("true") && text.contains("kB"), "{text}");
+        let mut victim = PgConnection::connect(&url).await.expect("connect");
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+            .fetch_one(&mut victim)
+            .await
+            .expect("pid");
+        assert_waits_even_when_low(
+            &tool,
+            &format!("SELECT pg_terminate_backend({pid}), pg_relation_size('{s}.log')"),
+        )
+        .await;
+        let alive: i32 = sqlx::query_scalar("SELECT 1")
+            .fetch_one(&mut victim)
+            .await
+            .expect("the session survived");
+        assert_eq!(alive, 1);
+        drop_scratch(&url, &s).await;
+    }
+
     #[tokio::test]
     async fn huge_values_and_error_texts_are_cut_while_reading() {
         let Some(url) = url() else { return };
@@ -356,20 +438,39 @@ mod mysql {
 
     const URL_VAR: &str = "RISKGATE_TEST_MYSQL_URL";
 
+    fn url() -> Option<String> {
+        let url = std::env::var(URL_VAR).ok().filter(|u| !u.is_empty());
+        if url.is_none() {
+            say!("skipped: {URL_VAR} not set");
+        }
+        url
+    }
+
+    async fn exec(conn: &mut MySqlConnection, sql: String) {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(conn)
+            .await
+            .expect("setup or cleanup");
+    }
+
+    /// A connection and a new table `t (id INT PRIMARY KEY, n INT)` holding (1, 10), (2, 20).
+    async fn scratch(url: &str) -> (MySqlConnection, String) {
+        let t = unique("rg_walls");
+        let mut conn = MySqlConnection::connect(url).await.expect("connect");
+        exec(
+            &mut conn,
+            format!(
+                "CREATE TABLE {t} (id INT PRIMARY KEY, n INT); INSERT INTO {t} VALUES (1, 10), (2, 20)"
+            ),
+        )
+        .await;
+        (conn, t)
+    }
+
     #[tokio::test]
     async fn a_privileged_auto_account_is_refused_until_the_operator_allows_it() {
-        let Some(url) = std::env::var(URL_VAR).ok().filter(|u| !u.is_empty()) else {
-            say!("skipped: {URL_VAR} not set");
-            return;
-        };
-        let t = unique("rg_walls");
-        let mut conn = MySqlConnection::connect(&url).await.expect("connect");
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "CREATE TABLE {t} (id INT PRIMARY KEY); INSERT INTO {t} VALUES (1), (2)"
-        )))
-        .execute(&mut conn)
-        .await
-        .expect("setup");
+        let Some(url) = url() else { return };
+        let (mut conn, t) = scratch(&url).await;
         let sql = format!("SELECT count(*) FROM {t}");
         let refused = tool_for(
             &std::env::temp_dir(),
@@ -391,10 +492,70 @@ mod mysql {
         let after = peak_rss_kib();
         say!("peak RSS {before} KiB before, {after} KiB after REPEAT('x', 5e8): {ran:?}");
         assert!(after.saturating_sub(before) < 100 * 1024);
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP TABLE {t}")))
-            .execute(&mut conn)
-            .await
-            .expect("cleanup");
+        exec(&mut conn, format!("DROP TABLE {t}")).await;
+        conn.close().await.ok();
+    }
+
+    /// MariaDB's forms that sqlparser cannot parse run without a click when they only read
+    /// (`EXPLAIN EXTENDED`, `ANALYZE SELECT`, `DO`, `CHECKSUM TABLE`, `HELP`), and answer;
+    /// the code of an executable comment `/*M! ... */` is read as MariaDB runs it;
+    /// their writing neighbours (`ANALYZE UPDATE`, which runs the update, `ANALYZE TABLE`,
+    /// `CHECK`, `OPTIMIZE`, `REPAIR TABLE`, `DO` with a lock) wait, with the model's `low`
+    /// too, and the table is unchanged.
+    #[tokio::test]
+    async fn mariadb_reads_run_and_their_writing_neighbours_wait() {
+        let Some(url) = url() else { return };
+        let (mut conn, t) = scratch(&url).await;
+        // The test server's account is privileged; the operator's override lets auto runs
+        // use it, so what the gate lets through really runs.
+        let mut db = DatabaseSettings::new("m", &url);
+        db.allow_privileged_auto = true;
+        let tool = tool_for(&std::env::temp_dir(), vec![db]);
+        for (sql, answer) in [
+            (
+                format!("EXPLAIN EXTENDED SELECT * FROM {t} WHERE id = 1"),
+                "const",
+            ),
+            (format!("ANALYZE SELECT n FROM {t} WHERE id > 0"), "r_rows"),
+            (format!("DO 1 IN (SELECT id FROM {t})"), ""),
+            (format!("CHECKSUM TABLE {t}"), "Checksum"),
+            ("HELP 'no_such_topic_at_all'".to_owned(), ""),
+            // MariaDB runs the code of its executable comments, and so the check reads it.
+            ("SELECT 40 /*M! + 2 */ AS answer".to_owned(), "42"),
+        ] {
+            let (decision, ran) = gate_and_run(&tool, &sql, None).await;
+            assert_eq!(decision, Decision::Auto, "{sql}");
+            let text = ran
+                .expect("ran")
+                .unwrap_or_else(|e| panic!("{sql}: {e:?}"))
+                .text;
+            assert!(text.contains(answer), "{sql}: {text}");
+        }
+        // ANALYZE TABLE only writes statistics: the model's `low` may run it, like any
+        // other write the check can read, so it is only asked about without one.
+        let (decision, ran) = gate_and_run(&tool, &format!("ANALYZE TABLE {t}"), None).await;
+        assert_eq!(decision, Decision::Confirm);
+        assert!(ran.is_none());
+        for sql in [
+            format!("ANALYZE UPDATE {t} SET n = 0"),
+            format!("ANALYZE FORMAT=JSON DELETE FROM {t}"),
+            format!("CHECK TABLE {t}"),
+            format!("OPTIMIZE TABLE {t}"),
+            format!("REPAIR TABLE {t}"),
+            format!("ANALYZE SELECT * FROM {t} FOR UPDATE"),
+            "DO GET_LOCK('rg_walls', 1)".to_owned(),
+            format!("SELECT n FROM {t} /*M! INTO OUTFILE '/tmp/{t}.out' */"),
+        ] {
+            assert_waits_even_when_low(&tool, &sql).await;
+        }
+        let sum: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT CAST(SUM(n) AS SIGNED) FROM {t}"
+        )))
+        .fetch_one(&mut conn)
+        .await
+        .expect("sum");
+        assert_eq!(sum, 30);
+        exec(&mut conn, format!("DROP TABLE {t}")).await;
         conn.close().await.ok();
     }
 }

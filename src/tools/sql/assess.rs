@@ -6,6 +6,10 @@
 //!   its tokens carry a destructive keyword or function, and never safe, but for PostgreSQL
 //!   queries that [`by_tokens`] reads as plain reads (sqlparser's gaps in PostgreSQL's
 //!   grammar; why this and not PostgreSQL's own parser is said there).
+//! - [`rewrite`]: MySQL, MariaDB and SQLite forms the parser cannot read (`EXPLAIN
+//!   EXTENDED`, MariaDB's `ANALYZE SELECT`, `DO`, SQLite's `x IN table`), handed to it
+//!   again written in a form it reads that does the same; only a safe verdict on that form
+//!   counts, anything else keeps the unparsed path's.
 //! - [`pragma`]: SQLite's read-only pragmas, shared by both paths.
 //! - [`functions`]: which functions are read-only built-ins (an allow-list per engine) and
 //!   which have effects.
@@ -26,6 +30,7 @@ mod functions;
 mod keywords;
 mod parsed;
 mod pragma;
+mod rewrite;
 mod unparsed;
 
 #[cfg(test)]
@@ -33,7 +38,7 @@ mod tests;
 
 use sqlparser::dialect::{Dialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, TokenizerError, Whitespace};
 
 use crate::core::risk::Assessment;
 use crate::core::tools::SqlDialect;
@@ -82,7 +87,7 @@ impl SqlRules {
 /// Judges one SQL text in a dialect.
 pub fn assess_sql(sql: &str, dialect: SqlDialect, rules: &SqlRules) -> Assessment {
     let parser_dialect = parser_dialect(dialect);
-    let tokens = match Tokenizer::new(parser_dialect, sql).tokenize_with_location() {
+    let tokens = match tokenize(sql, dialect) {
         Ok(tokens) => tokens,
         Err(error) => return unparsed::assess_untokenizable(sql, &error, dialect, rules),
     };
@@ -107,35 +112,112 @@ pub fn assess_sql(sql: &str, dialect: SqlDialect, rules: &SqlRules) -> Assessmen
     } else {
         tokens
     };
-    let mut parser = Parser::new(parser_dialect).with_tokens_with_locations(tokens);
-    let parsed = parser.parse_statements().and_then(|statements| {
-        // `parse_statements` also stops, without an error, at an `END` after a statement
-        // (the end of a `BEGIN ... END` block): `SELECT 1 end; DROP TABLE t` came back as
-        // just `SELECT 1`. Text it did not read is never judged by what it did read.
-        match parser.peek_token_ref() {
-            rest if rest.token == Token::EOF => Ok(statements),
-            rest => Err(ParserError::ParserError(format!(
-                "the parser stopped at {} before the end of the text",
-                rest.token
-            ))),
-        }
-    });
-    match parsed {
+    match parse_all(parser_dialect, tokens) {
         Ok(statements) => parsed::assess_statements(&statements, dialect, rules),
         Err(error) => {
             // The parser consumed the tokens; tokenizing again costs only on this rare path.
             // They were read once already, so neither step fails here.
-            let tokens = Tokenizer::new(parser_dialect, sql)
-                .tokenize_with_location()
-                .unwrap_or_default();
+            let tokens = tokenize(sql, dialect).unwrap_or_default();
             let tokens = if dialect == SqlDialect::Postgres {
                 postgres_tokens(tokens).unwrap_or_default()
             } else {
                 tokens
             };
+            if let Some(safe) = assess_rewritten(&tokens, parser_dialect, dialect, rules) {
+                return safe;
+            }
             unparsed::assess_unparsed(&tokens, &error, parser_dialect, dialect, rules)
         }
     }
+}
+
+/// Parses every token, or says where the parser stopped.
+fn parse_all(
+    parser_dialect: &dyn Dialect,
+    tokens: Vec<TokenWithSpan>,
+) -> Result<Vec<sqlparser::ast::Statement>, ParserError> {
+    let mut parser = Parser::new(parser_dialect).with_tokens_with_locations(tokens);
+    let statements = parser.parse_statements()?;
+    // `parse_statements` also stops, without an error, at an `END` after a statement (the
+    // end of a `BEGIN ... END` block): `SELECT 1 end; DROP TABLE t` came back as just
+    // `SELECT 1`. Text it did not read is never judged by what it did read.
+    match parser.peek_token_ref() {
+        rest if rest.token == Token::EOF => Ok(statements),
+        rest => Err(ParserError::ParserError(format!(
+            "the parser stopped at {} before the end of the text",
+            rest.token
+        ))),
+    }
+}
+
+/// The verdict on text the parser could not read, when [`rewrite`] turns it into a form
+/// the parser reads and that form is safe; `None` otherwise, for the unparsed path.
+fn assess_rewritten(
+    tokens: &[TokenWithSpan],
+    parser_dialect: &dyn Dialect,
+    dialect: SqlDialect,
+    rules: &SqlRules,
+) -> Option<Assessment> {
+    let significant: Vec<TokenWithSpan> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .cloned()
+        .collect();
+    let (rewritten, how) = rewrite::readable_form(&significant, dialect)?;
+    let statements = parse_all(parser_dialect, rewritten).ok()?;
+    match parsed::assess_statements(&statements, dialect, rules) {
+        Assessment::Safe(reason) => Some(Assessment::Safe(format!("{how}; {reason}"))),
+        _ => None,
+    }
+}
+
+/// The tokens of `sql` in `dialect`, with MariaDB's executable comments opened (below).
+fn tokenize(sql: &str, dialect: SqlDialect) -> Result<Vec<TokenWithSpan>, TokenizerError> {
+    let parser_dialect = parser_dialect(dialect);
+    let tokens = Tokenizer::new(parser_dialect, sql).tokenize_with_location()?;
+    if dialect != SqlDialect::Mysql {
+        return Ok(tokens);
+    }
+    let mut opened = Vec::with_capacity(tokens.len());
+    for token in tokens {
+        match &token.token {
+            Token::Whitespace(Whitespace::MultiLineComment(comment))
+                if comment.starts_with("M!") =>
+            {
+                opened.extend(executable_comment(parser_dialect, comment, &token)?);
+            }
+            _ => opened.push(token),
+        }
+    }
+    Ok(opened)
+}
+
+/// The tokens of a MariaDB executable comment, `/*M![version] code */`, which MariaDB runs
+/// as code (when it is at least that version) and MySQL skips. sqlparser opens MySQL's
+/// own `/*![version] code */` this way but keeps `/*M!` a comment, which would hide its
+/// code from the check: `SELECT 1 /*M! INTO OUTFILE '/tmp/x' */` read as `SELECT 1`. So
+/// the code is read the way sqlparser reads MySQL's form: the version's digits dropped,
+/// the rest tokenized on its own (a string or comment cannot run past the comment's end).
+fn executable_comment(
+    parser_dialect: &dyn Dialect,
+    comment: &str,
+    token: &TokenWithSpan,
+) -> Result<Vec<TokenWithSpan>, TokenizerError> {
+    let code = comment["M!".len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+    let tokens = Tokenizer::new(parser_dialect, code).tokenize_with_location()?;
+    let nested = tokens.iter().any(|t| {
+        matches!(&t.token, Token::Whitespace(Whitespace::MultiLineComment(c)) if c.starts_with('!') || c.starts_with("M!"))
+    });
+    if nested {
+        return Err(TokenizerError {
+            message: "an executable comment inside an executable comment".to_owned(),
+            location: token.span.start,
+        });
+    }
+    Ok(tokens
+        .into_iter()
+        .map(|t| TokenWithSpan::new(t.token, token.span))
+        .collect())
 }
 
 /// PostgreSQL's tokens as the parser should read them: `U&"..."` names decoded, and

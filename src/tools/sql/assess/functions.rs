@@ -414,7 +414,7 @@ mod tests {
         ] {
             assert!(POSTGRES.contains(name), "{name}");
         }
-        for name in ["setseed", "pg_is_in_recovery", "currval", "pg_sleep"] {
+        for name in ["setseed", "nextval", "pg_notify", "pg_sleep"] {
             assert!(!POSTGRES.contains(name), "{name} is VOLATILE");
         }
     }

@@ -1640,3 +1640,407 @@ fn parsed_sql_json_constructs_are_not_calls() {
         &no_rules(),
     );
 }
+
+/// MySQL, MariaDB and SQLite forms the parser cannot read, read through [`rewrite`] or
+/// recognised by their tokens, run without a click when they only read.
+#[test]
+fn mysql_and_sqlite_reads_the_parser_cannot_parse_run_without_a_click() {
+    check(
+        &[
+            (
+                "EXPLAIN EXTENDED SELECT * FROM t1 JOIN t2 ON f1 = f2 WHERE f1 = 1",
+                Mysql,
+                Safe,
+            ),
+            (
+                "explain extended select * from t1 where 1 xor 1",
+                Mysql,
+                Safe,
+            ),
+            (
+                "EXPLAIN PARTITIONS SELECT a FROM t WHERE a IN (SELECT b FROM u)",
+                Mysql,
+                Safe,
+            ),
+            ("DESCRIBE EXTENDED (SELECT 1) UNION (SELECT 2)", Mysql, Safe),
+            // Only planned, like EXPLAIN DELETE.
+            ("EXPLAIN EXTENDED DELETE FROM t WHERE a = 1", Mysql, Safe),
+            (
+                "ANALYZE SELECT * FROM t0, t1 WHERE t1.a = t0.a AND t0.a > 9",
+                Mysql,
+                Safe,
+            ),
+            (
+                "analyze format=json select a, count(*) from t group by a",
+                Mysql,
+                Safe,
+            ),
+            (
+                "ANALYZE FORMAT = JSON WITH c AS (SELECT 1 AS x) SELECT x FROM c",
+                Mysql,
+                Safe,
+            ),
+            ("DO 1 IN (SELECT * FROM t1)", Mysql, Safe),
+            (
+                "DO CONVERT(CAST(SUBSTRING_INDEX('a,b', ',', 1) AS BINARY(1)) USING utf8)",
+                Mysql,
+                Safe,
+            ),
+            ("CHECKSUM TABLE t1", Mysql, Safe),
+            ("checksum table t1, db.t2 extended", Mysql, Safe),
+            ("HELP 'contents'", Mysql, Safe),
+            ("help `Tamagotchi`", Mysql, Safe),
+            ("SHOW CREATE SCHEMA foo", Mysql, Safe),
+            ("SHOW CREATE DATABASE IF NOT EXISTS foo", Mysql, Safe),
+            (
+                "select count(*) from t1 where match a against ('aaa*' in boolean mode)",
+                Mysql,
+                Safe,
+            ),
+            ("SELECT MATCH t.a, t.b AGAINST ('x') FROM t", Mysql, Safe),
+            (
+                "explain select min(c2) from t3 LIMIT ROWS EXAMINED 5",
+                Mysql,
+                Safe,
+            ),
+            (
+                "SELECT a FROM t ORDER BY a LIMIT 10 ROWS EXAMINED 100",
+                Mysql,
+                Safe,
+            ),
+            (
+                "SELECT HEX(CAST(0xAA as char CHARACTER SET utf16le))",
+                Mysql,
+                Safe,
+            ),
+            ("SELECT CONVERT('a', CHAR(3) CHARSET latin1)", Mysql, Safe),
+            (
+                "ANALYZE SELECT CAST(a AS CHAR CHARACTER SET utf8) FROM t LIMIT ROWS EXAMINED 9",
+                Mysql,
+                Safe,
+            ),
+            (
+                "SELECT pid FROM plink WHERE cid = 67907 AND pid NOT IN phantom ORDER BY isprim DESC",
+                Sqlite,
+                Safe,
+            ),
+            (
+                "SELECT x FROM t WHERE x IN main.other AND y NOT IN (SELECT y FROM u)",
+                Sqlite,
+                Safe,
+            ),
+            (
+                "WITH RECURSIVE w(n) AS (VALUES('Alice') UNION SELECT name FROM org, w \
+                 WHERE org.boss = w.n) SELECT avg(height) FROM org WHERE org.name IN w",
+                Sqlite,
+                Safe,
+            ),
+            ("SELECT 1 WHERE 2 IN generate_series(1, 3)", Sqlite, Safe),
+        ],
+        &no_rules(),
+    );
+}
+
+/// The dangerous neighbours of those forms still wait.
+#[test]
+fn mysql_and_sqlite_rewrites_let_no_write_through() {
+    check(
+        &[
+            // MariaDB's ANALYZE runs what it analyzes.
+            (
+                "ANALYZE UPDATE t SET x = 1 WHERE id = 2",
+                Mysql,
+                Destructive,
+            ),
+            ("ANALYZE INSERT INTO t VALUES (1)", Mysql, Destructive),
+            ("ANALYZE REPLACE INTO t VALUES (1)", Mysql, Destructive),
+            (
+                "ANALYZE SELECT * FROM t INTO OUTFILE '/tmp/x'",
+                Mysql,
+                Destructive,
+            ),
+            ("ANALYZE SELECT * FROM t FOR UPDATE", Mysql, Destructive),
+            ("ANALYZE SELECT sleep(10)", Mysql, Destructive),
+            ("ANALYZE SELECT 1; DROP TABLE t", Mysql, Destructive),
+            // The statistics statements write.
+            ("ANALYZE TABLE t", Mysql, Unknown),
+            ("ANALYZE LOCAL TABLE t", Mysql, Destructive),
+            (
+                "ANALYZE NO_WRITE_TO_BINLOG TABLE t PERSISTENT FOR ALL",
+                Mysql,
+                Destructive,
+            ),
+            ("OPTIMIZE TABLE t", Mysql, Destructive),
+            ("REPAIR TABLE t", Mysql, Destructive),
+            ("CHECK TABLE t", Mysql, Destructive),
+            ("CHECK TABLE t FOR UPGRADE", Mysql, Destructive),
+            // DO with effects.
+            ("DO SLEEP(1)", Mysql, Destructive),
+            ("DO GET_LOCK('a', 10)", Mysql, Destructive),
+            ("DO RELEASE_LOCK('a')", Mysql, Destructive),
+            ("DO @a := 1", Mysql, Destructive),
+            ("DO (SELECT a FROM t FOR UPDATE)", Mysql, Destructive),
+            ("DO 1; DELETE FROM t", Mysql, Destructive),
+            ("DO my_db.f(1)", Mysql, Destructive),
+            // Token forms exactly, nothing after them.
+            ("CHECKSUM TABLE t; DROP TABLE t", Mysql, Destructive),
+            ("CHECKSUM TABLE t WHERE sleep(1)", Mysql, Destructive),
+            ("HELP 'a' 'b'", Mysql, Destructive),
+            (
+                "SHOW CREATE DATABASE foo; DELETE FROM t",
+                Mysql,
+                Destructive,
+            ),
+            // EXPLAIN EXTENDED of what ANALYZE would run is only planned; with ANALYZE it runs.
+            ("EXPLAIN EXTENDED ANALYZE DELETE FROM t", Mysql, Destructive),
+            // SQLite: IN table inside a write, or a function that escapes.
+            ("DELETE FROM t WHERE x IN other", Sqlite, Destructive),
+            ("UPDATE t SET a = 1 WHERE x IN other", Sqlite, Destructive),
+            (
+                "SELECT x FROM t WHERE x IN zipfile('a.zip')",
+                Sqlite,
+                Destructive,
+            ),
+            (
+                "SELECT x FROM t WHERE x IN writefile('f', 'x')",
+                Sqlite,
+                Destructive,
+            ),
+            (
+                "SELECT x FROM t WHERE x IN other; DROP TABLE t",
+                Sqlite,
+                Destructive,
+            ),
+            (
+                "SELECT x FROM t WHERE x IN my_module(1)",
+                Sqlite,
+                Destructive,
+            ),
+            // Clauses read away, the rest still judged.
+            (
+                "DELETE FROM t WHERE MATCH a AGAINST ('x')",
+                Mysql,
+                Destructive,
+            ),
+            (
+                "SELECT MATCH a AGAINST ('x') FROM t FOR UPDATE",
+                Mysql,
+                Destructive,
+            ),
+            ("SELECT MATCH f(a) AGAINST ('x') FROM t", Mysql, Destructive),
+            (
+                "UPDATE t SET a = 1 LIMIT ROWS EXAMINED 5",
+                Mysql,
+                Destructive,
+            ),
+            (
+                "SELECT a FROM t LIMIT ROWS EXAMINED 5 INTO OUTFILE '/tmp/x'",
+                Mysql,
+                Destructive,
+            ),
+            (
+                "SELECT CAST(a AS CHAR CHARACTER SET utf8) INTO OUTFILE '/tmp/x' FROM t",
+                Mysql,
+                Destructive,
+            ),
+            (
+                "SELECT CAST(a AS CHAR CHARACTER SET utf8), sleep(1) FROM t",
+                Mysql,
+                Destructive,
+            ),
+            ("SET CHARACTER SET utf8", Mysql, Destructive),
+            // MySQL runs what a versioned comment holds.
+            (
+                "SELECT 1 /*!50000 INTO OUTFILE '/tmp/x' */",
+                Mysql,
+                Destructive,
+            ),
+            ("SELECT 1 /*! , sleep(5) */", Mysql, Unknown),
+            // MariaDB runs what its own executable comment holds; MySQL skips it.
+            ("SELECT 1 /*M! , sleep(5) */", Mysql, Unknown),
+            (
+                "SELECT 1 /*M!100000 INTO OUTFILE '/tmp/x' */",
+                Mysql,
+                Destructive,
+            ),
+            ("SELECT a FROM t /*M!100000 FOR UPDATE */", Mysql, Unknown),
+            ("SELECT 1 /*M! /*!50000 , sleep(5) */", Mysql, Destructive),
+            (
+                "SELECT 1 /*M! ', ' */ INTO OUTFILE '/tmp/x' -- '",
+                Mysql,
+                Destructive,
+            ),
+            // Not rewritten where the words mean something else.
+            ("DO $$ BEGIN DELETE FROM t; END $$", Postgres, Destructive),
+            ("SELECT x FROM t WHERE x IN other", Mysql, Destructive),
+        ],
+        &no_rules(),
+    );
+}
+
+/// Queries shaped like a text-to-SQL benchmark's gold SQL (joins, grouping, nested
+/// subqueries, set operations, `LIMIT`, `LIKE`, aggregates, SQLite's double-quoted
+/// strings) run without a click in every dialect that reads them.
+#[test]
+fn benchmark_style_queries_run_without_a_click() {
+    let queries = [
+        "SELECT count(*) FROM singer",
+        "SELECT name , country , age FROM singer ORDER BY age DESC",
+        "SELECT avg(age) , min(age) , max(age) FROM singer WHERE country = 'France'",
+        "SELECT T2.name , count(*) FROM concert AS T1 JOIN stadium AS T2 ON T1.stadium_id = \
+         T2.stadium_id GROUP BY T1.stadium_id HAVING count(*) >= 2",
+        "SELECT name FROM stadium WHERE stadium_id NOT IN (SELECT stadium_id FROM concert)",
+        "SELECT country FROM singer WHERE age > 40 INTERSECT SELECT country FROM singer WHERE age < 30",
+        "SELECT name FROM people EXCEPT SELECT T2.name FROM poker_player AS T1 JOIN people AS T2 \
+         ON T1.people_id = T2.people_id",
+        "SELECT T1.name , T1.capacity FROM stadium AS T1 JOIN concert AS T2 ON T1.stadium_id = \
+         T2.stadium_id WHERE T2.year >= 2014 GROUP BY T2.stadium_id ORDER BY count(*) DESC LIMIT 1",
+        "SELECT name FROM singer WHERE song_name LIKE '%Hey%' OR name NOT LIKE 'A%'",
+        "SELECT count(DISTINCT T1.maker) FROM car_makers AS T1 LEFT JOIN model_list AS T2 ON \
+         T1.id = T2.maker WHERE T2.model IS NULL",
+        "SELECT count(*) FROM (SELECT * FROM endowment WHERE amount > 8.5 GROUP BY school_id \
+         HAVING count(*) > 1)",
+        "SELECT fname FROM student WHERE age = (SELECT max(age) FROM student WHERE sex = 'F')",
+        "SELECT name FROM highschooler WHERE grade BETWEEN 9 AND 10 UNION SELECT name FROM \
+         friend_list ORDER BY name LIMIT 5 OFFSET 1",
+        "SELECT sum(population) , max(gnp) , round(avg(lifeexpectancy), 2) FROM country \
+         WHERE continent = 'Asia' AND governmentform != 'Republic'",
+        "SELECT T1.id FROM a AS T1 WHERE EXISTS (SELECT 1 FROM b AS T2 WHERE T2.id = T1.id) \
+         AND T1.x IN (SELECT x FROM c GROUP BY x HAVING sum(y) > (SELECT avg(y) FROM c))",
+        "SELECT CAST(count(*) AS REAL) / (SELECT count(*) FROM b) , abs(min(x) - max(x)) , \
+         upper(substr(name, 1, 3)) , length(name) , coalesce(a, 0) FROM a",
+        "SELECT CASE WHEN age < 30 THEN 'young' ELSE 'old' END , count(*) FROM singer GROUP BY 1",
+    ];
+    for sql in queries {
+        for dialect in [Sqlite, Postgres, Mysql] {
+            let assessment = assess_sql(sql, dialect, &no_rules());
+            assert_eq!(kind(&assessment), Safe, "{dialect} {sql}: {assessment:?}");
+        }
+    }
+    check(
+        &[
+            (
+                "SELECT avg(age) , min(age) FROM singer WHERE country = \"France\"",
+                Sqlite,
+                Safe,
+            ),
+            (
+                "SELECT DISTINCT T1.maker FROM car_makers AS T1 JOIN model_list AS T2 ON \
+                 T1.id = T2.maker WHERE T2.model = \"amc\" ORDER BY T1.maker",
+                Sqlite,
+                Safe,
+            ),
+            (
+                "SELECT strftime('%Y', birth) , julianday('now') - julianday(birth) FROM p",
+                Sqlite,
+                Safe,
+            ),
+            (
+                "SELECT name FROM t WHERE name LIKE \"%a%\" COLLATE NOCASE",
+                Sqlite,
+                Safe,
+            ),
+            (
+                "SELECT name FROM t WHERE name GLOB 'A*' LIMIT 3, 2",
+                Sqlite,
+                Safe,
+            ),
+            ("SELECT count(*) FROM dbstat WHERE name = 't'", Sqlite, Safe),
+            (
+                "SELECT snippet(docs) , bm25(docs) FROM docs WHERE docs MATCH 'a'",
+                Sqlite,
+                Safe,
+            ),
+            // Their neighbours.
+            ("SELECT optimize(docs) FROM docs LIMIT 1", Sqlite, Unknown),
+            (
+                "SELECT avg(age) FROM singer WHERE country = \"France\"; DELETE FROM singer",
+                Sqlite,
+                Destructive,
+            ),
+        ],
+        &no_rules(),
+    );
+}
+
+/// PostgreSQL's size and state functions (VOLATILE, reviewed) read a number or a state;
+/// the functions around them with effects still wait.
+#[test]
+fn postgres_size_and_state_functions_only_read() {
+    check(
+        &[
+            (
+                "SELECT currval('s'), lastval(), pg_is_in_recovery(), pg_current_wal_lsn(), \
+                 pg_blocking_pids(pg_backend_pid()), pg_jit_available()",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT * FROM pg_lock_status() l WHERE NOT l.granted",
+                Postgres,
+                Safe,
+            ),
+            ("SELECT nextval('s'), currval('s')", Postgres, Unknown),
+            ("SELECT setval('s', currval('s') + 1)", Postgres, Unknown),
+            (
+                "SELECT pg_advisory_lock(1) WHERE NOT pg_is_in_recovery()",
+                Postgres,
+                Unknown,
+            ),
+            ("SELECT txid_current(), txid_status(1)", Postgres, Unknown),
+            (
+                "SELECT pg_notify('c', pg_current_wal_lsn()::text)",
+                Postgres,
+                Unknown,
+            ),
+            (
+                "SELECT pg_size_pretty(sum(pg_relation_size(relid))) AS total_size \
+                 FROM pg_partition_tree('measurement')",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT relname, pg_size_pretty(pg_total_relation_size(c.oid)), \
+                 pg_table_size(c.oid), pg_indexes_size(c.oid), pg_column_size(relname) \
+                 FROM pg_class c ORDER BY pg_total_relation_size(c.oid) DESC LIMIT 10",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT pg_database_size(current_database()), pg_tablespace_size('pg_default'), \
+                 pg_relation_size('t', 'fsm')",
+                Postgres,
+                Safe,
+            ),
+            ("SELECT * FROM pg_partition_ancestors('p1')", Postgres, Safe),
+            (
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE pg_database_size(datname) > 0",
+                Postgres,
+                Destructive,
+            ),
+            (
+                "SELECT lo_export(pg_relation_size('t')::oid, '/tmp/x')",
+                Postgres,
+                Destructive,
+            ),
+            (
+                "SELECT set_config('a.b', pg_size_pretty(1::bigint), false)",
+                Postgres,
+                Unknown,
+            ),
+            (
+                "WITH d AS (DELETE FROM t RETURNING id) SELECT pg_relation_size('t') FROM d",
+                Postgres,
+                Destructive,
+            ),
+            (
+                "SELECT pg_relation_size('t') FROM t FOR UPDATE",
+                Postgres,
+                Unknown,
+            ),
+            ("SELECT pg_table_size('t') INTO t2", Postgres, Unknown),
+        ],
+        &no_rules(),
+    );
+}

@@ -49,6 +49,11 @@ pub(super) fn assess_unparsed(
     if let Some(assessment) = table_by_tokens(&significant, dialect) {
         return assessment;
     }
+    if dialect == SqlDialect::Mysql
+        && let Some(assessment) = mysql_by_tokens(&significant)
+    {
+        return assessment;
+    }
     let mut context = match error {
         ParserError::RecursionLimitExceeded => {
             "the SQL nests too deeply for the parser to check".to_owned()
@@ -351,5 +356,77 @@ fn table_by_tokens(tokens: &[&Token], dialect: SqlDialect) -> Option<Assessment>
             "TABLE {name} only reads the table, like SELECT * FROM {name}"
         ))),
         _ => None,
+    }
+}
+
+/// MySQL and MariaDB statements sqlparser 0.63 does not parse, recognised exactly:
+/// - `CHECKSUM TABLE t[, ...] [QUICK | EXTENDED]` only reads the tables to sum their rows;
+/// - `HELP 'topic'` reads the server's help tables;
+/// - `SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] db` shows a database's definition;
+/// - `CHECK TABLE` keeps the floor with its own reason: besides reading, it updates
+///   MyISAM's key statistics, marks a table it finds damaged as corrupted (`FOR UPGRADE`:
+///   as needing an upgrade), and on a damaged InnoDB page can stop the server, so a
+///   person decides. (`REPAIR` and `OPTIMIZE` rebuild tables, and `ANALYZE TABLE` writes
+///   statistics; sqlparser reads those, and they wait on the parsed path.)
+fn mysql_by_tokens(tokens: &[&Token]) -> Option<Assessment> {
+    let (first, second) = (*tokens.first()?, *tokens.get(1)?);
+    if is_keyword(first, "CHECKSUM") && is_keyword(second, "TABLE") {
+        return is_name_list(&tokens[2..]).then(|| {
+            Assessment::Safe("CHECKSUM TABLE only reads the tables to sum their rows".to_owned())
+        });
+    }
+    if is_keyword(first, "HELP") {
+        return matches!(
+            &tokens[1..],
+            [Token::SingleQuotedString(_)] | [Token::Word(_)]
+        )
+        .then(|| Assessment::Safe("HELP only reads the server's help tables".to_owned()));
+    }
+    if is_keyword(first, "SHOW")
+        && is_keyword(second, "CREATE")
+        && tokens
+            .get(2)
+            .is_some_and(|t| is_keyword(t, "DATABASE") || is_keyword(t, "SCHEMA"))
+    {
+        let rest = match &tokens[3..] {
+            [if_, not, exists, rest @ ..]
+                if is_keyword(if_, "IF")
+                    && is_keyword(not, "NOT")
+                    && is_keyword(exists, "EXISTS") =>
+            {
+                rest
+            }
+            rest => rest,
+        };
+        return matches!(rest, [Token::Word(_)]).then(|| {
+            Assessment::Safe("SHOW CREATE DATABASE only shows a database's definition".to_owned())
+        });
+    }
+    (is_keyword(first, "CHECK") && is_keyword(second, "TABLE")).then(|| {
+        Assessment::Destructive(
+            "CHECK TABLE does more than read: it updates MyISAM key statistics, marks a \
+             damaged table as corrupted or as needing an upgrade, and a damaged InnoDB page \
+             can stop the server, so a person decides"
+                .to_owned(),
+        )
+    })
+}
+
+/// `[schema.]name[, ...]` with at most a trailing `QUICK` or `EXTENDED`.
+fn is_name_list(tokens: &[&Token]) -> bool {
+    let tokens = match tokens {
+        [names @ .., last] if is_keyword(last, "QUICK") || is_keyword(last, "EXTENDED") => names,
+        names => names,
+    };
+    let mut rest = tokens;
+    loop {
+        let Some((_, after)) = object_name(rest) else {
+            return false;
+        };
+        match after {
+            [] => return true,
+            [Token::Comma, more @ ..] => rest = more,
+            _ => return false,
+        }
     }
 }
