@@ -74,6 +74,7 @@ fn audit(n: u64, approval_id: Option<String>) -> AuditRecord {
         duration_ms: 3,
         output_bytes: 240,
         note: None,
+        result: Some("1 row".into()),
     }
 }
 

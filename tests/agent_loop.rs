@@ -6,7 +6,7 @@ mod support;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use riskgate::config::Settings;
 use riskgate::core::agent::{
@@ -514,6 +514,68 @@ async fn a_call_repeated_in_a_run_is_neither_asked_nor_run_again() {
         .filter(|e| matches!(e, AgentEvent::CallNotRun { reason, .. } if reason.contains("already made in this run")))
         .count();
     assert_eq!(not_run, 2, "the channel sees each repeat answered");
+}
+
+/// Across runs, the same confirmed write is asked about again (a person may mean it), but
+/// the approval says that this channel already ran it: when, who confirmed it, what it did.
+#[tokio::test]
+async fn an_approval_of_a_write_the_channel_already_ran_says_when_and_what_it_did() {
+    let write = |id: &str| fake_llm::tool_calls(&[(id, "spy", json!({"value": "maybe"}))]);
+    let fake = FakeLlm::start(vec![
+        write("c1"),
+        fake_llm::text("Done."),
+        write("c2"),
+        fake_llm::text("Done again."),
+    ])
+    .await;
+    let confirm = |by: &str| {
+        (
+            Duration::ZERO,
+            Some(ApprovalOutcome::Confirmed { by: by.into() }),
+        )
+    };
+    let approvals = Approvals::answering(vec![confirm("bob"), confirm("carol")]);
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        approvals,
+        |_| {},
+    );
+    let before = SystemTime::now() - Duration::from_secs(1);
+    for (message, reply) in [("write it", "Done."), ("write it again", "Done again.")] {
+        assert_eq!(
+            h.agent.run(&inbound(message)).await,
+            RunOutcome::Replied(reply.into())
+        );
+    }
+    let seen = h.approvals.seen.lock().expect("seen").clone();
+    assert_eq!(seen.len(), 2, "asked in each run");
+    assert_eq!(seen[0].earlier, None, "nothing ran before the first");
+    let earlier = seen[1]
+        .earlier
+        .clone()
+        .expect("the second says the first ran");
+    assert_eq!(earlier.confirmed_by.as_deref(), Some("bob"));
+    assert!(earlier.succeeded);
+    assert_eq!(earlier.result.as_deref(), Some("spied"));
+    assert!(earlier.at >= before && earlier.at <= SystemTime::now());
+    let shown = riskgate::discord::render::approval_message(
+        &h.agent.gate.registry().snapshot(),
+        &seen[1],
+        0,
+    );
+    assert!(
+        shown.contains("already ran this exact call")
+            && shown.contains(&format!("<t:{}:R>", earlier.unix_seconds()))
+            && shown.contains("<@bob>")
+            && shown.contains("spied"),
+        "{shown}"
+    );
+    assert_eq!(
+        h.spy.runs.lock().expect("runs").len(),
+        2,
+        "confirmed twice, ran twice"
+    );
 }
 
 #[tokio::test]
@@ -1303,7 +1365,7 @@ impl riskgate::core::ports::Store for Tampering {
         start_run, heartbeat_run, finish_run, create_approval, approval, set_approval_message,
         claim_continuation, pending_approvals, expire_overdue, abandon_orphaned, record_audit,
         recent_audit, create_rule, channel_rules, revoke_rule, settled_approvals,
-        live_run_instance,
+        live_run_instance, earlier_run,
     );
 }
 

@@ -1158,6 +1158,7 @@ async fn audit_with_25_entries_fits_one_answer() {
                 duration_ms: 0,
                 output_bytes: 0,
                 note: None,
+                result: None,
             })
             .await
             .expect("audit");

@@ -503,6 +503,7 @@ async fn discord_audit_shows_a_cancels_reason() {
                 duration_ms: 0,
                 output_bytes: 0,
                 note: Some("reason: move it to trash/ instead".into()),
+                result: None,
             })
             .await
             .expect("an audit record");

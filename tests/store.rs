@@ -29,7 +29,7 @@ use riskgate::core::agent::{
 };
 use riskgate::core::ports::{
     ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, ApprovalSurface, AuditRecord,
-    ChannelSettings, ChatModel, Decided, EventSink, ModelError, Store,
+    ChannelSettings, ChatModel, Decided, EarlierRun, EventSink, ModelError, Store,
 };
 use riskgate::core::risk::{Assessment, ChannelMode, Decision, DecisionSource};
 use riskgate::core::tools::{
@@ -173,6 +173,7 @@ on_both_backends!(
     channel_rules_are_kept_listed_while_active_and_revoked_once,
     a_cancel_reason_and_an_audit_note_round_trip,
     a_run_is_continued_by_exactly_one_claimant,
+    a_confirmed_call_that_ran_is_found_by_its_channel_tool_and_arguments,
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -236,6 +237,7 @@ fn audit(channel: &str, n: u64) -> AuditRecord {
         duration_ms: 12,
         output_bytes: 34,
         note: None,
+        result: None,
     }
 }
 
@@ -1445,4 +1447,122 @@ async fn a_cancel_reason_and_an_audit_note_round_trip(db: TestDb) {
     store.record_audit(&record).await.expect("audit");
     let read = store.recent_audit("c1", 1).await.expect("read");
     assert_eq!(read[0].note.as_deref(), Some("rule r1"));
+}
+
+/// What an approval of a call says of the same call run before: only a confirmed approval
+/// whose call ran (ok or error), in the same channel, of the same tool and arguments; the
+/// newest one.
+async fn a_confirmed_call_that_ran_is_found_by_its_channel_tool_and_arguments(db: TestDb) {
+    let store = db.connect().await;
+    let hash = approval("x", "r", "c1", Duration::from_secs(600)).arguments_hash;
+    let earlier = || store.earlier_run("c1", "execute_sql", &hash);
+    assert_eq!(earlier().await.expect("read"), None, "nothing ran yet");
+
+    // (id, channel, tool, other arguments, decided as, what came of the call, at)
+    let cases = [
+        (
+            "ran",
+            "c1",
+            "execute_sql",
+            false,
+            ApprovalStatus::Confirmed,
+            CallOutcome::Ok,
+            10,
+        ),
+        (
+            "cancelled",
+            "c1",
+            "execute_sql",
+            false,
+            ApprovalStatus::Cancelled,
+            CallOutcome::Cancelled,
+            20,
+        ),
+        (
+            "elsewhere",
+            "c2",
+            "execute_sql",
+            false,
+            ApprovalStatus::Confirmed,
+            CallOutcome::Ok,
+            30,
+        ),
+        (
+            "other tool",
+            "c1",
+            "execute_command",
+            false,
+            ApprovalStatus::Confirmed,
+            CallOutcome::Ok,
+            40,
+        ),
+        (
+            "other call",
+            "c1",
+            "execute_sql",
+            true,
+            ApprovalStatus::Confirmed,
+            CallOutcome::Ok,
+            50,
+        ),
+        (
+            "not run",
+            "c1",
+            "execute_sql",
+            false,
+            ApprovalStatus::Confirmed,
+            CallOutcome::NotRun,
+            60,
+        ),
+    ];
+    for (id, channel, tool, other, status, outcome, at) in cases {
+        let mut asked = approval(id, "r", channel, Duration::from_secs(600));
+        asked.tool = tool.into();
+        if other {
+            asked
+                .arguments
+                .insert("query".into(), json!("DELETE FROM orders WHERE id = 8"));
+            asked.arguments_hash = arguments_hash(&asked.arguments);
+        }
+        store.create_approval(&asked).await.expect("create");
+        store
+            .decide_approval_noted(id, status, Some("bob"), None)
+            .await
+            .expect("decide");
+        let mut record = audit(channel, at);
+        record.tool = tool.into();
+        record.approval_id = Some(id.into());
+        record.outcome = outcome;
+        record.result = Some(format!("{id}: 3 rows"));
+        store.record_audit(&record).await.expect("audit");
+    }
+    let found = earlier()
+        .await
+        .expect("read")
+        .expect("the confirmed call that ran");
+    assert_eq!(
+        found,
+        EarlierRun {
+            at: UNIX_EPOCH + Duration::from_secs(1_700_000_010),
+            confirmed_by: Some("bob".into()),
+            succeeded: true,
+            result: Some("ran: 3 rows".into()),
+        }
+    );
+
+    // A newer one that ran and failed is the one said.
+    let again = approval("failed", "r2", "c1", Duration::from_secs(600));
+    store.create_approval(&again).await.expect("create");
+    store
+        .decide_approval_noted("failed", ApprovalStatus::Confirmed, Some("carol"), None)
+        .await
+        .expect("decide");
+    let mut record = audit("c1", 70);
+    record.approval_id = Some("failed".into());
+    record.outcome = CallOutcome::Error;
+    store.record_audit(&record).await.expect("audit");
+    let found = earlier().await.expect("read").expect("the newest");
+    assert_eq!(found.confirmed_by.as_deref(), Some("carol"));
+    assert!(!found.succeeded);
+    assert_eq!(found.result, None);
 }

@@ -350,10 +350,15 @@ pub fn approval_prompt(
     } else {
         format!(" {whole}")
     };
-    let warning = shown
-        .warning()
+    let earlier = request.earlier.as_ref().map(|earlier| {
+        let when = format!("at {}", local_time(earlier.unix_seconds()));
+        format!("!! {}", earlier.warning(&when, str::to_owned))
+    });
+    let warning: String = earlier
+        .into_iter()
+        .chain(shown.warning())
         .map(|w| format!("\n   {w}"))
-        .unwrap_or_default();
+        .collect();
     let left = request
         .expires_at
         .duration_since(now)
@@ -662,6 +667,7 @@ mod tests {
             ),
             expires_at,
             similar: None,
+            earlier: None,
         }
     }
 
@@ -736,6 +742,33 @@ mod tests {
             now + Duration::from_secs(600),
         );
         assert!(late.contains("expires in 0m 00s"), "{late}");
+    }
+
+    #[test]
+    fn the_prompt_says_that_the_channel_already_ran_the_call_before_asking() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let mut request = request(
+            "execute_sql",
+            serde_json::json!({"sql": "UPDATE orders SET paid = 1 WHERE id = 1"}),
+            None,
+            "an UPDATE changes data",
+            now + Duration::from_secs(299),
+        );
+        let tools = crate::tools::tools_for_tests();
+        assert!(!approval_prompt(&tools, &request, now).contains("already ran"));
+        request.earlier = Some(crate::core::approval::EarlierRun {
+            at: SystemTime::UNIX_EPOCH + Duration::from_secs(700),
+            confirmed_by: Some("bob".into()),
+            succeeded: true,
+            result: Some("1 row\nchanged".into()),
+        });
+        let prompt = approval_prompt(&tools, &request, now);
+        let said = format!(
+            "!! This channel already ran this exact call at {}, confirmed by bob, and it succeeded: 1 row changed. Confirming runs it again.",
+            local_time(700)
+        );
+        let (warned, asked) = (prompt.find(&said), prompt.find("confirm? [y/N]"));
+        assert!(warned.is_some() && warned < asked, "{prompt}");
     }
 
     #[test]

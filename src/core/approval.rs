@@ -117,6 +117,55 @@ pub struct ApprovalRequest {
     /// (smart mode, a confirm a rule may lift, a tool that can describe similar calls, and
     /// `agent.allow_similar_secs` above 0), and for how long.
     pub similar: Option<(crate::core::rules::Similarity, Duration)>,
+    /// The last time this channel ran this exact call (same tool, same arguments) after a
+    /// person confirmed it, so whoever is asked now sees that confirming runs it again.
+    pub earlier: Option<EarlierRun>,
+}
+
+/// A confirmed call that already ran in the channel: when, who confirmed it, and what came
+/// of it ([`crate::core::ports::Store::earlier_run`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlierRun {
+    /// When it ran (the audit record's time).
+    pub at: SystemTime,
+    /// Who confirmed it.
+    pub confirmed_by: Option<String>,
+    /// Whether it succeeded (`false`: it ran and failed, or was stopped).
+    pub succeeded: bool,
+    /// The line that says what it gave (`3 rows`, `exit status 0`), when it was recorded.
+    pub result: Option<String>,
+}
+
+impl EarlierRun {
+    /// Seconds since the Unix epoch, for front ends that show times their own way.
+    pub fn unix_seconds(&self) -> u64 {
+        self.at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    }
+
+    /// The warning an approval carries, given how the front end writes the time and a
+    /// person: "this channel already ran this exact call …; confirming runs it again".
+    pub fn warning(&self, when: &str, person: impl Fn(&str) -> String) -> String {
+        let by = self
+            .confirmed_by
+            .as_deref()
+            .map(|by| format!(", confirmed by {}", person(by)))
+            .unwrap_or_default();
+        let how = if self.succeeded {
+            "succeeded"
+        } else {
+            "failed"
+        };
+        let what = self
+            .result
+            .as_deref()
+            .map(|r| format!(": {}", r.split_whitespace().collect::<Vec<_>>().join(" ")))
+            .unwrap_or_default();
+        format!(
+            "This channel already ran this exact call {when}{by}, and it {how}{what}. Confirming runs it again."
+        )
+    }
 }
 
 /// How a person answered.

@@ -426,6 +426,7 @@ mod tests {
             duration_ms: 0,
             output_bytes: 0,
             note: Some(note.to_owned()),
+            result: None,
         };
         assert_eq!(
             audit_note(&with("reason: not\n\n  today ")).as_deref(),

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 pub use crate::core::approval::{
-    ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, Decided,
+    ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, Decided, EarlierRun,
 };
 use crate::core::event::{AgentEvent, CallOutcome};
 use crate::core::message::{ChatMessage, ChatReply, ChatRequest, ContextLimits};
@@ -264,7 +264,13 @@ pub struct AuditRecord {
     pub output_bytes: u64,
     /// A cancel's reason, or the channel rule that let the call run (`rule <id>`).
     pub note: Option<String>,
+    /// A call that ran: the one line that says what it gave (`3 rows`, `exit status 1`), at
+    /// most [`RESULT_EXCERPT_CHARS`], so a later approval of the same call can say what it did.
+    pub result: Option<String>,
 }
+
+/// How long a call's result line in its audit record may be.
+pub const RESULT_EXCERPT_CHARS: usize = 300;
 
 /// The state the agent keeps: conversations, channel settings, runs, approvals, audit.
 pub trait Store: Send + Sync {
@@ -406,6 +412,14 @@ pub trait Store: Send + Sync {
         channel: &'a str,
         limit: usize,
     ) -> BoxFuture<'a, Result<Vec<AuditRecord>, StoreError>>;
+    /// The newest call of `tool` in `channel` with arguments of this hash
+    /// ([`crate::core::agent::arguments_hash`]) that ran after a person confirmed it, if any.
+    fn earlier_run<'a>(
+        &'a self,
+        channel: &'a str,
+        tool: &'a str,
+        arguments_hash: &'a str,
+    ) -> BoxFuture<'a, Result<Option<EarlierRun>, StoreError>>;
 }
 
 /// How many ids one [`Store::settled_approvals`] query carries at most (far below what
@@ -545,6 +559,11 @@ macro_rules! forward_store {
     (@sig recent_audit $how:tt) => {
         $crate::forward_store!(@fn $how 'a recent_audit(channel: &'a str, limit: usize)
             -> ::std::vec::Vec<$crate::core::ports::AuditRecord>);
+    };
+    (@sig earlier_run $how:tt) => {
+        $crate::forward_store!(@fn $how 'a earlier_run(
+            channel: &'a str, tool: &'a str, arguments_hash: &'a str)
+            -> ::std::option::Option<$crate::core::ports::EarlierRun>);
     };
     // The method itself.
     (@fn [plain $inner:ident] $lt:lifetime $method:ident($($arg:ident: $ty:ty),*) -> $answer:ty) => {

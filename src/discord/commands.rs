@@ -474,6 +474,7 @@ mod tests {
             duration_ms: 0,
             output_bytes: 0,
             note: note.map(str::to_owned),
+            result: None,
         };
         let text = render(
             &ToolSet::new(),

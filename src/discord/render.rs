@@ -206,10 +206,16 @@ pub fn approval_view(
             .unwrap_or_default(),
     );
     // Said before the call, so it is read before anyone confirms.
-    let warning = shown
-        .warning()
-        .map(|w| format!("{w}\n"))
-        .unwrap_or_default();
+    let earlier = request.earlier.as_ref().map(|earlier| {
+        let when = format!("<t:{}:R>", earlier.unix_seconds());
+        let said = crate::core::approval::EarlierRun {
+            result: earlier.result.as_deref().map(inert_markdown),
+            ..earlier.clone()
+        };
+        format!("⚠️ {}", said.warning(&when, |by| format!("<@{by}>")))
+    });
+    let warnings = || earlier.clone().into_iter().chain(shown.warning());
+    let warning: String = warnings().map(|w| format!("{w}\n")).collect();
     let why = |reason: &str| {
         format!(
             "**Why:** {} (`{}`)",
@@ -249,10 +255,7 @@ pub fn approval_view(
             .unwrap_or_default(),
         reason = shown.reason,
         source = request.decision.source,
-        warning_block = shown
-            .warning()
-            .map(|w| format!("{w}\n\n"))
-            .unwrap_or_default(),
+        warning_block = warnings().map(|w| format!("{w}\n\n")).collect::<String>(),
         call = shown.call,
     );
     let (reason, cut) = cut_shown(&shown.reason, 300);
@@ -339,6 +342,7 @@ mod tests {
             ),
             expires_at: std::time::SystemTime::UNIX_EPOCH,
             similar: None,
+            earlier: None,
         }
     }
 

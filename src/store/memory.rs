@@ -5,9 +5,10 @@ use std::sync::Mutex;
 use std::time::SystemTime;
 
 use crate::core::agent::{ChatMessage, trim_to_budget};
+use crate::core::event::CallOutcome;
 use crate::core::ports::{
-    ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided, Store, StoreError,
-    StoreErrorKind,
+    ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided, EarlierRun, Store,
+    StoreError, StoreErrorKind,
 };
 use crate::core::rules::ChannelRule;
 use crate::core::tools::BoxFuture;
@@ -347,6 +348,35 @@ impl Store for MemoryStore {
                 .take(limit)
                 .cloned()
                 .collect()
+        }))
+    }
+
+    fn earlier_run<'a>(
+        &'a self,
+        channel: &'a str,
+        tool: &'a str,
+        arguments_hash: &'a str,
+    ) -> BoxFuture<'a, Result<Option<EarlierRun>, StoreError>> {
+        Self::ready(self.with(|inner| {
+            let confirmed = |id: &str| {
+                inner.approvals.iter().find(|a| {
+                    a.id == id
+                        && a.channel == channel
+                        && a.tool == tool
+                        && a.arguments_hash == arguments_hash
+                        && a.status == ApprovalStatus::Confirmed
+                })
+            };
+            inner.audit.iter().rev().find_map(|record| {
+                let ran = matches!(record.outcome, CallOutcome::Ok | CallOutcome::Error);
+                let approval = confirmed(record.approval_id.as_deref().filter(|_| ran)?)?;
+                Some(EarlierRun {
+                    at: SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(record.at),
+                    confirmed_by: approval.decided_by.clone(),
+                    succeeded: record.outcome == CallOutcome::Ok,
+                    result: record.result.clone(),
+                })
+            })
         }))
     }
 

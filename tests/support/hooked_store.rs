@@ -95,6 +95,6 @@ impl Store for HookedStore {
         start_run, heartbeat_run, finish_run, create_approval, decide_approval_noted,
         approval, set_approval_message, claim_continuation, pending_approvals, expire_overdue, abandon_orphaned,
         record_audit, recent_audit, create_rule, channel_rules, revoke_rule,
-        settled_approvals, live_run_instance,
+        settled_approvals, live_run_instance, earlier_run,
     );
 }

@@ -22,7 +22,7 @@ use super::{
 };
 use crate::core::ports::{
     ApprovalOutcome, ApprovalRecord, ApprovalRequest, ApprovalStatus, AuditRecord, Decided,
-    StoreError,
+    EarlierRun, StoreError,
 };
 use crate::core::risk::{Decision, DecisionSource, RiskDecision};
 use crate::core::rules::{ALLOW_SIMILAR_NOTE, ChannelRule};
@@ -208,6 +208,7 @@ impl Agent {
             duration_ms: 0,
             output_bytes: 0,
             note: rule.map(ChannelRule::audit_note),
+            result: None,
         }
     }
 
@@ -312,6 +313,7 @@ impl Agent {
     ) -> (ApprovalRecord, Option<CallResult>) {
         let channel = context.inbound.channel.as_str();
         let record = self.approval_record(context, call, gated, resume);
+        let earlier = self.earlier_run(&record).await;
         if let Err(e) = self
             .patiently(channel, self.store.create_approval(&record))
             .await
@@ -325,7 +327,10 @@ impl Agent {
             );
             return (record, Some(result));
         }
-        let request = self.approval_request(context, &record, gated);
+        let request = ApprovalRequest {
+            earlier,
+            ..self.approval_request(context, &record, gated)
+        };
         self.emit(
             channel,
             AgentEvent::ApprovalRequested {
@@ -392,6 +397,21 @@ impl Agent {
             decision: decision.clone(),
             expires_at: record.expires_at,
             similar: self.similar_offer(tools, tool, arguments, decision, mode),
+            earlier: None,
+        }
+    }
+
+    /// When this channel last ran the call `record` asks about, after a person confirmed
+    /// it: a person asked again should know that confirming runs it a second time. A store
+    /// that cannot say is logged and the approval is shown without it.
+    async fn earlier_run(&self, record: &ApprovalRecord) -> Option<EarlierRun> {
+        let (channel, tool, hash) = (&record.channel, &record.tool, &record.arguments_hash);
+        match self.store.earlier_run(channel, tool, hash).await {
+            Ok(earlier) => earlier,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read whether this call ran before");
+                None
+            }
         }
     }
 
@@ -605,7 +625,7 @@ impl Agent {
                 call_id: call.id.clone(),
                 tool: call.tool.clone(),
                 ok: ran.ok,
-                summary: ran.summary,
+                summary: ran.summary.clone(),
                 chat: ran.chat,
                 attachment: ran.attachment,
             },
@@ -619,6 +639,10 @@ impl Agent {
                 CallOutcome::Error
             },
             output_bytes: ran.bytes,
+            summary: Some(crate::core::tools::shorten(
+                &ran.summary,
+                crate::core::ports::RESULT_EXCERPT_CHARS,
+            )),
             ends_run: None,
         }
     }

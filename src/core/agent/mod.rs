@@ -499,6 +499,7 @@ fn completed(mut record: AuditRecord, result: &CallResult, elapsed: Duration) ->
     record.outcome = result.outcome;
     record.duration_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
     record.output_bytes = result.output_bytes;
+    record.result = result.summary.clone();
     record
 }
 
@@ -509,6 +510,8 @@ struct CallResult {
     ran: bool,
     outcome: CallOutcome,
     output_bytes: u64,
+    /// A call that ran: its one-line summary (`3 rows`, `exit status 1`), for the audit.
+    summary: Option<String>,
     /// The run ends after this call, for this reason.
     ends_run: Option<StopReason>,
 }
@@ -1577,6 +1580,7 @@ fn not_run_result(status: CallOutcome, reason: &str, extra: Value) -> CallResult
         ran: false,
         outcome: status,
         output_bytes: 0,
+        summary: None,
         ends_run: None,
     }
 }

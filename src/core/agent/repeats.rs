@@ -56,6 +56,7 @@ impl Repeats {
             ran: false,
             outcome: CallOutcome::NotRun,
             output_bytes: 0,
+            summary: None,
             ends_run: None,
         })
     }

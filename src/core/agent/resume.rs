@@ -328,6 +328,7 @@ impl Agent {
             duration_ms: 0,
             output_bytes: 0,
             note: None,
+            result: None,
         };
         let result = match self
             .decided(context, call, record, &mut progress.cancelled, &mut audit)

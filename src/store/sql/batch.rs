@@ -66,12 +66,12 @@ const POSTGRES_BATCH: &str = concat!(
     ", idempotency_key) ",
     "SELECT * FROM unnest($7::int8[], $8::text[], $9::text[], $10::text[], $11::text[], ",
     "$12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::int8[], ",
-    "$19::int8[], $20::text[], $21::text[]) ",
+    "$19::int8[], $20::text[], $21::text[], $22::text[]) ",
     "ON CONFLICT (idempotency_key) DO NOTHING",
     "), saved AS (",
     "INSERT INTO messages (channel, message, created_at) ",
     "SELECT m.channel, m.message, m.at ",
-    "FROM unnest($22::text[], $23::text[], $24::int8[]) WITH ORDINALITY AS m(channel, message, at, n) ",
+    "FROM unnest($23::text[], $24::text[], $25::int8[]) WITH ORDINALITY AS m(channel, message, at, n) ",
     "ORDER BY m.n",
     ") SELECT 1"
 );
@@ -671,6 +671,7 @@ async fn sqlite_batch(
                 .push_bind(to_bigint(record.duration_ms))
                 .push_bind(to_bigint(record.output_bytes))
                 .push_bind(record.note.as_deref())
+                .push_bind(record.result.as_deref())
                 .push_bind(*key);
         });
         // An attempt after one that landed (same key) inserts nothing.
@@ -719,6 +720,7 @@ struct Columns<'w> {
     audit_duration: Vec<i64>,
     audit_bytes: Vec<i64>,
     audit_note: Vec<Option<&'w str>>,
+    audit_result: Vec<Option<&'w str>>,
     audit_key: Vec<&'w str>,
     message_channel: Vec<&'w str>,
     message_json: Vec<&'w str>,
@@ -766,6 +768,7 @@ impl<'w> Columns<'w> {
                 .map(|(r, _)| to_bigint(r.output_bytes))
                 .collect(),
             audit_note: audits.iter().map(|(r, _)| r.note.as_deref()).collect(),
+            audit_result: audits.iter().map(|(r, _)| r.result.as_deref()).collect(),
             audit_key: audits.iter().map(|(_, key)| *key).collect(),
             message_channel: messages.iter().map(|message| message.0).collect(),
             message_json: messages.iter().map(|message| message.1).collect(),
@@ -795,6 +798,7 @@ impl<'w> Columns<'w> {
             .bind(&self.audit_duration)
             .bind(&self.audit_bytes)
             .bind(&self.audit_note)
+            .bind(&self.audit_result)
             .bind(&self.audit_key)
             .bind(&self.message_channel)
             .bind(&self.message_json)

@@ -184,7 +184,7 @@ pub fn arguments_to_json(arguments: &Map<String, Value>) -> Result<String, SqlSt
 macro_rules! audit_columns {
     () => {
         "at, run_id, channel, user_name, tool, arguments_summary, decision, source, reason, \
-         outcome, approval_id, duration_ms, output_bytes, note"
+         outcome, approval_id, duration_ms, output_bytes, note, result"
     };
 }
 pub(crate) use audit_columns;
@@ -205,6 +205,7 @@ pub type AuditRow = (
     i64,            // duration_ms
     i64,            // output_bytes
     Option<String>, // note
+    Option<String>, // result
 );
 
 /// An enum stored as its label (`confirm`, `destructive_floor`, `not_run`): the same text
@@ -234,6 +235,7 @@ pub fn audit_from_row(row: AuditRow) -> Result<AuditRecord, SqlStoreError> {
         duration_ms,
         output_bytes,
         note,
+        result,
     ) = row;
     Ok(AuditRecord {
         at: from_bigint(at, "audit.at")?,
@@ -250,6 +252,7 @@ pub fn audit_from_row(row: AuditRow) -> Result<AuditRecord, SqlStoreError> {
         duration_ms: from_bigint(duration_ms, "audit.duration_ms")?,
         output_bytes: from_bigint(output_bytes, "audit.output_bytes")?,
         note,
+        result,
     })
 }
 

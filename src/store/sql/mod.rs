@@ -53,8 +53,9 @@ use self::history::NewestFirst;
 use self::writer::Writer;
 use crate::config::redact_password;
 use crate::core::agent::ChatMessage;
+use crate::core::event::CallOutcome;
 use crate::core::ports::{
-    ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided,
+    ApprovalRecord, ApprovalStatus, AuditRecord, ChannelSettings, Decided, EarlierRun,
     SETTLED_APPROVALS_PER_QUERY, Store, StoreError,
 };
 use crate::core::risk::ChannelMode;
@@ -841,6 +842,42 @@ impl SqlStore {
     }
 }
 
+impl SqlStore {
+    #[tracing::instrument(level = "debug", skip(self), err(level = "debug", Display))]
+    async fn read_earlier_run(
+        &self,
+        channel: &str,
+        tool: &str,
+        arguments_hash: &str,
+    ) -> Result<Option<EarlierRun>, SqlStoreError> {
+        let row: Option<(i64, Option<String>, String, Option<String>)> = with_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT a.at, p.decided_by, a.outcome, a.result \
+                 FROM approvals p JOIN audit a ON a.approval_id = p.id \
+                 WHERE p.channel = $1 AND p.tool = $2 AND p.arguments_hash = $3 \
+                 AND p.status = 'confirmed' AND a.outcome IN ('ok', 'error') \
+                 ORDER BY a.id DESC LIMIT 1",
+            )
+            .bind(channel)
+            .bind(tool)
+            .bind(arguments_hash)
+            .fetch_optional(pool)
+            .await
+            .map_err(SqlStoreError::query("read the calls this channel ran"))?
+        });
+        row.map(|(at, confirmed_by, outcome, result)| {
+            Ok(EarlierRun {
+                at: SystemTime::UNIX_EPOCH
+                    + Duration::from_secs(codec::from_bigint(at, "audit.at")?),
+                confirmed_by,
+                succeeded: outcome == CallOutcome::Ok.as_str(),
+                result,
+            })
+        })
+        .transpose()
+    }
+}
+
 /// Opens one connection outside any pool: a pool retries a refused connection until its
 /// acquire timeout and then reports only "pool timed out", losing the cause; a direct
 /// attempt fails at once with it ("Connection refused", "password authentication failed").
@@ -1181,6 +1218,22 @@ impl Store for SqlStore {
             Ok(self
                 .retry
                 .run("read the audit log", |_| self.read_audit(channel, limit))
+                .await?)
+        })
+    }
+
+    fn earlier_run<'a>(
+        &'a self,
+        channel: &'a str,
+        tool: &'a str,
+        arguments_hash: &'a str,
+    ) -> BoxFuture<'a, Result<Option<EarlierRun>, StoreError>> {
+        Box::pin(async move {
+            Ok(self
+                .retry
+                .run("read the calls this channel ran", |_| {
+                    self.read_earlier_run(channel, tool, arguments_hash)
+                })
                 .await?)
         })
     }
