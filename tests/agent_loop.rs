@@ -2270,6 +2270,50 @@ async fn a_failing_model_server_never_touches_the_conversation() {
     }
 }
 
+/// A model server that fails after a call of the run ran: the message and what the call did
+/// are kept, and the channel is told so, not to send the message again (that would ask for
+/// the call again).
+#[tokio::test]
+async fn a_model_failure_after_a_call_ran_says_what_was_kept() {
+    let mut script = vec![fake_llm::tool_calls(&[(
+        "c1",
+        "spy",
+        json!({"value": "safe"}),
+    )])];
+    script.extend((0..4).map(|_| fake_llm::status(502, "Bad Gateway", None)));
+    let fake = FakeLlm::start(script).await;
+    let h = harness(
+        http_model(&fake, |_| {}),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    let outcome = h.agent.run(&inbound("look")).await;
+    assert!(
+        matches!(&outcome, RunOutcome::Stopped(StopReason::Model(_))),
+        "{outcome:?}"
+    );
+    assert_eq!(h.spy.runs.lock().expect("runs").len(), 1);
+    let errors = said(&h, error_text);
+    assert!(
+        errors
+            .iter()
+            .any(|m| m.contains("kept in this channel's conversation")
+                && !m.contains("not added")
+                && !m.contains("Send it again")),
+        "{errors:?}"
+    );
+    let kept: Vec<String> = stored(&h)
+        .await
+        .iter()
+        .filter_map(|m| m.content.clone())
+        .collect();
+    assert!(
+        kept.iter().any(|m| m.contains("look")) && kept.iter().any(|m| m.contains("spy ran")),
+        "{kept:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_server_without_tool_support_is_named_with_what_to_do() {
     let fake = FakeLlm::start(vec![fake_llm::status(

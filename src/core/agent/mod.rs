@@ -193,6 +193,15 @@ fn stopped_by_model(error: &ModelError) -> String {
     }
 }
 
+/// [`stopped_by_model`] for a transient failure after some of the run's calls ran or were
+/// answered: the message and what came of those calls are kept, so sending it again would
+/// repeat them; the person is asked to say how to go on instead.
+fn stopped_by_model_after_calls(error: &ModelError) -> String {
+    format!(
+        "{error}. Nothing was lost: this message and what its calls did are kept in this channel's conversation. Once the model server answers (usually within a minute or two), say how to go on; sending the message again would ask for those calls again"
+    )
+}
+
 /// What the channel is told while the model client waits before asking again.
 fn model_wait_notice(retry: &ModelRetry) -> String {
     let why = if retry.asked {
@@ -711,7 +720,7 @@ impl Agent {
                 },
             );
         }
-        self.tell_stop(channel, &outcome, iterations);
+        self.tell_stop(channel, &outcome, iterations, !new_messages.is_empty());
         // Records kept while the store was down go in as soon as it answers again.
         let kept = self.unwritten_audit.lock().await.len();
         if kept > 0
@@ -732,7 +741,9 @@ impl Agent {
     /// Tells the channel why the run stopped without an answer, if it did. A run whose
     /// continuation another copy claimed ends quietly: that copy tells the channel what
     /// became of the call.
-    fn tell_stop(&self, channel: &str, outcome: &RunOutcome, iterations: u32) {
+    /// `kept`: whether the run's messages went into the conversation (its calls ran or were
+    /// answered), which changes what a model failure's notice says became of the message.
+    fn tell_stop(&self, channel: &str, outcome: &RunOutcome, iterations: u32, kept: bool) {
         match outcome {
             RunOutcome::Stopped(reason @ StopReason::ContinuedElsewhere) => {
                 tracing::info!(%reason, "run ended: another copy went on past its approval");
@@ -747,12 +758,13 @@ impl Agent {
                 } else {
                     tracing::warn!(%reason, "run stopped");
                 }
-                self.emit(
-                    channel,
-                    AgentEvent::Error {
-                        message: reason.to_string(),
-                    },
-                );
+                let message = match reason {
+                    StopReason::Model(e) if kept && e.failure() == ModelFailure::Transient => {
+                        stopped_by_model_after_calls(e)
+                    }
+                    reason => reason.to_string(),
+                };
+                self.emit(channel, AgentEvent::Error { message });
             }
             RunOutcome::Replied(_) | RunOutcome::Terminated { .. } => {}
         }
