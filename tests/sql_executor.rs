@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use riskgate::config::{DatabaseSettings, Settings};
-use riskgate::core::tools::{Approval, Tool, ToolError, ToolOutput};
+use riskgate::core::risk::Assessment;
+use riskgate::core::tools::{Approval, SqlDialect, Tool, ToolError, ToolOutput};
 use riskgate::tools::sql::SqlTool;
 use secrecy::SecretString;
 use serde_json::{Map, Value, json};
@@ -122,6 +123,52 @@ mod sqlite {
         // A second tool (a restart) finds the database made and adds nothing.
         let again = demo_tool(&workspace);
         assert_eq!(scalar(&again, "SELECT count(*) FROM orders").await, "36");
+    }
+
+    /// On SQLite a function the engine lacks is safe to try: nothing registers one on a
+    /// riskgate connection, so it fails before anything runs; and FTS's `optimize()`, a
+    /// write, fails on the read-only connection an auto call runs on.
+    #[tokio::test]
+    async fn a_function_sqlite_lacks_fails_and_a_writing_one_is_held_by_the_walls() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = demo_tool(dir.path());
+        let sql = "SELECT ieee754(47.49) AS x";
+        assert!(
+            matches!(
+                riskgate::tools::sql::assess_sql(sql, SqlDialect::Sqlite, &Default::default()),
+                Assessment::Safe(_)
+            ),
+            "{sql}"
+        );
+        assert_failed(
+            run(&tool, sql, Approval::Auto).await,
+            "no such function: ieee754",
+        );
+        run(
+            &tool,
+            "CREATE VIRTUAL TABLE docs USING fts4(body)",
+            confirmed(),
+        )
+        .await
+        .unwrap();
+        run(
+            &tool,
+            "INSERT INTO docs VALUES ('one'), ('two')",
+            confirmed(),
+        )
+        .await
+        .unwrap();
+        let held = run(
+            &tool,
+            "SELECT optimize(docs) FROM docs LIMIT 1",
+            Approval::Auto,
+        )
+        .await;
+        assert!(
+            matches!(&held, Err(ToolError::Refused(m)) if m.contains("nothing was changed")),
+            "{held:?}"
+        );
+        assert_eq!(scalar(&tool, "SELECT count(*) FROM docs").await, "2");
     }
 
     #[tokio::test]

@@ -40,6 +40,10 @@ static POSTGRES: LazyLock<HashSet<&'static str>> =
     LazyLock::new(|| names(include_str!("builtins/postgres.txt")));
 static MYSQL: LazyLock<HashSet<&'static str>> =
     LazyLock::new(|| names(include_str!("builtins/mysql.txt")));
+/// SQLite's reviewed built-ins: not consulted to judge a call (see [`judge`]), but checked
+/// against what the bundled engine has, so a new engine function is reviewed before it
+/// runs without a click.
+#[cfg(test)]
 static SQLITE: LazyLock<HashSet<&'static str>> =
     LazyLock::new(|| names(include_str!("builtins/sqlite.txt")));
 
@@ -87,10 +91,18 @@ pub(super) fn judge(parts: &[&Ident], args: Option<usize>, dialect: SqlDialect) 
             if !qualifiers.is_empty() {
                 return FunctionRisk::Unlisted("is qualified, so it is not a built-in");
             }
-            let pragma = lower
-                .strip_prefix("pragma_")
-                .is_some_and(super::pragma::is_read_only_table_function);
-            SQLITE.contains(lower.as_str()) || pragma
+            // A riskgate SQLite connection has the bundled engine's functions and no
+            // other: riskgate registers none, and the read-only connection an auto call
+            // runs on refuses `load_extension`. The engine's functions are reviewed (the
+            // list, and `side_effect` above for those with effects; a test checks that
+            // every one the engine lists is either), and a name the engine lacks fails
+            // with "no such function" before the statement runs. Any other name is safe
+            // to try, and the read-only connection holds whatever it is. A pragma's table
+            // function is judged as its pragma is.
+            match lower.strip_prefix("pragma_") {
+                Some(pragma) => super::pragma::is_read_only_table_function(pragma),
+                None => true,
+            }
         }
     };
     if found {
@@ -187,6 +199,9 @@ fn escapes_the_walls(name: &str, args: Option<usize>) -> Option<&'static str> {
 fn has_an_effect(name: &str) -> Option<&'static str> {
     let reason = match name {
         "sleep" | "benchmark" => "keeps the session busy on purpose",
+        // SQLite's FTS3/FTS4 auxiliary function: it merges the table's index segments.
+        "optimize" => "merges a full-text index, which is a write",
+        "sqlite_log" => "writes a message into the application's log",
         _ if name.starts_with("pg_sleep") => "keeps the session busy on purpose",
         "loread" | "lo_creat" | "lo_create" | "lo_open" | "lo_close" | "lo_from_bytea" => {
             "works on large objects"
@@ -417,6 +432,39 @@ mod tests {
         for name in ["setseed", "nextval", "pg_notify", "pg_sleep"] {
             assert!(!POSTGRES.contains(name), "{name} is VOLATILE");
         }
+    }
+
+    /// Every function the bundled SQLite has (its own list, as a riskgate connection sees
+    /// it) is reviewed: on the list of those that only compute or read, or judged for its
+    /// effect. A name the engine lacks cannot run at all.
+    #[tokio::test]
+    async fn every_function_of_the_bundled_sqlite_is_reviewed() {
+        use sqlx::Connection;
+        let mut conn = sqlx::SqliteConnection::connect("sqlite::memory:")
+            .await
+            .expect("an in-memory database");
+        let names: Vec<(String,)> =
+            sqlx::query_as("SELECT DISTINCT name FROM pragma_function_list ORDER BY name")
+                .fetch_all(&mut conn)
+                .await
+                .expect("the engine's functions");
+        assert!(names.len() > 100, "{names:?}");
+        let unreviewed: Vec<&str> = names
+            .iter()
+            .map(|(name,)| name.as_str())
+            .filter(|name| {
+                !SQLITE.contains(name) && side_effect(name, Some(1)) == FunctionRisk::Builtin
+            })
+            .collect();
+        assert!(unreviewed.is_empty(), "not reviewed: {unreviewed:?}");
+        let missing = sqlx::query("SELECT ieee754(47.49)")
+            .fetch_all(&mut conn)
+            .await
+            .expect_err("a shell extension's function, not the library's");
+        assert!(
+            missing.to_string().contains("no such function"),
+            "{missing}"
+        );
     }
 
     #[test]
