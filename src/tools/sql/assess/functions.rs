@@ -2,7 +2,8 @@
 //!
 //! A SELECT can still change the world, or reach past the engine's walls, through the
 //! functions it calls. So a call is safe only when it is a built-in function of the target
-//! engine known to only compute or read (`builtins/*.txt`), named the way the engine would
+//! engine known to only compute or read (`builtins/*.txt`; on PostgreSQL also the contrib
+//! extensions' functions, unqualified), named the way the engine would
 //! find the built-in: after the tokenizer has undone quoting and escapes (`assess.rs`
 //! decodes PostgreSQL's `U&"..."` identifiers before parsing), unqualified or, on
 //! PostgreSQL, qualified by `pg_catalog`. A function in any other schema, a quoted MySQL name
@@ -38,6 +39,10 @@ pub(super) enum FunctionRisk {
 
 static POSTGRES: LazyLock<HashSet<&'static str>> =
     LazyLock::new(|| names(include_str!("builtins/postgres.txt")));
+/// The functions of PostgreSQL's contrib extensions (pg_trgm, hstore, isn, cube, ...) that
+/// only compute or read, generated from the catalogue like `POSTGRES`.
+static POSTGRES_CONTRIB: LazyLock<HashSet<&'static str>> =
+    LazyLock::new(|| names(include_str!("builtins/postgres.contrib.txt")));
 static MYSQL: LazyLock<HashSet<&'static str>> =
     LazyLock::new(|| names(include_str!("builtins/mysql.txt")));
 /// SQLite's reviewed built-ins: not consulted to judge a call (see [`judge`]), but checked
@@ -77,7 +82,11 @@ pub(super) fn judge(parts: &[&Ident], args: Option<usize>, dialect: SqlDialect) 
                     "is qualified by a schema other than pg_catalog, so it is not the built-in",
                 );
             }
-            POSTGRES.contains(folded(name).as_str())
+            let name = folded(name);
+            // A contrib extension's function is found through the search path, so only an
+            // unqualified name can be it.
+            POSTGRES.contains(name.as_str())
+                || (qualifiers.is_empty() && POSTGRES_CONTRIB.contains(name.as_str()))
         }
         SqlDialect::Mysql => {
             if !qualifiers.is_empty() || name.quote_style.is_some() {
@@ -471,6 +480,7 @@ mod tests {
     fn no_list_names_a_function_with_effects() {
         for (dialect, list) in [
             (SqlDialect::Postgres, &*POSTGRES),
+            (SqlDialect::Postgres, &*POSTGRES_CONTRIB),
             (SqlDialect::Mysql, &*MYSQL),
             (SqlDialect::Sqlite, &*SQLITE),
         ] {

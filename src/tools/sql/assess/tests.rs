@@ -1551,7 +1551,7 @@ fn unparsed_postgres_that_is_not_a_plain_read_still_waits() {
         (format!("SELECT U&\"pg\\005fsleep\"(1), sum(x) {exclude} FROM t"), Unknown),
         (format!("SELECT sum(x) {exclude} FROM t ORDER BY my_func(x)"), Unknown),
         (format!("SELECT sum(x) {exclude} FROM t LEFT JOIN my_func(1) f ON true"), Unknown),
-        (format!("SELECT sum(x) {exclude} FROM t GROUP BY a ORDER BY cube(a)"), Unknown),
+        (format!("SELECT sum(x) {exclude} FROM t GROUP BY a ORDER BY rollup(a)"), Unknown),
         (format!("SELECT sum(x) {exclude} FROM t WHERE x = ANY (SELECT my_func(1))"), Unknown),
         (format!("SELECT 1 OPERATOR(pg_catalog.+) my_func(2), sum(x) {exclude} FROM t"), Unknown),
         (format!("SELECT sum(x) {exclude}, CAST(my_func(1) AS int) FROM t"), Unknown),
@@ -2037,6 +2037,68 @@ fn postgres_size_and_state_functions_only_read() {
                 Unknown,
             ),
             ("SELECT pg_table_size('t') INTO t2", Postgres, Unknown),
+        ],
+        &no_rules(),
+    );
+}
+
+/// Contrib extensions' functions that only compute or read run without a click when named
+/// as the search path finds them; qualified, reviewed away or given SQL as text, they wait.
+#[test]
+fn postgres_contrib_functions_are_read_by_the_generated_list() {
+    check(
+        &[
+            (
+                "SELECT similarity(t, 'word') FROM test_trgm",
+                Postgres,
+                Safe,
+            ),
+            ("SELECT isbn13('0901690546')", Postgres, Safe),
+            ("SELECT * FROM each('a=>1'::hstore)", Postgres, Safe),
+            (
+                "SELECT soundex('Anne'), difference('Anne', 'Andrew')",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT c FROM t ORDER BY c <-> cube(array[0.5, 0.5])",
+                Postgres,
+                Safe,
+            ),
+            // Neighbours.
+            ("SELECT public.similarity(t, 'w') FROM t", Postgres, Unknown),
+            (
+                "SELECT pg_catalog.similarity(t, 'w') FROM t",
+                Postgres,
+                Unknown,
+            ),
+            ("SELECT isn_weak(true)", Postgres, Unknown),
+            (
+                "SELECT * FROM crosstab3('select 1, 2, 3')",
+                Postgres,
+                Unknown,
+            ),
+            (
+                "SELECT * FROM xpath_table('a', 'b', 't', '/x', 'true')",
+                Postgres,
+                Unknown,
+            ),
+            (
+                "SELECT pgstattuple_approx('t'::regclass)",
+                Postgres,
+                Unknown,
+            ),
+            ("SELECT set_limit(0.5)", Postgres, Unknown),
+            (
+                "SELECT dblink_exec('dbname=x', 'DELETE FROM t')",
+                Postgres,
+                Destructive,
+            ),
+            (
+                "SELECT similarity(t, 'w') FROM t; DELETE FROM t",
+                Postgres,
+                Destructive,
+            ),
         ],
         &no_rules(),
     );
