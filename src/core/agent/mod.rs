@@ -336,6 +336,18 @@ pub struct Prepared {
     model: Option<String>,
 }
 
+/// What every request of a run in one profile starts with, before any conversation: for
+/// measuring the prompt ([`Agent::opening`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opening {
+    /// The system prompt as a run sends it (without a channel's summary).
+    pub system: String,
+    /// Its tokens, counted high as requests are fitted (see [`fit`]).
+    pub system_tokens: usize,
+    /// The tool definitions' tokens (none in the JSON protocol, whose prompt holds them).
+    pub tools_tokens: usize,
+}
+
 /// Prepared requests by profile. Empty at first; filled as profiles are used, each made
 /// again once the tools it was made from have changed.
 pub type PreparedCache = std::sync::Mutex<std::collections::HashMap<String, Arc<Prepared>>>;
@@ -1402,6 +1414,16 @@ impl Agent {
             cache.insert(name.to_owned(), prepared.clone());
         }
         prepared
+    }
+
+    /// What a run in the profile `name` sends before any conversation, as things stand now.
+    pub fn opening(&self, name: &str) -> Opening {
+        let prepared = self.prepared(name);
+        Opening {
+            system_tokens: fit::message_tokens(&ChatMessage::system(prepared.system.clone())),
+            system: prepared.system.clone(),
+            tools_tokens: prepared.tools_tokens,
+        }
     }
 
     /// (profile, tool name) for every tool each profile offers, as `/status` lists them.
