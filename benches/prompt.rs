@@ -59,7 +59,7 @@ async fn main() {
             .map(str::to_owned)
             .collect::<Vec<_>>()
         {
-            let opening = agent.opening(&profile);
+            let opening = agent.opening(&profile).await;
             println!(
                 "{profile:<8} {:<9} {:>12}  {:>13}  {:>11}  {:>12}",
                 protocol.as_str(),
