@@ -260,6 +260,40 @@ fn normalize(path: &Path) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
+    #[tokio::test]
+    async fn the_top_level_is_one_capped_line() {
+        const LEAD: &str = "The workspace (the working directory; paths are relative to it)";
+        let dir = tempfile::tempdir().expect("dir");
+        let workspace = Workspace::new(dir.path());
+        assert_eq!(workspace.top_level().await, format!("{LEAD} is empty."));
+        std::fs::create_dir(dir.path().join("logs")).expect("dir");
+        std::fs::write(dir.path().join("a`b\nc"), "").expect("file");
+        assert_eq!(
+            workspace.top_level().await,
+            format!("{LEAD} holds: \"a`b\\nc\", `logs/`.")
+        );
+        for i in 0..50 {
+            std::fs::write(dir.path().join(format!("f{i:02}")), "").expect("file");
+        }
+        let line = workspace.top_level().await;
+        assert!(
+            line.starts_with(&format!(
+                "{LEAD} holds 52 entries; the first 40 by name: \"a`b\\nc\", `f00`, "
+            )),
+            "{line}"
+        );
+        assert!(line.ends_with(", `f38`, and 12 more."), "{line}");
+        assert_eq!(line.lines().count(), 1);
+        let gone = Workspace::new(dir.path().join("missing"));
+        assert!(
+            gone.top_level()
+                .await
+                .starts_with(&format!("{LEAD} could not be listed: ")),
+            "{}",
+            gone.top_level().await
+        );
+    }
+
     fn workspace() -> (tempfile::TempDir, Workspace) {
         let dir = tempfile::tempdir().expect("tempdir");
         let ws = Workspace::new(dir.path());

@@ -700,7 +700,9 @@ async fn run_on(
     let backstop = limits.statement_timeout + limits.connect_timeout + BACKSTOP_GRACE;
     let (engine, _) = target.engine_for(access);
     match engine {
-        Engine::Postgres(options) => within(backstop, postgres::run(options, sql, access, limits)).await,
+        Engine::Postgres(options) => {
+            within(backstop, postgres::run(options, sql, access, limits)).await
+        }
         Engine::Mysql(options) => within(backstop, mysql::run(options, sql, access, limits)).await,
         Engine::Sqlite(target) => within(backstop, target.run(sql, access, limits)).await,
         Engine::Unusable { problem, .. } => Err(SqlError::Connect(format!(
