@@ -558,38 +558,32 @@ mod tests {
         assert_eq!(example_table(&target).as_deref(), Some("items"));
     }
 
-    fn sqlite_settings(dir: &std::path::Path) -> (Settings, std::path::PathBuf) {
-        let path = dir.join("app.db");
+    /// Settings with one SQLite database in `dir` (created at the first write), and its
+    /// executor.
+    fn sqlite_target(dir: &std::path::Path) -> (Settings, SqlExecutor) {
         let mut settings = Settings::default();
         settings.tools.workspace = dir.to_owned();
         settings.sql.databases = vec![DatabaseSettings::new(
             "app",
-            format!("sqlite:{}", path.display()),
+            format!("sqlite:{}?mode=rwc", dir.join("app.db").display()),
         )];
-        (settings, path)
+        let executor = SqlExecutor::from_settings(&settings);
+        (settings, executor)
     }
 
-    async fn write(path: &std::path::Path, sql: &str) {
-        use sqlx::Connection;
-        let options = sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true);
-        let mut conn = sqlx::sqlite::SqliteConnection::connect_with(&options)
-            .await
-            .expect("connect");
-        sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
-            .execute(&mut conn)
+    /// Runs `sql` as a confirmed statement.
+    async fn write(executor: &SqlExecutor, sql: &str) {
+        executor
+            .run(sql, None, super::super::execute::Access::ReadWrite)
             .await
             .expect("write");
-        conn.close().await.expect("close");
     }
 
     #[tokio::test]
     async fn the_catalogue_is_read_on_the_read_only_path() {
         let dir = tempfile::tempdir().expect("dir");
-        let (settings, path) = sqlite_settings(dir.path());
-        write(&path, "CREATE TABLE a (id INTEGER)").await;
-        let executor = SqlExecutor::from_settings(&settings);
+        let (_settings, executor) = sqlite_target(dir.path());
+        write(&executor, "CREATE TABLE a (id INTEGER)").await;
         let refused = executor
             .read_catalogue(0, "CREATE TABLE b (id INTEGER)", 10)
             .await;
@@ -608,14 +602,13 @@ mod tests {
     #[tokio::test]
     async fn the_schema_is_kept_until_a_confirmed_statement_or_its_age() {
         let dir = tempfile::tempdir().expect("dir");
-        let (mut settings, path) = sqlite_settings(dir.path());
-        write(&path, "CREATE TABLE a (id INTEGER)").await;
-        let executor = SqlExecutor::from_settings(&settings);
+        let (mut settings, executor) = sqlite_target(dir.path());
+        write(&executor, "CREATE TABLE a (id INTEGER)").await;
         let cache = SchemaCache::from_settings(&settings);
         let first = cache.text(&executor).await.expect("text");
         assert!(first.contains("- a: id INTEGER"), "{first}");
         assert_eq!(cache.example_table().as_deref(), Some("a"));
-        write(&path, "CREATE TABLE b (id INTEGER)").await;
+        write(&executor, "CREATE TABLE b (id INTEGER)").await;
         assert_eq!(cache.text(&executor).await.as_deref(), Some(first.as_str()));
         cache.mark_stale();
         let second = cache.text(&executor).await.expect("text");
@@ -624,7 +617,7 @@ mod tests {
         settings.sql.schema_refresh_secs = 1;
         let cache = SchemaCache::from_settings(&settings);
         cache.text(&executor).await;
-        write(&path, "CREATE TABLE c (id INTEGER)").await;
+        write(&executor, "CREATE TABLE c (id INTEGER)").await;
         if let Some((at, _)) = cache.last.lock().await.as_mut() {
             *at -= Duration::from_secs(2);
         }
