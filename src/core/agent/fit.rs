@@ -120,9 +120,16 @@ impl Budget {
         }
     }
 
-    /// The reply cap to send with a request.
-    pub fn reply_cap(&self) -> u32 {
-        u32::try_from(self.reply).unwrap_or(u32::MAX)
+    /// The reply cap to send with a request whose prompt is counted at `prompt` tokens:
+    /// the reply's room, less what the prompt takes past its own room (what could not be
+    /// cut: the system prompt, the tools, the run's calls), so the whole request stays in
+    /// the window with its margin; never below a sixteenth of the window (or the reply's
+    /// room, if smaller), where a reply would be too short to be of use.
+    pub fn reply_cap_for(&self, prompt: usize) -> u32 {
+        let over = prompt.saturating_sub(self.prompt());
+        let floor = (self.window / 16).min(self.reply);
+        let reply = self.reply.saturating_sub(over).max(floor);
+        u32::try_from(reply).unwrap_or(u32::MAX)
     }
 }
 
@@ -294,7 +301,14 @@ mod tests {
         assert_eq!(small.reply, 1024);
         assert_eq!(small.harder(9_000).prompt(), small.prompt() / 3 * 2);
         assert_eq!(small.harder(2_000).prompt(), 1_000);
-        assert_eq!(small.harder(2_000).reply_cap(), 1024);
+        assert_eq!(small.harder(2_000).reply_cap_for(1_000), 1024);
+        // A prompt over its room that nothing could cut: the reply gives way, down to a
+        // sixteenth of the window, so prompt and reply stay within the window.
+        let room = small.prompt();
+        assert_eq!(small.reply_cap_for(room), 1024);
+        assert_eq!(small.reply_cap_for(room + 100), 924);
+        assert!(room + 100 + 924 <= 4096);
+        assert_eq!(small.reply_cap_for(room + 5_000), 256);
     }
 
     #[test]

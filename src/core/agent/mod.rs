@@ -1375,8 +1375,8 @@ impl Agent {
             memory.summary.as_deref(),
         ));
         let mut run = new_messages.to_vec();
-        let (history, max_reply_tokens) = match budget {
-            None => (&memory.recent[..], None),
+        let history = match budget {
+            None => &memory.recent[..],
             Some(budget) => {
                 let room = budget
                     .prompt()
@@ -1386,13 +1386,18 @@ impl Agent {
                     taken = fit::cut_latest_results(&mut run, room);
                 }
                 let start = fit::recent_start(&memory.recent, room.saturating_sub(taken));
-                (&memory.recent[start..], Some(budget.reply_cap()))
+                &memory.recent[start..]
             }
         };
         let mut messages = Vec::with_capacity(history.len() + run.len() + 1);
         messages.push(system);
         messages.extend(history.iter().cloned());
         messages.extend(run);
+        // What cannot be cut (the prompt, the tools, the run's calls) may still be over the
+        // prompt's room: the reply then gives way, so the request fits the window.
+        let max_reply_tokens = budget.map(|budget| {
+            budget.reply_cap_for(fit::messages_tokens(&messages) + prepared.tools_tokens)
+        });
         ChatRequest {
             messages,
             tools: prepared.request_tools.clone(),
