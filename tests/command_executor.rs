@@ -191,6 +191,28 @@ async fn pipelines_connect_stdout_to_stdin() {
     assert_eq!(stdout, "a.txt b.txt\n");
 }
 
+/// `TZ=...` before a program sets it for that program alone, as sh does, in a line that
+/// runs without a shell.
+#[tokio::test]
+async fn an_inert_variable_is_set_for_its_command_alone() {
+    let t = tool();
+    let (stdout, exit) = t
+        .stdout_and_exit("TZ=XYZ-3 date +%Z; date +%Z", &Approval::Auto)
+        .await;
+    let zones: Vec<&str> = stdout.lines().collect();
+    assert_eq!(exit, Exit::Code(0));
+    assert_eq!(zones.len(), 2, "{stdout}");
+    assert_eq!(zones[0], "XYZ");
+    assert_ne!(zones[1], "XYZ", "{stdout}");
+    let (stdout, _) = t
+        .stdout_and_exit(
+            "echo b a | LC_ALL=C tr ' ' '\\n' | LC_ALL=C sort",
+            &Approval::Auto,
+        )
+        .await;
+    assert_eq!(stdout, "a\nb\n");
+}
+
 /// The runner's `&&`, `||` and `;` give what sh gives, output and status.
 #[tokio::test]
 async fn and_or_lists_follow_sh() {

@@ -75,6 +75,9 @@ impl Scene {
             .env("RISKGATE__HTTP__BLOCK_PRIVATE_NETWORKS", "false")
             // `find -L` through a link to /proc walks until the timeout: keep it short.
             .env("RISKGATE__COMMAND__TIMEOUT_SECS", "8")
+            // The scenes compare the workspace before and after: reading the demo
+            // database's schema for the prompt would create it there on the first run.
+            .env("RISKGATE__SQL__SCHEMA_BUDGET_CHARS", "0")
             .env_remove(riskgate::tools::command::sandbox::SIMULATE_MISSING_ENV)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -696,7 +696,17 @@ impl<'p> Walker<'p> {
     }
 
     fn assignment(&mut self, assignment: &ast::Assignment, word: &ast::Word, depth: usize) {
-        self.unknown(format!("`{}` sets a variable for the command", word.value));
+        let inert = match (&assignment.name, &assignment.value) {
+            (ast::AssignmentName::VariableName(name), ast::AssignmentValue::Scalar(value)) => {
+                !assignment.append
+                    && super::plan::INERT_VARIABLES.contains(&name.as_str())
+                    && self.word(&value.value, depth).text().is_some()
+            }
+            _ => false,
+        };
+        if !inert {
+            self.unknown(format!("`{}` sets a variable for the command", word.value));
+        }
         let values: Vec<&ast::Word> = match &assignment.value {
             ast::AssignmentValue::Scalar(value) => vec![value],
             ast::AssignmentValue::Array(values) => values

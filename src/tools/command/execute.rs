@@ -672,6 +672,7 @@ impl<'r> Jail<'r> {
         };
         let mut process = self.command(&program, name, args, cwd)?;
         process
+            .envs(command.env.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::from(streams.input()?))
             .stdout(Stdio::from(streams.stdout))
             .stderr(Stdio::from(streams.stderr));

@@ -11,9 +11,11 @@
 //! A plan also holds what riskgate does itself, the same way the assessor reads it: brace
 //! expansion ([`braces`](super::braces)), arithmetic on integer literals (`$((1 + 2))`),
 //! `cd dir` as a pipeline of its own (the runner changes the line's directory), and the
-//! redirections that write no file ([`Redirect`]: `< file`, `N>/dev/null`, `2>&1`, `>&2`).
+//! redirections that write no file ([`Redirect`]: `< file`, `N>/dev/null`, `2>&1`, `>&2`),
+//! and `NAME=value` before a program for the variables that only choose how it prints
+//! ([`INERT_VARIABLES`]: `TZ=UTC date`, `LC_ALL=C sort`), set in that program's environment.
 //!
-//! Everything else — `$VAR`, `$(...)`, backquotes, `~`, assignments, other redirections,
+//! Everything else — `$VAR`, `$(...)`, backquotes, `~`, other assignments, other redirections,
 //! heredocs, `&`, compound commands other than subshells, `!`, `time`, functions, several
 //! lines, other shell builtins — has no plan: [`plan_line`] says why, and such a line
 //! runs through `sh -c` only when a person confirmed it.
@@ -89,7 +91,29 @@ pub struct SimpleCommand {
     pub words: Vec<Word>,
     /// Applied in order, after the pipe ends are in place, like sh.
     pub redirects: Vec<Redirect>,
+    /// `NAME=value` before the program, set in its environment: only the variables of
+    /// [`INERT_VARIABLES`], with a literal value (an assignment is never glob-expanded).
+    pub env: Vec<(String, String)>,
 }
+
+/// Variables that choose how a program formats what it prints (time zone, locale, width,
+/// colour) and nothing it runs, loads or writes: the ones a planned line may set for a
+/// command (`TZ=UTC date`, `LC_ALL=C sort`). Any other assignment needs a shell.
+pub const INERT_VARIABLES: &[&str] = &[
+    "TZ",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_COLLATE",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "LC_MONETARY",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "COLUMNS",
+    "LINES",
+    "NO_COLOR",
+];
 
 /// A redirection the runner performs itself. None of them writes to a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -505,6 +529,7 @@ fn simple_command(
     let mut planned = SimpleCommand {
         words: Vec::new(),
         redirects: Vec::new(),
+        env: Vec::new(),
     };
     // A prefix holds only assignments and redirections (`a=b ls`, `<in ls`).
     for item in command.prefix.iter().flat_map(|p| p.0.iter()) {
@@ -620,9 +645,12 @@ fn prefix_or_suffix_item(
         }
         // Before the program name it sets a variable; after it (`make CC=cc`), bash passes
         // it on as a word, but still expands `~` after the `=` or a `:`.
-        ast::CommandPrefixOrSuffixItem::AssignmentWord(_, raw) => {
+        ast::CommandPrefixOrSuffixItem::AssignmentWord(assignment, raw) => {
             if in_prefix {
-                return Err(NeedsShell::Assignment(raw.value.clone()));
+                let set = inert_assignment(assignment, options)
+                    .ok_or_else(|| NeedsShell::Assignment(raw.value.clone()))?;
+                command.env.push(set);
+                return Ok(());
             }
             if super::braces::expand_braces(&raw.value).is_ok_and(|w| w.is_some()) {
                 words.extend(expanded_words(&raw.value, options)?);
@@ -643,6 +671,29 @@ fn prefix_or_suffix_item(
             Ok(())
         }
     }
+}
+
+/// `NAME=value` of an inert variable ([`INERT_VARIABLES`]) with a value that expands to
+/// nothing but itself (no `~`, variable or substitution; a glob stays as written, as bash
+/// leaves it in an assignment), as the name and the unquoted value.
+fn inert_assignment(
+    assignment: &ast::Assignment,
+    options: &ParserOptions,
+) -> Option<(String, String)> {
+    let ast::AssignmentName::VariableName(name) = &assignment.name else {
+        return None;
+    };
+    let ast::AssignmentValue::Scalar(value) = &assignment.value else {
+        return None;
+    };
+    if assignment.append || !INERT_VARIABLES.contains(&name.as_str()) {
+        return None;
+    }
+    if super::braces::has_expression(&value.value) {
+        return None;
+    }
+    let value = word(&value.value, true, options).ok()?;
+    Some((name.clone(), value.text))
 }
 
 /// Unquotes one word, or says which expansion it uses. `assignment_shaped` words
@@ -874,6 +925,27 @@ y"#
     }
 
     #[test]
+    fn inert_variables_before_the_program_go_into_its_environment() {
+        let plan =
+            plan("TZ='America/Los Angeles' LC_ALL=C date | LANG=C.UTF-8 sort").expect("a plan");
+        let envs: Vec<Vec<(String, String)>> =
+            plan.commands().map(|command| command.env.clone()).collect();
+        let pair = |name: &str, value: &str| (name.to_owned(), value.to_owned());
+        assert_eq!(
+            envs,
+            [
+                vec![pair("TZ", "America/Los Angeles"), pair("LC_ALL", "C")],
+                vec![pair("LANG", "C.UTF-8")],
+            ]
+        );
+        // An assignment is not glob-expanded: the value stays as written.
+        let plan = plan_line("TZ=* date").expect("a plan");
+        let command = plan.commands().next().expect("a command");
+        assert_eq!(command.env, [pair("TZ", "*")]);
+        assert_eq!(command.argv(), ["date"]);
+    }
+
+    #[test]
     fn lines_a_shell_must_run_have_no_plan() {
         for line in [
             "echo $HOME",
@@ -900,6 +972,11 @@ y"#
             "(ls; { pwd; })",
             "a=b ls",
             "a=b",
+            "TZ=UTC",
+            "LD_PRELOAD=x ls",
+            "TZ=$Z date",
+            "TZ+=x date",
+            "TZ={a,b} date",
             "ls &",
             "ls & pwd",
             "cat <<EOF",

@@ -316,6 +316,18 @@ fn everyday_lines_run_without_a_click() {
             "ls |& wc",
         ]),
     );
+    // Variables that only choose how a program prints (time zone, locale, width).
+    check_table(
+        &policy,
+        &safe(&[
+            "TZ='America/Los_Angeles' date",
+            "TZ=UTC date -d @0",
+            "LC_ALL=C sort notes.txt",
+            "LANG=C.UTF-8 LC_TIME=C ls -l",
+            "COLUMNS=200 ls -l | grep x",
+            "ls | LC_ALL=C sort",
+        ]),
+    );
     // Input from a file in the workspace.
     check_table(
         &policy,
@@ -457,6 +469,17 @@ fn their_dangerous_neighbours_still_wait() {
     check_table(
         &policy,
         &[
+            // Any other variable, or a value only known when the line runs.
+            ("LD_PRELOAD=./x.so date", NotSafe),
+            ("LD_LIBRARY_PATH=. ls", NotSafe),
+            ("PATH=. ls", NotSafe),
+            ("GIT_PAGER='rm -rf x' git log", Destructive),
+            ("TZ=$(rm -rf x) date", Destructive),
+            ("TZ=$ZONE date", NotSafe),
+            ("TZ=~/zone date", NotSafe),
+            ("TZ+=x date", NotSafe),
+            ("LC_ALL=C rm -rf x", Destructive),
+            ("TZ=UTC", NotSafe),
             ("ls 2>/etc/passwd", Destructive),
             // The floor: a job left in the background outlives the result and the sandbox's
             // end, whatever the job is.
