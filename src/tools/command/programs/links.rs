@@ -66,15 +66,22 @@ const RDMA_OBJECTS: &[&str] = &[
 /// Words that show (`dump` only after `table`: `devlink dpipe table dump`).
 const SHOWS: &[&str] = &["show", "list", "ls", "info"];
 
-/// Words after the showing word that would change something in a longer command.
+/// Words that change something, before or after the showing word.
 const CHANGES: &[&str] = &[
     "add", "del", "delete", "change", "replace", "set", "flush", "new", "clear", "reload", "flash",
-    "recover", "test", "exec", "bind", "unbind", "split", "unsplit", "monitor",
+    "recover", "test", "exec", "bind", "unbind", "split", "unsplit",
 ];
 
 fn unknown_word(program: &str, word: &Arg) -> Judgement {
     Judgement::other(format!(
         "`{program} ... {}` is not one of the forms that only show",
+        word.raw
+    ))
+}
+
+fn changes(program: &str, word: &Arg) -> Judgement {
+    Judgement::destroys(format!(
+        "`{program} ... {}` may change the machine's links, queues or devices",
         word.raw
     ))
 }
@@ -98,6 +105,9 @@ fn iproute(invocation: &Invocation<'_>, objects: &[&str]) -> Judgement {
         if SHOWS.contains(&text) || (text == "dump" && previous == "table") {
             break;
         }
+        if CHANGES.contains(&text) {
+            return changes(program, word);
+        }
         if !objects.contains(&text) {
             return unknown_word(program, word);
         }
@@ -105,6 +115,9 @@ fn iproute(invocation: &Invocation<'_>, objects: &[&str]) -> Judgement {
     }
     for word in words {
         if word.may_be(|t| CHANGES.contains(&t)) {
+            return changes(program, word);
+        }
+        if word.text() == Some("monitor") {
             return unknown_word(program, word);
         }
     }
@@ -118,6 +131,12 @@ fn ifconfig(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         match word.text() {
             Some("-a" | "-s" | "-v" | "-h" | "--help") => {}
             Some(text) if !text.starts_with('-') && interfaces == 0 => interfaces += 1,
+            Some(_) if interfaces == 1 => {
+                return Judgement::destroys(format!(
+                    "`ifconfig ... {}` changes the interface's configuration",
+                    word.raw
+                ));
+            }
             _ => {
                 return Judgement::other(format!(
                     "`ifconfig ... {}` configures an interface",
@@ -218,12 +237,15 @@ mod tests {
             ("tc -s qdisc show dev eth0", Safe),
             ("tc qdisc", Safe),
             ("tc filter ls dev eth0", Safe),
-            ("tc qdisc add dev eth0 root netem delay 100ms", Unknown),
-            ("tc qdisc del dev eth0 root", Unknown),
-            ("tc qdisc show dev eth0 add", Unknown),
+            ("tc qdisc add dev eth0 root netem delay 100ms", Destructive),
+            ("tc qdisc del dev eth0 root", Destructive),
+            ("tc qdisc show dev eth0 add", Destructive),
             ("tc -batch cmds.txt", Unknown),
             ("tc monitor", Unknown),
+            ("tc qdisc show monitor", Unknown),
             ("tc $OBJ show", Unknown),
+            ("tc qdisc show dev $DEV", Destructive),
+            ("ifconfig -z", Unknown),
             ("devlink dev show", Safe),
             ("devlink dev show pci/0000:01:00.0", Safe),
             ("devlink dev eswitch show pci/0000:01:00.0", Safe),
@@ -236,27 +258,33 @@ mod tests {
                 Safe,
             ),
             ("devlink dev info", Safe),
-            ("devlink dev reload pci/0000:01:00.0", Unknown),
-            ("devlink dev flash pci/0000:01:00.0 file fw.bin", Unknown),
+            ("devlink dev reload pci/0000:01:00.0", Destructive),
+            (
+                "devlink dev flash pci/0000:01:00.0 file fw.bin",
+                Destructive,
+            ),
             (
                 "devlink dev eswitch set pci/0000:01:00.0 mode switchdev",
-                Unknown,
+                Destructive,
             ),
             (
                 "devlink health dump clear pci/0000:01:00.0 reporter fw",
                 Unknown,
             ),
-            ("devlink port split pci/0000:01:00.0/1 count 4", Unknown),
+            ("devlink port split pci/0000:01:00.0/1 count 4", Destructive),
             ("rdma dev", Safe),
             ("rdma dev show mlx5_3", Safe),
             ("rdma link show mlx5_2/1", Safe),
-            ("rdma link add rxe0 type rxe netdev eth0", Unknown),
-            ("rdma dev set mlx5_3 name rdma_0", Unknown),
+            ("rdma link add rxe0 type rxe netdev eth0", Destructive),
+            ("rdma dev set mlx5_3 name rdma_0", Destructive),
             ("ifconfig", Safe),
             ("ifconfig -a", Safe),
             ("ifconfig eth0", Safe),
-            ("ifconfig eth0 down", Unknown),
-            ("ifconfig eth0 192.168.1.2 netmask 255.255.255.0", Unknown),
+            ("ifconfig eth0 down", Destructive),
+            (
+                "ifconfig eth0 192.168.1.2 netmask 255.255.255.0",
+                Destructive,
+            ),
             ("route", Safe),
             ("route -n", Safe),
             ("route -A inet6", Safe),

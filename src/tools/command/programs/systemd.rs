@@ -226,6 +226,9 @@ const BUSCTL_READS: &[&str] = &[
     "help",
 ];
 
+/// `busctl` subcommands that call a method, set a property or send a signal.
+const BUSCTL_CHANGES: &[&str] = &["call", "set-property", "emit"];
+
 fn busctl(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let row = Table {
         spec: BUSCTL,
@@ -244,7 +247,12 @@ fn busctl(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let items = options::parse(invocation.args, &BUSCTL);
     let verb = options::operands(&items).first().copied();
     let reads = verb.is_none_or(|v| v.text().is_some_and(|t| BUSCTL_READS.contains(&t)));
-    if !reads {
+    if let Some(verb) = verb.filter(|v| v.may_be(|t| BUSCTL_CHANGES.contains(&t))) {
+        judgement.destructive(format!(
+            "`busctl {}` calls or changes a service, which may do anything (power the machine off)",
+            verb.raw
+        ));
+    } else if !reads {
         judgement.whitelisted = false;
         judgement.unknown(format!(
             "`busctl {}` is not a read-only subcommand",
@@ -315,13 +323,18 @@ mod tests {
             ("busctl", Safe),
             (
                 "busctl set-property org.freedesktop.systemd1 /org/freedesktop/systemd1 org.freedesktop.systemd1.Manager LogLevel s debug",
-                Unknown,
+                Destructive,
             ),
             (
                 "busctl call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager PowerOff b false",
-                Unknown,
+                Destructive,
             ),
             ("busctl monitor", Unknown),
+            ("busctl $VERB", Destructive),
+            (
+                "busctl introspect org.freedesktop.login1 /org/freedesktop/login1",
+                Safe,
+            ),
             ("busctl capture", Unknown),
             ("busctl -H host list", Unknown),
         ]);
