@@ -18,7 +18,7 @@
 //! The line is parsed once ([`read_line`]): the walker judges that tree and the line's plan
 //! is built from it; the gate hands that plan to the runner (`LinePlan`), so a planned line
 //! runs the words that were judged. (A run resumed after a restart plans the stored line
-//! with `plan_line`, the same parse and planning.)
+//! with `read_line`, the same parse and planning.)
 
 use brush_parser::ast::{
     self, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, IoFileRedirectKind,

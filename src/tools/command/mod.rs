@@ -16,7 +16,8 @@
 //!   to people (the line).
 //!
 //! The rule between the gate and the walls: a line with a plan runs without a shell whatever
-//! the approval; a line that needs a shell runs only when a person confirmed it.
+//! the approval; a line that needs a shell runs only when a person confirmed it, and so
+//! does a line that lists processes (`ps`, `lsof`) where lines share the machine's `/proc`.
 
 mod arith;
 mod assess;
