@@ -6,15 +6,19 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use riskgate::config::{CommandSettings, OutputSettings, ToolRules};
+use riskgate::core::risk::Assessment;
 use riskgate::core::tools::{Approval, Tool, ToolError, ToolOutput};
 use riskgate::tools::Workspace;
 use riskgate::tools::command::sandbox::git_environment;
-use riskgate::tools::command::{CommandError, CommandTool, Exit, RunError};
+use riskgate::tools::command::{
+    CommandError, CommandPolicy, CommandTool, Exit, RunError, assess_command,
+};
 use serde_json::{Map, Value, json};
 
 /// Secrets the bot might hold, set in this process before any tool is built.
-const SECRETS: [(&str, &str); 4] = [
+const SECRETS: [(&str, &str); 5] = [
     ("DISCORD_TOKEN", "discord-secret-7f3a"),
+    ("RISKGATE__DISCORD__TOKEN", "riskgate-discord-secret-4c81"),
     ("OPENAI_API_KEY", "openai-secret-91bc"),
     ("RISKGATE__LLM__API_KEY", "riskgate-secret-d20e"),
     ("MY_SECRET_TOKEN", "my-secret-55aa"),
@@ -252,15 +256,25 @@ async fn and_or_lists_follow_sh() {
 #[tokio::test]
 async fn no_secret_reaches_a_command() {
     let t = tool();
+    // `env` and `printenv` are read-only to the gate: they print the line's environment.
+    let policy = CommandPolicy::new(Workspace::new(&t.root), &[], &[]);
+    for line in ["env", "printenv", "env -i printenv"] {
+        let verdict = assess_command(line, &policy);
+        assert!(
+            matches!(verdict, Assessment::Safe(_)),
+            "{line}: {verdict:?}"
+        );
+    }
     // `env` has a plan: it runs without a shell, automatically.
     let env = t.auto("env").await.text;
+    let printenv = t.auto("printenv").await.text;
     // `echo $DISCORD_TOKEN` needs a shell: a person confirmed it.
     let echoed = t
         .confirmed("echo $DISCORD_TOKEN $MY_SECRET_TOKEN")
         .await
         .text;
     let shell_env = t.confirmed("env | sort").await.text;
-    for text in [&env, &echoed, &shell_env] {
+    for text in [&env, &printenv, &echoed, &shell_env] {
         for (name, value) in SECRETS {
             assert!(!text.contains(value), "{name} leaked:\n{text}");
             assert!(
@@ -547,6 +561,105 @@ async fn a_missing_program_is_a_clear_error_and_nothing_runs() {
     );
 }
 
+/// `ps`, `pgrep` and `lsof` read without a click, and a line sees only its own processes:
+/// another process's command line (with a password in it) is not among what they list.
+/// Where lines cannot get a private `/proc`, such a line is refused without a click.
+#[tokio::test]
+async fn process_listers_see_only_the_lines_own_processes() {
+    const SECRET: &str = "ps-secret-3e9d";
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    let policy = CommandPolicy::new(Workspace::new(&t.root), &[], &[]);
+    let lines = [
+        "ps aux",
+        "ps -eo pid,args",
+        "pgrep -a sleep",
+        "top -b -n 1",
+        "lsof -n",
+    ];
+    for line in lines {
+        let verdict = assess_command(line, &policy);
+        assert!(
+            matches!(verdict, Assessment::Safe(_)),
+            "{line}: {verdict:?}"
+        );
+    }
+    let mut other = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "sleep 30; :",
+            "sh",
+            &format!("--db-password={SECRET}"),
+        ])
+        .spawn()
+        .expect("spawn");
+    // The control: from outside a line the secret is plain to see (once `exec` is done).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while processes_with(SECRET).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the control cannot see the secret: the test proves nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let own = std::process::id().to_string();
+    let private = t.tool.per_line().view.is_ok();
+    for line in lines {
+        let result = t.execute(line, &Approval::Auto).await;
+        if !private {
+            match result {
+                Err(ToolError::Refused(message)) => {
+                    assert!(message.contains("lists processes"), "{message}");
+                }
+                other => panic!("{line:?} should be refused without a private /proc: {other:?}"),
+            }
+            continue;
+        }
+        let text = result
+            .unwrap_or_else(|e| panic!("{line:?} failed: {e}"))
+            .text;
+        assert!(
+            !text.contains(SECRET),
+            "{line} shows another process:\n{text}"
+        );
+        assert!(
+            !text.contains("--db-password"),
+            "{line} shows another process:\n{text}"
+        );
+        let pids: Vec<&str> = text
+            .lines()
+            // Not `top`'s summary (`Tasks: 1 total`).
+            .filter(|l| {
+                !l.split_whitespace()
+                    .next()
+                    .is_some_and(|w| w.ends_with(':'))
+            })
+            .filter_map(|l| {
+                // The PID column: first (`ps -o pid`, `top`, `pgrep`) or second (`ps aux`,
+                // `lsof`).
+                l.split_whitespace()
+                    .take(2)
+                    .find(|w| w.chars().all(|c| c.is_ascii_digit()))
+            })
+            .collect();
+        // Each lists its own process (`pgrep sleep` finds none: no `sleep` runs in the line).
+        assert!(
+            line.starts_with("pgrep") || !pids.is_empty(),
+            "{line} listed nothing:\n{text}"
+        );
+        assert!(
+            !pids.contains(&own.as_str()) && !pids.contains(&"1"),
+            "{line} lists a process outside the line: {pids:?}\n{text}"
+        );
+    }
+    if private {
+        let listed = t.auto("ps -eo args").await.text;
+        assert!(listed.contains("ps -eo args"), "ps sees itself:\n{listed}");
+    }
+    other.kill().expect("kill");
+    other.wait().expect("wait");
+}
+
 #[tokio::test]
 async fn an_auto_line_that_needs_a_shell_is_refused_and_runs_when_confirmed() {
     let t = tool();
@@ -807,6 +920,7 @@ async fn the_plan_the_gate_read_is_the_plan_that_runs() {
     let carried = Reading::new(LinePlan {
         line: "echo typed".to_owned(),
         plan: plan_line("echo carried"),
+        lists_processes: None,
     });
     let ran = t
         .tool

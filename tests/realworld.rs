@@ -21,11 +21,12 @@ use serde_json::json;
 const COMMANDS: &str = include_str!("data/realworld/commands.tsv");
 const SQL: &str = include_str!("data/realworld/sql.tsv");
 
-/// Friction ceilings, in percent, measured on the gate of this commit (44.7% of command
-/// lines; 9.6% of PostgreSQL, 8.7% of MySQL and 2.4% of SQLite statements) and rounded
-/// up a little: a change that makes the gate ask about more safe calls fails here. Lower
-/// them when the gate learns more.
-const COMMAND_FRICTION_CEILING: f64 = 45.0;
+/// Friction ceilings, in percent, measured on the gate of this commit (34.2% of command
+/// lines, 250 of 731, down from 44.7% once process listers, systemd's readers, the link
+/// tools' showing forms and `env`/`strace` as wrappers were read; 9.6% of PostgreSQL, 8.7%
+/// of MySQL and 2.4% of SQLite statements) and rounded up a little: a change that makes
+/// the gate ask about more safe calls fails here. Lower them when the gate learns more.
+const COMMAND_FRICTION_CEILING: f64 = 34.5;
 const SQL_FRICTION_CEILINGS: [(SqlDialect, f64); 3] = [
     (SqlDialect::Postgres, 10.0),
     (SqlDialect::Mysql, 9.0),
@@ -33,9 +34,10 @@ const SQL_FRICTION_CEILINGS: [(SqlDialect, f64); 3] = [
 ];
 
 /// Dangerous calls that the model's `risk_level: "low"` lets run at once because the gate
-/// does not know them (they meet only the walls of an unconfirmed run): 1,229 on the gate of
-/// this commit, rounded up a little.
-const LOW_WALLED_CEILING: usize = 1_240;
+/// does not know them (they meet only the walls of an unconfirmed run): 1,204 on the gate of
+/// this commit (1,229 before `route del`, `tc qdisc add`, `busctl call`, ... were known to
+/// be destructive), rounded up a little.
+const LOW_WALLED_CEILING: usize = 1_210;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Label {

@@ -18,7 +18,7 @@
 //! The line is parsed once ([`read_line`]): the walker judges that tree and the line's plan
 //! is built from it; the gate hands that plan to the runner (`LinePlan`), so a planned line
 //! runs the words that were judged. (A run resumed after a restart plans the stored line
-//! with `plan_line`, the same parse and planning.)
+//! with `read_line`, the same parse and planning.)
 
 use brush_parser::ast::{
     self, Command, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList, IoFileRedirectKind,
@@ -107,17 +107,21 @@ fn planned_or_unknown(assessment: Assessment, plan: &Result<Plan, NeedsShell>) -
 pub struct LineReading {
     pub assessment: Assessment,
     pub plan: Result<Plan, NeedsShell>,
+    /// The first read-only command of the line that lists processes (`ps`, `lsof`): it
+    /// runs without a click only where the line sees its own processes alone.
+    pub lists_processes: Option<String>,
 }
 
 /// Parses `line` once, judges it and plans it; see [`LineReading`]. ([`assess_command`]
 /// plans only the lines whose verdict depends on having a plan.)
 pub fn read_line(line: &str, policy: &CommandPolicy) -> LineReading {
     let parsed = syntax::parse_script(line);
-    let assessment = walk_line(line, &parsed, policy).0;
+    let (assessment, walker) = walk_line(line, &parsed, policy);
     let plan = plan::plan_parsed(&parsed);
     LineReading {
         assessment: planned_or_unknown(assessment, &plan),
         plan,
+        lists_processes: walker.lists_processes,
     }
 }
 
@@ -144,7 +148,12 @@ pub(super) fn judged_words(line: &str, policy: &CommandPolicy) -> (LineReading, 
     let (assessment, walker) = walk_line(line, &parsed, policy);
     let plan = plan::plan_parsed(&parsed);
     let assessment = planned_or_unknown(assessment, &plan);
-    (LineReading { assessment, plan }, walker.judged)
+    let reading = LineReading {
+        assessment,
+        plan,
+        lists_processes: walker.lists_processes,
+    };
+    (reading, walker.judged)
 }
 
 /// Which script the walker reads: the line itself, or one inside it.
@@ -266,6 +275,8 @@ pub(super) struct Walker<'p> {
     /// Where the `cd` just judged leads, when it succeeds, with the depth it was judged at:
     /// only a `cd` that is itself a command of the list changes the directory.
     cd_targets: Option<(usize, Vec<String>)>,
+    /// The first whitelisted command that lists processes (see [`LineReading`]).
+    lists_processes: Option<String>,
     /// The words of each command of the line itself, as judged (see [`judged_words`]).
     #[cfg(test)]
     judged: Vec<Vec<String>>,
@@ -279,6 +290,7 @@ impl<'p> Walker<'p> {
             depth: 0,
             cwds: vec![String::new()],
             cd_targets: None,
+            lists_processes: None,
             #[cfg(test)]
             judged: Vec::new(),
         }
@@ -978,7 +990,12 @@ impl<'p> Walker<'p> {
         }
         match judgement.unknown {
             Some(reason) => self.unknown(reason),
-            None if judgement.whitelisted => self.read_only(program),
+            None if judgement.whitelisted => {
+                if programs::lists_processes(program) && self.lists_processes.is_none() {
+                    self.lists_processes = Some(program.to_owned());
+                }
+                self.read_only(program);
+            }
             None => self.unknown(format!("`{program}` is not on the read-only whitelist")),
         }
     }

@@ -16,7 +16,8 @@
 //!   to people (the line).
 //!
 //! The rule between the gate and the walls: a line with a plan runs without a shell whatever
-//! the approval; a line that needs a shell runs only when a person confirmed it.
+//! the approval; a line that needs a shell runs only when a person confirmed it, and so
+//! does a line that lists processes (`ps`, `lsof`) where lines share the machine's `/proc`.
 
 mod arith;
 mod assess;
@@ -96,6 +97,12 @@ pub enum CommandError {
         "this line needs a shell because {0}, so it runs only when a person confirms it. Call {NAME} again with risk_level \"medium\" to ask, or write it as plain commands joined by |, &&, || and ;"
     )]
     NeedsConfirmation(NeedsShell),
+    /// The gate let an auto call through that lists processes (`ps`), but lines here see
+    /// every process on the machine, command lines included: only a person may approve it.
+    #[error(
+        "`{0}` lists processes, and here a line sees every process on the machine (this bot cannot give lines a /proc of their own), command lines included, so it runs only when a person confirms it. Call {NAME} again with risk_level \"medium\" to ask"
+    )]
+    ProcessesShared(String),
     #[error(transparent)]
     Run(#[from] RunError),
 }
@@ -105,9 +112,9 @@ impl From<CommandError> for ToolError {
         let message = error.to_string();
         match error {
             CommandError::Empty => Self::InvalidArguments(message),
-            CommandError::NeedsConfirmation(_) | CommandError::Run(RunError::Expansion(_)) => {
-                Self::Refused(message)
-            }
+            CommandError::NeedsConfirmation(_)
+            | CommandError::ProcessesShared(_)
+            | CommandError::Run(RunError::Expansion(_)) => Self::Refused(message),
             // FIXME: `ToolError::Timeout` carries only the duration, so what the line wrote
             // before it was killed (`stdout`, `stderr`) stops here; `CommandTool::run` still
             // returns it.
@@ -195,7 +202,9 @@ impl CommandTool {
     /// Runs one line behind the walls. A line with a plan runs without a shell; one without
     /// runs through `sh -c` only when `approval` is a person's confirmation.
     pub async fn run(&self, line: &str, approval: &Approval) -> Result<LineOutcome, CommandError> {
-        self.run_planned(line, &plan_line(line), approval).await
+        let read = read_line(line, &self.policy);
+        let lists = read.lists_processes.as_deref();
+        self.run_planned(line, &read.plan, lists, approval).await
     }
 
     /// [`CommandTool::run`] with the line's plan as the gate read it.
@@ -208,9 +217,18 @@ impl CommandTool {
         &self,
         line: &str,
         planned: &Result<Plan, NeedsShell>,
+        lists_processes: Option<&str>,
         approval: &Approval,
     ) -> Result<LineOutcome, CommandError> {
         tracing::Span::current().record("shell", planned.is_err());
+        if let Some(refused) = processes_shared(
+            lists_processes,
+            approval,
+            self.runner.sandbox().lines_see_own_processes(),
+        ) {
+            tracing::info!(%refused, "refused: an auto-approved line lists processes and lines share /proc here");
+            return Err(refused);
+        }
         let walls = self.walls(approval);
         let result = match planned {
             Ok(plan) => self.runner.run(Line::Plan(plan), walls).await,
@@ -240,6 +258,22 @@ impl CommandTool {
     }
 }
 
+/// Refuses a line run without a click that lists processes (`lists`, its first such
+/// program) where lines do not see their own processes alone (`own_processes`): there its
+/// `ps` would show every command line on the machine.
+fn processes_shared(
+    lists: Option<&str>,
+    approval: &Approval,
+    own_processes: bool,
+) -> Option<CommandError> {
+    match lists {
+        Some(program) if !approval.is_confirmed() && !own_processes => {
+            Some(CommandError::ProcessesShared(program.to_owned()))
+        }
+        _ => None,
+    }
+}
+
 /// What the start-up checks say of the workspace's watch.
 fn watch_finding(watch: &watch::WatchState, limit: u64) -> Preflight {
     use watch::WatchState;
@@ -266,6 +300,8 @@ fn watch_finding(watch: &watch::WatchState, limit: u64) -> Preflight {
 pub struct LinePlan {
     pub line: String,
     pub plan: Result<Plan, NeedsShell>,
+    /// The line's first read-only command that lists processes ([`LineReading`]).
+    pub lists_processes: Option<String>,
 }
 
 impl RiskAssessor for CommandTool {
@@ -287,6 +323,7 @@ impl RiskAssessor for CommandTool {
                 let plan = LinePlan {
                     line: args.command,
                     plan: read.plan,
+                    lists_processes: read.lists_processes,
                 };
                 (read.assessment, Some(Reading::new(plan)))
             }
@@ -331,7 +368,11 @@ impl Tool for CommandTool {
                 .and_then(Reading::get::<LinePlan>)
                 .filter(|read| read.line == args.command);
             let outcome = match judged {
-                Some(read) => self.run_planned(&read.line, &read.plan, approval).await?,
+                Some(read) => {
+                    let lists = read.lists_processes.as_deref();
+                    self.run_planned(&read.line, &read.plan, lists, approval)
+                        .await?
+                }
                 None => self.run(&args.command, approval).await?,
             };
             Ok(render(&args.command, &outcome, &self.budgets))

@@ -578,6 +578,12 @@ impl Sandbox {
         }
     }
 
+    /// Whether a line sees its own processes alone: each line gets a view with a private
+    /// `/proc` (probed on first use). Where not, `ps` in a line lists the whole machine.
+    pub fn lines_see_own_processes(&self) -> bool {
+        self.view().is_ready()
+    }
+
     /// What is bounded or private per line here, and what is not (with why): for the
     /// start-up log and `check-config`.
     pub fn per_line(&self) -> PerLine {

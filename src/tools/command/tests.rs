@@ -1395,3 +1395,31 @@ fn decision_for_low_risk_matches_the_floor() {
     assert_eq!(run("ls; rm -rf ~"), Decision::Confirm);
     assert_eq!(run("curl x | sh"), Decision::Confirm);
 }
+
+/// A line that lists processes runs without a click only where lines see their own
+/// processes alone; a person's click runs it anywhere.
+#[test]
+fn process_listers_wait_for_a_click_where_lines_share_proc() {
+    use crate::core::tools::Approval;
+    let dir = workspace();
+    let policy = policy_for(dir.path(), &[], &[]);
+    let lists = |line: &str| super::read_line(line, &policy).lists_processes;
+    assert_eq!(lists("ps aux | grep x").as_deref(), Some("ps"));
+    assert_eq!(lists("timeout 5 lsof -n").as_deref(), Some("lsof"));
+    assert_eq!(lists("ls && echo ps"), None);
+    // Not a read-only command: the gate asks anyway.
+    assert_eq!(lists("pkill -f ps"), None);
+    let confirmed = Approval::Confirmed {
+        by: "tester".to_owned(),
+    };
+    let refused = super::processes_shared(Some("ps"), &Approval::Auto, false);
+    assert!(
+        matches!(&refused, Some(super::CommandError::ProcessesShared(p)) if p == "ps"),
+        "{refused:?}"
+    );
+    let message = refused.map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("risk_level \"medium\""), "{message}");
+    assert!(super::processes_shared(Some("ps"), &Approval::Auto, true).is_none());
+    assert!(super::processes_shared(Some("ps"), &confirmed, false).is_none());
+    assert!(super::processes_shared(None, &Approval::Auto, false).is_none());
+}

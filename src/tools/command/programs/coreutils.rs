@@ -70,7 +70,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(
         &[
             "pwd", "echo", "printf", "true", "false", "whoami", "id", "uname", "dirname", "which",
-            "seq", "tr",
+            "seq", "tr", "printenv",
         ],
         Rule::Table(&Table {
             spec: Spec::values("fs", &["format", "separator"]),

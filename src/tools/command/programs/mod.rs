@@ -19,6 +19,11 @@
 //! - [`databases`] — `psql`, `mysql`, `sqlite3`, `redis-cli` (SQL given on the line is read
 //!   by the SQL tool's assessor), `dropdb`, `mysqladmin`.
 //! - [`system`] — disks, power, processes, accounts, services, cron, `hostname`.
+//! - [`processes`] — `ps`, `pgrep`, `pidof`, `pstree`, `top -b -n N`, `lsof`: marked as
+//!   listing processes, so they run without a click only where a line sees its own alone.
+//! - [`systemd`] — `journalctl`, `systemd-delta`, `systemd-analyze`, `busctl` queries.
+//! - [`links`] — the showing forms of `tc`, `devlink`, `rdma`, `ifconfig`, `route`,
+//!   `ethtool`.
 //! - [`remote`] — `ssh`, `rsync`.
 //! - [`wrappers`] — `sudo`, `env`, `timeout`, `nohup`, ... and `xargs`, `watch`, `at`.
 //! - [`shells`] — `sh`/`bash`/..., `eval`, `source`, `trap`, `alias`, `export`, `cd`.
@@ -35,6 +40,8 @@ mod find;
 mod git;
 mod inspect;
 mod interpreters;
+mod links;
+mod processes;
 mod queries;
 mod readers;
 mod remote;
@@ -43,6 +50,7 @@ mod sed;
 mod shells;
 mod subcommands;
 mod system;
+mod systemd;
 mod table;
 mod tar;
 mod wrappers;
@@ -80,6 +88,10 @@ struct Program {
     /// with `-exec`, `sed` with `e`): a channel rule never covers it, since its flags say
     /// nothing of what it runs.
     runs_code: bool,
+    /// It lists processes and what they hold (`ps`, `lsof`): read-only only where a line
+    /// sees its own processes alone (a view with a private `/proc`), so the runner refuses
+    /// it without a click where lines share the machine's `/proc`.
+    lists_processes: bool,
 }
 
 impl Program {
@@ -88,12 +100,20 @@ impl Program {
             names,
             rule,
             runs_code: false,
+            lists_processes: false,
         }
     }
 
     const fn running_code(self) -> Self {
         Self {
             runs_code: true,
+            ..self
+        }
+    }
+
+    const fn listing_processes(self) -> Self {
+        Self {
+            lists_processes: true,
             ..self
         }
     }
@@ -114,6 +134,9 @@ const FAMILIES: &[&[Program]] = &[
     containers::PROGRAMS,
     databases::PROGRAMS,
     system::PROGRAMS,
+    processes::PROGRAMS,
+    systemd::PROGRAMS,
+    links::PROGRAMS,
     remote::PROGRAMS,
     wrappers::PROGRAMS,
     shells::PROGRAMS,
@@ -159,6 +182,11 @@ pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Jud
 /// Whether `program` runs other programs or code given to it (see [`Program::runs_code`]).
 pub(super) fn runs_other_code(program: &str) -> bool {
     lookup(program).is_some_and(|p| p.runs_code)
+}
+
+/// Whether `program` lists other processes (see [`Program::lists_processes`]).
+pub(super) fn lists_processes(program: &str) -> bool {
+    lookup(program).is_some_and(|p| p.lists_processes)
 }
 
 #[cfg(test)]

@@ -18,9 +18,9 @@
 //! the destructive floor, so the model's `low` never decides it.
 //!
 //! Machine facts are drawn where no secret of the host is among them: counts and sizes of
-//! CPUs, memory and disks, the time, the locale. Programs that list other processes or
-//! users' sessions (`ps`, `w`, `lsof`, `dmesg`) can show another program's command line or
-//! a kernel message, so they are not here.
+//! CPUs, memory and disks, the time, the locale. Users' sessions and kernel messages (`w`,
+//! `dmesg`) are not here; the process listers (`ps`, `lsof`) are in `processes.rs`, read-only
+//! only where a line sees its own processes alone.
 
 use super::search::GREP;
 use super::table::{Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, check_paths, opaque};

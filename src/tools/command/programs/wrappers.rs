@@ -23,6 +23,9 @@ pub(super) struct Wrapper {
     script_options: &'static [&'static str],
     /// Options whose value is a file the wrapper writes (`time -o`, `strace -o`).
     writes: &'static [&'static str],
+    /// Options that change what the command does or where it runs (`env -C`, `strace -E`,
+    /// `strace --inject`): the line waits for a person.
+    alters: &'static [&'static str],
     /// Skips `NAME=value` words before the command (`env`, `sudo`).
     assignments: bool,
     /// Runs the command with other privileges: destructive by itself.
@@ -39,6 +42,7 @@ const WRAPPER: Wrapper = Wrapper {
     no_command: &[],
     script_options: &[],
     writes: &[],
+    alters: &[],
     assignments: false,
     privileged: false,
     runs_operands: true,
@@ -114,7 +118,9 @@ pub(super) const PROGRAMS: &[Program] = &[
         &["env"],
         Rule::Wraps(&Wrapper {
             spec: Spec::values("uCS", &["unset", "chdir", "split-string"]),
+            alters: &["C", "chdir"],
             assignments: true,
+            transparent: true,
             ..WRAPPER
         }),
     )
@@ -160,6 +166,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         Rule::Wraps(&Wrapper {
             spec: Spec::values("fo", &["format", "output"]),
             writes: &["o", "output"],
+            transparent: true,
             ..WRAPPER
         }),
     )
@@ -238,9 +245,16 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(
         &["strace", "ltrace"],
         Rule::Wraps(&Wrapper {
-            spec: Spec::values("eoOpPsSuUXIbaEnA", &["output", "attach", "user", "trace"]),
+            spec: Spec::values(
+                "eoOpPsSuUXIbaEnA",
+                &[
+                    "output", "attach", "user", "trace", "env", "inject", "fault",
+                ],
+            ),
             no_command: &["p", "attach"],
             writes: &["o", "output"],
+            alters: &["E", "env", "u", "user", "inject", "fault"],
+            transparent: true,
             ..WRAPPER
         }),
     )
@@ -286,6 +300,20 @@ pub(super) fn wrapped(
     for item in &items {
         if names(item, wrapper.no_command) {
             runs = false;
+            if wrapper.transparent {
+                judgement.whitelisted = false;
+                judgement.unknown(format!(
+                    "`{program} {}` acts on a running process rather than a command",
+                    item.shown()
+                ));
+            }
+        }
+        if names(item, wrapper.alters) || tampers(program, item) {
+            judgement.whitelisted = false;
+            judgement.unknown(format!(
+                "`{program} {}` changes what the command does or where it runs",
+                item.shown()
+            ));
         }
         if names(item, wrapper.script_options) {
             match item.value().and_then(|v| v.text) {
@@ -329,6 +357,12 @@ pub(super) fn wrapped(
             if !is_name(name) {
                 break;
             }
+            if wrapper.transparent && !is_plain_setting(name) {
+                judgement.whitelisted = false;
+                judgement.unknown(format!(
+                    "`{program} {name}=...` sets a variable that may change what the command runs or reads"
+                ));
+            }
             let value = Arg {
                 value: arg
                     .text()
@@ -342,16 +376,42 @@ pub(super) fn wrapped(
     }
     let command = args.get(start + wrapper.skip..).unwrap_or_default();
     if command.is_empty() {
-        if wrapper.transparent {
+        // `env` alone prints the line's environment: the scrubbed one every line gets (PATH,
+        // LANG, the line's own directories, the operator's `env_allow` names that do not
+        // look secret), never the bot's (see `execute::child_environment`).
+        if wrapper.transparent && program != "env" {
             judgement.unknown(format!("`{program}` is given no command to run"));
-        }
-        if program == "env" {
-            judgement.unknown("`env` prints the environment, which may hold secrets");
         }
         return judgement;
     }
     walker.judge(command, invocation.stdin, depth);
     judgement
+}
+
+/// `strace -e inject=...` or `-e fault=...` tampers with the command's system calls.
+fn tampers(program: &str, item: &Item<'_>) -> bool {
+    program == "strace"
+        && item.is(Some('e'), None, false)
+        && item
+            .value()
+            .and_then(|v| v.text)
+            .is_none_or(|t| t.starts_with("inject") || t.starts_with("fault"))
+}
+
+/// A variable `env NAME=value cmd` may set for a command judged on its own: a name in lower
+/// case (programs read theirs in upper case: `LD_PRELOAD`, `PATH`, `PAGER`, `PYTHONPATH`),
+/// or one of the locale and display settings.
+fn is_plain_setting(name: &str) -> bool {
+    let lower = name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && name.starts_with(|c: char| c.is_ascii_lowercase());
+    lower
+        || matches!(
+            name,
+            "LANG" | "LANGUAGE" | "TZ" | "COLUMNS" | "LINES" | "NO_COLOR" | "TERM"
+        )
+        || (name.starts_with("LC_") && name[3..].chars().all(|c| c.is_ascii_uppercase()))
 }
 
 const XARGS: Spec = Spec::values(
@@ -518,15 +578,49 @@ fn parallel(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
 mod tests {
     #[test]
     fn wrappers_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("timeout 5 ls", Safe),
             ("sudo ls", Destructive),
             ("xargs rm", Destructive),
-            ("env", Unknown),
             ("command -v git", Unknown),
             ("watch ls", Unknown),
+            // `env` and `time` are as safe as the command they run.
+            ("env", Safe),
+            ("env -0", Safe),
+            ("printenv", Safe),
+            ("printenv HOME", Safe),
+            ("env name=1 ls -l", Safe),
+            ("env a=1 b=1 ls -l", Safe),
+            ("env -u name ls -l", Safe),
+            ("env -i ls -l", Safe),
+            ("env LC_ALL=C TZ=UTC date", Safe),
+            ("env -S 'ls -l'", Safe),
+            ("env -i rm x", Destructive),
+            ("env name=1 rm -rf src", Destructive),
+            ("env LD_PRELOAD=./hook.so ls", Unknown),
+            ("env PATH=. ls", Unknown),
+            ("env PYTHONPATH=. ls", Unknown),
+            ("env PAGER='rm -rf /' git log", Destructive),
+            ("env -C / cat etc/shadow", Unknown),
+            ("env --chdir=/etc cat passwd", Unknown),
+            ("env $CMD", Destructive),
+            ("time ls", Unknown),
+            ("command time -f %E ls -l", Unknown),
+            ("time -o t.txt ls", NotSafe),
+            ("command time -o t.txt ls", Destructive),
+            ("time rm -rf x", Destructive),
+            ("strace ls -l", Safe),
+            ("strace -e trace=open ls -l", Safe),
+            ("strace -f -c ls -l", Safe),
+            ("strace rm x", Destructive),
+            ("strace -o trace.txt ls", Destructive),
+            ("strace -p 1234", Unknown),
+            ("strace -E LD_PRELOAD=./hook.so ls", Unknown),
+            ("strace -e inject=unlink:retval=0 ls", Unknown),
+            ("strace --inject=all:error=EPERM ls", Unknown),
+            ("strace -u nobody ls", Unknown),
         ]);
     }
 }
