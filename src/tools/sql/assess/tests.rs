@@ -2103,3 +2103,27 @@ fn postgres_contrib_functions_are_read_by_the_generated_list() {
         &no_rules(),
     );
 }
+
+/// MariaDB's spatial functions under their old names and the row constructor only compute.
+#[test]
+fn mariadb_old_spatial_names_and_row_are_read_only() {
+    check(
+        &[
+            (
+                "SELECT ST_DISTANCE(geomfromtext('POINT(0 0)'), geomfromtext('POINT(1 1)'))",
+                Mysql,
+                Safe,
+            ),
+            ("SELECT astext(envelope(g)), x(p), y(p) FROM t", Mysql, Safe),
+            (
+                "SELECT ROW(a, (a, a)) IN ((1, (1, 1))) FROM t1",
+                Mysql,
+                Safe,
+            ),
+            // A database's stored function of the same name is not the built-in.
+            ("SELECT mydb.geomfromtext('x')", Mysql, Unknown),
+            ("SELECT `astext`(g) FROM t", Mysql, Unknown),
+        ],
+        &no_rules(),
+    );
+}
