@@ -21,12 +21,12 @@ use serde_json::json;
 const COMMANDS: &str = include_str!("data/realworld/commands.tsv");
 const SQL: &str = include_str!("data/realworld/sql.tsv");
 
-/// Friction ceilings, in percent, measured on the gate of this commit (34.2% of command
-/// lines, 250 of 731, down from 44.7% once process listers, systemd's readers, the link
+/// Friction ceilings, in percent, measured on the gate of this commit (33.4% of command
+/// lines, 244 of 731, down from 44.7% once process listers, systemd's readers, the link
 /// tools' showing forms and `env`/`strace` as wrappers were read; 9.6% of PostgreSQL, 7.5%
 /// of MySQL and 2.4% of SQLite statements) and rounded up a little: a change that makes
 /// the gate ask about more safe calls fails here. Lower them when the gate learns more.
-const COMMAND_FRICTION_CEILING: f64 = 34.5;
+const COMMAND_FRICTION_CEILING: f64 = 33.5;
 const SQL_FRICTION_CEILINGS: [(SqlDialect, f64); 3] = [
     (SqlDialect::Postgres, 10.0),
     (SqlDialect::Mysql, 8.0),

@@ -104,6 +104,7 @@ const GIT: Subcommands = Subcommands {
             |w, call| reading(|j| revisions(w, verb(call), call.args, j)),
         ),
         Verb::reads(&["ls-files"], &LS_FILES),
+        Verb::reads(&["column"], &COLUMN),
         Verb::reads(&["blame", "annotate"], &BLAME),
         Verb::reads(&["cat-file"], &CAT_FILE),
         Verb::reads(&["grep"], &GREP),
@@ -124,6 +125,18 @@ const GIT: Subcommands = Subcommands {
     ],
     without: Some("without a subcommand is not a read-only git command"),
     ..SUBCOMMANDS
+};
+
+/// `git column`: lays out its standard input in columns.
+const COLUMN: Table = Table {
+    spec: Spec::values(
+        "",
+        &[
+            "command", "mode", "raw-mode", "width", "indent", "nl", "padding",
+        ],
+    ),
+    operands: Operands::Text,
+    ..TABLE
 };
 
 const STATUS: Table = Table {
@@ -862,6 +875,9 @@ mod tests {
         check_in_workspace(&[
             ("git status -uno src", Safe),
             ("git show-branch --list", Safe),
+            ("git branch | git column --mode=column --padding=2", Safe),
+            ("seq 1 20 | git column --mode=row", Safe),
+            ("git column --mode=column > cols.txt", Destructive),
             ("git cherry -v origin/main", Safe),
             ("git check-ignore -v notes.txt", Safe),
             ("git check-attr --all -- notes.txt", Safe),

@@ -385,6 +385,18 @@ pub(super) const PROGRAMS: &[Program] = &[
             ..TABLE
         }),
     ),
+    // Demanglers: symbol names from the operands or standard input, to standard output.
+    Program::new(
+        &["c++filt", "llvm-cxxfilt"],
+        Rule::Table(&Table {
+            spec: Spec::values("s", &["format"]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    // The first member of a zip archive (a file in the workspace, or standard input), to
+    // standard output.
+    Program::new(&["funzip"], Rule::Table(&TABLE)),
     Program::new(
         &["fc-list", "fc-match"],
         Rule::Table(&Table {
@@ -663,6 +675,14 @@ mod tests {
             ("pkg-config --variable=prefix zlib", Safe),
             ("pkg-config --with-path=/opt/pc --libs x", Unknown),
             ("fc-list > fonts.txt", Destructive),
+            // Demanglers and funzip print what they read.
+            ("c++filt _ZN3foo3barEv", Safe),
+            ("nm prog | c++filt -s gnu-v3", Safe),
+            ("llvm-cxxfilt -n _Z1fv", Safe),
+            ("funzip notes.txt", Safe),
+            ("funzip < notes.txt", Safe),
+            ("funzip /etc/archive.zip", Unknown),
+            ("c++filt _Z1fv > names.txt", Destructive),
         ]);
     }
 }
