@@ -62,9 +62,7 @@ fn bench_loop(c: &mut Criterion) {
 
     // The same body the agent sends, for the bare baseline.
     let tools = agent.tool_definitions("ops");
-    let system = agent
-        .prompts
-        .system_prompt(agent.profiles.resolve("ops"), agent.protocol, &tools);
+    let system = runtime.block_on(agent.opening("ops")).system;
     let body = serde_json::to_vec(&json!({
         "model": settings.llm.model,
         "messages": [{"role": "system", "content": system},

@@ -574,6 +574,15 @@ pub struct SqlSettings {
     pub max_result_bytes: u64,
     /// Characters of an engine's error text kept; the rest is cut before it goes anywhere.
     pub max_error_chars: u64,
+    /// Characters the databases' tables and columns may take in the system prompt of the
+    /// profiles that offer `execute_sql`, all databases together; a larger schema is
+    /// summarised (every table named with its column count, columns for as many as fit).
+    /// 0: the prompt names no tables.
+    pub schema_budget_chars: u64,
+    /// Seconds the schema read for the prompt is kept before a run's start reads it again;
+    /// a confirmed statement (which may have created or changed a table) makes the next run
+    /// read it at once. 0: read again only after a confirmed statement.
+    pub schema_refresh_secs: u64,
     /// Named databases; the first is the default. Empty: a demo SQLite database in the
     /// workspace.
     pub databases: Vec<DatabaseSettings>,
@@ -588,6 +597,8 @@ impl Default for SqlSettings {
             max_value_bytes: 1024 * 1024,
             max_result_bytes: 8 * 1024 * 1024,
             max_error_chars: 2_000,
+            schema_budget_chars: 3_000,
+            schema_refresh_secs: 600,
             databases: Vec::new(),
         }
     }

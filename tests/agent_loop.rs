@@ -1405,6 +1405,10 @@ fn hooked_agent(
     let workspace = tempfile::tempdir().expect("tempdir");
     let mut settings = Settings::default();
     settings.tools.workspace = workspace.path().to_path_buf();
+    // These tests time runs in paused time, which does not wait for SQLite's own thread:
+    // reading the demo database's schema for the prompt would see its time limit pass at
+    // once. The prompt's schema has tests of its own (tests/prompt_context.rs).
+    settings.sql.schema_budget_chars = 0;
     let memory = Arc::new(MemoryStore::new());
     let store = support::hooked_store::HookedStore::new(memory.clone());
     let witness = Arc::new(Witness {

@@ -13,20 +13,25 @@ use riskgate::core::tools::BoxFuture;
 use riskgate::store::MemoryStore;
 use support::fake_llm::{self, FakeLlm};
 
-fn settings() -> Settings {
+/// The default settings in a workspace of the test's own: the prompt names what is there,
+/// the demo database (created as the schema is read) and nothing else, never the path.
+fn settings(workspace: &tempfile::TempDir) -> Settings {
     let mut settings = Settings::default();
-    // A fixed path keeps the snapshots stable.
-    settings.tools.workspace = std::path::PathBuf::from("/srv/riskgate-workspace");
+    settings.tools.workspace = workspace.path().to_owned();
     settings
 }
 
-#[test]
-fn rendered_system_prompts() {
-    let gate = riskgate::tools::builtin_gate(&settings());
+#[tokio::test]
+async fn rendered_system_prompts() {
+    let workspace = tempfile::tempdir().expect("workspace");
+    let gate = riskgate::tools::builtin_gate(&settings(&workspace));
+    let set = gate.registry().snapshot();
     let prompts = Prompts::default();
     let profiles = riskgate::tools::builtin_profiles("ops").expect("profiles");
     assert_eq!(profiles.names().collect::<Vec<_>>(), ["sql", "ops"]);
     for profile in profiles.iter() {
+        // Asked first, as a run does: the tools' definitions name what it read.
+        let context = riskgate::core::prompt::tools_context(&set, profile).await;
         let tools: Vec<_> = gate
             .registry()
             .definitions()
@@ -36,7 +41,7 @@ fn rendered_system_prompts() {
         for (protocol, name) in [(Protocol::Native, "native"), (Protocol::Json, "json")] {
             insta::assert_snapshot!(
                 format!("system_prompt_{}_{name}", profile.name()),
-                prompts.system_prompt(profile, protocol, &tools)
+                prompts.system_prompt(profile, protocol, &tools, &context)
             );
         }
     }
@@ -57,7 +62,8 @@ impl EventSink for Nobody {
 #[tokio::test]
 async fn the_first_request_body() {
     let fake = FakeLlm::start(vec![fake_llm::text("hello")]).await;
-    let mut settings = settings();
+    let workspace = tempfile::tempdir().expect("workspace");
+    let mut settings = settings(&workspace);
     settings.llm.base_url = fake.base_url();
     settings.llm.model = "test-model".into();
     let model = Arc::new(riskgate::app::model_client(&settings).expect("client"));

@@ -1,12 +1,13 @@
 //! The system prompt: Markdown files from `prompts/`, embedded in the binary, put together
-//! with the channel's profile's own text (`core::profile`) per protocol, with the tool
-//! definitions injected by the backend.
+//! with the channel's profile's own text (`core::profile`) per protocol, with what the
+//! profile's tools say of what they work on (`Tool::prompt_context`: the databases' tables,
+//! the workspace's top level) and the tool definitions injected by the backend.
 
 use serde_json::Value;
 
 use crate::core::message::Protocol;
 use crate::core::profile::Profile;
-use crate::core::tools::ToolDefinition;
+use crate::core::tools::{ToolDefinition, ToolSet};
 
 /// The prompt texts every profile shares. `Prompts::default()` holds the files shipped in
 /// `prompts/`.
@@ -15,6 +16,8 @@ pub struct Prompts {
     pub base: String,
     pub risk: String,
     pub json_protocol: String,
+    /// The section that holds what the tools say of what is there (`{{context}}`).
+    pub context: String,
 }
 
 impl Default for Prompts {
@@ -23,24 +26,35 @@ impl Default for Prompts {
             base: include_str!("../../prompts/base.md").to_owned(),
             risk: include_str!("../../prompts/risk.md").to_owned(),
             json_protocol: include_str!("../../prompts/json_protocol.md").to_owned(),
+            context: include_str!("../../prompts/context.md").to_owned(),
         }
     }
 }
 
 impl Prompts {
-    /// The system prompt of a profile: the base text, the profile's own, the risk guidance;
-    /// for the JSON protocol the tool definitions and the calling convention too.
+    /// The system prompt of a profile: the base text, the profile's own, what its tools say
+    /// is there (`context`, see [`tools_context`]; no section when they say nothing), the
+    /// risk guidance; for the JSON protocol the tool definitions and the calling convention
+    /// too.
     pub fn system_prompt(
         &self,
         profile: &Profile,
         protocol: Protocol,
         tools: &[ToolDefinition],
+        context: &[String],
     ) -> String {
         let mut parts = vec![
             self.base.trim_end().to_owned(),
             profile.prompt().trim_end().to_owned(),
-            self.risk.trim_end().to_owned(),
         ];
+        if !context.is_empty() {
+            parts.push(
+                self.context
+                    .trim_end()
+                    .replace("{{context}}", context.join("\n\n").trim_end()),
+            );
+        }
+        parts.push(self.risk.trim_end().to_owned());
         if protocol == Protocol::Json {
             parts.push(
                 self.json_protocol
@@ -52,9 +66,41 @@ impl Prompts {
     }
 }
 
+/// What the tools `profile` offers say of what they work on ([`Tool::prompt_context`]), in
+/// the tools' order, each text once (the command and file tools share a workspace).
+///
+/// One tool's reading may make what another lists: the SQL tool's first reading creates
+/// the demo database in the workspace, and the command tool, asked before it, would list
+/// the workspace without it. So the tools are asked once for what their readings do, and
+/// again for what they say; the second asking costs little, since what is slow to read is
+/// kept (the schema) and the rest is one directory listing.
+///
+/// [`Tool::prompt_context`]: crate::core::tools::Tool::prompt_context
+pub async fn tools_context(tools: &ToolSet, profile: &Profile) -> Vec<String> {
+    let offered: Vec<_> = tools
+        .iter()
+        .filter(|tool| profile.offers_tool(tool.name()))
+        .collect();
+    for tool in &offered {
+        tool.prompt_context().await;
+    }
+    let mut said: Vec<String> = Vec::new();
+    for tool in &offered {
+        if let Some(text) = tool.prompt_context().await
+            && !text.trim().is_empty()
+            && !said.contains(&text)
+        {
+            said.push(text);
+        }
+    }
+    said
+}
+
 /// Each tool as Markdown: name, description, its parameters (required ones first, in the
 /// schema's order; small models left out a required parameter listed last), and one
-/// example call in the JSON protocol's form with the required parameters filled in.
+/// example call in the JSON protocol's form with the required parameters filled in (with
+/// the first of a parameter's `examples` where the schema gives some: the SQL tool's names
+/// a real table).
 pub fn render_tools(tools: &[ToolDefinition]) -> String {
     let mut out = String::new();
     for tool in tools {
@@ -109,7 +155,11 @@ fn example_call(tool: &ToolDefinition, ordered: &[(&String, &Value)], required: 
         .iter()
         .filter(|(name, _)| required.contains(&name.as_str()))
         .map(|(name, spec)| {
-            let value = match spec["enum"].as_array().and_then(|o| o.first()) {
+            let given = spec["enum"]
+                .as_array()
+                .or_else(|| spec["examples"].as_array())
+                .and_then(|o| o.first());
+            let value = match given {
                 Some(first) => first.to_string(),
                 None => match spec["type"].as_str() {
                     Some("integer" | "number") => "1".to_owned(),

@@ -21,6 +21,14 @@ pub enum PathEscape {
     Nul(String),
 }
 
+/// Entries of the top level the model is told of at most ([`Workspace::top_level`]).
+const TOP_LEVEL_SHOWN: usize = 40;
+/// Entries read at most to find the first ones by name: a huge top level is not read whole
+/// at every run's start.
+const TOP_LEVEL_READ: usize = 10_000;
+/// Characters of one name shown at most.
+const NAME_CHARS: usize = 60;
+
 /// The workspace root, made absolute (and canonical when it exists).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Workspace {
@@ -46,6 +54,54 @@ impl Workspace {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The top level in one line, for the system prompt of the profiles whose tools work
+    /// here: the first [`TOP_LEVEL_SHOWN`] entries by name, directories marked with `/`, and
+    /// how many more there are. Read anew each time (one directory listing); a workspace
+    /// that cannot be read gets a line that says so.
+    pub async fn top_level(&self) -> String {
+        const LEAD: &str = "The workspace (the working directory; paths are relative to it)";
+        let (mut entries, complete) = match self.read_top_level().await {
+            Ok(read) => read,
+            Err(error) => return format!("{LEAD} could not be listed: {error}."),
+        };
+        if entries.is_empty() && complete {
+            return format!("{LEAD} is empty.");
+        }
+        entries.sort();
+        let total = entries.len();
+        let shown: Vec<String> = entries
+            .iter()
+            .take(TOP_LEVEL_SHOWN)
+            .map(|(name, dir)| shown_name(name, *dir))
+            .collect();
+        let more = total - shown.len();
+        let shown = shown.join(", ");
+        match (more, complete) {
+            (0, true) => format!("{LEAD} holds: {shown}."),
+            (_, true) => format!(
+                "{LEAD} holds {total} entries; the first {TOP_LEVEL_SHOWN} by name: {shown}, and {more} more."
+            ),
+            (_, false) => {
+                format!("{LEAD} holds over {total} entries, among them: {shown}, and many more.")
+            }
+        }
+    }
+
+    /// Up to [`TOP_LEVEL_READ`] entries of the root (name, whether a directory), and whether
+    /// that was all of them.
+    async fn read_top_level(&self) -> std::io::Result<(Vec<(String, bool)>, bool)> {
+        let mut dir = tokio::fs::read_dir(&self.root).await?;
+        let mut entries = Vec::new();
+        while let Some(entry) = dir.next_entry().await? {
+            if entries.len() == TOP_LEVEL_READ {
+                return Ok((entries, false));
+            }
+            let is_dir = entry.file_type().await.is_ok_and(|t| t.is_dir());
+            entries.push((entry.file_name().to_string_lossy().into_owned(), is_dir));
+        }
+        Ok((entries, true))
     }
 
     /// Resolves `path` (relative to the root, or absolute inside it) to an absolute path
@@ -141,6 +197,22 @@ impl Workspace {
     }
 }
 
+/// A name as the prompt shows it: in backticks, a directory with `/` after it; a name with
+/// a control character or a backtick as a quoted string with escapes, so it cannot break the
+/// line; a long one cut.
+fn shown_name(name: &str, dir: bool) -> String {
+    let cut: String = match name.char_indices().nth(NAME_CHARS) {
+        Some((end, _)) => format!("{}…", &name[..end]),
+        None => name.to_owned(),
+    };
+    let slash = if dir { "/" } else { "" };
+    if cut.chars().any(|c| c.is_control() || c == '`') {
+        format!("{:?}", format!("{cut}{slash}"))
+    } else {
+        format!("`{cut}{slash}`")
+    }
+}
+
 /// Resolves symlinks in the longest prefix of `path` that exists, and keeps the rest as is:
 /// a workspace that is created later sits where its parent really is.
 fn canonicalize_existing_prefix(path: &Path) -> PathBuf {
@@ -187,6 +259,40 @@ fn normalize(path: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn the_top_level_is_one_capped_line() {
+        const LEAD: &str = "The workspace (the working directory; paths are relative to it)";
+        let dir = tempfile::tempdir().expect("dir");
+        let workspace = Workspace::new(dir.path());
+        assert_eq!(workspace.top_level().await, format!("{LEAD} is empty."));
+        std::fs::create_dir(dir.path().join("logs")).expect("dir");
+        std::fs::write(dir.path().join("a`b\nc"), "").expect("file");
+        assert_eq!(
+            workspace.top_level().await,
+            format!("{LEAD} holds: \"a`b\\nc\", `logs/`.")
+        );
+        for i in 0..50 {
+            std::fs::write(dir.path().join(format!("f{i:02}")), "").expect("file");
+        }
+        let line = workspace.top_level().await;
+        assert!(
+            line.starts_with(&format!(
+                "{LEAD} holds 52 entries; the first 40 by name: \"a`b\\nc\", `f00`, "
+            )),
+            "{line}"
+        );
+        assert!(line.ends_with(", `f38`, and 12 more."), "{line}");
+        assert_eq!(line.lines().count(), 1);
+        let gone = Workspace::new(dir.path().join("missing"));
+        assert!(
+            gone.top_level()
+                .await
+                .starts_with(&format!("{LEAD} could not be listed: ")),
+            "{}",
+            gone.top_level().await
+        );
+    }
 
     fn workspace() -> (tempfile::TempDir, Workspace) {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -326,6 +326,8 @@ pub struct Prepared {
     /// against, gated, shown and run with.
     tools: Arc<ToolSet>,
     system: String,
+    /// What the tools said is there when `system` was made from it.
+    context: Vec<String>,
     request_tools: Arc<[ToolDefinition]>,
     /// Tokens `request_tools` take in a request.
     tools_tokens: usize,
@@ -334,6 +336,18 @@ pub struct Prepared {
     known: HashSet<String>,
     /// The model the profile asks, if not the client's.
     model: Option<String>,
+}
+
+/// What every request of a run in one profile starts with, before any conversation: for
+/// measuring the prompt ([`Agent::opening`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opening {
+    /// The system prompt as a run sends it (without a channel's summary).
+    pub system: String,
+    /// Its tokens, counted high as requests are fitted (see [`fit`]).
+    pub system_tokens: usize,
+    /// The tool definitions' tokens (none in the JSON protocol, whose prompt holds them).
+    pub tools_tokens: usize,
 }
 
 /// Prepared requests by profile. Empty at first; filled as profiles are used, each made
@@ -848,7 +862,7 @@ impl Agent {
         // A change of the tools on its way (an earlier call made a server list new ones)
         // lands before the run takes its set.
         self.gate.registry().settled().await;
-        let prepared = self.prepared(&settings.profile);
+        let prepared = self.prepared(&settings.profile).await;
         // Compacting the history may ask the model for a summary: an interrupt drops it.
         let memory = tokio::select! {
             biased;
@@ -1373,24 +1387,30 @@ impl Agent {
     }
 
     /// The tool definitions, system prompt and offered names of the profile `name` (see
-    /// [`Profiles::resolve`]) with the tools as they stand: the same for every run while the
-    /// tools stay, so they are built once for each set of tools.
-    fn prepared(&self, name: &str) -> Arc<Prepared> {
+    /// [`Profiles::resolve`]) with the tools as they stand and what they say is there
+    /// ([`crate::core::prompt::tools_context`], asked each time: the tools keep what is slow
+    /// to read): the same for every run while both stay, so they are built once for each.
+    async fn prepared(&self, name: &str) -> Arc<Prepared> {
         let tools = self.gate.tools();
+        let profile = self.profiles.resolve(name);
+        let context = crate::core::prompt::tools_context(&tools, profile).await;
         if let Ok(cache) = self.prepared.lock()
             && let Some(prepared) = cache.get(name)
             && Arc::ptr_eq(&prepared.tools, &tools)
+            && prepared.context == context
         {
             return prepared.clone();
         }
-        let profile = self.profiles.resolve(name);
         let offered = offered_definitions(&tools, profile);
         let request_tools: Arc<[ToolDefinition]> = match self.protocol {
             Protocol::Native => offered.clone().into(),
             Protocol::Json => Arc::from(Vec::new()),
         };
         let prepared = Arc::new(Prepared {
-            system: self.prompts.system_prompt(profile, self.protocol, &offered),
+            system: self
+                .prompts
+                .system_prompt(profile, self.protocol, &offered, &context),
+            context,
             offered: offered.iter().map(|t| t.name.clone()).collect(),
             known: tools.names().map(str::to_owned).collect(),
             tools_tokens: fit::tools_tokens(&request_tools),
@@ -1402,6 +1422,16 @@ impl Agent {
             cache.insert(name.to_owned(), prepared.clone());
         }
         prepared
+    }
+
+    /// What a run in the profile `name` sends before any conversation, as things stand now.
+    pub async fn opening(&self, name: &str) -> Opening {
+        let prepared = self.prepared(name).await;
+        Opening {
+            system_tokens: fit::message_tokens(&ChatMessage::system(prepared.system.clone())),
+            system: prepared.system.clone(),
+            tools_tokens: prepared.tools_tokens,
+        }
     }
 
     /// (profile, tool name) for every tool each profile offers, as `/status` lists them.

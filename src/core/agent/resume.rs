@@ -126,7 +126,7 @@ impl Agent {
                 return Some(outcome);
             }
         };
-        let prepared = self.prepared(&settings.profile);
+        let prepared = self.prepared(&settings.profile).await;
         let memory = if messages.history_left_out {
             // The run went on without the earlier conversation, too long for the model.
             Memory::default()

@@ -142,7 +142,8 @@ impl PartialEq for Reading {
 ///   [`Tool::brief_call`] (a call that ran or was refused, in a chat), [`Tool::call_line`]
 ///   (a terminal's log), [`Tool::target`] (where it runs); front ends escape every hidden
 ///   character of whatever these return;
-/// - channel rules: [`Tool::similarity`] ("allow similar").
+/// - channel rules: [`Tool::similarity`] ("allow similar");
+/// - what the model is told of what is there: [`Tool::prompt_context`].
 ///
 /// Its settings are read where it is built, in its folder.
 pub trait Tool: RiskAssessor + Send + Sync {
@@ -202,6 +203,16 @@ pub trait Tool: RiskAssessor + Send + Sync {
         _arguments: &Map<String, Value>,
     ) -> Option<crate::core::rules::Similarity> {
         None
+    }
+
+    /// What the model should know, before its first call, of what the tool works on (the
+    /// SQL tool: each database's tables and columns; the command and file tools: the
+    /// workspace's top level): lines for the system prompt of the profiles that offer the
+    /// tool, or `None` (the default). Asked at every run's start, so a tool that reads
+    /// something slow keeps what it read; it never fails: what could not be read is said in
+    /// a line. Tools that say the same text are told once.
+    fn prompt_context(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async { None })
     }
 
     /// What the tool checks as riskgate starts, for the operator (the SQL tool: the account

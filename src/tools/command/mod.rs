@@ -127,6 +127,8 @@ impl From<CommandError> for ToolError {
 /// The command tool: the assessor's policy, the runner and the output budgets.
 #[derive(Debug, Clone)]
 pub struct CommandTool {
+    /// Where lines run: its top level is what the model is told is there.
+    workspace: Workspace,
     policy: CommandPolicy,
     runner: CommandRunner,
     budgets: OutputSettings,
@@ -143,7 +145,8 @@ impl CommandTool {
     ) -> Self {
         Self {
             policy: CommandPolicy::new(workspace.clone(), &rules.allow, &rules.deny),
-            runner: CommandRunner::new(workspace, settings),
+            runner: CommandRunner::new(workspace.clone(), settings),
+            workspace,
             budgets: budgets.clone(),
             sandbox: settings.sandbox.clone(),
         }
@@ -381,6 +384,10 @@ impl Tool for CommandTool {
         }
     }
 
+    fn prompt_context(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async { Some(self.workspace.top_level().await) })
+    }
+
     fn whole_call(&self, arguments: &Map<String, Value>) -> String {
         show::whole_call(arguments)
     }
@@ -399,7 +406,7 @@ impl Tool for CommandTool {
             "properties": {
                 "command": {
                     "type": "string",
-                    "description": "The command line, e.g. `grep -rn TODO src | head -n 20`. Paths are relative to the workspace."
+                    "description": "The command line, e.g. `ls -la` or `grep -rn PATTERN .`. Paths are relative to the workspace."
                 }
             },
             "required": ["command"],

@@ -359,6 +359,10 @@ impl Tool for FileTool {
         "Work with files in the workspace: read a file, list a directory, check that a path exists, write or append a file, create a directory, delete, or move. Paths are relative to the workspace."
     }
 
+    fn prompt_context(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async { Some(self.workspace.top_level().await) })
+    }
+
     fn execute<'a>(
         &'a self,
         arguments: &'a Map<String, Value>,

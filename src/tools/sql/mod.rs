@@ -2,13 +2,15 @@
 //!
 //! The assessor (`assess`) is this tool's half of the risk gate; the executor (`execute`)
 //! runs what the gate let through behind the engine's own walls, `value` turns driver values
-//! into text, `render` makes the three faces of the output, and `demo` creates the demo
-//! database used when none is configured.
+//! into text, `render` makes the three faces of the output, `demo` creates the demo
+//! database used when none is configured, and `schema` tells the model each database's
+//! tables and columns before its first call.
 
 mod assess;
 mod demo;
 mod execute;
 mod render;
+mod schema;
 mod show;
 mod similar;
 mod value;
@@ -27,6 +29,7 @@ use crate::core::tools::{
     ToolError, ToolOutput, ToolSet,
 };
 use execute::{Access, SqlExecutor};
+use schema::SchemaCache;
 
 pub const NAME: &str = "execute_sql";
 
@@ -57,6 +60,8 @@ pub struct SqlTool {
     databases: Vec<(String, SqlDialect)>,
     rules: SqlRules,
     executor: Arc<SqlExecutor>,
+    /// The databases' tables and columns as last read, for the prompt.
+    schema: Arc<SchemaCache>,
 }
 
 impl SqlTool {
@@ -67,6 +72,7 @@ impl SqlTool {
             databases,
             rules,
             executor: Arc::new(SqlExecutor::without_targets()),
+            schema: Arc::new(SchemaCache::from_settings(&Settings::default())),
         }
     }
 
@@ -88,6 +94,7 @@ impl SqlTool {
             databases,
             rules,
             executor: Arc::new(SqlExecutor::from_settings(settings)),
+            schema: Arc::new(SchemaCache::from_settings(settings)),
         }
     }
 
@@ -164,10 +171,22 @@ impl Tool for SqlTool {
                         "{e}; {NAME} takes `sql` (one statement) and optionally `database`"
                     ))
                 })?;
-            self.executor
-                .run(&args.sql, args.database.as_deref(), Access::from(approval))
-                .await
+            let access = Access::from(approval);
+            let result = self
+                .executor
+                .run(&args.sql, args.database.as_deref(), access)
+                .await;
+            if access == Access::ReadWrite {
+                // It may have created, changed or dropped a table, even when it failed
+                // halfway (MySQL commits DDL at once).
+                self.schema.mark_stale();
+            }
+            result
         })
+    }
+
+    fn prompt_context(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(self.schema.text(&self.executor))
     }
 
     fn target(&self, arguments: &Map<String, Value>) -> Option<String> {
@@ -204,13 +223,17 @@ impl Tool for SqlTool {
             .map(|(n, d)| format!("{n} ({d})"))
             .collect::<Vec<_>>()
             .join(", ");
+        let mut sql = json!({
+            "type": "string",
+            "description": "Exactly one SQL statement."
+        });
+        if let Some(table) = self.schema.example_table() {
+            sql["examples"] = json!([format!("SELECT * FROM {table} LIMIT 10")]);
+        }
         json!({
             "type": "object",
             "properties": {
-                "sql": {
-                    "type": "string",
-                    "description": "Exactly one SQL statement."
-                },
+                "sql": sql,
                 "database": {
                     "type": "string",
                     "enum": names,

@@ -551,20 +551,7 @@ impl SqlExecutor {
         if access == Access::ReadOnly {
             self.check_auto_account(target).await?;
         }
-        let backstop = self.limits.statement_timeout + self.limits.connect_timeout + BACKSTOP_GRACE;
-        let (engine, _) = target.engine_for(access);
-        let result = match engine {
-            Engine::Postgres(options) => {
-                within(backstop, postgres::run(options, sql, access, &self.limits)).await
-            }
-            Engine::Mysql(options) => {
-                within(backstop, mysql::run(options, sql, access, &self.limits)).await
-            }
-            Engine::Sqlite(target) => within(backstop, target.run(sql, access, &self.limits)).await,
-            Engine::Unusable { problem, .. } => Err(SqlError::Connect(format!(
-                "its URL does not give usable connection settings: {problem}"
-            ))),
-        };
+        let result = run_on(target, sql, access, &self.limits).await;
         match result {
             Ok(result) => Ok(render(&result, self.budget)),
             Err(error) => {
@@ -572,6 +559,48 @@ impl SqlExecutor {
                 tracing::info!(%error, %access, "statement failed");
                 Err(explain(error, target, access, &self.limits))
             }
+        }
+    }
+
+    /// The targets, by name and dialect, in order (the first is the default).
+    pub(crate) fn targets(&self) -> impl Iterator<Item = (&str, SqlDialect)> + '_ {
+        self.targets
+            .iter()
+            .map(|t| (t.name.as_str(), t.engine.dialect()))
+    }
+
+    /// Runs `sql`, riskgate's own query of the catalogue, on the target at `index` as a call
+    /// nobody confirmed runs (the read-only account, the engine's read-only mode, the time
+    /// limits; the demo database created first), keeping up to `rows` rows. The privilege
+    /// check of auto calls is not needed: the statement is riskgate's, not the model's.
+    /// Returns each row's cells as text and whether those were all the rows, or why the
+    /// catalogue could not be read (never with a password in it).
+    pub(crate) async fn read_catalogue(
+        &self,
+        index: usize,
+        sql: &str,
+        rows: usize,
+    ) -> Result<(Vec<Vec<String>>, bool), String> {
+        let Some(target) = self.targets.get(index) else {
+            return Err("no such database".to_owned());
+        };
+        let limits = Limits {
+            row_limit: rows,
+            ..self.limits
+        };
+        match run_on(target, sql, Access::ReadOnly, &limits).await {
+            Ok(result) => Ok((
+                result
+                    .rows
+                    .iter()
+                    .map(|row| row.iter().map(|cell| cell.as_text().to_owned()).collect())
+                    .collect(),
+                matches!(result.count, RowCount::Exact(_)),
+            )),
+            Err(error) => Err(scrub(
+                &error.capped(self.limits.max_error_chars).to_string(),
+                &target.secrets,
+            )),
         }
     }
 
@@ -657,6 +686,28 @@ impl SqlExecutor {
                 })
             })
             .await
+    }
+}
+
+/// Runs `sql` on `target` behind the wall `access` picks, within the backstop behind the
+/// engine's own time limit.
+async fn run_on(
+    target: &Target,
+    sql: &str,
+    access: Access,
+    limits: &Limits,
+) -> Result<ResultSet, SqlError> {
+    let backstop = limits.statement_timeout + limits.connect_timeout + BACKSTOP_GRACE;
+    let (engine, _) = target.engine_for(access);
+    match engine {
+        Engine::Postgres(options) => {
+            within(backstop, postgres::run(options, sql, access, limits)).await
+        }
+        Engine::Mysql(options) => within(backstop, mysql::run(options, sql, access, limits)).await,
+        Engine::Sqlite(target) => within(backstop, target.run(sql, access, limits)).await,
+        Engine::Unusable { problem, .. } => Err(SqlError::Connect(format!(
+            "its URL does not give usable connection settings: {problem}"
+        ))),
     }
 }
 
