@@ -392,10 +392,15 @@ impl Bench {
             .await;
         let wall = started.elapsed();
         let reply = match &outcome {
-            RunOutcome::Replied(text) if !text.contains("(No answer") => Some(text.as_str()),
+            RunOutcome::Replied(text) if own_words(text) => Some(text.as_str()),
             _ => None,
         };
         let (right, why) = match (reply, &task.check) {
+            (None, Check::StockOnce(_)) => {
+                let now = self.number("SELECT stock FROM products WHERE id = 7").await;
+                let ran = self.events.ran_with(events, "UPDATE");
+                (false, format!("stock {now}, {ran} UPDATE(s) ran; {}", describe(&outcome)))
+            }
             (None, _) => (false, describe(&outcome)),
             (Some(text), Check::Says(words)) => {
                 let missing: Vec<&str> = words
@@ -442,6 +447,17 @@ impl Bench {
     }
 }
 
+/// Whether a reply is the model's own words: not a call or a tool result it echoed as text
+/// (`{"name": ...}`, a JSON block, the result's `exit status` line), nor riskgate's notice.
+fn own_words(text: &str) -> bool {
+    let start = text.trim_start();
+    !(start.starts_with('{')
+        || start.starts_with('[')
+        || start.starts_with("```json")
+        || text.contains("exit status ")
+        || text.contains("(No answer"))
+}
+
 /// The first 90 characters of `text` on one line, quoted.
 fn quote(text: &str) -> String {
     format!("{:?}", one_line(text, 90))
@@ -457,7 +473,7 @@ fn one_line(text: &str, chars: usize) -> String {
 
 fn describe(outcome: &RunOutcome) -> String {
     let said = match outcome {
-        RunOutcome::Replied(text) => format!("riskgate's notice: {text}"),
+        RunOutcome::Replied(text) => format!("not its own words: {text}"),
         RunOutcome::Terminated { tool, .. } => format!("ended by {tool}"),
         RunOutcome::Stopped(reason) => format!("stopped: {reason}"),
     };
