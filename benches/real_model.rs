@@ -23,14 +23,16 @@
 //! and for anything else a confirm unless the call writes (then a cancel, saying to read
 //! only). An answer counts as right only as the model's own reply (`RunOutcome::Replied`),
 //! never a stop or a notice of riskgate's. Small models stay small: expect misses; the table
-//! shows which and why.
+//! shows which and why, and `RISKGATE_BENCH_TRACE=1` prints each task's calls and results.
+
+#[path = "../tests/support/real_llm.rs"]
+mod real_llm;
 
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use riskgate::config::Settings;
 use riskgate::core::agent::{AgentEvent, ChatReply, ChatRequest, Inbound, RunOutcome};
 use riskgate::core::message::ContextLimits;
 use riskgate::core::ports::{
@@ -174,7 +176,9 @@ fn tasks() -> Vec<Task> {
 
 /// The workspace's files with known contents.
 fn write_files(root: &Path) {
-    let hosts: String = (1..=13).map(|i| format!("host-{i:02}.internal\n")).collect();
+    let hosts: String = (1..=13)
+        .map(|i| format!("host-{i:02}.internal\n"))
+        .collect();
     for (path, content) in [
         (
             "config/app.toml",
@@ -358,10 +362,20 @@ impl Bench {
         for (sql, expected) in [
             ("SELECT count(*) FROM customers", 12),
             ("SELECT count(*) FROM orders WHERE status = 'delivered'", 15),
-            ("SELECT count(*) FROM products WHERE id = 9 AND name = 'Standing desk' AND price = (SELECT max(price) FROM products)", 1),
-            ("SELECT count(*) FROM customers WHERE name = 'Grace Hopper' AND city = 'New York' AND email = 'grace@example.com'", 1),
+            (
+                "SELECT count(*) FROM products WHERE id = 9 AND name = 'Standing desk' AND price = (SELECT max(price) FROM products)",
+                1,
+            ),
+            (
+                "SELECT count(*) FROM customers WHERE name = 'Grace Hopper' AND city = 'New York' AND email = 'grace@example.com'",
+                1,
+            ),
         ] {
-            assert_eq!(self.number(sql).await, expected, "the demo database changed: {sql}");
+            assert_eq!(
+                self.number(sql).await,
+                expected,
+                "the demo database changed: {sql}"
+            );
         }
     }
 
@@ -399,15 +413,15 @@ impl Bench {
             (None, Check::StockOnce(_)) => {
                 let now = self.number("SELECT stock FROM products WHERE id = 7").await;
                 let ran = self.events.ran_with(events, "UPDATE");
-                (false, format!("stock {now}, {ran} UPDATE(s) ran; {}", describe(&outcome)))
+                (
+                    false,
+                    format!("stock {now}, {ran} UPDATE(s) ran; {}", describe(&outcome)),
+                )
             }
             (None, _) => (false, describe(&outcome)),
             (Some(text), Check::Says(words)) => {
-                let missing: Vec<&str> = words
-                    .iter()
-                    .copied()
-                    .filter(|w| !names(text, w))
-                    .collect();
+                let missing: Vec<&str> =
+                    words.iter().copied().filter(|w| !names(text, w)).collect();
                 (missing.is_empty(), quote(text))
             }
             (Some(text), Check::Unchanged(words)) => {
@@ -421,22 +435,30 @@ impl Bench {
                 (now == orders && took_up, why)
             }
             (Some(text), Check::StockOnce(stock)) => {
-                let now = self
-                    .number("SELECT stock FROM products WHERE id = 7")
-                    .await;
+                let now = self.number("SELECT stock FROM products WHERE id = 7").await;
                 let ran = self.events.ran_with(events, "UPDATE");
                 let why = format!("stock {now}, {ran} UPDATE(s) ran; {}", quote(text));
                 (now == *stock && ran == 1, why)
             }
             (Some(text), Check::LineOnce(path, line)) => {
-                let content = std::fs::read_to_string(self.workspace.path().join(path))
-                    .unwrap_or_default();
+                let content =
+                    std::fs::read_to_string(self.workspace.path().join(path)).unwrap_or_default();
                 let times = content.lines().filter(|l| l.trim() == *line).count();
                 let kept = content.lines().next() == Some("buy milk");
-                let why = format!("the line {times} time(s), first line kept: {kept}; {}", quote(text));
+                let why = format!(
+                    "the line {times} time(s), first line kept: {kept}; {}",
+                    quote(text)
+                );
                 (times == 1 && kept, why)
             }
         };
+        if std::env::var_os("RISKGATE_BENCH_TRACE").is_some() {
+            for event in &self.events.0.lock().expect("events")[events..] {
+                if let Some(line) = trace(event) {
+                    println!("     | {line}");
+                }
+            }
+        }
         Scored {
             right,
             why,
@@ -445,6 +467,31 @@ impl Bench {
             wall,
         }
     }
+}
+
+/// One line for what a run did (`RISKGATE_BENCH_TRACE`).
+fn trace(event: &AgentEvent) -> Option<String> {
+    Some(match event {
+        AgentEvent::ToolCall {
+            tool,
+            arguments,
+            decision,
+            ..
+        } => one_line(
+            &format!(
+                "call {tool} {} -> {decision}",
+                serde_json::Value::Object(arguments.clone())
+            ),
+            160,
+        ),
+        AgentEvent::ToolResult { ok, summary, .. } => {
+            one_line(&format!("result ok={ok}: {summary}"), 160)
+        }
+        AgentEvent::CallNotRun { status, .. } => format!("not run: {status}"),
+        AgentEvent::Notice { message } => one_line(&format!("notice: {message}"), 160),
+        AgentEvent::Error { message } => one_line(&format!("error: {message}"), 160),
+        _ => return None,
+    })
 }
 
 /// Whether a reply is the model's own words: not a call or a tool result it echoed as text
@@ -483,19 +530,7 @@ fn describe(outcome: &RunOutcome) -> String {
 async fn bench(url: String) {
     let workspace = tempfile::tempdir().expect("tempdir");
     write_files(workspace.path());
-    let mut settings = Settings::default();
-    settings.tools.workspace = workspace.path().to_path_buf();
-    settings.llm.base_url = url.clone();
-    settings.llm.model =
-        std::env::var("RISKGATE_TEST_LLM_MODEL").unwrap_or_else(|_| "local".into());
-    settings.llm.protocol =
-        std::env::var("RISKGATE_TEST_LLM_PROTOCOL").unwrap_or_else(|_| "native".into());
-    if let Some(cap) = std::env::var("RISKGATE_TEST_LLM_MAX_TOKENS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        settings.llm.max_tokens = cap;
-    }
+    let mut settings = real_llm::settings(&url, workspace.path());
     // A right answer takes two steps (a call, then the answer), a follow-up at most three:
     // four bound a small model that repeats a call, which would otherwise take the run's
     // whole time.

@@ -2549,33 +2549,44 @@ async fn a_server_refusing_to_stream_is_asked_again_without_it_once_and_remember
     assert_eq!(streamed_asks(&fake).await, [(false, false)]);
 }
 
+/// A fake answering `script` and a harness whose model client it is, set by `limits` (and
+/// no retries); the outcome of one run of `message`, and the errors the person was told.
+async fn streamed_run(
+    script: Vec<fake_llm::Scripted>,
+    limits: impl FnOnce(&mut Settings),
+    message: &str,
+) -> (FakeLlm, Harness, RunOutcome, Vec<String>) {
+    let fake = FakeLlm::start(script).await;
+    let h = harness(
+        http_model(&fake, |s| {
+            s.llm.max_retries = 0;
+            limits(s);
+        }),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    let outcome = h.agent.run(&inbound(message)).await;
+    let errors = said(&h, error_text);
+    (fake, h, outcome, errors)
+}
+
 /// A long answer streamed slowly, as a small model on a CPU writes it: the piece in 35
 /// events 100 ms apart takes about 3.5 s, longer than `llm.request_timeout_secs` (1 s) allows
 /// a whole request, and is not cut off while it keeps coming.
 #[tokio::test]
 async fn a_slow_stream_is_not_cut_off_while_it_keeps_coming() {
     let answer = "The orders table holds 42 rows; ".repeat(12);
-    let fake = FakeLlm::start(vec![fake_llm::paced(
-        fake_llm::text(&answer),
-        Duration::from_millis(100),
-    )])
+    let (_fake, _, outcome, errors) = streamed_run(
+        vec![fake_llm::paced(
+            fake_llm::text(&answer),
+            Duration::from_millis(100),
+        )],
+        |s| s.llm.request_timeout_secs = 1,
+        "how many orders?",
+    )
     .await;
-    let h = harness(
-        http_model(&fake, |s| {
-            s.llm.request_timeout_secs = 1;
-            s.llm.max_retries = 0;
-        }),
-        Protocol::Native,
-        Approvals::answering(vec![]),
-        |_| {},
-    );
-    let outcome = h.agent.run(&inbound("how many orders?")).await;
-    assert_eq!(
-        outcome,
-        RunOutcome::Replied(answer.clone()),
-        "errors: {:?}",
-        said(&h, error_text)
-    );
+    assert_eq!(outcome, RunOutcome::Replied(answer), "errors: {errors:?}");
 }
 
 /// A stream that stops coming in the middle (a stuck server that keeps the connection
@@ -2583,27 +2594,23 @@ async fn a_slow_stream_is_not_cut_off_while_it_keeps_coming() {
 /// own limits, and the person is told what happened and which setting it was.
 #[tokio::test]
 async fn a_stream_that_stops_coming_is_given_up_after_the_idle_timeout() {
-    let fake = FakeLlm::start(vec![
-        fake_llm::stalled(
-            fake_llm::text("The orders table holds 42 rows, and the newest"),
-            Duration::from_millis(50),
-            3,
-        ),
-        fake_llm::text("back"),
-    ])
-    .await;
-    let h = harness(
-        http_model(&fake, |s| {
+    let (_fake, h, outcome, errors) = streamed_run(
+        vec![
+            fake_llm::stalled(
+                fake_llm::text("The orders table holds 42 rows, and the newest"),
+                Duration::from_millis(50),
+                3,
+            ),
+            fake_llm::text("back"),
+        ],
+        |s| {
             s.llm.request_timeout_secs = 30;
             s.llm.stream_idle_timeout_secs = 1;
             s.llm.max_tokens = 10;
-            s.llm.max_retries = 0;
-        }),
-        Protocol::Native,
-        Approvals::answering(vec![]),
-        |_| {},
-    );
-    let outcome = h.agent.run(&inbound("how many orders?")).await;
+        },
+        "how many orders?",
+    )
+    .await;
     assert!(
         matches!(
             &outcome,
@@ -2612,7 +2619,6 @@ async fn a_stream_that_stops_coming_is_given_up_after_the_idle_timeout() {
         ),
         "{outcome:?}"
     );
-    let errors = said(&h, error_text);
     assert!(
         errors
             .iter()
@@ -2631,23 +2637,19 @@ async fn a_stream_that_stops_coming_is_given_up_after_the_idle_timeout() {
 /// `llm.request_timeout_secs`, is stopped at that limit, saying so.
 #[tokio::test]
 async fn a_stream_slower_than_its_limit_is_stopped_saying_so() {
-    let fake = FakeLlm::start(vec![fake_llm::paced(
-        fake_llm::text(&"word ".repeat(80)),
-        Duration::from_millis(100),
-    )])
-    .await;
-    let h = harness(
-        http_model(&fake, |s| {
+    let (_fake, _, outcome, errors) = streamed_run(
+        vec![fake_llm::paced(
+            fake_llm::text(&"word ".repeat(80)),
+            Duration::from_millis(100),
+        )],
+        |s| {
             s.llm.request_timeout_secs = 1;
             // 1 s + 5 tokens at 5 a second: the answer has 2 s.
             s.llm.max_tokens = 5;
-            s.llm.max_retries = 0;
-        }),
-        Protocol::Native,
-        Approvals::answering(vec![]),
-        |_| {},
-    );
-    let outcome = h.agent.run(&inbound("talk")).await;
+        },
+        "talk",
+    )
+    .await;
     assert!(
         matches!(
             &outcome,
@@ -2656,7 +2658,6 @@ async fn a_stream_slower_than_its_limit_is_stopped_saying_so() {
         ),
         "{outcome:?}"
     );
-    let errors = said(&h, error_text);
     assert!(
         errors
             .iter()
