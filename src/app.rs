@@ -47,6 +47,7 @@ pub fn model_client(settings: &Settings) -> Result<OpenAiClient, AppError> {
         max_tokens: (llm.max_tokens > 0).then_some(llm.max_tokens),
         server,
         request_timeout: Duration::from_secs(llm.request_timeout_secs),
+        stream_idle_timeout: Duration::from_secs(llm.stream_idle_timeout_secs),
         max_retries: llm.max_retries,
         retry_base_delay: Duration::from_millis(llm.retry_base_delay_ms),
         max_retry_wait: Duration::from_secs(llm.max_retry_wait_secs),

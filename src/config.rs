@@ -19,6 +19,7 @@ use crate::core::tools::SqlDialect;
 
 pub mod env;
 pub mod profiles;
+pub mod timing;
 
 /// The environment variable that names the configuration file when `--config` is not given.
 pub const CONFIG_PATH_ENV: &str = "RISKGATE_CONFIG";
@@ -187,11 +188,21 @@ pub struct LlmSettings {
     /// Sampling temperature; some reasoning models only accept their default: set it to a
     /// negative number to leave it out of requests.
     pub temperature: f32,
-    /// One request, including the model's thinking time.
+    /// Without streaming, one whole request, the model's reading of the prompt and its
+    /// writing included: 270 s fits `max_tokens` (1024) at 5 tokens a second (205 s) and
+    /// a minute for the prompt. With streaming, the wait for the answer to begin (the
+    /// prompt's reading); the answer then goes on as long as it keeps coming (see
+    /// `stream_idle_timeout_secs`), at most this plus `max_tokens` at 5 tokens a second.
     pub request_timeout_secs: u64,
+    /// With streaming, the longest silence between two pieces of an answer that has begun:
+    /// a server that stops writing for longer is given up on, and the run says so. Below
+    /// `request_timeout_secs`; a model writing even 1 token a second never comes near 60 s.
+    pub stream_idle_timeout_secs: u64,
     /// The reply's length cap in tokens, sent as `max_tokens` (0: none is sent). Without
     /// one, a rambling small model runs into the timeout while the server goes on
-    /// generating, and the next requests queue behind it.
+    /// generating, and the next requests queue behind it. 1024 leaves three quarters of
+    /// a 4096-token window to the prompt and history, and takes 205 s at 5 tokens a
+    /// second, within `request_timeout_secs`.
     pub max_tokens: u32,
     /// What kind of server this is, for the few request fields servers disagree on:
     /// `generic` (the default, what every server accepts) or `openai` (OpenAI's own API,
@@ -224,8 +235,9 @@ impl Default for LlmSettings {
             model: "llama3.1".to_owned(),
             protocol: "native".to_owned(),
             temperature: 0.2,
-            request_timeout_secs: 120,
-            max_tokens: 2048,
+            request_timeout_secs: 270,
+            stream_idle_timeout_secs: 60,
+            max_tokens: 1024,
             server: "generic".to_owned(),
             max_retries: 3,
             retry_base_delay_ms: 500,
@@ -1079,6 +1091,10 @@ impl Settings {
     fn validate_counts(&self) -> Result<(), ConfigError> {
         for (key, value) in [
             ("llm.request_timeout_secs", self.llm.request_timeout_secs),
+            (
+                "llm.stream_idle_timeout_secs",
+                self.llm.stream_idle_timeout_secs,
+            ),
             ("store.sweep_interval_secs", self.store.sweep_interval_secs),
             ("store.approval_watch_ms", self.store.approval_watch_ms),
             (

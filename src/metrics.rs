@@ -298,6 +298,8 @@ impl Metrics {
                 ModelError::Rejected(_) => "rejected",
                 ModelError::BadReply(_) => "bad_reply",
                 ModelError::Timeout(_) => "timeout",
+                ModelError::Stalled(_) => "stalled",
+                ModelError::TooSlow(_) => "too_slow",
             };
             self.llm_errors.get_or_create(&ErrorKind { kind }).inc();
         }
@@ -368,6 +370,8 @@ fn server_unavailable(error: &ModelError) -> bool {
     match error {
         ModelError::Unreachable { .. }
         | ModelError::Timeout(_)
+        | ModelError::Stalled(_)
+        | ModelError::TooSlow(_)
         | ModelError::Exhausted { .. }
         | ModelError::Unauthorized(_)
         | ModelError::UnknownModel(_)

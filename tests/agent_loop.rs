@@ -1795,7 +1795,7 @@ async fn a_native_tool_loop_completes_on_a_server_that_refuses_null_content() {
     assert_eq!(requests.len(), 4);
     for request in &requests {
         assert_eq!(request["tool_choice"], "auto");
-        assert_eq!(request["max_tokens"], 2048);
+        assert_eq!(request["max_tokens"], 1024);
         for message in request["messages"].as_array().expect("messages") {
             assert!(message["content"].is_string(), "{message}");
         }
@@ -2653,6 +2653,123 @@ async fn a_server_refusing_to_stream_is_asked_again_without_it_once_and_remember
     );
     h.agent.run(&inbound("one")).await;
     assert_eq!(streamed_asks(&fake).await, [(false, false)]);
+}
+
+/// A fake answering `script` and a harness whose model client it is, set by `limits` (and
+/// no retries); the outcome of one run of `message`, and the errors the person was told.
+async fn streamed_run(
+    script: Vec<fake_llm::Scripted>,
+    limits: impl FnOnce(&mut Settings),
+    message: &str,
+) -> (FakeLlm, Harness, RunOutcome, Vec<String>) {
+    let fake = FakeLlm::start(script).await;
+    let h = harness(
+        http_model(&fake, |s| {
+            s.llm.max_retries = 0;
+            limits(s);
+        }),
+        Protocol::Native,
+        Approvals::answering(vec![]),
+        |_| {},
+    );
+    let outcome = h.agent.run(&inbound(message)).await;
+    let errors = said(&h, error_text);
+    (fake, h, outcome, errors)
+}
+
+/// A long answer streamed slowly, as a small model on a CPU writes it: the piece in 35
+/// events 100 ms apart takes about 3.5 s, longer than `llm.request_timeout_secs` (1 s) allows
+/// a whole request, and is not cut off while it keeps coming.
+#[tokio::test]
+async fn a_slow_stream_is_not_cut_off_while_it_keeps_coming() {
+    let answer = "The orders table holds 42 rows; ".repeat(12);
+    let (_fake, _, outcome, errors) = streamed_run(
+        vec![fake_llm::paced(
+            fake_llm::text(&answer),
+            Duration::from_millis(100),
+        )],
+        |s| s.llm.request_timeout_secs = 1,
+        "how many orders?",
+    )
+    .await;
+    assert_eq!(outcome, RunOutcome::Replied(answer), "errors: {errors:?}");
+}
+
+/// A stream that stops coming in the middle (a stuck server that keeps the connection
+/// open) is given up on after `llm.stream_idle_timeout_secs`, long before the request's
+/// own limits, and the person is told what happened and which setting it was.
+#[tokio::test]
+async fn a_stream_that_stops_coming_is_given_up_after_the_idle_timeout() {
+    let (_fake, h, outcome, errors) = streamed_run(
+        vec![
+            fake_llm::stalled(
+                fake_llm::text("The orders table holds 42 rows, and the newest"),
+                Duration::from_millis(50),
+                3,
+            ),
+            fake_llm::text("back"),
+        ],
+        |s| {
+            s.llm.request_timeout_secs = 30;
+            s.llm.stream_idle_timeout_secs = 1;
+            s.llm.max_tokens = 10;
+        },
+        "how many orders?",
+    )
+    .await;
+    assert!(
+        matches!(
+            &outcome,
+            RunOutcome::Stopped(StopReason::Model(riskgate::core::ports::ModelError::Stalled(idle)))
+                if *idle == Duration::from_secs(1)
+        ),
+        "{outcome:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|m| m.contains("stopped writing its answer")
+                && m.contains("llm.stream_idle_timeout_secs")
+                && m.contains("Send it again")),
+        "{errors:?}"
+    );
+    assert_eq!(
+        h.agent.run(&inbound("how many orders?")).await,
+        RunOutcome::Replied("back".into())
+    );
+}
+
+/// A stream that keeps coming, but slower than `llm.max_tokens` at 5 tokens a second after
+/// `llm.request_timeout_secs`, is stopped at that limit, saying so.
+#[tokio::test]
+async fn a_stream_slower_than_its_limit_is_stopped_saying_so() {
+    let (_fake, _, outcome, errors) = streamed_run(
+        vec![fake_llm::paced(
+            fake_llm::text(&"word ".repeat(80)),
+            Duration::from_millis(100),
+        )],
+        |s| {
+            s.llm.request_timeout_secs = 1;
+            // 1 s + 5 tokens at 5 a second: the answer has 2 s.
+            s.llm.max_tokens = 5;
+        },
+        "talk",
+    )
+    .await;
+    assert!(
+        matches!(
+            &outcome,
+            RunOutcome::Stopped(StopReason::Model(riskgate::core::ports::ModelError::TooSlow(limit)))
+                if *limit == Duration::from_secs(2)
+        ),
+        "{outcome:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|m| m.contains("still coming after") && m.contains("llm.max_tokens")),
+        "{errors:?}"
+    );
 }
 
 /// Streamed or not, a call comes whole to the gate, its usage is counted, and the run's

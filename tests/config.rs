@@ -919,3 +919,82 @@ fn a_config_path_that_is_a_directory_says_so() {
         );
     }
 }
+
+/// Where the model's limits cannot fit each other, `check-config` (and the start of `run`
+/// and `console`) says so, naming the keys and what to set; the defaults fit.
+#[test]
+fn model_limits_that_cannot_fit_each_other_are_named_with_what_to_set() {
+    let warnings = |vars: &[(&str, &str)], window: u32| {
+        let settings = load_env(vars).expect("valid settings");
+        settings
+            .llm
+            .timing_warnings(window, settings.agent.run_timeout_secs)
+    };
+    assert_eq!(
+        warnings(&[], 4096),
+        Vec::<String>::new(),
+        "the defaults fit"
+    );
+    for (vars, window, expected) in [
+        (
+            // 2048 tokens in 60 s without streaming: 35 tokens a second.
+            &[
+                ("RISKGATE__LLM__STREAM", "false"),
+                ("RISKGATE__LLM__MAX_TOKENS", "2048"),
+                ("RISKGATE__LLM__REQUEST_TIMEOUT_SECS", "60"),
+            ][..],
+            32_768,
+            "llm.max_tokens = 2048 in llm.request_timeout_secs = 60 needs the model to write 35 tokens a second without streaming (a local model on a CPU writes 5-20), so long answers are cut off: set llm.request_timeout_secs to at least 470 (2048 tokens at 5 a second, plus 60 s to read the prompt), lower llm.max_tokens, or set llm.stream = true",
+        ),
+        (
+            &[("RISKGATE__LLM__STREAM_IDLE_TIMEOUT_SECS", "270")][..],
+            8192,
+            "llm.stream_idle_timeout_secs = 270 is not below llm.request_timeout_secs = 270: a stream that stops coming is noticed no sooner than a whole request times out; set llm.stream_idle_timeout_secs below it (the default is 60)",
+        ),
+        (
+            &[("RISKGATE__LLM__MAX_TOKENS", "2048")][..],
+            4096,
+            "llm.max_tokens = 2048 is more than a quarter of the model's context window (4096 tokens): each reply's room leaves too little for the prompt, the tools and the history; set llm.max_tokens to at most 1024, or give the model a larger window (the server's context size, or llm.context_window_tokens)",
+        ),
+        (
+            &[("RISKGATE__AGENT__RUN_TIMEOUT_SECS", "120")][..],
+            8192,
+            "agent.run_timeout_secs = 120 is shorter than llm.request_timeout_secs = 270: a run ends before a slow model's request does; set agent.run_timeout_secs to at least 270",
+        ),
+    ] {
+        assert_eq!(warnings(vars, window), [expected], "{vars:?}");
+    }
+    // 20 tokens a second without streaming still fits; streaming never needs a speed.
+    assert!(
+        warnings(
+            &[
+                ("RISKGATE__LLM__STREAM", "false"),
+                ("RISKGATE__LLM__MAX_TOKENS", "1024"),
+                ("RISKGATE__LLM__REQUEST_TIMEOUT_SECS", "52"),
+            ],
+            8192
+        )
+        .is_empty()
+    );
+    assert!(
+        warnings(
+            &[
+                ("RISKGATE__LLM__MAX_TOKENS", "2048"),
+                ("RISKGATE__LLM__REQUEST_TIMEOUT_SECS", "90"),
+            ],
+            32_768
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn the_stream_idle_timeout_must_be_positive() {
+    let error = load_env(&[("RISKGATE__LLM__STREAM_IDLE_TIMEOUT_SECS", "0")])
+        .expect_err("0")
+        .to_string();
+    assert!(
+        error.contains("`llm.stream_idle_timeout_secs`") && error.contains("greater than 0"),
+        "{error}"
+    );
+}

@@ -12,11 +12,13 @@
 //! call a person cancels changes nothing. It prints, per run, the steps and how the time
 //! split between the model server and riskgate.
 
+#[path = "support/real_llm.rs"]
+mod real_llm;
+
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use riskgate::config::Settings;
 use riskgate::core::agent::{
     Agent, AgentEvent, ChatReply, ChatRequest, Inbound, Role, RunOutcome, StopReason,
 };
@@ -100,19 +102,7 @@ struct Real {
 
 fn real(url: &str) -> Real {
     let workspace = tempfile::tempdir().expect("tempdir");
-    let mut settings = Settings::default();
-    settings.tools.workspace = workspace.path().to_path_buf();
-    settings.llm.base_url = url.to_owned();
-    settings.llm.model =
-        std::env::var("RISKGATE_TEST_LLM_MODEL").unwrap_or_else(|_| "local".into());
-    settings.llm.protocol =
-        std::env::var("RISKGATE_TEST_LLM_PROTOCOL").unwrap_or_else(|_| "native".into());
-    if let Some(cap) = std::env::var("RISKGATE_TEST_LLM_MAX_TOKENS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        settings.llm.max_tokens = cap;
-    }
+    let mut settings = real_llm::settings(url, workspace.path());
     settings.llm.request_timeout_secs = 300;
     settings.agent.run_timeout_secs = 900;
     settings.agent.max_iterations = 6;

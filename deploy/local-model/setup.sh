@@ -293,7 +293,7 @@ Done: llama-server answered a chat request with each model above. Start it (loop
 it stays in the foreground, so use another terminal or add &):
   $DIR/run-llama-server.sh $hint_model 8080
 Then, in the riskgate checkout, chat with it (a 256-token cap keeps a small model's replies
-within the 120 s request timeout on a slow CPU):
+short; the default 1024 fits the default timeouts at 5 tokens a second):
   RISKGATE__LLM__BASE_URL=http://127.0.0.1:8080/v1 RISKGATE__LLM__MODEL=local RISKGATE__LLM__MAX_TOKENS=256 cargo run --release -- console
 or run the real-model tests against it (11 minutes with Qwen on 2 shared cores, plus the build):
   RISKGATE_TEST_LLM_URL=http://127.0.0.1:8080/v1 RISKGATE_TEST_LLM_MODEL=local RISKGATE_TEST_LLM_MAX_TOKENS=256 cargo test --test real_model -- --nocapture

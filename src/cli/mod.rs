@@ -174,6 +174,9 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
             for line in sql_accounts(&settings) {
                 writeln!(out, "{line}")?;
             }
+            for line in model_limits(&settings)? {
+                writeln!(out, "{line}")?;
+            }
             for line in preflight(&settings)? {
                 writeln!(out, "{line}")?;
             }
@@ -256,6 +259,25 @@ fn sandbox_status(settings: &Settings) -> String {
             "# command sandbox: UNAVAILABLE ({reason}).\n# No command line runs without a person's confirmation, and confirmed lines run without the sandbox."
         ),
     }
+}
+
+/// The model's context window (the setting, else what the server states within 5 s, else
+/// the default) and where the model's limits cannot fit each other, as TOML comment lines.
+fn model_limits(settings: &Settings) -> Result<Vec<String>, CliError> {
+    let setting = settings.llm.context_window_tokens;
+    let window = match crate::app::model_client(settings) {
+        Ok(model) => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(model.context_window(setting, MODEL_CHECK_WAIT)),
+        Err(_) => crate::llm::ContextWindow::resolve(setting, None),
+    };
+    let warnings = settings
+        .llm
+        .timing_warnings(window.tokens, settings.agent.run_timeout_secs);
+    Ok(std::iter::once(format!("# model: {}", window.describe()))
+        .chain(warnings.iter().map(|w| format!("# WARNING: {w}")))
+        .collect())
 }
 
 /// Every tool's start-up checks (they may connect to the SQL targets), as TOML comment
@@ -349,6 +371,7 @@ async fn run_bot(settings: Settings) -> Result<(), CliError> {
         model.clone(),
         observers.metrics.clone(),
         settings.llm.clone(),
+        settings.agent.run_timeout_secs,
     ));
     let starting = async {
         let opened = std::sync::Arc::new(crate::app::open_store(&settings).await?);
@@ -418,6 +441,7 @@ async fn check_model(
     model: std::sync::Arc<crate::llm::OpenAiClient>,
     metrics: std::sync::Arc<crate::metrics::Metrics>,
     llm: crate::config::LlmSettings,
+    run_timeout_secs: u64,
 ) {
     let (check, window) = tokio::join!(
         model.check_server(MODEL_CHECK_WAIT),
@@ -425,6 +449,9 @@ async fn check_model(
     );
     model.set_context_window(window);
     metrics.set_context_window(window);
+    for warning in llm.timing_warnings(window.tokens, run_timeout_secs) {
+        tracing::warn!(target: crate::telemetry::STATUS, "{warning}");
+    }
     let base_url = crate::config::redact_password(&llm.base_url);
     let (answering, said) = check.judge(&llm.model, base_url.trim_end_matches('/'));
     let said = if answering {

@@ -459,10 +459,14 @@ pub async fn run(settings: Settings, options: ConsoleOptions) -> Result<(), Cons
     tokio::spawn({
         let (model, window) = (model.clone(), window.clone());
         let setting = settings.llm.context_window_tokens;
+        let (llm, run_timeout_secs) = (settings.llm.clone(), settings.agent.run_timeout_secs);
         async move {
             let found = model.context_window(setting, WINDOW_WAIT).await;
             // Requests from now on are fitted to it.
             model.set_context_window(found);
+            for warning in llm.timing_warnings(found.tokens, run_timeout_secs) {
+                tracing::warn!("{warning}");
+            }
             let _ = window.set(found);
         }
     });

@@ -68,6 +68,16 @@ pub enum ModelError {
         "the model did not answer within {0:?} (llm.request_timeout_secs); a smaller llm.max_tokens or a faster model helps"
     )]
     Timeout(Duration),
+    /// A streamed answer that had begun stopped coming for this long.
+    #[error(
+        "the model server stopped writing its answer: nothing came for {0:?} (llm.stream_idle_timeout_secs). It may be stuck or overloaded; a server that pauses this long on purpose needs a larger llm.stream_idle_timeout_secs"
+    )]
+    Stalled(Duration),
+    /// A streamed answer kept coming, but was not done within this long in all.
+    #[error(
+        "the model's answer was still coming after {0:?} (llm.request_timeout_secs, plus llm.max_tokens at 5 tokens a second): the server writes slower than that; a smaller llm.max_tokens or a faster model helps"
+    )]
+    TooSlow(Duration),
 }
 
 /// What a model failure says about the request, and so what the loop may do about it.
@@ -92,7 +102,9 @@ impl ModelError {
             | Self::Exhausted { .. }
             | Self::RetryLater { .. }
             | Self::Interrupted(_)
-            | Self::Timeout(_) => ModelFailure::Transient,
+            | Self::Timeout(_)
+            | Self::Stalled(_)
+            | Self::TooSlow(_) => ModelFailure::Transient,
             Self::TooLong(_) => ModelFailure::TooLong,
             Self::Unauthorized(_)
             | Self::UnknownModel(_)

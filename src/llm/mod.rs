@@ -35,6 +35,7 @@ use reqwest::StatusCode;
 use secrecy::{ExposeSecret, SecretString};
 use url::Url;
 
+use crate::config::timing::stream_limit;
 use crate::core::agent::{ChatReply, ChatRequest};
 use crate::core::message::ContextLimits;
 use crate::core::ports::{ChatModel, ModelError, ModelRetry, ReplyListener};
@@ -53,7 +54,11 @@ pub struct LlmConfig {
     pub max_tokens: Option<u32>,
     /// How this server wants the cap named.
     pub server: ServerKind,
+    /// A whole request without streaming; with streaming, the wait for the answer's first
+    /// bytes (see [`crate::config::timing`]).
     pub request_timeout: Duration,
+    /// With streaming, the longest silence between two pieces of a begun answer.
+    pub stream_idle_timeout: Duration,
     /// Attempts after the first for 429 and 5xx answers.
     pub max_retries: u32,
     /// The first backoff; doubled each retry, plus up to as much again at random so that
@@ -236,6 +241,10 @@ impl OpenAiClient {
                 0,
             )
         })?;
+        // The reply's most tokens, which bound how long a streamed answer may take.
+        let reply_tokens = settings
+            .max_tokens
+            .unwrap_or_else(|| self.window.load(Ordering::Relaxed));
         let attempts = AtomicU32::new(0);
         let backoff = ExponentialBuilder::default()
             .with_min_delay(self.config.retry_base_delay)
@@ -245,7 +254,7 @@ impl OpenAiClient {
         let longest = self.config.max_retry_wait;
         let result = (|| {
             attempts.fetch_add(1, Ordering::Relaxed);
-            self.attempt(&body, streaming != Streaming::Off, listener)
+            self.attempt(&body, (streaming != Streaming::Off).then_some(reply_tokens), listener)
         })
         .retry(backoff)
         .when(|error| error.is_retryable() && !error.asks_longer_than(longest))
@@ -313,11 +322,12 @@ impl OpenAiClient {
         }
     }
 
-    /// One request and its answer; a streamed one tells `listener` its text as it comes.
+    /// One request and its answer; a streamed one (`stream_tokens`: asked for a stream of
+    /// at most that many tokens) tells `listener` its text as it comes.
     async fn attempt(
         &self,
         body: &[u8],
-        streamed: bool,
+        stream_tokens: Option<u32>,
         listener: &dyn ReplyListener,
     ) -> Result<ChatReply, AttemptError> {
         let mut builder = self
@@ -328,29 +338,40 @@ impl OpenAiClient {
         if let Some(key) = &self.config.api_key {
             builder = builder.bearer_auth(key.expose_secret());
         }
-        let started = std::time::Instant::now();
-        let response = builder.send().await.map_err(|e| {
-            AttemptError::Failed(if e.is_timeout() {
-                ModelError::Timeout(self.config.request_timeout)
-            } else {
-                // Neither the URL nor the error's copy of it: either may hold a password.
-                ModelError::Unreachable {
-                    url: crate::config::redact_password(self.endpoint.as_str()),
-                    reason: crate::core::tools::error_chain(&e.without_url()),
-                }
-            })
-        })?;
+        // A stream that keeps coming may outlast the request timeout, up to its limit.
+        let limit = match stream_tokens {
+            Some(tokens) => stream_limit(tokens, self.config.request_timeout),
+            None => self.config.request_timeout,
+        };
+        builder = builder.timeout(limit);
+        let started = tokio::time::Instant::now();
+        let begun_by = started + self.config.request_timeout;
+        let response = tokio::time::timeout_at(begun_by, builder.send())
+            .await
+            .map_err(|_| AttemptError::Failed(ModelError::Timeout(self.config.request_timeout)))?
+            .map_err(|e| {
+                AttemptError::Failed(if e.is_timeout() {
+                    ModelError::Timeout(self.config.request_timeout)
+                } else {
+                    // Neither the URL nor the error's copy of it: either may hold a password.
+                    ModelError::Unreachable {
+                        url: crate::config::redact_password(self.endpoint.as_str()),
+                        reason: crate::core::tools::error_chain(&e.without_url()),
+                    }
+                })
+            })?;
         let status = response.status();
         let retry_after = retry_after(response.headers(), SystemTime::now());
-        if status.is_success() && streamed && is_event_stream(response.headers()) {
-            let reply = self.read_stream(response, listener).await;
+        if status.is_success() && stream_tokens.is_some() && is_event_stream(response.headers()) {
+            let reply = self.read_stream(response, begun_by, limit, listener).await;
             tracing::debug!(%status, elapsed_ms = started.elapsed().as_millis() as u64, "model answered (streamed)");
             return reply;
         }
+        let streamed = stream_tokens.is_some();
         let text = response
             .text()
             .await
-            .map_err(|e| AttemptError::Failed(self.broke_off(&e)))?;
+            .map_err(|e| AttemptError::Failed(self.broke_off(&e, limit)))?;
         tracing::debug!(%status, elapsed_ms = started.elapsed().as_millis() as u64, "model answered");
         if status.is_success() {
             return if streamed {
@@ -372,18 +393,42 @@ impl OpenAiClient {
         })
     }
 
-    /// Reads a streamed answer as it comes, telling `listener` its text.
+    /// Reads a streamed answer as it comes, telling `listener` its text: its first bytes by
+    /// `begun_by`, then no silence longer than `llm.stream_idle_timeout_secs`, all within
+    /// `limit` of the request.
     async fn read_stream(
         &self,
         mut response: reqwest::Response,
+        begun_by: tokio::time::Instant,
+        limit: Duration,
         listener: &dyn ReplyListener,
     ) -> Result<ChatReply, AttemptError> {
+        let idle = self.config.stream_idle_timeout;
         let mut reading = stream::Reading::new(listener);
-        while let Some(bytes) = response
-            .chunk()
-            .await
-            .map_err(|e| AttemptError::Failed(self.broke_off(&e)))?
-        {
+        let mut begun = false;
+        loop {
+            let by = if begun {
+                tokio::time::Instant::now() + idle
+            } else {
+                begun_by
+            };
+            let chunk = match tokio::time::timeout_at(by, response.chunk()).await {
+                Err(_) if begun => {
+                    tracing::warn!(
+                        idle_secs = idle.as_secs(),
+                        "the model server stopped writing its answer"
+                    );
+                    return Err(AttemptError::Failed(ModelError::Stalled(idle)));
+                }
+                Err(_) => {
+                    return Err(AttemptError::Failed(ModelError::Timeout(
+                        self.config.request_timeout,
+                    )));
+                }
+                Ok(chunk) => chunk.map_err(|e| AttemptError::Failed(self.broke_off(&e, limit)))?,
+            };
+            let Some(bytes) = chunk else { break };
+            begun |= !bytes.is_empty();
             if reading.feed(&bytes).map_err(AttemptError::Failed)? {
                 break;
             }
@@ -416,9 +461,11 @@ impl OpenAiClient {
         Ok(reply)
     }
 
-    /// The error for an answer that could not be read to its end.
-    fn broke_off(&self, e: &reqwest::Error) -> ModelError {
-        if e.is_timeout() {
+    /// The error for an answer that could not be read to its end within `limit`.
+    fn broke_off(&self, e: &reqwest::Error, limit: Duration) -> ModelError {
+        if e.is_timeout() && limit > self.config.request_timeout {
+            ModelError::TooSlow(limit)
+        } else if e.is_timeout() {
             ModelError::Timeout(self.config.request_timeout)
         } else {
             ModelError::Interrupted(crate::core::tools::error_chain(e))

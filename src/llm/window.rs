@@ -234,6 +234,7 @@ mod tests {
             max_tokens: None,
             server: crate::llm::ServerKind::Generic,
             request_timeout: Duration::from_secs(5),
+            stream_idle_timeout: Duration::from_secs(5),
             max_retries: 0,
             retry_base_delay: Duration::from_millis(1),
             max_retry_wait: Duration::from_secs(1),

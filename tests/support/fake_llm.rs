@@ -47,6 +47,10 @@ pub enum Scripted {
     /// A reply streamed with this pause between two events, as a model writes it; asked
     /// for whole, it comes after all the pauses.
     Paced(Duration, Value),
+    /// A reply streamed as [`Scripted::Paced`] whose stream stops after this many events
+    /// and sends nothing more while the connection lasts, as a stuck server; asked for
+    /// whole, it never comes.
+    Stalled(Duration, usize, Value),
 }
 
 /// How the fake answers a request that asks for a stream.
@@ -67,6 +71,8 @@ pub enum Streams {
 
 /// Header the wiremock side marks a paced answer with: the pause between events, in ms.
 const PACE_HEADER: &str = "x-fake-pace-ms";
+/// Header the wiremock side marks a stalled answer with: the events sent before it stops.
+const STALL_HEADER: &str = "x-fake-stall-after";
 
 /// How a server says a request is over its window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -383,6 +389,9 @@ impl Script {
             Some(Scripted::Paced(every, completion)) => {
                 sse(&completion).insert_header(PACE_HEADER, every.as_millis().to_string().as_str())
             }
+            Some(Scripted::Stalled(every, after, completion)) => sse(&completion)
+                .insert_header(PACE_HEADER, every.as_millis().to_string().as_str())
+                .insert_header(STALL_HEADER, after.to_string().as_str()),
             other => answer(other),
         })
     }
@@ -401,6 +410,10 @@ fn answer(next: Option<Scripted>) -> ResponseTemplate {
                 .set_body_json(body)
                 .set_delay(every * events)
         }
+        // Never, as far as a test waits.
+        Some(Scripted::Stalled(_, _, body)) => ResponseTemplate::new(200)
+            .set_body_json(body)
+            .set_delay(Duration::from_secs(3600)),
         Some(Scripted::Status {
             status,
             body,
@@ -490,6 +503,9 @@ async fn pass(
         .remove(PACE_HEADER)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
         .map(Duration::from_millis);
+    let stall_after = headers
+        .remove(STALL_HEADER)
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
     for hop in ["content-length", "transfer-encoding", "connection"] {
         headers.remove(hop);
     }
@@ -498,10 +514,20 @@ async fn pass(
         None => axum::body::Body::from(bytes),
         Some(every) => {
             let text = String::from_utf8_lossy(&bytes).into_owned();
-            let events: VecDeque<String> =
+            let mut events: VecDeque<String> =
                 text.split_inclusive("\n\n").map(str::to_owned).collect();
+            if let Some(after) = stall_after {
+                events.truncate(after);
+            }
+            let stall = stall_after.is_some();
             let paced = futures_util::stream::unfold(events, move |mut events| async move {
-                let event = events.pop_front()?;
+                let Some(event) = events.pop_front() else {
+                    if stall {
+                        // The connection stays open, and nothing more comes.
+                        std::future::pending::<()>().await;
+                    }
+                    return None;
+                };
                 tokio::time::sleep(every).await;
                 Some((Ok::<_, std::convert::Infallible>(event), events))
             });
@@ -687,6 +713,10 @@ pub fn with_usage(step: Scripted, prompt_tokens: u64, completion_tokens: u64) ->
             body["usage"] = usage;
             Scripted::Paced(every, body)
         }
+        Scripted::Stalled(every, after, mut body) => {
+            body["usage"] = usage;
+            Scripted::Stalled(every, after, body)
+        }
         status @ Scripted::Status { .. } => status,
     }
 }
@@ -694,9 +724,22 @@ pub fn with_usage(step: Scripted, prompt_tokens: u64, completion_tokens: u64) ->
 /// `step` streamed slowly: its events `every` apart, as a model writing that fast.
 pub fn paced(step: Scripted, every: Duration) -> Scripted {
     match step {
-        Scripted::Reply(body) | Scripted::Slow(_, body) | Scripted::Paced(_, body) => {
-            Scripted::Paced(every, body)
-        }
+        Scripted::Reply(body)
+        | Scripted::Slow(_, body)
+        | Scripted::Paced(_, body)
+        | Scripted::Stalled(_, _, body) => Scripted::Paced(every, body),
+        status @ Scripted::Status { .. } => status,
+    }
+}
+
+/// `step` streamed `every` apart, stopping for good after its first `after` events (the
+/// role chunk is the first), as a server that gets stuck in the middle of an answer.
+pub fn stalled(step: Scripted, every: Duration, after: usize) -> Scripted {
+    match step {
+        Scripted::Reply(body)
+        | Scripted::Slow(_, body)
+        | Scripted::Paced(_, body)
+        | Scripted::Stalled(_, _, body) => Scripted::Stalled(every, after, body),
         status @ Scripted::Status { .. } => status,
     }
 }

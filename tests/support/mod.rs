@@ -10,4 +10,5 @@ pub mod mcp;
 pub mod pg_proxy;
 pub mod pg_schema;
 pub mod pty;
+pub mod real_llm;
 pub mod turns;
