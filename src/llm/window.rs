@@ -53,7 +53,7 @@ impl ContextWindow {
             },
             None => Self {
                 tokens: DEFAULT_CONTEXT_WINDOW,
-                source: "the default (the server states none; set llm.context_window_tokens)",
+                source: "the default: the server states none; set llm.context_window_tokens",
             },
         }
     }
