@@ -811,6 +811,57 @@ async fn a_click_on_a_message_recorded_a_moment_late_is_decided() {
     bot.stop().await;
 }
 
+/// A database restart holds both the write recording the approval's message and the click's
+/// read of the approval; when it is back, the read may land first. The click still waits the
+/// usual moment for the message, counted from when the store answers, so one click decides:
+/// it is acknowledged at once, and the message is edited to say who confirmed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_whose_read_and_the_message_record_both_wait_out_an_outage_is_decided() {
+    let bot = InProcess::alice_asks("Written.", Hook::Delay(Duration::from_secs(4))).await;
+    let (message, id) = approval_in(&bot.discord, FIRST).await;
+    // The read answers before the record lands, and later than the click's usual wait.
+    bot.store
+        .hook_once("approval", Hook::Delay(Duration::from_secs(3)));
+    bot.discord
+        .component_click(message, &format!("riskgate:confirm:{id}"), &alice())
+        .await;
+    let edited = bot
+        .discord
+        .wait_for_request(
+            |r| {
+                r.method == "PATCH"
+                    && r.path.ends_with(&format!("/messages/{message}"))
+                    && r.at("/content")
+                        .as_str()
+                        .is_some_and(|c| c.contains("Confirmed by"))
+            },
+            WAIT,
+        )
+        .await;
+    assert_eq!(
+        edited.at("/components"),
+        &json!([]),
+        "the buttons are removed"
+    );
+    assert!(
+        posted_once(&bot.discord, FIRST, "Written.", WAIT).await,
+        "the run went on"
+    );
+    assert_eq!(bot.notes().as_deref(), Some("hello"));
+    let refused = bot
+        .discord
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.body
+                .as_ref()
+                .is_some_and(|b| b.to_string().contains(NOT_RECORDED_YET))
+        })
+        .count();
+    assert_eq!(refused, 0, "the click was not refused");
+    bot.stop().await;
+}
+
 /// When the store cannot record which message shows an approval, no click could ever be
 /// checked against it: the request is settled at once (its buttons removed, the run ended),
 /// so the channel takes the next message instead of waiting for the expiry.

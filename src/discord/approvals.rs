@@ -563,8 +563,10 @@ pub fn binding(approval: &ApprovalRecord, clicked: Option<(ChannelId, MessageId)
 
 /// The approval `id` names, when the click was made on its own message; otherwise what the
 /// clicker is told, with nothing changed. An approval whose message is not recorded yet is
-/// read again for up to [`REFERENCE_WAIT`], then the click is refused: it is never decided
-/// without the check.
+/// read again for up to [`REFERENCE_WAIT`] after the store first answers, then the click is
+/// refused: it is never decided without the check. The wait starts when the store answers,
+/// not at the click: while the database restarts, the write recording the message waits
+/// for it as the click's read does, and either may land first when it is back.
 async fn bound_approval(
     asked: Asked<'_>,
     id: &str,
@@ -573,7 +575,7 @@ async fn bound_approval(
     let clicked = asked
         .message()
         .map(|(channel, message, _)| (channel, message));
-    let deadline = tokio::time::Instant::now() + REFERENCE_WAIT;
+    let mut deadline = None;
     loop {
         let approval = match store.approval(id).await {
             Ok(Some(approval)) => approval,
@@ -583,6 +585,8 @@ async fn bound_approval(
                 return Err(Answer::Ephemeral(UNRECORDED.to_owned()));
             }
         };
+        let deadline =
+            *deadline.get_or_insert_with(|| tokio::time::Instant::now() + REFERENCE_WAIT);
         match binding(&approval, clicked) {
             Binding::Own => return Ok(approval),
             Binding::Foreign => {
