@@ -755,3 +755,30 @@ async fn everyday_lines_run_contained_without_a_click() {
     collect(&scene.ws, &mut after);
     assert_eq!(after, before, "nothing in the workspace changed");
 }
+
+/// A program asked for its version runs without a click inside the walls and gives its
+/// answer; a read outside the workspace beside it still waits for a person.
+#[tokio::test]
+async fn version_questions_run_contained_without_a_click() {
+    if !sandbox_ready() {
+        return;
+    }
+    let scene = Scene::new();
+    let lines = [
+        ("tar --version | head -n 1", None),
+        ("git --version", None),
+        ("grep --help | head -n 1", None),
+    ];
+    let fake = FakeLlm::start(script(&lines)).await;
+    let events = scene.run(&fake, "look around\n", &[]);
+    assert_eq!(decisions(&events), vec!["auto"; lines.len()]);
+    let saw = model_saw(&fake).await;
+    for expected in ["tar (GNU tar)", "git version", "Usage: grep"] {
+        assert!(saw.contains(expected), "{expected} missing:\n{saw}");
+    }
+    assert!(!saw.contains("needs a shell"), "{saw}");
+
+    let fake = FakeLlm::start(script(&[("cat /etc/passwd --version", None)])).await;
+    let events = scene.run(&fake, "look\n", &[]);
+    assert_eq!(decisions(&events), vec!["confirm"]);
+}

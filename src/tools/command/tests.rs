@@ -442,6 +442,26 @@ fn everyday_lines_run_without_a_click() {
             "echo $((0x10))",
         ]),
     );
+    // Any program asked only for its version or its usage.
+    check_table(
+        &policy,
+        &safe(&[
+            "perl --version",
+            "java -version",
+            "ffmpeg -help",
+            "nmcli --help",
+            "go version",
+            "helm help",
+            "docker run --help",
+            "git push --help",
+            "kubectl apply --help",
+            "go help build",
+            "git --version",
+            "terraform --version",
+            "python3 --version 2>&1 | head -n 1",
+            "some-tool-nobody-knows --version",
+        ]),
+    );
     // Subshells, judged by what they run (the plan runs them without a shell).
     check_table(
         &policy,
@@ -588,6 +608,43 @@ fn their_dangerous_neighbours_still_wait() {
             ("(ls) | tee out.txt", Destructive),
             ("(exec ls)", NotSafe),
             ("(ls) < /etc/passwd", NotSafe),
+            // A program asked about itself, beside what it would do otherwise: floors and
+            // wrappers are not lifted by the flag, nor is anything more on the command.
+            ("rm --help", Destructive),
+            ("shutdown --help", Destructive),
+            ("reboot --version", Destructive),
+            ("rm version", Destructive),
+            ("sudo --help", NotSafe),
+            ("sudo --version", NotSafe),
+            ("kubectl delete --help", Destructive),
+            ("git push --force --help", Destructive),
+            ("docker run -v /:/host --help", NotSafe),
+            ("perl -e 'unlink q(x)' --version", NotSafe),
+            ("perl --version -e 'unlink q(x)'", NotSafe),
+            ("nmcli -h", NotSafe),
+            ("some-tool-nobody-knows -h", NotSafe),
+            ("some-tool-nobody-knows --help > out.txt", Destructive),
+            ("some-tool-nobody-knows --help &", Destructive),
+            ("./deploy --help", NotSafe),
+            ("/tmp/x --version", NotSafe),
+            ("$TOOL --version", Destructive),
+            ("tool* --version", Destructive),
+            ("some-tool-nobody-knows help ../../etc/passwd", NotSafe),
+            ("some-tool-nobody-knows ~/x --help", NotSafe),
+            ("some-tool-nobody-knows \"$X\" --help", NotSafe),
+            ("some-tool-nobody-knows --version; rm -rf x", Destructive),
+            // A bare word is a script to an interpreter, a target to a build tool.
+            ("python3 help", NotSafe),
+            ("perl version", NotSafe),
+            ("bash help", NotSafe),
+            ("make help", NotSafe),
+            ("yarn version", NotSafe),
+            ("npx help", NotSafe),
+            ("npx cowsay --help", NotSafe),
+            ("python3 script.py --help", NotSafe),
+            ("java Main --help", NotSafe),
+            ("jbang hello --help", NotSafe),
+            ("make deploy --help", NotSafe),
         ],
     );
 }

@@ -28,10 +28,13 @@
 //! - [`wrappers`] — `sudo`, `env`, `timeout`, `nohup`, ... and `xargs`, `watch`, `at`.
 //! - [`shells`] — `sh`/`bash`/..., `eval`, `source`, `trap`, `alias`, `export`, `cd`.
 //! - [`interpreters`] — `python`, `perl`, `ruby`, `node`, `php`, `lua`.
+//! - [`about`] — any program asked only for its version or usage (`go version`,
+//!   `docker run --help`), where its own rule does not already decide.
 //! - [`table`] — the one table shape for flags and operands that read-only programs use;
 //!   [`subcommands`] — the one table shape for programs with subcommands (`git`, `kubectl`,
 //!   `systemctl`, `docker`, `redis-cli`, ...), a row per subcommand.
 
+mod about;
 mod awk;
 mod containers;
 mod coreutils;
@@ -167,16 +170,37 @@ fn lookup(name: &str) -> Option<&'static Program> {
 /// the rule hands back to the walker).
 pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let program = invocation.program;
-    let Some(registered) = lookup(program) else {
-        return Judgement::not_whitelisted(program);
+    let registered = lookup(program);
+    let judgement = match registered.map(|p| &p.rule) {
+        None => Judgement::not_whitelisted(program),
+        Some(Rule::Table(row)) => table::judge(walker, invocation, row),
+        Some(Rule::Destroys(what)) => Judgement::destroys(format!("`{program}` {what}")),
+        Some(Rule::Wraps(wrapper)) => wrappers::wrapped(walker, invocation, wrapper),
+        Some(Rule::Subcommands(table)) => subcommands::judge(walker, invocation, table),
+        Some(Rule::Judge(judge)) => judge(walker, invocation),
     };
-    match registered.rule {
-        Rule::Table(row) => table::judge(walker, invocation, row),
-        Rule::Destroys(what) => Judgement::destroys(format!("`{program}` {what}")),
-        Rule::Wraps(wrapper) => wrappers::wrapped(walker, invocation, wrapper),
-        Rule::Subcommands(table) => subcommands::judge(walker, invocation, table),
-        Rule::Judge(judge) => judge(walker, invocation),
+    // A program asked only about itself: what its own rule left unknown is read-only. A
+    // floor (`Destroys`), a wrapper's command and a destructive verdict are never lifted.
+    let liftable = !matches!(
+        registered.map(|p| &p.rule),
+        Some(Rule::Destroys(_) | Rule::Wraps(_))
+    );
+    if liftable
+        && judgement.destructive.is_none()
+        && (judgement.unknown.is_some() || !judgement.whitelisted)
+        && about::asks_about_itself(
+            invocation,
+            about::Forms::of(
+                program,
+                registered.is_some_and(|p| p.runs_code),
+                matches!(registered.map(|p| &p.rule), Some(Rule::Subcommands(_))),
+                registered.is_none(),
+            ),
+        )
+    {
+        return Judgement::whitelisted();
     }
+    judgement
 }
 
 /// Whether `program` runs other programs or code given to it (see [`Program::runs_code`]).
