@@ -756,8 +756,9 @@ async fn everyday_lines_run_contained_without_a_click() {
     assert_eq!(after, before, "nothing in the workspace changed");
 }
 
-/// A program asked for its version runs without a click inside the walls and gives its
-/// answer; a read outside the workspace beside it still waits for a person.
+/// A program asked for its version, and `getent` on the accounts, run without a click inside
+/// the walls and give their answers; a read outside the workspace beside them still waits
+/// for a person.
 #[tokio::test]
 async fn version_questions_run_contained_without_a_click() {
     if !sandbox_ready() {
@@ -768,12 +769,20 @@ async fn version_questions_run_contained_without_a_click() {
         ("tar --version | head -n 1", None),
         ("git --version", None),
         ("grep --help | head -n 1", None),
+        ("python3 -V", None),
+        ("getent passwd root", None),
     ];
     let fake = FakeLlm::start(script(&lines)).await;
     let events = scene.run(&fake, "look around\n", &[]);
     assert_eq!(decisions(&events), vec!["auto"; lines.len()]);
     let saw = model_saw(&fake).await;
-    for expected in ["tar (GNU tar)", "git version", "Usage: grep"] {
+    for expected in [
+        "tar (GNU tar)",
+        "git version",
+        "Usage: grep",
+        "Python 3",
+        "root:x:0:0",
+    ] {
         assert!(saw.contains(expected), "{expected} missing:\n{saw}");
     }
     assert!(!saw.contains("needs a shell"), "{saw}");

@@ -21,7 +21,7 @@
 //! A form a program's own rule already finds destructive (`kubectl delete --help` is judged
 //! as `kubectl delete`) stays so: this only ever turns "not on the whitelist" into read-only.
 
-use super::super::assess::Invocation;
+use super::super::assess::{Invocation, Stdin};
 use super::super::words::Arg;
 
 /// The words that ask a program for its version or its usage, by the common conventions:
@@ -65,6 +65,22 @@ impl Forms {
     }
 }
 
+/// The short flags interpreters print their version with (`python3 -V`, `node -v`), which
+/// mean something else to other programs (`-v` is often "verbose"). Counted only when the
+/// line gives the interpreter no input: `ruby -v` and `lua -v` go on to run a program read
+/// from their input.
+const INTERPRETER_VERSION_FLAGS: &[(&str, &[&str])] = &[
+    ("python", &["-V", "-VV"]),
+    ("python2", &["-V"]),
+    ("python3", &["-V", "-VV"]),
+    ("perl", &["-v", "-V"]),
+    ("ruby", &["-v"]),
+    ("node", &["-v"]),
+    ("nodejs", &["-v"]),
+    ("php", &["-v"]),
+    ("lua", &["-v"]),
+];
+
 /// Whether the command only asks the program for its version or its usage, in the `forms`
 /// that count for it.
 pub(super) fn asks_about_itself(invocation: &Invocation<'_>, forms: Forms) -> bool {
@@ -79,12 +95,20 @@ pub(super) fn asks_about_itself(invocation: &Invocation<'_>, forms: Forms) -> bo
     let subcommands = forms == Forms::Subcommands;
     match words.as_slice() {
         [only] if INFO_FLAGS.contains(only) => true,
+        [only] if interpreter_version_flag(invocation, only) => true,
         [only] => subcommands && INFO_SUBCOMMANDS.contains(only),
         [subcommand, "--help"] | ["help", subcommand] => {
             subcommands && is_subcommand_word(subcommand)
         }
         _ => false,
     }
+}
+
+fn interpreter_version_flag(invocation: &Invocation<'_>, flag: &str) -> bool {
+    *invocation.stdin == Stdin::Inherited
+        && INTERPRETER_VERSION_FLAGS
+            .iter()
+            .any(|(program, flags)| *program == invocation.program && flags.contains(&flag))
 }
 
 /// The word as written when it is plain text the line fully shows (no pattern, no `~`).
@@ -107,7 +131,6 @@ fn is_subcommand_word(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::command::assess::Stdin;
 
     fn asks_of(program: &str, forms: Forms, words: &[&str]) -> bool {
         let args: Vec<Arg> = words.iter().map(|w| Arg::literal(w)).collect();

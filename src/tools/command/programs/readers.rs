@@ -79,6 +79,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         Rule::Judge(compressor),
     ),
     Program::new(&["unzip"], Rule::Judge(unzip)),
+    Program::new(&["getent"], Rule::Judge(getent)),
     Program::new(
         &["zipinfo"],
         Rule::Table(&Table {
@@ -253,7 +254,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(
         &[
             "free", "nproc", "uptime", "cal", "ncal", "arch", "getconf", "locale", "tty",
-            "logname", "vmstat", "lsblk", "lsmem", "sleep", "yes", "factor",
+            "logname", "vmstat", "lsblk", "lsmem", "sleep", "yes", "factor", "groups", "lsmod",
         ],
         Rule::Table(&Table {
             spec: Spec::values(
@@ -525,6 +526,43 @@ fn compressor(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement
 
 /// `unzip -l`, `-v`, `-t`, `-p`, `-c`, `-z`, `-Z` only list, test or print; any other form
 /// extracts, and with `-o` overwrites without asking.
+/// The databases `getent` may read without a click: accounts without their passwords,
+/// groups, host and network names, services, protocols. Not `shadow` or `gshadow` (password
+/// hashes), and no option (`-s` picks the service that answers, an LDAP server say).
+const GETENT_DATABASES: &[&str] = &[
+    "passwd",
+    "group",
+    "hosts",
+    "ahosts",
+    "ahostsv4",
+    "ahostsv6",
+    "networks",
+    "services",
+    "protocols",
+    "rpc",
+    "ethers",
+    "aliases",
+];
+
+fn getent(_walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut words = invocation.args.iter();
+    let database = words.next().and_then(|w| w.text());
+    let plain = |w: &crate::tools::command::words::Arg| {
+        w.text().is_some_and(|t| !t.starts_with('-')) && w.pattern.is_none() && !w.tilde
+    };
+    match database {
+        Some(name) if GETENT_DATABASES.contains(&name) && words.all(plain) => {
+            Judgement::whitelisted()
+        }
+        Some(name) if !name.starts_with('-') && !GETENT_DATABASES.contains(&name) => {
+            Judgement::other(format!(
+                "`getent {name}` is not a database that may be read without a click"
+            ))
+        }
+        _ => Judgement::other("`getent` is given an option or a word the line does not show"),
+    }
+}
+
 fn unzip(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     const READS: &[char] = &['l', 'v', 't', 'p', 'c', 'z', 'Z'];
     let items = options::parse(invocation.args, &Spec::values("dxP", &[]));
@@ -627,6 +665,19 @@ mod tests {
             ("getconf PAGE_SIZE", Safe),
             ("vmstat 1 3", Safe),
             ("lscpu -s /", Unknown),
+            ("groups", Safe),
+            ("groups alice", Safe),
+            ("lsmod | grep ext4", Safe),
+            ("getent passwd alice", Safe),
+            ("getent group sudo", Safe),
+            ("getent hosts localhost", Safe),
+            ("getent shadow", Unknown),
+            ("getent shadow root", Unknown),
+            ("getent gshadow", Unknown),
+            ("getent -s ldap passwd", Unknown),
+            ("getent passwd -s", Unknown),
+            ("getent passwd $USER", NotSafe),
+            ("getent", Unknown),
             // Pagers copy their files to the (never a terminal) output.
             ("less notes.txt", Safe),
             ("ag error --color | less -R", Safe),
