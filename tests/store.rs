@@ -168,6 +168,7 @@ on_both_backends!(
     a_failed_migration_says_why,
     concurrent_writes_land_exactly_when_they_say_so,
     a_long_turn_is_saved_whole_and_in_order,
+    turns_saved_at_once_in_one_channel_stay_whole,
     a_refused_write_fails_alone_and_its_batch_lands,
     concurrent_settings_reads_each_get_their_own_channel,
     channel_rules_are_kept_listed_while_active_and_revoked_once,
@@ -413,6 +414,62 @@ async fn a_long_turn_is_saved_whole_and_in_order(db: TestDb) {
     assert_eq!(history.len(), 4 + 900);
     assert_eq!(&history[..4], &turn(0, 10)[..]);
     assert_eq!(&history[4..], &long[..]);
+}
+
+/// Runs of one channel save their turns at the same moment, round after round, so batches
+/// carrying the same channel's messages are out on the store's connections at once. Each
+/// turn's messages must stay together in the history (a tool result apart from its call
+/// is a conversation no model server takes): ids drawn from one sequence by two inserts at
+/// once would interleave.
+async fn turns_saved_at_once_in_one_channel_stay_whole(db: TestDb) {
+    let store = Arc::new(db.connect().await);
+    if let Backend::Postgres { .. } = &db.backend {
+        // Each row takes a moment to insert, so two batches out at once overlap for sure.
+        db.execute(
+            "CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+             PERFORM pg_sleep(0.002); RETURN NEW; END $$; \
+             CREATE TRIGGER slow_insert BEFORE INSERT ON messages FOR EACH ROW \
+             EXECUTE FUNCTION slow_insert();",
+        )
+        .await;
+    }
+    let turn_of = |n: usize| -> Vec<ChatMessage> {
+        (0..24)
+            .map(|i| ChatMessage::user(Some("alice"), format!("turn {n} message {i}")))
+            .collect()
+    };
+    // 5 rounds of 8 turns of 24 messages: 960, under what one history read returns.
+    for round in 0..5 {
+        let start = Arc::new(tokio::sync::Barrier::new(8));
+        let savers: Vec<_> = (0..8)
+            .map(|k| {
+                let store = store.clone();
+                let start = start.clone();
+                let messages = turn_of(round * 8 + k);
+                tokio::spawn(async move {
+                    start.wait().await;
+                    // One after another, each while the one before is still out.
+                    tokio::time::sleep(Duration::from_millis(5 * k as u64)).await;
+                    store.append("c1", &messages).await
+                })
+            })
+            .collect();
+        for saver in savers {
+            saver.await.expect("saver").expect("the turn lands");
+        }
+    }
+    let history = store.load_history("c1", usize::MAX).await.expect("history");
+    assert_eq!(history.len(), 5 * 8 * 24);
+    for chunk in history.chunks(24) {
+        let n: usize = chunk[0]
+            .content
+            .as_deref()
+            .and_then(|text| text.strip_prefix("turn "))
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .expect("a turn starts with its first message");
+        assert_eq!(chunk, &turn_of(n)[..], "turn {n} is whole and in order");
+    }
 }
 
 /// The run's writes travel in batches; when the database refuses one write of a batch, that

@@ -49,6 +49,13 @@ const MAX_BATCH: usize = 1024;
 /// What one batch does on PostgreSQL: each CTE takes its rows from arrays (empty when the
 /// batch has none of that kind). Messages are inserted in the order of their array, so each
 /// turn's ids follow its messages.
+///
+/// Before its first message takes an id, a batch holds a transaction-scoped advisory lock
+/// keyed by the `messages` table, until it commits: the batcher has two connections, and two
+/// inserts drawing ids from the one sequence at once would interleave their turns (a tool
+/// result apart from its call). The lock's CTE is joined to the rows, so it is taken before
+/// any row reaches the insert (a sort sits between them); a batch without messages takes
+/// no lock, or takes it for nothing.
 const POSTGRES_BATCH: &str = concat!(
     "WITH started AS (",
     "INSERT INTO runs (id, channel, instance, started_at, heartbeat_at) ",
@@ -68,10 +75,13 @@ const POSTGRES_BATCH: &str = concat!(
     "$12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::int8[], ",
     "$19::int8[], $20::text[], $21::text[], $22::text[]) ",
     "ON CONFLICT (idempotency_key) DO NOTHING",
+    "), turn_order AS (",
+    "SELECT pg_advisory_xact_lock('messages'::regclass::oid::int8)",
     "), saved AS (",
     "INSERT INTO messages (channel, message, created_at) ",
     "SELECT m.channel, m.message, m.at ",
     "FROM unnest($23::text[], $24::text[], $25::int8[]) WITH ORDINALITY AS m(channel, message, at, n) ",
+    "CROSS JOIN turn_order ",
     "ORDER BY m.n",
     ") SELECT 1"
 );
