@@ -28,6 +28,8 @@
 //! - [`wrappers`] — `sudo`, `env`, `timeout`, `nohup`, ... and `xargs`, `watch`, `at`.
 //! - [`shells`] — `sh`/`bash`/..., `eval`, `source`, `trap`, `alias`, `export`, `cd`.
 //! - [`interpreters`] — `python`, `perl`, `ruby`, `node`, `php`, `lua`.
+//! - [`viewers`] — `eza`/`exa`, `lsd`, `dust`, `duf`, `tokei`, `pdfinfo`, `yq` (not
+//!   `-i`/`-s`, which write).
 //! - [`about`] — any program asked only for its version or usage (`go version`,
 //!   `docker run --help`), where its own rule does not already decide.
 //! - [`table`] — the one table shape for flags and operands that read-only programs use;
@@ -56,6 +58,7 @@ mod system;
 mod systemd;
 mod table;
 mod tar;
+mod viewers;
 mod wrappers;
 
 use std::collections::HashMap;
@@ -144,6 +147,7 @@ const FAMILIES: &[&[Program]] = &[
     wrappers::PROGRAMS,
     shells::PROGRAMS,
     interpreters::PROGRAMS,
+    viewers::PROGRAMS,
 ];
 
 /// Names that stand for a whole series (`mkfs.ext4`, `mkfs.xfs`, ... under `mkfs`).

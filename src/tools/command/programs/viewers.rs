@@ -1,0 +1,203 @@
+//! Newer listing and inspection tools people reach for instead of the classic ones, each of
+//! which only reads: `eza`/`exa` and `lsd` (listings, like `ls`), `dust` and `duf` (disk
+//! usage, like `du` and `df`), `tokei` (lines of code), `pdfinfo` (a PDF's metadata) and
+//! `yq` (a query over YAML, JSON or XML, like `jq`).
+//!
+//! What would make one write is refused: `yq -i` rewrites its file in place and `yq -s`
+//! writes a file per document; an expression that may `load` a file waits, since that
+//! file's path is not an operand the checks see. Options whose value is a word are listed only where they
+//! surely take one (a word swallowed as a value would escape the operand checks); a value
+//! missed is read as an operand and checked as a path, which costs a click at worst.
+//! Programs whose options also come with a single dash (`cloc -out=f`, `xmllint -output f`,
+//! Perl's and libxml2's parsers accept both) are not here: a refusal written for `--out`
+//! would not see `-out`.
+
+use super::table::{self, Effect, Operands, Refusal, TABLE, Table};
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement, Walker};
+use crate::tools::command::options::Spec;
+
+/// The programs of this family and their rules.
+pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(
+        &["eza", "exa"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "LIst",
+                &["level", "ignore-glob", "sort", "time", "time-style"],
+            ),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["lsd"],
+        Rule::Table(&Table {
+            spec: Spec::values("I", &["depth", "ignore-glob", "config-file"]),
+            path_options: &["config-file"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["dust"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "dnXevzw",
+                &[
+                    "depth",
+                    "number-of-lines",
+                    "ignore-directory",
+                    "filter",
+                    "invert-filter",
+                    "min-size",
+                    "terminal-width",
+                ],
+            ),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["duf"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "",
+                &[
+                    "only",
+                    "hide",
+                    "only-mp",
+                    "hide-mp",
+                    "only-fs",
+                    "hide-fs",
+                    "output",
+                    "sort",
+                    "width",
+                    "theme",
+                    "style",
+                    "avail-threshold",
+                    "usage-threshold",
+                ],
+            ),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["tokei"],
+        Rule::Table(&Table {
+            // `--output` is the format printed (json, yaml), not a file.
+            spec: Spec::values(
+                "oetscin",
+                &[
+                    "output",
+                    "exclude",
+                    "type",
+                    "sort",
+                    "columns",
+                    "input",
+                    "num-format",
+                ],
+            ),
+            path_options: &["i", "input"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["pdfinfo"],
+        // poppler's pdfinfo has no option that writes; its single-dash options with values
+        // (`-f 1`, `-enc UTF-8`) leave words that are checked as paths.
+        Rule::Table(&TABLE),
+    ),
+    Program::new(&["yq"], Rule::Judge(yq)),
+];
+
+/// `yq`'s words: an expression, then files.
+const YQ: Table = Table {
+    spec: Spec::values(
+        "opI",
+        &[
+            "output-format",
+            "input-format",
+            "indent",
+            "expression",
+            "from-file",
+            "split-exp",
+        ],
+    ),
+    operands: Operands::PatternThenPaths(&["expression", "from-file"]),
+    path_options: &["from-file"],
+    refused: &[
+        Refusal {
+            options: &["i", "inplace", "in-place"],
+            effect: Effect::Writes,
+            what: "rewrites its file in place",
+        },
+        Refusal {
+            options: &["s", "split-exp"],
+            effect: Effect::Writes,
+            what: "writes each document to a file of its own",
+        },
+    ],
+    ..TABLE
+};
+
+/// `yq` by its table, and its expression: the `load` operators (`load("f")`, `load_str`,
+/// ...) read a file the line names only inside the expression, so its path is not checked.
+fn yq(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut judgement = table::judge(walker, invocation, &YQ);
+    if invocation
+        .args
+        .iter()
+        .any(|arg| arg.text().is_none_or(|text| text.contains("load")))
+    {
+        judgement.unknown("a `yq` expression may `load` a file the line does not name as one");
+    }
+    judgement
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn viewer_rules_give_each_form_its_verdict() {
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("eza -la", Safe),
+            ("eza --tree --level 2 src", Safe),
+            ("exa -l --sort=size --git", Safe),
+            ("eza -I '*.o' src", Safe),
+            ("eza /etc", Unknown),
+            ("eza -la ~", NotSafe),
+            ("eza > list.txt", Destructive),
+            ("lsd -la", Safe),
+            ("lsd --tree --depth 2", Safe),
+            ("lsd --config-file /etc/secret.yaml", Unknown),
+            ("lsd ../", Unknown),
+            ("dust", Safe),
+            ("dust -d 2 src", Safe),
+            ("dust -X target .", Safe),
+            ("dust /", Unknown),
+            ("duf", Safe),
+            ("duf --only local --output mountpoint,size", Safe),
+            ("duf --json", Safe),
+            ("duf /home", Unknown),
+            ("tokei", Safe),
+            ("tokei src --output json", Safe),
+            ("tokei -e target -t Rust", Safe),
+            ("tokei --input /etc/stats.json", Unknown),
+            ("tokei ../other", Unknown),
+            ("pdfinfo notes.pdf", Safe),
+            ("pdfinfo -meta notes.pdf", Safe),
+            ("pdfinfo /etc/x.pdf", Unknown),
+            ("yq '.a.b' config.yaml", Safe),
+            ("yq -o json '.' config.yaml", Safe),
+            ("yq e '.a' config.yaml", Safe),
+            ("cat config.yaml | yq '.items[0]'", Safe),
+            ("yq '.a' /etc/x.yaml", Unknown),
+            ("yq -i '.a = 1' config.yaml", Destructive),
+            ("yq --inplace '.a = 1' config.yaml", Destructive),
+            ("yq -s '.name' docs.yaml", Destructive),
+            ("yq --from-file /etc/q.yq config.yaml", Unknown),
+            ("yq '.a' config.yaml > out.yaml", Destructive),
+            ("yq 'load(\"/etc/shadow\")' config.yaml", Unknown),
+            ("yq -n 'load_str(\"../x\")'", Unknown),
+        ]);
+    }
+}
