@@ -123,6 +123,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["dpkg", "dpkg-query"], Rule::Judge(dpkg)),
     Program::new(&["apt", "apt-cache"], Rule::Judge(apt)),
     Program::new(&["pacman"], Rule::Judge(pacman)),
+    Program::new(&["pip", "pip3"], Rule::Subcommands(&PIP)),
     Program::new(
         &["timedatectl", "hostnamectl", "localectl"],
         Rule::Subcommands(&CTL),
@@ -309,6 +310,61 @@ const CTL: Subcommands = Subcommands {
     without: None,
     ..SUBCOMMANDS
 };
+
+/// `pip`'s listing subcommands read the installed packages. Any option before the
+/// subcommand waits (`--python` runs another interpreter, `--log` writes a file), and so do
+/// those options after it; package names are text.
+const PIP: Subcommands = Subcommands {
+    global: Global::Reader(pip_globals),
+    verbs: &[Verb::reads(
+        &["list", "show", "freeze", "check"],
+        &Table {
+            spec: Spec::values("r", &["format", "path", "exclude", "requirement"]),
+            operands: Operands::Text,
+            path_options: &["path", "r", "requirement"],
+            refused: &[Refusal {
+                options: &[
+                    "python",
+                    "log",
+                    "log-file",
+                    "cache-dir",
+                    "src",
+                    "exists-action",
+                    "index-url",
+                    "extra-index-url",
+                    "find-links",
+                    "outdated",
+                    "uptodate",
+                    "o",
+                    "u",
+                ],
+                effect: Effect::Unsafe,
+                what: "runs another interpreter, writes a file, or asks a package index",
+            }],
+            ..TABLE
+        },
+    )],
+    without: None,
+    ..SUBCOMMANDS
+};
+
+/// Where `pip`'s subcommand is: its first word, unless options come before it, which are
+/// not read here.
+fn pip_globals(
+    _walker: &mut Walker<'_>,
+    invocation: &Invocation<'_>,
+    judgement: &mut Judgement,
+) -> usize {
+    let at = invocation
+        .args
+        .iter()
+        .position(|arg| !arg.text().is_some_and(|text| text.starts_with('-')))
+        .unwrap_or(invocation.args.len());
+    if at > 0 {
+        judgement.unknown("`pip` is given options before its subcommand, which are not read");
+    }
+    at
+}
 
 /// Words of `ip` that change the network configuration, or run a command in a namespace.
 const IP_CHANGES: &[&str] = &[
@@ -696,6 +752,27 @@ mod tests {
             ("apt-cache policy htop", Safe),
             ("apt install htop", Unknown),
             ("apt -o APT::Update::Pre-Invoke::=id show htop", Unknown),
+            ("pip list", Safe),
+            ("pip3 list --format json", Safe),
+            ("pip show requests", Safe),
+            ("pip show -f requests", Safe),
+            ("pip freeze", Safe),
+            ("pip freeze | grep -i django", Safe),
+            ("pip check", Safe),
+            ("pip --version", Safe),
+            ("pip freeze > requirements.txt", Destructive),
+            ("pip install requests", Unknown),
+            ("pip uninstall -y requests", Unknown),
+            ("pip --python /tmp/evil list", Unknown),
+            ("pip --python=/tmp/evil list", Unknown),
+            ("pip list --python /tmp/evil", Unknown),
+            ("pip list --log out.txt", Unknown),
+            ("pip list --outdated", Unknown),
+            ("pip list -o", Unknown),
+            ("pip list --path /etc", Unknown),
+            ("pip freeze -r /etc/reqs.txt", Unknown),
+            ("pip $VERB", Unknown),
+            ("pip download requests", Unknown),
             ("pacman -Qe", Safe),
             ("pacman -Ss vim", Safe),
             ("pacman -Syu", Unknown),
