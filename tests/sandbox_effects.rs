@@ -791,3 +791,60 @@ async fn version_questions_run_contained_without_a_click() {
     let events = scene.run(&fake, "look\n", &[]);
     assert_eq!(decisions(&events), vec!["confirm"]);
 }
+
+/// Checks that read a file run none of it, and a database client given a workspace file and
+/// safe SQL reads it without a click, while the file stays as it was: proven by a script
+/// and a program that would leave a mark if run, and by the database's bytes.
+#[tokio::test]
+async fn syntax_checks_and_sqlite_reads_run_nothing_and_change_nothing() {
+    if !sandbox_ready() {
+        return;
+    }
+    let scene = Scene::new();
+    let marked = |name: &str| scene.ws.join(name);
+    std::fs::write(marked("deploy.sh"), "touch ran-sh\necho deployed\n").expect("write");
+    std::fs::write(
+        marked("app.js"),
+        "require('fs').writeFileSync('ran-js', 'x');\n",
+    )
+    .expect("write");
+    let db = marked("app.db");
+    let made = Command::new("sqlite3")
+        .arg(&db)
+        .arg("CREATE TABLE t(name TEXT); INSERT INTO t VALUES ('alpha'), ('beta');")
+        .status();
+    let with_sqlite = made.is_ok_and(|status| status.success());
+    let with_node = Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    let db_before = std::fs::read(&db).ok();
+    let mut lines = vec![("bash -n deploy.sh && echo syntax-fine", None)];
+    if with_node {
+        lines.push(("node --check app.js && echo node-fine", None));
+    }
+    if with_sqlite {
+        lines.push((
+            "sqlite3 -header app.db 'SELECT name FROM t ORDER BY name'",
+            None,
+        ));
+        lines.push(("sqlite3 app.db .tables", None));
+    }
+    let fake = FakeLlm::start(script(&lines)).await;
+    let events = scene.run(&fake, "check the scripts\n", &[]);
+    assert_eq!(decisions(&events), vec!["auto"; lines.len()]);
+    let saw = model_saw(&fake).await;
+    assert!(saw.contains("syntax-fine"), "{saw}");
+    assert!(!saw.contains("deployed"), "the script ran: {saw}");
+    assert!(!marked("ran-sh").exists() && !marked("ran-js").exists());
+    if with_node {
+        assert!(saw.contains("node-fine"), "{saw}");
+    }
+    if with_sqlite {
+        // What the model received is JSON: its newlines are escaped.
+        assert!(saw.contains(r"name\nalpha\nbeta"), "{saw}");
+        assert_eq!(std::fs::read(&db).ok(), db_before, "the database changed");
+    } else {
+        eprintln!("sqlite3 is not installed: its read was not tried");
+    }
+}

@@ -12,7 +12,7 @@ use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
 use super::{Program, Rule};
 use crate::core::risk::Assessment;
 use crate::core::tools::SqlDialect;
-use crate::tools::command::assess::{Invocation, Judgement, Walker};
+use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
 use crate::tools::command::options::{self, Item, Spec};
 use crate::tools::command::words::Arg;
 use crate::tools::sql::assess_sql;
@@ -69,25 +69,76 @@ const MYSQL: Spec = Spec::values(
 // mysql's `-p` takes its password attached, or asks for it.
 .optional("p");
 
-const SQLITE3: Spec = Spec::values("", &["cmd", "separator", "newline", "nullvalue"]).exact();
-
 fn psql(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     let items = options::parse(call.args, &PSQL);
     let sql = given_sql(&items, &["c", "command"]);
-    judge_sql(walker, call.program, sql, SqlDialect::Postgres)
+    judge_sql(walker, call.program, sql, SqlDialect::Postgres).verdict
 }
 
 fn mysql(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     let items = options::parse(call.args, &MYSQL);
     let sql = given_sql(&items, &["e", "execute", "init-command"]);
-    judge_sql(walker, call.program, sql, SqlDialect::Mysql)
+    judge_sql(walker, call.program, sql, SqlDialect::Mysql).verdict
 }
 
-/// `sqlite3 [options] [FILE [SQL...]]`: every operand after the file is SQL, as is `-cmd`.
+/// `sqlite3 [options] [FILE [SQL...]]`: the first operand is the database file and every
+/// operand after it is SQL, as is `-cmd`'s value. Its options take one dash or two and may
+/// come anywhere. Given a file in the workspace (or none: an in-memory database), only
+/// options that choose how it prints, and SQL that the SQL tool reads as safe with dot
+/// commands that only show something, it reads and runs without a click: in the sandbox
+/// the file opens read-only, whatever the SQL.
 fn sqlite3(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
-    let items = options::parse(call.args, &SQLITE3);
-    let mut sql = given_sql(&items, &["cmd"]);
-    sql.extend(options::operands(&items).into_iter().skip(1).map(Arg::text));
+    let mut sql: Vec<Option<&str>> = Vec::new();
+    let mut file = None;
+    let mut unread = None;
+    let mut sql_operands = false;
+    let mut words = call.args.iter();
+    while let Some(word) = words.next() {
+        let Some(text) = word.text() else {
+            // It may be `-cmd` or SQL: its SQL is not known.
+            sql_operands = true;
+            sql.push(None);
+            continue;
+        };
+        let Some(name) = text.strip_prefix('-').filter(|name| !name.is_empty()) else {
+            match file {
+                None => file = Some(text),
+                Some(_) => {
+                    sql_operands = true;
+                    sql.push(Some(text));
+                }
+            }
+            continue;
+        };
+        let name = name.strip_prefix('-').unwrap_or(name);
+        if name == "cmd" {
+            sql.push(words.next().map_or(Some(""), Arg::text));
+        } else if SQLITE3_VALUES.contains(&name) {
+            words.next();
+        } else if !SQLITE3_PRINTING.contains(&name) {
+            unread.get_or_insert(text);
+            if SQLITE3_WITH_VALUE.contains(&name) {
+                words.next();
+            }
+        }
+    }
+    // Without SQL after the file, sqlite3 reads its commands from its input.
+    if !sql_operands {
+        match call.stdin {
+            Stdin::Inherited => {}
+            Stdin::Text(text) => sql.push(Some(text)),
+            Stdin::File(path) => {
+                return Judgement::other(format!(
+                    "`sqlite3` runs the SQL in {path}, whose contents are not checked"
+                ));
+            }
+            Stdin::Unseen(from) => {
+                return Judgement::destroys(format!(
+                    "`sqlite3` runs the SQL read from {from}, which cannot be seen before it runs"
+                ));
+            }
+        }
+    }
     if let Some(dot) = sql
         .iter()
         .flatten()
@@ -109,8 +160,45 @@ fn sqlite3(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
         .collect();
     let unknown = sql.iter().filter(|text| text.is_none()).map(|_| None);
     let sql = statements.iter().map(|s| Some(s.as_str())).chain(unknown);
-    judge_sql(walker, call.program, sql.collect(), SqlDialect::Sqlite)
+    let mut judgement = judge_sql(walker, call.program, sql.collect(), SqlDialect::Sqlite);
+    if !judgement.all_sql_safe {
+        return judgement.verdict;
+    }
+    if let Some(option) = unread {
+        judgement
+            .verdict
+            .unknown(format!("`sqlite3 {option}` is an option not read here"));
+        return judgement.verdict;
+    }
+    let mut verdict = Judgement::whitelisted();
+    if let Some(file) = file.filter(|file| *file != ":memory:") {
+        walker.check_path(&mut verdict, call.program, file);
+    }
+    verdict
 }
+
+/// sqlite3's options that only choose how results print or how errors stop it.
+const SQLITE3_PRINTING: &[&str] = &[
+    "header", "noheader", "column", "csv", "json", "line", "list", "markdown", "box", "table",
+    "html", "tabs", "ascii", "quote", "readonly", "bail", "batch", "echo", "safe", "nofollow",
+    "version", "help",
+];
+
+/// Its options whose value is printing text (a separator, the text shown for NULL).
+const SQLITE3_VALUES: &[&str] = &["separator", "newline", "nullvalue", "escape"];
+
+/// Its other options that take a value (`-init FILE` runs a file's commands).
+const SQLITE3_WITH_VALUE: &[&str] = &[
+    "init",
+    "mmap",
+    "vfs",
+    "lookaside",
+    "pagecache",
+    "heap",
+    "maxsize",
+    "nonce",
+    "memtrace",
+];
 
 /// sqlite3's dot commands that only show something; every other one may run a program
 /// (`.shell`, `.system`), load code (`.load`) or write a file (`.output`, `.save`, ...).
@@ -150,6 +238,13 @@ fn given_sql<'a>(items: &[Item<'a>], names: &[&str]) -> Vec<Option<&'a str>> {
         .collect()
 }
 
+/// What the SQL given to a client makes the call: its verdict, and whether every statement
+/// was read as safe (so a client that reaches nothing else may run it).
+struct SqlVerdict {
+    verdict: Judgement,
+    all_sql_safe: bool,
+}
+
 /// Destructive when some SQL the client is given is, by the SQL tool's reading with the
 /// operator's SQL rules; forbidden when it touches a name they deny; otherwise not
 /// whitelisted, with a reason that points to `execute_sql`.
@@ -158,29 +253,42 @@ fn judge_sql(
     program: &str,
     sql: Vec<Option<&str>>,
     dialect: SqlDialect,
-) -> Judgement {
+) -> SqlVerdict {
+    let destroys = |verdict| SqlVerdict {
+        verdict,
+        all_sql_safe: false,
+    };
+    let mut all_sql_safe = true;
     for text in &sql {
         let Some(text) = text else {
-            return Judgement::destroys(format!(
+            return destroys(Judgement::destroys(format!(
                 "`{program}` is given SQL only known when the line runs, so it could drop or change anything"
-            ));
+            )));
         };
         match assess_sql(text, dialect, &walker.policy.sql) {
             Assessment::Forbidden(why) => {
                 walker.forbidden(format!(
                     "`{program}` is given SQL that execute_sql would refuse: {why}"
                 ));
-                return Judgement::destroys(format!("`{program}` runs SQL that {why}"));
+                return destroys(Judgement::destroys(format!(
+                    "`{program}` runs SQL that {why}"
+                )));
             }
             Assessment::Destructive(why) => {
-                return Judgement::destroys(format!("`{program}` runs SQL that {why}"));
+                return destroys(Judgement::destroys(format!(
+                    "`{program}` runs SQL that {why}"
+                )));
             }
-            _ => {}
+            Assessment::Safe(_) => {}
+            _ => all_sql_safe = false,
         }
     }
-    Judgement::other(format!(
-        "`{program}` runs SQL against a server the line does not show; use execute_sql, which the gate reads statement by statement"
-    ))
+    SqlVerdict {
+        verdict: Judgement::other(format!(
+            "`{program}` runs SQL against a server the line does not show; use execute_sql, which the gate reads statement by statement"
+        )),
+        all_sql_safe,
+    }
 }
 
 /// Redis commands that delete keys, wipe databases, or stop or reconfigure the server.
@@ -295,7 +403,7 @@ mod tests {
 
     #[test]
     fn databases_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("psql -c 'SELECT count(*) FROM users'", Unknown),
@@ -303,7 +411,27 @@ mod tests {
             ("psql", Unknown),
             ("mysql -e 'SHOW TABLES'", Unknown),
             ("mysql -uroot -p -e 'select 1'", Unknown),
-            ("sqlite3 app.db 'SELECT * FROM t'", Unknown),
+            ("sqlite3 app.db 'SELECT * FROM t'", Safe),
+            ("sqlite3 -header -column app.db 'SELECT * FROM t'", Safe),
+            ("sqlite3 --json app.db 'SELECT 1'", Safe),
+            ("sqlite3 :memory: 'SELECT 1 + 1'", Safe),
+            ("sqlite3 app.db .tables", Safe),
+            ("sqlite3 app.db \".schema 't'\"", Safe),
+            ("sqlite3 /etc/app.db 'SELECT 1'", Unknown),
+            ("sqlite3 ../app.db 'SELECT 1'", Unknown),
+            ("sqlite3 -init setup.sql app.db 'SELECT 1'", Unknown),
+            ("sqlite3 -A -tf app.db", Unknown),
+            ("sqlite3 app.db \"SELECT writefile('x', 'y')\"", NotSafe),
+            ("sqlite3 app.db \"SELECT load_extension('x')\"", NotSafe),
+            ("sqlite3 app.db \"ATTACH 'x.db' AS y\"", NotSafe),
+            ("sqlite3 app.db 'PRAGMA journal_mode=WAL'", NotSafe),
+            ("sqlite3 app.db 'SELECT 1' '.once out.txt'", Destructive),
+            ("sqlite3 app.db < dump.sql", Unknown),
+            ("cat dump.sql | sqlite3 app.db", NotSafe),
+            ("echo 'DROP TABLE t;' | sqlite3 app.db", Destructive),
+            ("echo 'SELECT 1;' | sqlite3 app.db", Safe),
+            ("sqlite3 $DB 'SELECT 1'", Destructive),
+            ("sqlite3 app.db 'SELECT 1' > out.txt", Destructive),
             ("redis-cli get session:1", Unknown),
             ("redis-cli -h cache info", Unknown),
             ("mysqladmin status", Unknown),
@@ -318,8 +446,6 @@ mod tests {
             ),
             ("sqlite3 app.db 'DELETE FROM t'", Destructive),
             ("sqlite3 -cmd 'DROP TABLE t' app.db", Destructive),
-            ("sqlite3 app.db .tables", Unknown),
-            ("sqlite3 app.db .schema", Unknown),
             ("sqlite3 app.db '.shell rm -rf data'", Destructive),
             ("sqlite3 app.db '.output /tmp/x'", Destructive),
             ("redis-cli FLUSHALL", Destructive),

@@ -20,6 +20,9 @@ pub(super) const PROGRAMS: &[Program] = &[Program::new(
 /// pipe whose source the line does not show, that is code nobody has seen.
 fn interpreter(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let program = invocation.program;
+    if let Some(judgement) = checks_only(walker, invocation) {
+        return judgement;
+    }
     for code in invocation.args.iter().filter_map(Arg::text) {
         embedded_commands(walker, code, invocation.depth);
     }
@@ -89,6 +92,45 @@ fn interpreter(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgemen
         )),
         Stdin::Inherited => Judgement::not_whitelisted(program),
     }
+}
+
+/// The forms in which an interpreter runs nothing: it checks a file's syntax (`php -l`,
+/// `node --check`) or describes itself (`php -m`, `php -i`, `php --ini`). `None` for every
+/// other form. Ruby's and Perl's checks are not among them: Perl's `-c` runs `BEGIN` blocks
+/// and `use`, and Ruby reads switches (`-r` included) from the file's own `#!` line.
+fn checks_only(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Option<Judgement> {
+    let (checks, describes, harmless): (&[&str], &[&str], &[&str]) = match invocation.program {
+        "php" => (
+            &["-l", "--syntax-check"],
+            &["-m", "--modules", "-i", "--info", "--ini"],
+            &["-n", "--no-php-ini"],
+        ),
+        "node" | "nodejs" => (&["-c", "--check"], &[], &[]),
+        _ => return None,
+    };
+    let mut checking = false;
+    let mut describing = false;
+    let mut files = Vec::new();
+    for arg in invocation.args {
+        let text = arg.text()?;
+        if checks.contains(&text) {
+            checking = true;
+        } else if describes.contains(&text) {
+            describing = true;
+        } else if text.starts_with('-') && text != "-" {
+            if !harmless.contains(&text) {
+                return None;
+            }
+        } else {
+            files.push(arg);
+        }
+    }
+    if !(checking || describing && files.is_empty()) {
+        return None;
+    }
+    let mut judgement = Judgement::whitelisted();
+    super::table::check_paths(walker, &mut judgement, invocation.program, &files);
+    Some(judgement)
 }
 
 /// Judges the shell commands that inline program text hands to `system(...)`,
@@ -192,7 +234,7 @@ pub(super) fn string_literals_before(code: &str, operator: &str) -> Vec<String> 
 mod tests {
     #[test]
     fn interpreters_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("perl -pi -e 's/a/b/' notes.txt", Destructive),
@@ -200,6 +242,26 @@ mod tests {
             ("perl -pe 's/a/b/' notes.txt", Unknown),
             ("perl -e 'print 1'", Unknown),
             ("python3 -c \"import os; os.system('ls')\"", Unknown),
+            ("php -l file.php", Safe),
+            ("php -m", Safe),
+            ("php -i", Safe),
+            ("php -n --ini", Safe),
+            ("php -l /etc/x.php", Unknown),
+            ("php -m file.php", Unknown),
+            ("php -d auto_prepend_file=x.php -l file.php", Unknown),
+            ("php file.php", Unknown),
+            ("php -r 'echo 1;'", Unknown),
+            ("php -l -r 'unlink(\"x\");'", Unknown),
+            ("node --check app.js", Safe),
+            ("node -c app.js", Safe),
+            ("node --check -r ./hook.js app.js", Unknown),
+            ("node app.js", Unknown),
+            ("ruby -c notes.rb", Unknown),
+            ("perl -c notes.pl", Unknown),
+            (
+                "find . -name '*.php' -print0 | xargs -0 -n1 -P8 php -l",
+                Unknown,
+            ),
         ]);
     }
 }

@@ -30,6 +30,11 @@
 //! - [`interpreters`] — `python`, `perl`, `ruby`, `node`, `php`, `lua`.
 //! - [`viewers`] — `eza`/`exa`, `lsd`, `dust`, `duf`, `tokei`, `pdfinfo`, `yq` (not
 //!   `-i`/`-s`, which write).
+//! - [`checkers`] — formatters and linters in their reporting modes (`gofmt -l`,
+//!   `rustfmt --check`, `black --diff`, `clang-format`, `shellcheck`), `nkf`, `jar t`; their
+//!   writing modes (`-w`, `-i`, files without `--check`) are destructive.
+//! - [`toolchains`] — the listing forms of `gem`, `conda`, `npm`, `pyenv`/`rbenv`/...,
+//!   `perlbrew`, `brew`, `port`, and `go env`; their removals are destructive.
 //! - [`about`] — any program asked only for its version or usage (`go version`,
 //!   `docker run --help`), where its own rule does not already decide.
 //! - [`table`] — the one table shape for flags and operands that read-only programs use;
@@ -38,6 +43,7 @@
 
 mod about;
 mod awk;
+mod checkers;
 mod containers;
 mod coreutils;
 mod databases;
@@ -58,6 +64,7 @@ mod system;
 mod systemd;
 mod table;
 mod tar;
+mod toolchains;
 mod viewers;
 mod wrappers;
 
@@ -148,6 +155,8 @@ const FAMILIES: &[&[Program]] = &[
     shells::PROGRAMS,
     interpreters::PROGRAMS,
     viewers::PROGRAMS,
+    toolchains::PROGRAMS,
+    checkers::PROGRAMS,
 ];
 
 /// Names that stand for a whole series (`mkfs.ext4`, `mkfs.xfs`, ... under `mkfs`).

@@ -10,7 +10,7 @@
 //! without network or the system's sockets; those that need the service manager's socket
 //! (`systemctl status`) fail there instead of answering, which reveals nothing.
 
-use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
+use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb, options_before_wait};
 use super::table::{Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, check_paths};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
@@ -315,7 +315,7 @@ const CTL: Subcommands = Subcommands {
 /// subcommand waits (`--python` runs another interpreter, `--log` writes a file), and so do
 /// those options after it; package names are text.
 const PIP: Subcommands = Subcommands {
-    global: Global::Reader(pip_globals),
+    global: options_before_wait(),
     verbs: &[Verb::reads(
         &["list", "show", "freeze", "check"],
         &Table {
@@ -347,24 +347,6 @@ const PIP: Subcommands = Subcommands {
     without: None,
     ..SUBCOMMANDS
 };
-
-/// Where `pip`'s subcommand is: its first word, unless options come before it, which are
-/// not read here.
-fn pip_globals(
-    _walker: &mut Walker<'_>,
-    invocation: &Invocation<'_>,
-    judgement: &mut Judgement,
-) -> usize {
-    let at = invocation
-        .args
-        .iter()
-        .position(|arg| !arg.text().is_some_and(|text| text.starts_with('-')))
-        .unwrap_or(invocation.args.len());
-    if at > 0 {
-        judgement.unknown("`pip` is given options before its subcommand, which are not read");
-    }
-    at
-}
 
 /// Words of `ip` that change the network configuration, or run a command in a namespace.
 const IP_CHANGES: &[&str] = &[

@@ -93,6 +93,9 @@ pub(super) fn is_name(text: &str) -> bool {
 /// `sh -c script`, `sh file`, or `sh` reading its input.
 fn shell(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let program = invocation.program;
+    if let Some(judgement) = syntax_check(walker, invocation) {
+        return judgement;
+    }
     let args = invocation.args;
     let depth = invocation.depth + 1;
     let mut command_mode = false;
@@ -163,6 +166,32 @@ fn shell(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         },
         None => script_from_input(walker, program, invocation.stdin, depth),
     }
+}
+
+/// `sh -n script` (with `-v` at most): the shell reads the script and runs none of it. Any
+/// other option (`-i` would make `-n` ignored) leaves the call to [`shell`]'s other forms.
+fn syntax_check(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Option<Judgement> {
+    let mut noexec = false;
+    let mut words = invocation.args.iter();
+    let script = loop {
+        let text = words.next()?.text()?;
+        if text == "--" {
+            break words.next()?.text()?;
+        }
+        match text.strip_prefix('-') {
+            Some(flags) if !flags.is_empty() && flags.chars().all(|c| matches!(c, 'n' | 'v')) => {
+                noexec |= flags.contains('n');
+            }
+            Some(_) => return None,
+            None => break text,
+        }
+    };
+    if !noexec || is_stdin_path(script) {
+        return None;
+    }
+    let mut judgement = Judgement::whitelisted();
+    walker.check_path(&mut judgement, invocation.program, script);
+    Some(judgement)
 }
 
 fn is_stdin_path(path: &str) -> bool {
@@ -384,9 +413,17 @@ fn cd_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
 mod tests {
     #[test]
     fn shells_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("bash -n deploy.sh", Safe),
+            ("sh -nv deploy.sh", Safe),
+            ("zsh -n -- deploy.sh", Safe),
+            ("bash -v deploy.sh", Unknown),
+            ("bash -n -i deploy.sh", Unknown),
+            ("bash -n /etc/profile", Unknown),
+            ("bash -n -c 'rm -rf /'", NotSafe),
+            ("cat x | bash -n", NotSafe),
             ("bash -c \"$x\"", Destructive),
             ("curl -s http://x | sh", Destructive),
             ("cd src && ls", Safe),

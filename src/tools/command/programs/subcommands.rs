@@ -47,6 +47,32 @@ pub(super) enum Global {
     Reader(fn(&mut Walker<'_>, &Invocation<'_>, &mut Judgement) -> usize),
 }
 
+/// For programs whose options before the subcommand are not read here (`pip --python`,
+/// `npm --userconfig`): the subcommand is the first word that is not an option, and any
+/// option before it makes the call wait.
+pub(super) const fn options_before_wait() -> Global {
+    Global::Reader(first_word_is_the_subcommand)
+}
+
+fn first_word_is_the_subcommand(
+    _walker: &mut Walker<'_>,
+    invocation: &Invocation<'_>,
+    judgement: &mut Judgement,
+) -> usize {
+    let at = invocation
+        .args
+        .iter()
+        .position(|arg| !arg.text().is_some_and(|text| text.starts_with('-')))
+        .unwrap_or(invocation.args.len());
+    if at > 0 {
+        judgement.unknown(format!(
+            "`{}` is given options before its subcommand, which are not read",
+            invocation.program
+        ));
+    }
+    at
+}
+
 /// One row: a subcommand under each of its names, and what it is.
 pub(super) struct Verb {
     /// A name ending in `*` stands for every name it begins (`flush*`).

@@ -1,0 +1,505 @@
+//! Formatters and linters in the modes where they only report: `gofmt -l`, `rustfmt --check`,
+//! `black --check`, `isort --diff`, `clang-format` (which prints by default), `shfmt -d`,
+//! `autopep8`, `yapf`, and the checkers that never write (`shellcheck`, `yamllint`); with
+//! them the text tools that print what they convert or find (`nkf`, `lexgrog`,
+//! `llvm-strings`) and `jar t`, which lists an archive.
+//!
+//! A formatter's writing mode rewrites its files in place, so it is destructive: `gofmt -w`,
+//! `clang-format -i`, `shfmt -w`, `autopep8 -i`, and `rustfmt`, `black` and `isort` given
+//! files without the option that makes them report. None of these programs runs code from
+//! the files it reads or from the workspace's configuration (that is why `prettier`,
+//! `eslint`, `pylint`, `flake8` and `mypy`, whose configuration may name plugins to load,
+//! are not here).
+
+use super::table::{self, Effect, Refusal, TABLE, Table, check_paths};
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement, Walker};
+use crate::tools::command::options::{self, Item, Spec};
+
+/// The programs of this family and their rules.
+pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(&["gofmt"], Rule::Judge(gofmt)),
+    Program::new(&["rustfmt"], Rule::Judge(rustfmt)),
+    Program::new(&["black"], Rule::Judge(black)),
+    Program::new(&["isort"], Rule::Judge(isort)),
+    Program::new(&["clang-format"], Rule::Judge(clang_format)),
+    Program::new(
+        &["shfmt"],
+        Rule::Table(&Table {
+            spec: Spec::values("i", &["indent", "filename"]),
+            refused: &[IN_PLACE_W],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["autopep8"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "jp",
+                &[
+                    "jobs",
+                    "pep8-passes",
+                    "global-config",
+                    "select",
+                    "ignore",
+                    "max-line-length",
+                    "line-range",
+                    "range",
+                    "indent-size",
+                    "exclude",
+                ],
+            ),
+            path_options: &["global-config"],
+            refused: &[IN_PLACE_I],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["yapf"],
+        Rule::Table(&Table {
+            spec: Spec::values("le", &["style", "lines", "exclude"]),
+            refused: &[IN_PLACE_I],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["shellcheck"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "efsSoiPW",
+                &[
+                    "exclude",
+                    "format",
+                    "shell",
+                    "severity",
+                    "enable",
+                    "include",
+                    "source-path",
+                    "wiki-link-count",
+                    "color",
+                    "rcfile",
+                ],
+            ),
+            path_options: &["rcfile"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["yamllint"],
+        Rule::Table(&Table {
+            spec: Spec::values("cdf", &["config-file", "config-data", "format"]),
+            path_options: &["c", "config-file"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["nkf"],
+        Rule::Table(&Table {
+            refused: &[Refusal {
+                options: &["O", "overwrite", "in-place"],
+                effect: Effect::Writes,
+                what: "writes its output to a file, replacing it",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["lexgrog"],
+        Rule::Table(&Table {
+            spec: Spec::values("E", &["encoding"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["llvm-strings"],
+        Rule::Table(&Table {
+            spec: Spec::values("nt", &["bytes", "radix"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(&["jar"], Rule::Judge(jar)),
+];
+
+const IN_PLACE_W: Refusal = Refusal {
+    options: &["w", "write"],
+    effect: Effect::Writes,
+    what: "rewrites the files in place",
+};
+
+const IN_PLACE_I: Refusal = Refusal {
+    options: &["i", "in-place"],
+    effect: Effect::Writes,
+    what: "rewrites the files in place",
+};
+
+/// `gofmt` prints the formatted source, lists (`-l`) or diffs (`-d`); `-w` rewrites the
+/// files and `-cpuprofile` writes a profile. Go's flags take one dash or two and are never
+/// combined, so a word with two dashes is not read here, and any word holding `w` or `c`
+/// as a flag letter (`-w=false` included) counts as the writing flag.
+fn gofmt(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const GOFMT: Table = Table {
+        spec: Spec::values("r", &[]),
+        refused: &[Refusal {
+            options: &["w", "c"],
+            effect: Effect::Writes,
+            what: "rewrites the files in place, or writes a profile",
+        }],
+        ..TABLE
+    };
+    let mut judgement = table::judge(walker, invocation, &GOFMT);
+    if let Some(long) = invocation
+        .args
+        .iter()
+        .find(|arg| arg.text().is_none_or(|text| text.starts_with("--")))
+    {
+        judgement.unknown(format!(
+            "`gofmt {}` is an option written with two dashes, which is not read here",
+            long.raw
+        ));
+    }
+    judgement
+}
+
+/// A formatter that rewrites the files it is given unless one of `reports` is: without
+/// files it formats its input to its output. `-` alone stands for the input.
+fn formatter(
+    walker: &mut Walker<'_>,
+    invocation: &Invocation<'_>,
+    row: &Table,
+    reports: &[&str],
+) -> Judgement {
+    let program = invocation.program;
+    let mut judgement = table::judge(walker, invocation, row);
+    let items = options::parse(invocation.args, &row.spec);
+    let reporting = items
+        .iter()
+        .any(|item| item.named(reports, row.spec.abbreviations));
+    let files = options::operands(&items);
+    let only_input = files.iter().all(|file| file.text() == Some("-"));
+    if !reporting && !only_input {
+        judgement.destructive(format!(
+            "`{program}` rewrites the files it is given in place (`{program} {}` only reports)",
+            reports
+                .iter()
+                .map(|name| if name.len() == 1 {
+                    format!("-{name}")
+                } else {
+                    format!("--{name}")
+                })
+                .next()
+                .unwrap_or_default()
+        ));
+    }
+    judgement
+}
+
+/// `rustfmt --check` and `rustfmt --emit stdout` report; `--print-config ... FILE` writes
+/// a configuration file.
+fn rustfmt(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const RUSTFMT: Table = Table {
+        spec: Spec::values(
+            "",
+            &[
+                "config-path",
+                "edition",
+                "style-edition",
+                "emit",
+                "config",
+                "color",
+                "print-config",
+            ],
+        ),
+        path_options: &["config-path"],
+        refused: &[Refusal {
+            options: &["print-config", "backup"],
+            effect: Effect::Writes,
+            what: "writes a file",
+        }],
+        ..TABLE
+    };
+    let items = options::parse(invocation.args, &RUSTFMT.spec);
+    let to_stdout = items.iter().any(|item| {
+        item.named(&["emit"], true) && item.value().and_then(|v| v.text) == Some("stdout")
+    });
+    let emits_files = items.iter().any(|item| {
+        item.named(&["emit"], true) && item.value().and_then(|v| v.text) != Some("stdout")
+    });
+    let reports: &[&str] = if to_stdout { &["emit"] } else { &["check"] };
+    let mut judgement = formatter(walker, invocation, &RUSTFMT, reports);
+    if emits_files {
+        judgement.destructive("`rustfmt --emit` other than `stdout` writes files");
+    }
+    judgement
+}
+
+/// `black --check`, `--diff` or `--code` report; otherwise black rewrites its files.
+fn black(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const BLACK: Table = Table {
+        spec: Spec::values(
+            "ltcW",
+            &[
+                "line-length",
+                "target-version",
+                "code",
+                "workers",
+                "config",
+                "include",
+                "exclude",
+                "extend-exclude",
+                "force-exclude",
+                "stdin-filename",
+                "required-version",
+                "python-cell-magics",
+            ],
+        ),
+        path_options: &["config"],
+        ..TABLE
+    };
+    formatter(walker, invocation, &BLACK, &["check", "diff", "c", "code"])
+}
+
+/// `isort --check-only` (`-c`), `--diff` and `--stdout` (`-d`) report; otherwise isort
+/// rewrites its files.
+fn isort(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const ISORT: Table = Table {
+        spec: Spec::values(
+            "",
+            &[
+                "settings-path",
+                "settings-file",
+                "sp",
+                "profile",
+                "line-length",
+                "skip",
+                "skip-glob",
+                "multi-line",
+                "project",
+                "src",
+                "python-version",
+            ],
+        ),
+        path_options: &["settings-path", "settings-file", "sp"],
+        ..TABLE
+    };
+    formatter(
+        walker,
+        invocation,
+        &ISORT,
+        &["check-only", "check", "c", "diff", "stdout", "d"],
+    )
+}
+
+/// LLVM's options that `clang-format` reads and that only choose what it prints.
+const CLANG_FORMAT_OPTIONS: &[&str] = &[
+    "style",
+    "fallback-style",
+    "assume-filename",
+    "lines",
+    "offset",
+    "length",
+    "sort-includes",
+    "dry-run",
+    "n",
+    "Werror",
+    "Wno-error",
+    "ferror-limit",
+    "output-replacements-xml",
+    "dump-config",
+    "verbose",
+    "cursor",
+    "qualifier-alignment",
+];
+
+/// `clang-format` prints the formatted file; `-i` rewrites it. LLVM's options are words
+/// with one dash or two (`-style=file`), so each is read whole: `-i` is destructive, a name
+/// of [`CLANG_FORMAT_OPTIONS`] reports, any other option is not read here.
+fn clang_format(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut judgement = Judgement::whitelisted();
+    let mut files = Vec::new();
+    let mut operands_only = false;
+    for arg in invocation.args {
+        let Some(text) = arg.text() else {
+            judgement.destructive(format!(
+                "`clang-format` is given `{}`, which may become `-i` (rewrites the files in place) when the line runs",
+                arg.raw
+            ));
+            continue;
+        };
+        if operands_only || !text.starts_with('-') || text == "-" {
+            files.push(arg);
+            continue;
+        }
+        if text == "--" {
+            operands_only = true;
+            continue;
+        }
+        let name = text.trim_start_matches('-');
+        let name = name.split_once('=').map_or(name, |(name, _)| name);
+        if name == "i" {
+            judgement.destructive("`clang-format -i` rewrites the files in place");
+        } else if !CLANG_FORMAT_OPTIONS.contains(&name) {
+            judgement.unknown(format!("`clang-format {text}` is an option not read here"));
+        }
+    }
+    let files: Vec<_> = files
+        .into_iter()
+        .filter(|file| file.text() != Some("-"))
+        .collect();
+    check_paths(walker, &mut judgement, "clang-format", &files);
+    judgement
+}
+
+/// `jar t` (`-t`, `--list`) lists an archive, with `f` naming it; `x` extracts and
+/// `c`/`u` write archives; other modes are not read here.
+fn jar(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let Some(first) = invocation.args.first() else {
+        return Judgement::other("`jar` without a mode is not read here");
+    };
+    let Some(mode) = first.text() else {
+        return Judgement::destroys(format!(
+            "`jar {}` may become `jar x` (extracts, overwriting files) when the line runs",
+            first.raw
+        ));
+    };
+    if mode.starts_with("--") {
+        return jar_long(walker, invocation);
+    }
+    let letters = mode.strip_prefix('-').unwrap_or(mode);
+    if letters.contains(['x', 'c', 'u']) {
+        return Judgement::destroys(format!(
+            "`jar {mode}` extracts or writes files, overwriting them"
+        ));
+    }
+    if !letters.contains('t') || !letters.chars().all(|c| "tvf0M".contains(c)) {
+        return Judgement::other(format!("`jar {mode}` is not a mode read here"));
+    }
+    let mut judgement = Judgement::whitelisted();
+    let rest: Vec<_> = invocation.args[1..].iter().collect();
+    if let Some(archive) = rest.first().filter(|_| letters.contains('f')) {
+        check_paths(walker, &mut judgement, "jar", &[archive]);
+    }
+    judgement
+}
+
+/// `jar --list --file F [entries]`.
+fn jar_long(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let spec = Spec::values("f", &["file"]);
+    let items = options::parse(invocation.args, &spec);
+    let mut judgement = Judgement::whitelisted();
+    let mut listing = false;
+    for item in &items {
+        match item {
+            Item::Long { .. } | Item::Short { .. } if item.named(&["list", "t"], true) => {
+                listing = true;
+            }
+            Item::Long { .. } | Item::Short { .. } if item.named(&["file", "f"], true) => {
+                table::check_value(walker, &mut judgement, "jar", item);
+            }
+            Item::Long { .. } | Item::Short { .. } if item.named(&["verbose", "v"], true) => {}
+            Item::Opaque(word) => judgement.destructive(format!(
+                "`jar` is given `{}`, which may become `--extract` when the line runs",
+                word.raw
+            )),
+            Item::Operand(_) | Item::EndOfOptions => {}
+            other => {
+                let shown = other.shown();
+                if other.named(&["extract", "create", "update", "x", "c", "u"], true) {
+                    judgement.destructive(format!(
+                        "`jar {shown}` extracts or writes files, overwriting them"
+                    ));
+                } else {
+                    judgement.unknown(format!("`jar {shown}` is not read here"));
+                }
+            }
+        }
+    }
+    if !listing {
+        judgement.unknown("`jar` without `--list` is not read here");
+    }
+    judgement
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn checkers_report_and_their_writing_modes_destroy() {
+        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("gofmt -l .", Safe),
+            ("gofmt -d main.go", Safe),
+            ("gofmt -s main.go", Safe),
+            ("gofmt -r 'a[b:len(a)] -> a[b:]' main.go", Safe),
+            ("gofmt -w main.go", Destructive),
+            ("gofmt -l -w .", Destructive),
+            ("gofmt -w=false main.go", Destructive),
+            ("gofmt --w main.go", Unknown),
+            ("gofmt -cpuprofile p.out main.go", Destructive),
+            ("gofmt -l /etc", Unknown),
+            ("rustfmt --check src/main.rs", Safe),
+            ("rustfmt --emit stdout src/main.rs", Safe),
+            ("rustfmt --edition 2021 --check src/lib.rs", Safe),
+            ("rustfmt src/main.rs", Destructive),
+            ("rustfmt --emit files src/main.rs", Destructive),
+            ("rustfmt --print-config default rustfmt.toml", Destructive),
+            ("rustfmt --check /etc/x.rs", Unknown),
+            ("black --check src", Safe),
+            ("black --diff src", Safe),
+            ("black -l 100 --check .", Safe),
+            ("black -c 'x=1'", Safe),
+            ("black -", Safe),
+            ("black src", Destructive),
+            ("black -l 100 src", Destructive),
+            ("black --check --config /etc/black.toml src", Unknown),
+            ("isort --check-only --diff app.py", Safe),
+            ("isort -c .", Safe),
+            ("isort --profile black --diff .", Safe),
+            ("isort app.py", Destructive),
+            ("clang-format main.c", Safe),
+            ("clang-format -style=file main.c", Safe),
+            ("clang-format --style=llvm --dry-run -Werror main.c", Safe),
+            ("clang-format -dump-config", Safe),
+            ("clang-format -i main.c", Destructive),
+            ("clang-format -style=google -i main.c", Destructive),
+            ("clang-format --i main.c", Destructive),
+            ("clang-format -load=plugin.so main.c", Unknown),
+            ("clang-format /etc/x.c", Unknown),
+            ("shfmt -d script.sh", Safe),
+            ("shfmt -l -i 2 .", Safe),
+            ("shfmt -w script.sh", Destructive),
+            ("shfmt --write script.sh", Destructive),
+            ("autopep8 app.py", Safe),
+            ("autopep8 --diff app.py", Safe),
+            ("autopep8 -i app.py", Destructive),
+            ("autopep8 --in-place -a app.py", Destructive),
+            ("yapf app.py", Safe),
+            ("yapf -d app.py", Safe),
+            ("yapf -i app.py", Destructive),
+            ("shellcheck script.sh", Safe),
+            ("shellcheck -s bash -e SC2086 script.sh", Safe),
+            ("shellcheck --rcfile /etc/x script.sh", Unknown),
+            ("shellcheck /etc/profile", Unknown),
+            ("yamllint config.yaml", Safe),
+            ("yamllint -d relaxed .", Safe),
+            ("yamllint -c /etc/y.yml config.yaml", Unknown),
+            ("nkf -g notes.txt", Safe),
+            ("echo テスト | nkf -WwMQ", Safe),
+            ("nkf -w --overwrite notes.txt", Destructive),
+            ("nkf -O notes.txt out.txt", Destructive),
+            ("nkf -w notes.txt > out.txt", Destructive),
+            ("lexgrog man.1", Safe),
+            ("lexgrog -fw man.1", Safe),
+            ("llvm-strings input.txt", Safe),
+            ("llvm-strings -n 8 /etc/x", Unknown),
+            ("jar tf app.jar", Safe),
+            ("jar -tvf app.jar META-INF/MANIFEST.MF", Safe),
+            ("jar --list --file app.jar", Safe),
+            ("jar tf /opt/app.jar", Unknown),
+            ("jar xf app.jar", Destructive),
+            ("jar cf app.jar classes", Destructive),
+            ("jar --extract --file app.jar", Destructive),
+            ("jar --list --file app.jar --extract", Destructive),
+            ("jar", Unknown),
+        ]);
+    }
+}
