@@ -3,7 +3,7 @@
 //! written) and `jq` (whose filter may read the environment or load modules) with rules of
 //! their own.
 
-use super::table::{Effect, Refusal, TABLE, Table, check_paths, output_file_check};
+use super::table::{Effect, OUTPUT_FILE, Refusal, TABLE, Table, check_paths, output_file_check};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::Spec;
@@ -12,7 +12,25 @@ use crate::tools::command::words::Arg;
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
     Program::new(
-        &["diff"],
+        &["sdiff"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "wIo",
+                &["width", "ignore-matching-lines", "output", "tabsize"],
+            ),
+            refused: &[
+                OUTPUT_FILE,
+                Refusal {
+                    options: &["diff-program"],
+                    effect: Effect::Unsafe,
+                    what: "runs a program of its choice",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["diff", "colordiff"],
         Rule::Table(&Table {
             spec: Spec::values(
                 "CUIFxXSLWD",
@@ -237,9 +255,15 @@ fn jq_filter_problem(filter: &str) -> Option<String> {
 mod tests {
     #[test]
     fn inspect_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("sdiff a.txt b.txt", Safe),
+            ("sdiff -w 80 a.txt b.txt", Safe),
+            ("sdiff -o merged.txt a.txt b.txt", Destructive),
+            ("sdiff --diff-program=./x a.txt b.txt", Unknown),
+            ("colordiff -u a.txt b.txt", Safe),
+            ("colordiff a.txt /etc/passwd", Unknown),
             ("sort --compress-program=gzip notes.txt", Unknown),
             ("jq -n env", Unknown),
             ("jq -n '$ENV.DISCORD_TOKEN'", Unknown),

@@ -30,6 +30,8 @@
 //! - [`interpreters`] — `python`, `perl`, `ruby`, `node`, `php`, `lua`.
 //! - [`viewers`] — `eza`/`exa`, `lsd`, `dust`, `duf`, `tokei`, `pdfinfo`, `yq` (not
 //!   `-i`/`-s`, which write).
+//! - [`documents`] — `pandoc`, `xmlstarlet`'s queries, the csvkit readers, `xsv`,
+//!   `datamash`, `htmlq`, `units`, `hexyl`, `7z l`, `unrar l`.
 //! - [`checkers`] — formatters and linters in their reporting modes (`gofmt -l`,
 //!   `rustfmt --check`, `black --diff`, `clang-format`, `shellcheck`), `nkf`, `jar t`; their
 //!   writing modes (`-w`, `-i`, files without `--check`) are destructive.
@@ -47,6 +49,7 @@ mod checkers;
 mod containers;
 mod coreutils;
 mod databases;
+mod documents;
 mod find;
 mod git;
 mod inspect;
@@ -157,6 +160,7 @@ const FAMILIES: &[&[Program]] = &[
     viewers::PROGRAMS,
     toolchains::PROGRAMS,
     checkers::PROGRAMS,
+    documents::PROGRAMS,
 ];
 
 /// Names that stand for a whole series (`mkfs.ext4`, `mkfs.xfs`, ... under `mkfs`).

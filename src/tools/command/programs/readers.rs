@@ -255,6 +255,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         &[
             "free", "nproc", "uptime", "cal", "ncal", "arch", "getconf", "locale", "tty",
             "logname", "vmstat", "lsblk", "lsmem", "sleep", "yes", "factor", "groups", "lsmod",
+            "iostat", "mpstat",
         ],
         Rule::Table(&Table {
             spec: Spec::values(
@@ -601,6 +602,8 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("iostat -x 1 3", Safe),
+            ("mpstat -P ALL", Safe),
             // Compressed files read to standard output.
             ("zcat notes.txt.gz | grep ERROR", Safe),
             ("zgrep -i error notes.txt.gz", Safe),

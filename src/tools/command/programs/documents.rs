@@ -1,0 +1,453 @@
+//! Programs that read documents and data files and print what they find or convert: `pandoc`
+//! (to its output), `xmlstarlet` (its querying subcommands), the csvkit readers (`csvlook`,
+//! `csvcut`, `csvstat`, ...), `xsv`, `datamash`, `htmlq`, `units`, `hexyl`, and the
+//! archive listers `7z l` and `unrar l`.
+//!
+//! What would make one write or run something is refused: `pandoc -o` writes a file and
+//! its filters (`--lua-filter`, `--filter`, `--pdf-engine`, a defaults file) run programs;
+//! `xmlstarlet ed -L` edits in place and `xmlstarlet tr` runs XSLT, which may write files;
+//! `htmlq -o`, `xsv -o` and `in2csv --write-sheets` write; `7z d` deletes from an archive.
+//! An operand that is a URL (`pandoc https://...`, which pandoc fetches) waits: the
+//! network is closed to a line without a click, and reading it is not reading the
+//! workspace. `dc`, whose `!` runs a shell command, is not here; nor is `mlr`, whose
+//! expressions may call `system`.
+
+use super::subcommands::{SUBCOMMANDS, Subcommands, Verb};
+use super::table::{self, Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table};
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement, Walker};
+use crate::tools::command::options::Spec;
+
+/// The programs of this family and their rules.
+pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(&["pandoc"], Rule::Judge(pandoc)),
+    Program::new(&["xmlstarlet", "xml"], Rule::Subcommands(&XMLSTARLET)),
+    Program::new(
+        &[
+            "csvlook",
+            "csvcut",
+            "csvstat",
+            "csvgrep",
+            "csvsort",
+            "csvjson",
+            "csvformat",
+            "in2csv",
+            "csvjoin",
+            "csvstack",
+        ],
+        Rule::Table(&Table {
+            // Only letters that take a value in every one of them (csvsort's `-r` is a
+            // flag, csvgrep's a pattern, so it is not listed).
+            spec: Spec::values(
+                "dqpzeLKcCmf",
+                &[
+                    "delimiter",
+                    "quotechar",
+                    "escapechar",
+                    "maxfieldsize",
+                    "encoding",
+                    "locale",
+                    "skip-lines",
+                    "columns",
+                    "not-columns",
+                    "match",
+                    "regex",
+                    "file",
+                    "date-format",
+                    "datetime-format",
+                    "null-value",
+                ],
+            ),
+            path_options: &["f", "file"],
+            refused: &[Refusal {
+                options: &["write-sheets"],
+                effect: Effect::Writes,
+                what: "writes each sheet to a file of its own",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(&["xsv"], Rule::Subcommands(&XSV)),
+    Program::new(
+        &["datamash"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "tgR",
+                &[
+                    "field-separator",
+                    "group",
+                    "output-delimiter",
+                    "round",
+                    "format",
+                    "filler",
+                ],
+            ),
+            // Operations and field numbers; the data comes from the input.
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["htmlq"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "fabro",
+                &["filename", "attribute", "base", "remove-nodes", "output"],
+            ),
+            operands: Operands::Text,
+            path_options: &["f", "filename"],
+            refused: &[OUTPUT_FILE],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["units"],
+        Rule::Table(&Table {
+            spec: Spec::values("fo", &["file", "output-format", "log", "history"]),
+            operands: Operands::Text,
+            path_options: &["f", "file"],
+            refused: &[Refusal {
+                options: &["log", "history"],
+                effect: Effect::Writes,
+                what: "writes a log or history file",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["hexyl"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "ncs",
+                &[
+                    "length",
+                    "bytes",
+                    "skip",
+                    "block-size",
+                    "display-offset",
+                    "color",
+                    "border",
+                    "panels",
+                    "group-size",
+                    "endianness",
+                    "base",
+                    "terminal-width",
+                ],
+            ),
+            ..TABLE
+        }),
+    ),
+    Program::new(&["7z", "7za", "7zr", "7zz"], Rule::Subcommands(&SEVEN_ZIP)),
+    Program::new(&["unrar"], Rule::Subcommands(&UNRAR)),
+];
+
+/// A URL among `program`'s operands is fetched over the network: it waits.
+fn refuse_urls(judgement: &mut Judgement, invocation: &Invocation<'_>) {
+    if let Some(url) = invocation
+        .args
+        .iter()
+        .filter_map(|arg| arg.text())
+        .find(|text| text.contains("://"))
+    {
+        judgement.unknown(format!(
+            "`{}` is given the URL {url}, which it would fetch over the network",
+            invocation.program
+        ));
+    }
+}
+
+/// `pandoc` converts to its output; `-o` writes a file, filters and PDF engines run
+/// programs, a defaults file may name either, and embedding resources fetches them.
+fn pandoc(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const PANDOC: Table = Table {
+        spec: Spec::values(
+            "ftrwoLFMVcHABTDd",
+            &[
+                "from",
+                "to",
+                "read",
+                "write",
+                "output",
+                "lua-filter",
+                "filter",
+                "metadata",
+                "metadata-file",
+                "variable",
+                "css",
+                "include-in-header",
+                "include-before-body",
+                "include-after-body",
+                "title-prefix",
+                "template",
+                "data-dir",
+                "resource-path",
+                "reference-doc",
+                "bibliography",
+                "csl",
+                "abbreviations",
+                "pdf-engine",
+                "pdf-engine-opt",
+                "extract-media",
+                "log",
+                "defaults",
+                "highlight-style",
+                "syntax-definition",
+                "columns",
+                "toc-depth",
+                "shift-heading-level-by",
+                "tab-stop",
+                "dpi",
+                "wrap",
+                "eol",
+                "top-level-division",
+                "id-prefix",
+                "request-header",
+                "print-default-template",
+            ],
+        ),
+        path_options: &[
+            "H",
+            "B",
+            "A",
+            "include-in-header",
+            "include-before-body",
+            "include-after-body",
+            "template",
+            "data-dir",
+            "resource-path",
+            "reference-doc",
+            "bibliography",
+            "csl",
+            "abbreviations",
+            "metadata-file",
+            "syntax-definition",
+        ],
+        refused: &[
+            Refusal {
+                options: &["o", "output", "extract-media", "log"],
+                effect: Effect::Writes,
+                what: "writes a file",
+            },
+            Refusal {
+                options: &[
+                    "L",
+                    "lua-filter",
+                    "F",
+                    "filter",
+                    "pdf-engine",
+                    "pdf-engine-opt",
+                    "d",
+                    "defaults",
+                    "embed-resources",
+                    "self-contained",
+                    "request-header",
+                ],
+                effect: Effect::Unsafe,
+                what: "runs a filter or another program, or fetches resources",
+            },
+        ],
+        ..TABLE
+    };
+    let mut judgement = table::judge(walker, invocation, &PANDOC);
+    refuse_urls(&mut judgement, invocation);
+    judgement
+}
+
+/// `xmlstarlet`'s reading subcommands, each with its own options (`-o` is a value of
+/// `sel`'s but a flag of `fo`'s); `ed -L` edits a file in place, and `tr` (XSLT) may write
+/// files or read any, so it is left to a person. An XPath that is an operand is checked
+/// like a path, so `/` or `//x` there waits at worst.
+const XMLSTARLET: Subcommands = Subcommands {
+    verbs: &[
+        Verb::judged(&["sel", "select"], |walker, call| {
+            const SEL: Table = Table {
+                spec: Spec::values(
+                    "vmcoeaiNsE",
+                    &[
+                        "value-of", "match", "copy-of", "output", "elem", "attr", "if", "sort",
+                        "var", "encode",
+                    ],
+                ),
+                ..TABLE
+            };
+            xml_reads(walker, call, &SEL)
+        }),
+        Verb::judged(&["val", "validate"], |walker, call| {
+            const VAL: Table = Table {
+                spec: Spec::values("sdr", &["xsd", "dtd", "relaxng"]),
+                path_options: &["s", "d", "r", "xsd", "dtd", "relaxng"],
+                ..TABLE
+            };
+            xml_reads(walker, call, &VAL)
+        }),
+        Verb::judged(&["fo", "format"], |walker, call| {
+            const FO: Table = Table {
+                spec: Spec::values("se", &["indent-spaces", "encode"]),
+                ..TABLE
+            };
+            xml_reads(walker, call, &FO)
+        }),
+        Verb::judged(
+            &[
+                "el", "elements", "c14n", "canonic", "esc", "escape", "unesc", "unescape", "pyx",
+                "depyx",
+            ],
+            |walker, call| xml_reads(walker, call, &TABLE),
+        ),
+        Verb::judged(&["ed", "edit"], xml_edit),
+    ],
+    ..SUBCOMMANDS
+};
+
+fn xml_reads(walker: &mut Walker<'_>, invocation: &Invocation<'_>, row: &Table) -> Judgement {
+    let mut judgement = table::judge(walker, invocation, row);
+    refuse_urls(&mut judgement, invocation);
+    judgement
+}
+
+/// `xmlstarlet ed` prints the edited document unless `-L` rewrites the file; its many
+/// options are not read here, so without `-L` it still waits.
+fn xml_edit(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let in_place = invocation
+        .args
+        .iter()
+        .any(|arg| arg.text().is_none_or(|t| matches!(t, "-L" | "--inplace")));
+    if in_place {
+        Judgement::destroys("`xmlstarlet ed -L` rewrites the file in place")
+    } else {
+        Judgement::other("`xmlstarlet ed`'s options are not read here")
+    }
+}
+
+/// `xsv`'s reading subcommands; `-o` writes, `index`, `split` and `partition` write files
+/// and wait.
+const XSV: Subcommands = Subcommands {
+    verbs: &[Verb::reads(
+        &[
+            "headers",
+            "stats",
+            "count",
+            "select",
+            "search",
+            "slice",
+            "table",
+            "frequency",
+            "sample",
+            "sort",
+            "cat",
+            "join",
+            "fmt",
+            "fixlengths",
+            "flatten",
+            "input",
+        ],
+        &Table {
+            // `-n` (no headers) and `-i` (ignore case) are flags.
+            spec: Spec::values("dslo", &["delimiter", "select", "limit", "output"]),
+            refused: &[OUTPUT_FILE],
+            ..TABLE
+        },
+    )],
+    ..SUBCOMMANDS
+};
+
+/// `7z l` lists, `t` tests, `h` hashes, `i` shows the formats; `d` deletes members.
+const SEVEN_ZIP: Subcommands = Subcommands {
+    verbs: &[
+        Verb::reads(&["l", "t", "h", "i"], &TABLE),
+        Verb::destroys(&["d"], "deletes files from the archive"),
+        Verb::destroys(&["x", "e"], EXTRACTS),
+    ],
+    ..SUBCOMMANDS
+};
+
+/// `unrar`'s listing, testing and printing commands; `x`/`e` extract over files.
+const UNRAR: Subcommands = Subcommands {
+    verbs: &[
+        Verb::reads(
+            &["l", "lb", "lt", "lta", "v", "vb", "vt", "vta", "t", "p"],
+            &TABLE,
+        ),
+        Verb::destroys(&["x", "e"], EXTRACTS),
+    ],
+    ..SUBCOMMANDS
+};
+
+const EXTRACTS: &str = "extracts the archive's files, writing over files of the same names";
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn document_readers_print_and_their_writers_wait() {
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("pandoc README.md", Safe),
+            ("pandoc -f markdown -t html -s README.md", Safe),
+            ("pandoc --toc -t rst notes.md | head", Safe),
+            ("pandoc README.md -o README.html", Destructive),
+            ("pandoc README.md --output=README.pdf", Destructive),
+            ("pandoc --lua-filter f.lua README.md", Unknown),
+            ("pandoc -F pandoc-citeproc README.md", Unknown),
+            ("pandoc --defaults build.yaml", Unknown),
+            ("pandoc -f html -t markdown https://example.com", Unknown),
+            ("pandoc --template /etc/t.html README.md", Unknown),
+            ("pandoc README.md > out.html", Destructive),
+            ("xmlstarlet sel -t -v '//item/@id' data.xml", Safe),
+            ("xmlstarlet sel -t -v 'item/@id' data.xml", Safe),
+            ("xmlstarlet el -a data.xml", Safe),
+            ("xmlstarlet val data.xml", Safe),
+            ("xmlstarlet fo data.xml", Safe),
+            ("xmlstarlet fo -o data.xml", Safe),
+            ("xmlstarlet fo -o /etc/data.xml", Unknown),
+            ("xmlstarlet sel -t -o x -v y data.xml", Safe),
+            ("xmlstarlet val -s /etc/schema.xsd data.xml", Unknown),
+            ("xmlstarlet fo /etc/data.xml", Unknown),
+            (
+                "xmlstarlet sel -t -c x http://example.com/feed.xml",
+                Unknown,
+            ),
+            ("xmlstarlet ed -L -d '//x' data.xml", Destructive),
+            ("xmlstarlet ed -d '//x' data.xml", Unknown),
+            ("xmlstarlet tr style.xsl data.xml", Unknown),
+            ("csvlook data.csv", Safe),
+            ("csvcut -c 1,3 data.csv | csvlook", Safe),
+            ("csvgrep -c name -m alice data.csv", Safe),
+            ("csvsort -r data.csv", Safe),
+            ("csvsort -r /etc/data.csv", Unknown),
+            ("csvstat data.csv", Safe),
+            ("in2csv data.xlsx", Safe),
+            ("in2csv --write-sheets - data.xlsx", Destructive),
+            ("csvgrep -c 1 -f /etc/list data.csv", Unknown),
+            ("xsv headers data.csv", Safe),
+            ("xsv select name,age data.csv", Safe),
+            ("xsv stats data.csv | xsv table", Safe),
+            ("xsv sort -s age data.csv -o sorted.csv", Destructive),
+            ("xsv index data.csv", Unknown),
+            ("xsv split out data.csv", Unknown),
+            ("datamash sum 1 < numbers.txt", Safe),
+            ("datamash -t , -g 1 count 1 < data.csv", Safe),
+            ("echo '1 2' | datamash transpose", Safe),
+            ("htmlq a --attribute href < page.html", Safe),
+            ("htmlq -f page.html title", Safe),
+            ("htmlq -f /etc/page.html title", Unknown),
+            ("htmlq -o out.txt title < page.html", Destructive),
+            ("echo '2^10' | bc", Safe),
+            ("bc -l calc.txt", Safe),
+            ("units '1 mile' km", Safe),
+            ("units --log units.log '1 mile' km", Destructive),
+            ("hexyl notes.txt", Safe),
+            ("hexyl -n 64 notes.txt", Safe),
+            ("hexyl /etc/x.bin", Unknown),
+            ("7z l archive.7z", Safe),
+            ("7z t archive.7z", Safe),
+            ("7z l /opt/archive.7z", Unknown),
+            ("7z x archive.7z", Destructive),
+            ("7z a new.7z notes.txt", Unknown),
+            ("7z d archive.7z old.txt", Destructive),
+            ("unrar l archive.rar", Safe),
+            ("unrar x archive.rar", Destructive),
+            ("unrar lt ../archive.rar", NotSafe),
+        ]);
+    }
+}
