@@ -42,6 +42,10 @@ const FIRST_OPERAND_RUNS: &[&str] = &[
     "tclsh", "wish", "guile", "racket", "sbcl", "clojure", "dotnet",
 ];
 
+/// Programs whose `version` subcommand also asks a server or daemon for its version (the
+/// cluster's API server, the container engine): for them `version` alone does not count.
+const VERSION_ASKS_A_SERVER: &[&str] = &["kubectl", "oc", "docker", "podman", "nerdctl"];
+
 /// Which forms count for a program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Forms {
@@ -96,6 +100,7 @@ pub(super) fn asks_about_itself(invocation: &Invocation<'_>, forms: Forms) -> bo
     match words.as_slice() {
         [only] if INFO_FLAGS.contains(only) => true,
         [only] if interpreter_version_flag(invocation, only) => true,
+        ["version"] if VERSION_ASKS_A_SERVER.contains(&invocation.program) => false,
         [only] => subcommands && INFO_SUBCOMMANDS.contains(only),
         [subcommand, "--help"] | ["help", subcommand] => {
             subcommands && is_subcommand_word(subcommand)

@@ -5,6 +5,7 @@
 //! runs inside a container is judged on its own, one level deeper.
 
 use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
+use super::table::{Effect, Operands, Refusal, TABLE, Table};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::{self, Spec};
@@ -158,7 +159,56 @@ const KUBECTL: Subcommands = Subcommands {
     verbs: &[
         Verb::destroys(&["delete", "drain"], "deletes or evicts cluster resources"),
         Verb::judged(&["exec"], kubectl_exec),
+        Verb::judged(&["version"], kubectl_version),
+        Verb::nested(&["config"], &KUBECTL_CONFIG),
     ],
+    ..SUBCOMMANDS
+};
+
+/// `kubectl version --client` prints the client's version; without `--client` it asks the
+/// cluster's API server too.
+fn kubectl_version(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let client_only = call.args.iter().any(|arg| {
+        arg.text()
+            .is_some_and(|t| matches!(t, "--client" | "--client=true"))
+    });
+    let only_options = call
+        .args
+        .iter()
+        .all(|arg| arg.text().is_some_and(|t| t.starts_with("--")));
+    if client_only && only_options {
+        Judgement::whitelisted()
+    } else {
+        Judgement::other(format!(
+            "`{}` asks the cluster's API server over the network (`--client` does not)",
+            call.program
+        ))
+    }
+}
+
+/// The kubeconfig's names: which contexts and clusters there are, and the current one.
+/// `view` prints its settings with credentials left out unless `--raw` (or `--flatten`,
+/// which embeds the certificates) asks for them; the `set`/`use`/`delete` forms change it.
+const KUBECTL_CONFIG: Subcommands = Subcommands {
+    verbs: &[Verb::reads(
+        &[
+            "get-contexts",
+            "get-clusters",
+            "get-users",
+            "current-context",
+            "view",
+        ],
+        &Table {
+            spec: Spec::values("o", &["output", "template"]),
+            operands: Operands::Text,
+            refused: &[Refusal {
+                options: &["raw", "flatten"],
+                effect: Effect::Unsafe,
+                what: "prints the credentials the kubeconfig holds",
+            }],
+            ..TABLE
+        },
+    )],
     ..SUBCOMMANDS
 };
 
@@ -200,7 +250,7 @@ fn terraform_apply(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
 mod tests {
     #[test]
     fn containers_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("kubectl get pods", Unknown),
@@ -235,6 +285,18 @@ mod tests {
             ("docker exec -u root web rm -rf /srv", Destructive),
             ("docker exec web ls", Unknown),
             ("terraform apply", Unknown),
+            ("kubectl version --client", Safe),
+            ("kubectl version --client --output=yaml", Safe),
+            ("kubectl version", Unknown),
+            ("kubectl version --short", Unknown),
+            ("kubectl config get-contexts", Safe),
+            ("kubectl config current-context", Safe),
+            ("kubectl config view --minify", Safe),
+            ("kubectl config view --raw", Unknown),
+            ("kubectl config use-context prod", Unknown),
+            ("kubectl config delete-context prod", Unknown),
+            ("docker version", Unknown),
+            ("helm version", Safe),
         ]);
     }
 }

@@ -1,5 +1,5 @@
 //! Programs that list processes and what they hold: `ps`, `pgrep`, `pidof`, `pstree`, the
-//! batch form of `top`, `lsof`. None of them writes or signals anything in the forms let
+//! batch form of `top`, `lsof`, and `lsns`, `lslocks`, `lsipc`, `ipcs`. None of them writes or signals anything in the forms let
 //! through (`pkill` and `kill` are in `system.rs`), and what they print is what the line can
 //! see of `/proc`: in a line's view a `/proc` of its own with `hidepid=invisible`, where a
 //! sandboxed process sees only its own descendants (Landlock refuses to trace any other), so
@@ -18,6 +18,17 @@ use crate::tools::command::options::{self, Spec};
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(
+        // Namespaces, file locks and IPC objects, each shown with the processes that hold
+        // or made them.
+        &["lsns", "lslocks", "lsipc", "ipcs"],
+        Rule::Table(&Table {
+            spec: Spec::values("topi", &["type", "output", "pid", "id"]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    )
+    .listing_processes(),
     Program::new(
         &["ps"],
         Rule::Table(&Table {

@@ -307,7 +307,7 @@ const CTL: Subcommands = Subcommands {
             ..TABLE
         },
     )],
-    without: None,
+    implied: Some("status"),
     ..SUBCOMMANDS
 };
 
@@ -761,7 +761,7 @@ mod tests {
             ("pacman -S vim", Unknown),
             ("timedatectl status", Safe),
             ("timedatectl set-time '2026-01-01'", Unknown),
-            ("hostnamectl", Unknown),
+            ("hostnamectl", Safe),
             ("systemctl status nginx", Safe),
             ("systemctl list-units --type=service", Safe),
             ("systemctl restart nginx", Unknown),

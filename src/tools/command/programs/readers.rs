@@ -267,6 +267,19 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(
+        // A file's attributes, access lists and path components; the colours `ls` uses.
+        &["lsattr", "getfacl", "namei", "dircolors"],
+        Rule::Table(&TABLE),
+    ),
+    Program::new(
+        &["clear"],
+        Rule::Table(&Table {
+            spec: Spec::values("T", &[]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
         &["more", "zmore", "bzmore", "xzmore", "lzmore"],
         Rule::Table(&Table {
             spec: Spec::values("n", &["lines"]),
@@ -603,6 +616,13 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("iostat -x 1 3", Safe),
+            ("lsattr -R src", Safe),
+            ("getfacl notes.txt", Safe),
+            ("getfacl -R /etc", Unknown),
+            ("namei -l src/main.rs", Safe),
+            ("namei -l /etc/shadow", Unknown),
+            ("dircolors -p", Safe),
+            ("clear", Safe),
             ("mpstat -P ALL", Safe),
             // Compressed files read to standard output.
             ("zcat notes.txt.gz | grep ERROR", Safe),

@@ -36,6 +36,9 @@ pub(super) struct Subcommands {
     /// Every operand is a subcommand of its own (`mysqladmin drop db flush-logs`), each
     /// judged; otherwise the words after the first are the subcommand's.
     pub several: bool,
+    /// The subcommand a call without one runs (`systemctl` lists the units, `timedatectl`
+    /// shows the status): judged as that row with no words.
+    pub implied: Option<&'static str>,
 }
 
 /// How the options before the subcommand are read.
@@ -142,6 +145,7 @@ pub(super) const SUBCOMMANDS: Subcommands = Subcommands {
     any_case: false,
     without: None,
     several: false,
+    implied: None,
 };
 
 /// The subcommand a row's rule was given: the last word of its program as shown.
@@ -169,6 +173,19 @@ pub(super) fn judge(
         Global::Reader(read) => read(walker, invocation, &mut judgement),
     };
     if at >= args.len() {
+        if let Some(verb) = table.implied
+            && let Some(row) = table.verbs.iter().find(|v| v.named(verb, table.any_case))
+        {
+            let shown = format!("{program} {verb}");
+            let call = Invocation {
+                program: &shown,
+                args: &[],
+                stdin: invocation.stdin,
+                depth: invocation.depth,
+            };
+            merge(&mut judgement, run(walker, &call, row));
+            return judgement;
+        }
         judgement.whitelisted = false;
         judgement.unknown(match table.without {
             Some(what) => format!("`{program}` {what}"),
@@ -218,11 +235,16 @@ fn one(
         stdin: invocation.stdin,
         depth: invocation.depth,
     };
+    run(walker, &call, row)
+}
+
+/// A row's verdict on `call`, whose program is the subcommand as shown.
+fn run(walker: &mut Walker<'_>, call: &Invocation<'_>, row: &Verb) -> Judgement {
     match &row.does {
-        Does::Reads(row) => table::judge(walker, &call, row),
-        Does::Destroys(what) => Judgement::destroys(format!("`{shown}` {what}")),
-        Does::Judge(judge) => judge(walker, &call),
-        Does::Nested(level) => judge(walker, &call, level),
+        Does::Reads(table) => table::judge(walker, call, table),
+        Does::Destroys(what) => Judgement::destroys(format!("`{}` {what}", call.program)),
+        Does::Judge(rule) => rule(walker, call),
+        Does::Nested(level) => judge(walker, call, level),
     }
 }
 

@@ -3,7 +3,9 @@
 //! ([`Rule::Destroys`]); `fuser -k`, `crontab -r`, `systemctl stop` (a subcommand row) and `service x stop`
 //! only in those forms, and a word only known when the line runs may be that form, so it
 //! counts as one. `hostname` prints the name unless it is given one to set; `kill -l` and
-//! `kill -L` only list the signals' names and numbers.
+//! `kill -L` only list the signals' names and numbers; `sysctl`, `mount`, `swapon` and
+//! `ldconfig` only show in their listing forms (`sysctl -a`, `mount`, `swapon --show`,
+//! `ldconfig -p`).
 
 use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
 use super::table::{Operands, TABLE, Table};
@@ -55,7 +57,97 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["systemctl"], Rule::Subcommands(&SYSTEMCTL)),
     Program::new(&["service"], Rule::Judge(|_, call| service(call.args))),
     Program::new(&["hostname"], Rule::Judge(|_, call| hostname_rule(call))),
+    Program::new(&["sysctl"], Rule::Judge(|_, call| sysctl(call.args))),
+    Program::new(
+        &["mount"],
+        Rule::Judge(|_, call| {
+            lists_only(
+                call,
+                &["-l", "--show-labels"],
+                &["-t", "--types"],
+                "mounts or remounts a file system",
+            )
+        }),
+    ),
+    Program::new(
+        &["swapon"],
+        Rule::Judge(|_, call| {
+            lists_only(
+                call,
+                &[
+                    "--show",
+                    "-s",
+                    "--summary",
+                    "--bytes",
+                    "--noheadings",
+                    "--raw",
+                ],
+                &[],
+                "turns swap space on",
+            )
+        }),
+    ),
+    Program::new(
+        &["ldconfig"],
+        Rule::Judge(|_, call| {
+            lists_only(
+                call,
+                &["-p", "--print-cache"],
+                &[],
+                "rebuilds the loader's cache",
+            )
+        }),
+    ),
 ];
+
+/// A program that only lists when it is given none but the options in `listing` (or, for
+/// `mount`, none at all: it lists the mounted file systems) and those in `with_value`
+/// followed by their value; in every other form it does `what`.
+fn lists_only(
+    call: &Invocation<'_>,
+    listing: &[&str],
+    with_value: &[&str],
+    what: &str,
+) -> Judgement {
+    let mut words = call.args.iter();
+    let mut listed = call.program == "mount";
+    while let Some(word) = words.next() {
+        match word.text() {
+            Some(text) if with_value.contains(&text) => {
+                words.next();
+            }
+            Some(text)
+                if listing.contains(&text)
+                    || text.starts_with("--show=") && listing.contains(&"--show") =>
+            {
+                listed = true;
+            }
+            _ => return Judgement::other(format!("`{}` {what}", call.program)),
+        }
+    }
+    if listed {
+        Judgement::whitelisted()
+    } else {
+        Judgement::other(format!("`{}` {what}", call.program))
+    }
+}
+
+/// `sysctl` shows kernel parameters; `-w`, `-p`/`--load`, `--system` and `name=value`
+/// set them, and so may a word only known when the line runs.
+fn sysctl(args: &[Arg]) -> Judgement {
+    for arg in args {
+        let sets = arg.may_be(|text| {
+            text.contains('=') && !text.starts_with('-')
+                || matches!(text, "-w" | "--write" | "-p" | "--load" | "--system")
+                || text.starts_with("--load=")
+                || text.starts_with('-') && !text.starts_with("--") && text.contains(['w', 'p'])
+        });
+        if sets {
+            return Judgement::destroys(format!("`sysctl {}` changes kernel parameters", arg.raw));
+        }
+    }
+    Judgement::whitelisted()
+}
 
 const KILLS: &str = "terminates processes";
 
@@ -188,6 +280,7 @@ const SYSTEMCTL: Subcommands = Subcommands {
             },
         ),
     ],
+    implied: Some("list-units"),
     ..SUBCOMMANDS
 };
 
@@ -225,6 +318,31 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("sysctl -a", Safe),
+            ("sysctl kernel.hostname net.ipv4.ip_forward", Safe),
+            ("sysctl -n vm.swappiness", Safe),
+            ("sysctl -w vm.swappiness=10", Destructive),
+            ("sysctl vm.swappiness=10", Destructive),
+            ("sysctl -p /etc/sysctl.conf", Destructive),
+            ("sysctl --system", Destructive),
+            ("sysctl $ARGS", Destructive),
+            ("mount", Safe),
+            ("mount -l -t ext4", Safe),
+            ("mount /dev/sdb1 /mnt", Unknown),
+            ("mount -o remount,rw /", Unknown),
+            ("swapon --show", Safe),
+            ("swapon -s", Safe),
+            ("swapon /swapfile", Unknown),
+            ("swapon", Unknown),
+            ("ldconfig -p", Safe),
+            ("ldconfig", Unknown),
+            ("ldconfig -v", Unknown),
+            ("systemctl", Safe),
+            ("systemctl --failed", Safe),
+            ("timedatectl", Safe),
+            ("lsns", Safe),
+            ("lslocks -o PID,PATH", Safe),
+            ("ipcs -m", Safe),
             ("hostname evil", Unknown),
             ("crontab -l", Unknown),
             ("systemctl restart nginx", Unknown),
