@@ -848,3 +848,29 @@ async fn syntax_checks_and_sqlite_reads_run_nothing_and_change_nothing() {
         eprintln!("sqlite3 is not installed: its read was not tried");
     }
 }
+
+/// Hidden names are globbed without a click, and a wildcard never becomes `.` or `..`:
+/// `cat .*/config` reads the workspace's hidden directories and not the `config` beside the
+/// workspace, which a shell whose `.*` matched `..` would print.
+#[tokio::test]
+async fn hidden_name_globs_run_without_a_click_and_never_climb_out() {
+    if !sandbox_ready() {
+        return;
+    }
+    let scene = Scene::new();
+    let beside = scene.ws.parent().expect("the workspace has a parent");
+    std::fs::write(beside.join("config"), "beside-secret-7731\n").expect("write");
+    std::fs::create_dir_all(scene.ws.join(".settings")).expect("mkdir");
+    std::fs::write(scene.ws.join(".settings/config"), "hidden-ok\n").expect("write");
+    let lines = [("cat .*/config", None), ("ls -d .*", None)];
+    let fake = FakeLlm::start(script(&lines)).await;
+    let events = scene.run(&fake, "show the hidden settings\n", &[]);
+    assert_eq!(decisions(&events), vec!["auto"; lines.len()]);
+    let saw = model_saw(&fake).await;
+    assert!(saw.contains("hidden-ok"), "{saw}");
+    assert!(saw.contains(".settings"), "{saw}");
+    assert!(
+        !saw.contains("beside-secret-7731"),
+        "read beside the workspace: {saw}"
+    );
+}

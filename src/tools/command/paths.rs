@@ -2,10 +2,12 @@
 //!
 //! A literal path goes through [`Workspace::resolve`]: lexically (absolute paths, `~`, `..`)
 //! and, for the part that exists, through symlinks. A glob pattern is first judged by its
-//! shape (it must not be absolute, start with `~`, hold a `..` component, or have a component
-//! that could match `..`), then expanded here against the file system, bounded, so that a
-//! match that is a symlink leading out, or a file name that starts with `-` (which the
-//! command would read as an option), is caught as well.
+//! shape (it must not be absolute, start with `~` or hold a `..` component), then expanded
+//! here against the file system, bounded, so that a match that is a symlink leading out, or a
+//! file name that starts with `-` (which the command would read as an option), is caught as
+//! well. A wildcard never matches `.` or `..` (riskgate expands patterns itself, from the
+//! directory's entries, which hold neither), and matches a leading dot only where the
+//! component starts with a literal one (`.*`, `.[!.]*`), as in bash.
 
 use std::path::PathBuf;
 
@@ -59,13 +61,7 @@ pub(super) fn glob_problem(workspace: &Workspace, pattern: &str, shown: &str) ->
     let components: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty()).collect();
     for component in &components {
         let literal = unescape(component);
-        if is_glob(component) {
-            if component.starts_with(['.', '[']) || component.starts_with("\\.") {
-                return Some(format!(
-                    "the pattern `{shown}` could match `..` and climb out of the workspace"
-                ));
-            }
-        } else if literal == ".." {
+        if !is_glob(component) && literal == ".." {
             return Some(format!(
                 "the pattern `{shown}` climbs out of the workspace through `..`"
             ));
@@ -103,8 +99,8 @@ fn expansion_problem(workspace: &Workspace, components: &[&str], shown: &str) ->
                 let Some(name) = name.to_str() else {
                     continue;
                 };
-                // Components that could match a leading `.` were refused above.
-                if name.starts_with('.') {
+                // Only a literal leading dot matches one (`.*`, not `*` or `[.]*`).
+                if name.starts_with('.') && !unescape(component).starts_with('.') {
                     continue;
                 }
                 if glob_matches(component, name) {
@@ -302,22 +298,35 @@ mod tests {
     fn pattern_shapes_that_leave_are_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
         let workspace = Workspace::new(dir.path());
-        for pattern in [
-            "/etc/*",
-            "~/*",
-            "../*",
-            "src/../../*",
-            ".*",
-            "a/.?/x",
-            "[.]*",
-            "\\.*",
-        ] {
+        let outside = tempfile::tempdir().expect("tempdir");
+        let planted = tempfile::tempdir().expect("tempdir");
+        std::os::unix::fs::symlink(outside.path(), planted.path().join(".out")).expect("symlink");
+        let with_link = Workspace::new(planted.path());
+        // A hidden symlink out is a match of `.*`, checked like any other; `[.]*` and `*`
+        // do not match a leading dot.
+        for pattern in [".*", ".o*/x", "\\.*"] {
+            assert!(
+                glob_problem(&with_link, pattern, pattern).is_some(),
+                "{pattern}"
+            );
+        }
+        for pattern in ["[.]*", "*", "?out"] {
+            assert_eq!(
+                glob_problem(&with_link, pattern, pattern),
+                None,
+                "{pattern}"
+            );
+        }
+        for pattern in ["/etc/*", "~/*", "../*", "src/../../*", ".*/../x"] {
             assert!(
                 glob_problem(&workspace, pattern, pattern).is_some(),
                 "{pattern}"
             );
         }
-        for pattern in ["*.txt", "src/*.rs", "*/mod.rs", "\\*"] {
+        // A wildcard never matches `.` or `..`: hidden names are expanded and checked.
+        for pattern in [
+            "*.txt", "src/*.rs", "*/mod.rs", "\\*", ".*", "a/.?/x", "[.]*", "\\.*",
+        ] {
             assert_eq!(
                 glob_problem(&workspace, pattern, pattern),
                 None,

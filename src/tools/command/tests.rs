@@ -302,6 +302,10 @@ fn everyday_lines_run_without_a_click() {
     check_table(
         &policy,
         &safe(&[
+            // Hidden names: riskgate's own expansion never yields `.` or `..`.
+            "ls -d .*/ */ src",
+            "du -sh .[!.]* *",
+            "cat .*/config",
             "ls 2>/dev/null",
             "ls > /dev/null",
             "ls >>/dev/null",
@@ -777,7 +781,8 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("diff notes.txt /etc/hosts", Unknown),
             ("wc -l /etc/*", Unknown),
             ("ls ../*", Unknown),
-            ("cat .*/config", Unknown),
+            ("cat .*/../config", Unknown),
+            ("ls .*/../..", Unknown),
             ("cat < /etc/shadow", Unknown),
             ("printf '/etc/shadow\\0' | sort --files0-from=-", Unknown),
             ("printf '/etc/shadow\\0' | wc -c --files0-from -", Unknown),
