@@ -118,7 +118,39 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(&["jar"], Rule::Judge(jar)),
+    Program::new(&["indent"], Rule::Judge(indent)),
 ];
+
+/// GNU `indent` formats its input to its output, or its output file (`-o FILE`); given
+/// files without `-st` (`--standard-output`), it rewrites them in place. Its options are
+/// single-dash words (`-kr`, `-l120`), read whole.
+fn indent(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut judgement = Judgement::whitelisted();
+    let mut to_stdout = false;
+    let mut files = Vec::new();
+    let mut words = invocation.args.iter();
+    while let Some(word) = words.next() {
+        match word.text() {
+            None => judgement.destructive(format!(
+                "`indent` is given `{}`, which may become `-o FILE` or a file it rewrites when the line runs",
+                word.raw
+            )),
+            Some("-o" | "--output-file") => {
+                judgement.destructive("`indent -o` writes its output to a file, replacing it");
+                words.next();
+            }
+            Some("-st" | "--standard-output") => to_stdout = true,
+            Some(text) if text.starts_with('-') && text != "-" => {}
+            Some(_) => files.push(word),
+        }
+    }
+    if !files.is_empty() && !to_stdout {
+        judgement
+            .destructive("`indent` rewrites the files it is given in place (`indent -st` prints)");
+    }
+    check_paths(walker, &mut judgement, "indent", &files);
+    judgement
+}
 
 const IN_PLACE_W: Refusal = Refusal {
     options: &["w", "write"],
@@ -500,6 +532,11 @@ mod tests {
             ("jar --extract --file app.jar", Destructive),
             ("jar --list --file app.jar --extract", Destructive),
             ("jar", Unknown),
+            ("indent -i3 -kr -nut -l120", Safe),
+            ("indent -st -kr main.c", Safe),
+            ("indent -kr main.c", Destructive),
+            ("indent main.c -o out.c", Destructive),
+            ("indent -st /etc/x.c", Unknown),
         ]);
     }
 }

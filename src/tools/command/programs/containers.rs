@@ -160,6 +160,14 @@ const KUBECTL: Subcommands = Subcommands {
         Verb::destroys(&["delete", "drain"], "deletes or evicts cluster resources"),
         Verb::judged(&["exec"], kubectl_exec),
         Verb::judged(&["version"], kubectl_version),
+        // The global options, and a shell's completion script: printed, nothing asked.
+        Verb::reads(
+            &["options", "completion"],
+            &Table {
+                operands: Operands::Text,
+                ..TABLE
+            },
+        ),
         Verb::nested(&["config"], &KUBECTL_CONFIG),
     ],
     ..SUBCOMMANDS
@@ -290,6 +298,8 @@ mod tests {
             ("kubectl version", Unknown),
             ("kubectl version --short", Unknown),
             ("kubectl config get-contexts", Safe),
+            ("kubectl options", Safe),
+            ("kubectl completion bash", Safe),
             ("kubectl config current-context", Safe),
             ("kubectl config view --minify", Safe),
             ("kubectl config view --raw", Unknown),

@@ -1,7 +1,7 @@
 //! Programs that read documents and data files and print what they find or convert: `pandoc`
 //! (to its output), `xmlstarlet` (its querying subcommands), the csvkit readers (`csvlook`,
-//! `csvcut`, `csvstat`, ...), `xsv`, `datamash`, `htmlq`, `units`, `hexyl`, and the
-//! archive listers `7z l` and `unrar l`.
+//! `csvcut`, `csvstat`, ...), `xsv`, `datamash`, `htmlq`, `units`, `hexyl`, groff and its
+//! preprocessors (`tbl`, `pic`, `eqn`), and the archive listers `7z l` and `unrar l`.
 //!
 //! What would make one write or run something is refused: `pandoc -o` writes a file and
 //! its filters (`--lua-filter`, `--filter`, `--pdf-engine`, a defaults file) run programs;
@@ -137,6 +137,16 @@ pub(super) const PROGRAMS: &[Program] = &[
             ..TABLE
         }),
     ),
+    Program::new(
+        &["groff", "troff", "nroff", "gpic", "pic"],
+        Rule::Judge(roff),
+    ),
+    Program::new(
+        &[
+            "tbl", "gtbl", "eqn", "geqn", "neqn", "grog", "grotty", "colcrt", "soelim", "preconv",
+        ],
+        Rule::Table(&TABLE),
+    ),
     Program::new(&["7z", "7za", "7zr", "7zz"], Rule::Subcommands(&SEVEN_ZIP)),
     Program::new(&["unrar"], Rule::Subcommands(&UNRAR)),
 ];
@@ -250,6 +260,36 @@ fn pandoc(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     };
     let mut judgement = table::judge(walker, invocation, &PANDOC);
     refuse_urls(&mut judgement, invocation);
+    judgement
+}
+
+/// groff and its preprocessors format to their output. Their safer mode (the default) turns
+/// off the requests that run a program or open a file for writing (`.sy`, `.pi`, `.pso`,
+/// `.open`); `-U` turns them back on. The HTML devices write image files beside the output.
+fn roff(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const ROFF: Table = Table {
+        spec: Spec::values("dfFIKLmMnoPrTwWD", &[]),
+        path_options: &["F", "I", "M"],
+        refused: &[Refusal {
+            options: &["U"],
+            effect: Effect::Unsafe,
+            what: "turns off the safer mode, so the document may run programs and write files",
+        }],
+        ..TABLE
+    };
+    let mut judgement = table::judge(walker, invocation, &ROFF);
+    let items = crate::tools::command::options::parse(invocation.args, &ROFF.spec);
+    if let Some(device) = items
+        .iter()
+        .filter(|item| item.named(&["T"], false))
+        .find_map(|item| item.value().and_then(|v| v.text))
+        .filter(|device| device.contains("html"))
+    {
+        judgement.unknown(format!(
+            "`{} -T{device}` writes image files beside its output",
+            invocation.program
+        ));
+    }
     judgement
 }
 
@@ -439,6 +479,19 @@ mod tests {
             ("hexyl notes.txt", Safe),
             ("hexyl -n 64 notes.txt", Safe),
             ("hexyl /etc/x.bin", Unknown),
+            ("groff -man -Tutf8 ls.1", Safe),
+            ("groff -p -t -me -T latin1 foo.me", Safe),
+            ("nroff -man perl.1 | less", Safe),
+            ("troff -man -rF1 perl.1", Safe),
+            ("pic foo.me | tbl | troff -me -Tlatin1 | grotty", Safe),
+            ("tbl exum2.n | nroff -ms | colcrt - | more", Safe),
+            ("grog meintro.me", Safe),
+            ("groff -U -ms doc.ms", Unknown),
+            ("pic -U doc.pic", Unknown),
+            ("groff -Thtml -ms doc.ms", Unknown),
+            ("groff -ms doc.ms > doc.ps", Destructive),
+            ("groff -I /etc -ms doc.ms", Unknown),
+            ("groff -ms /etc/doc.ms", Unknown),
             ("7z l archive.7z", Safe),
             ("7z t archive.7z", Safe),
             ("7z l /opt/archive.7z", Unknown),

@@ -121,7 +121,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     ),
     Program::new(&["rpm"], Rule::Judge(rpm)),
     Program::new(&["dpkg", "dpkg-query"], Rule::Judge(dpkg)),
-    Program::new(&["apt", "apt-cache"], Rule::Judge(apt)),
+    Program::new(&["apt", "apt-cache", "aptitude"], Rule::Judge(apt)),
     Program::new(&["pacman"], Rule::Judge(pacman)),
     Program::new(&["pip", "pip3"], Rule::Subcommands(&PIP)),
     Program::new(
@@ -259,6 +259,10 @@ fn apt(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         "dump",
         "dumpavail",
         "unmet",
+        // aptitude's.
+        "versions",
+        "why",
+        "why-not",
     ];
     let program = invocation.program;
     let mut verb = None;
@@ -577,7 +581,12 @@ fn rpm(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         "--rcfile", "--load",
     ];
     let first = invocation.args.iter().find_map(|a| a.text()).unwrap_or("");
+    let checksig = first == "--checksig"
+        || (first.starts_with('-')
+            && !first.starts_with("--")
+            && first.chars().nth(1) == Some('K'));
     let querying = matches!(first, "--query" | "--verify" | "--querytags" | "--version")
+        || checksig
         || (first.starts_with('-')
             && !first.starts_with("--")
             && matches!(first.chars().nth(1), Some('q' | 'V')));
@@ -589,8 +598,9 @@ fn rpm(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         return Judgement::not_whitelisted("rpm");
     }
     let mut judgement = Judgement::whitelisted();
-    // `rpm -qp PKG` reads the package file; `rpm -qf FILE` only looks the name up.
-    if first.contains('p') && !first.starts_with("--") {
+    // `rpm -qp PKG` and `rpm -K PKG` read the package file; `rpm -qf FILE` only looks the
+    // name up.
+    if checksig || first.contains('p') && !first.starts_with("--") {
         let files: Vec<_> = invocation
             .args
             .iter()
@@ -682,6 +692,14 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("rpm -K htop.rpm", Safe),
+            ("rpm --checksig htop.rpm", Safe),
+            ("rpm -K /tmp/htop.rpm", Unknown),
+            ("aptitude search error", Safe),
+            ("aptitude show vim", Safe),
+            ("aptitude why libc6", Safe),
+            ("aptitude install vim", Unknown),
+            ("aptitude -o Dir::Etc=/x search vim", Unknown),
             ("ip a", Safe),
             ("ip -br addr show dev eth0", Safe),
             ("ip -4 route list", Safe),

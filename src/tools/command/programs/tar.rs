@@ -5,12 +5,72 @@
 //! not read-only. Options are read in all three of tar's styles: old (`tar tvf x.tar`, the
 //! first word a cluster of letters whose values follow in order), short (`-tvf x.tar`) and
 //! long (`--list --file=x.tar`). Whatever is not known to be harmless asks a person.
+//!
+//! `cpio` lists (`-t`) or extracts (`-i`, destructive like tar's extraction); `rpm2cpio`
+//! prints a package's payload.
 
+use super::table::{self, Effect, Refusal, TABLE, Table};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
+use crate::tools::command::options::{self, Item, Spec};
 
-/// `tar`, in all three option styles.
-pub(super) const PROGRAMS: &[Program] = &[Program::new(&["tar"], Rule::Judge(judge))];
+/// `tar`, in all three option styles; `cpio` and `rpm2cpio`.
+pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(&["tar"], Rule::Judge(judge)),
+    Program::new(&["cpio"], Rule::Judge(cpio)),
+    // Writes the package's payload, a cpio archive, to its output.
+    Program::new(&["rpm2cpio"], Rule::Table(&TABLE)),
+];
+
+/// `cpio -t` (`--list`) lists the archive on its input; `-i` extracts it and `-p` copies
+/// files, both writing over files of the same names; `-o` archives the files whose names
+/// come from its input, which the line does not show.
+fn cpio(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const CPIO: Table = Table {
+        spec: Spec::values(
+            "FEHCIORMD",
+            &[
+                "file",
+                "pattern-file",
+                "format",
+                "owner",
+                "message",
+                "directory",
+            ],
+        ),
+        path_options: &["F", "E", "I", "D", "file", "pattern-file", "directory"],
+        refused: &[
+            Refusal {
+                options: &["O"],
+                effect: Effect::Writes,
+                what: "writes the archive to a file",
+            },
+            Refusal {
+                options: &["rsh-command"],
+                effect: Effect::Unsafe,
+                what: "runs a program to reach a remote archive",
+            },
+        ],
+        ..TABLE
+    };
+    let items = options::parse(invocation.args, &CPIO.spec);
+    let has = |short: char, long: &str| {
+        items.iter().any(|item| match item {
+            Item::Short { flag, .. } => *flag == short,
+            Item::Long { .. } => item.named(&[long], true),
+            _ => false,
+        })
+    };
+    if has('t', "list") {
+        return table::judge(walker, invocation, &CPIO);
+    }
+    if has('i', "extract") || has('p', "pass-through") {
+        return Judgement::destroys(
+            "`cpio` extracts or copies files, writing over files of the same names",
+        );
+    }
+    Judgement::other("`cpio` archives the files named on its input, which the line does not show")
+}
 
 /// Letters that take a value, and what the value is.
 const SHORT_VALUES: &[(char, Value)] = &[
@@ -278,9 +338,19 @@ fn check_value(
 mod tests {
     #[test]
     fn tar_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{NotSafe, Safe};
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("cpio -t < archive.cpio", Safe),
+            ("cpio -itv < archive.cpio", Safe),
+            ("rpm2cpio htop.rpm | cpio -vt", Safe),
+            ("cpio -t -F /tmp/x.cpio", Unknown),
+            ("cpio -t -F x.cpio -O out.cpio", Destructive),
+            ("cpio -idv < archive.cpio", Destructive),
+            ("find . | cpio -pdm /srv/copy", Destructive),
+            ("find . | cpio -o > ../out.cpio", NotSafe),
+            ("find . -name '*.c' | cpio -o", Unknown),
+            ("rpm2cpio /tmp/x.rpm", Unknown),
             ("tar -tf x.tar", Safe),
             ("tar tvf x.tar", Safe),
             ("tar --list --file=x.tar", Safe),

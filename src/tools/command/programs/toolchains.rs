@@ -32,6 +32,8 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["brew"], Rule::Subcommands(&BREW)),
     Program::new(&["port"], Rule::Subcommands(&PORT)),
     Program::new(&["go"], Rule::Subcommands(&GO)),
+    // When a Perl module entered the core distribution: module names and versions.
+    Program::new(&["corelist"], Rule::Table(&NAMES)),
 ];
 
 /// Package names, versions and other words that name no file.
@@ -370,6 +372,8 @@ mod tests {
             ("go build ./...", Unknown),
             ("go run main.go", NotSafe),
             ("go clean -modcache", Destructive),
+            ("corelist File::Spec 0.83", Safe),
+            ("corelist -a Data::Dumper", Safe),
         ]);
     }
 }
