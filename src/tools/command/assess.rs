@@ -964,7 +964,7 @@ impl<'p> Walker<'p> {
             depth,
         };
         let mut judgement = programs::judge(self, &invocation);
-        if written.contains('/') && judgement.whitelisted {
+        if written.contains('/') && judgement.whitelisted && !in_system_directory(written) {
             judgement.whitelisted = false;
             judgement.unknown(format!(
                 "`{written}` runs a program by path, not the whitelisted `{program}`"
@@ -1120,6 +1120,20 @@ fn keep_shallowest(slot: &mut Option<(usize, String)>, depth: usize, reason: Str
 
 /// `path` as seen from the directory `cwd` (relative to the workspace root, `""` for the
 /// root itself); absolute paths and `~` stay as they are.
+/// The system's own program directories, owned by root and read-only to the bot: a program
+/// named by its path there (`/bin/ls`, `/usr/bin/find`) is the program its name says, the
+/// one the sandboxed PATH finds.
+const SYSTEM_PROGRAM_DIRECTORIES: &[&str] = &["/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/"];
+
+/// Whether `written` names a program directly in one of [`SYSTEM_PROGRAM_DIRECTORIES`].
+fn in_system_directory(written: &str) -> bool {
+    SYSTEM_PROGRAM_DIRECTORIES.iter().any(|directory| {
+        written
+            .strip_prefix(directory)
+            .is_some_and(|name| !name.is_empty() && !name.contains('/'))
+    })
+}
+
 pub(super) fn in_directory(cwd: &str, path: &str) -> String {
     if cwd.is_empty() || path.starts_with(['/', '~']) {
         path.to_owned()

@@ -302,6 +302,9 @@ fn everyday_lines_run_without_a_click() {
     check_table(
         &policy,
         &safe(&[
+            // The system's own program directories name the program their name says.
+            "/bin/ls -le",
+            "/usr/bin/grep -n x notes.txt",
             // Hidden names: riskgate's own expansion never yields `.` or `..`.
             "ls -d .*/ */ src",
             "du -sh .[!.]* *",
@@ -782,6 +785,10 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("wc -l /etc/*", Unknown),
             ("ls ../*", Unknown),
             ("cat .*/../config", Unknown),
+            ("/usr/local/bin/ls", Unknown),
+            ("./ls", Unknown),
+            ("/bin/../tmp/ls", Unknown),
+            ("/usr/bin/rm -rf src", Expect::Destructive),
             ("ls .*/../..", Unknown),
             ("cat < /etc/shadow", Unknown),
             ("printf '/etc/shadow\\0' | sort --files0-from=-", Unknown),

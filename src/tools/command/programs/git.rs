@@ -76,6 +76,7 @@ const GIT: Subcommands = Subcommands {
                 "diff-tree",
                 "diff-index",
                 "diff-files",
+                "range-diff",
             ],
             |w, call| {
                 let name = verb(call);
@@ -104,6 +105,29 @@ const GIT: Subcommands = Subcommands {
             |w, call| reading(|j| revisions(w, verb(call), call.args, j)),
         ),
         Verb::reads(&["ls-files"], &LS_FILES),
+        Verb::reads(
+            &["fsck"],
+            &Table {
+                operands: Operands::Text,
+                refused: &[Refusal {
+                    options: &["lost-found"],
+                    effect: Effect::Writes,
+                    what: "writes the dangling objects into .git/lost-found",
+                }],
+                ..TABLE
+            },
+        ),
+        Verb::reads(
+            &["var"],
+            &Table {
+                operands: Operands::Text,
+                ..TABLE
+            },
+        ),
+        Verb::nested(&["notes"], &NOTES),
+        Verb::nested(&["submodule"], &SUBMODULE),
+        Verb::nested(&["bisect"], &BISECT),
+        Verb::nested(&["multi-pack-index"], &MULTI_PACK_INDEX),
         Verb::reads(&["column"], &COLUMN),
         Verb::reads(&["blame", "annotate"], &BLAME),
         Verb::reads(&["cat-file"], &CAT_FILE),
@@ -142,6 +166,43 @@ const COLUMN: Table = Table {
 const STATUS: Table = Table {
     spec: Spec::values("", &["ignore-submodules", "column", "find-renames"]).optional("uM"),
     ..TABLE
+};
+
+/// Words that name revisions or objects, not files.
+const REVISIONS: Table = Table {
+    operands: Operands::Text,
+    ..TABLE
+};
+
+/// `git notes` lists (also without a subcommand) and shows; `remove` and `prune` delete.
+const NOTES: Subcommands = Subcommands {
+    verbs: &[
+        Verb::reads(&["list", "show"], &REVISIONS),
+        Verb::destroys(&["remove", "prune"], "deletes notes"),
+    ],
+    implied: Some("list"),
+    ..SUBCOMMANDS
+};
+
+/// `git submodule` shows each submodule's commit (also without a subcommand); `foreach`
+/// runs a command, `update` and `deinit` change the working tree.
+const SUBMODULE: Subcommands = Subcommands {
+    verbs: &[Verb::reads(&["status", "summary"], &REVISIONS)],
+    implied: Some("status"),
+    ..SUBCOMMANDS
+};
+
+/// `git bisect log` prints the session; every other form moves `HEAD`.
+const BISECT: Subcommands = Subcommands {
+    verbs: &[Verb::reads(&["log"], &REVISIONS)],
+    ..SUBCOMMANDS
+};
+
+/// `git multi-pack-index verify` checks the index; `write`, `expire` and `repack` change
+/// the object store.
+const MULTI_PACK_INDEX: Subcommands = Subcommands {
+    verbs: &[Verb::reads(&["verify"], &REVISIONS)],
+    ..SUBCOMMANDS
 };
 
 /// `--exclude-from` names a file.
@@ -870,9 +931,27 @@ fn operands_as_paths(
 mod tests {
     #[test]
     fn git_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("git range-diff @{u} @{1} @", Safe),
+            ("git range-diff main...topic --output=x.diff", Destructive),
+            ("git fsck", Safe),
+            ("git fsck --full --no-dangling", Safe),
+            ("git fsck --lost-found", Destructive),
+            ("git var -l", Safe),
+            ("git notes", Safe),
+            ("git notes show HEAD", Safe),
+            ("git notes add -m x", Unknown),
+            ("git notes remove HEAD", Destructive),
+            ("git submodule", Safe),
+            ("git submodule status --recursive", Safe),
+            ("git submodule foreach 'rm -rf x'", NotSafe),
+            ("git submodule update --init", Unknown),
+            ("git bisect log", Safe),
+            ("git bisect start", Unknown),
+            ("git multi-pack-index verify", Safe),
+            ("git multi-pack-index write", Unknown),
             ("git status -uno src", Safe),
             ("git show-branch --list", Safe),
             ("git branch | git column --mode=column --padding=2", Safe),

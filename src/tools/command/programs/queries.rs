@@ -125,6 +125,10 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["pacman"], Rule::Judge(pacman)),
     Program::new(&["pip", "pip3"], Rule::Subcommands(&PIP)),
     Program::new(
+        &["update-alternatives", "alternatives"],
+        Rule::Judge(|_, call| alternatives(call)),
+    ),
+    Program::new(
         &["timedatectl", "hostnamectl", "localectl"],
         Rule::Subcommands(&CTL),
     ),
@@ -351,6 +355,42 @@ const PIP: Subcommands = Subcommands {
     without: None,
     ..SUBCOMMANDS
 };
+
+/// `update-alternatives --display`, `--list`, `--query` and `--get-selections` report;
+/// `--remove` and `--remove-all` delete alternatives, and the other actions (`--install`,
+/// `--set`, `--config`, `--auto`, ...) or another administrative directory wait.
+fn alternatives(call: &Invocation<'_>) -> Judgement {
+    const REPORTS: &[&str] = &["--display", "--list", "--query", "--get-selections"];
+    const HARMLESS: &[&str] = &["--quiet", "--verbose", "--debug"];
+    let mut reporting = false;
+    for word in call.args {
+        match word.text() {
+            Some(text) if REPORTS.contains(&text) => reporting = true,
+            Some(text) if HARMLESS.contains(&text) => {}
+            Some(text) if !text.starts_with('-') => {}
+            _ if word.may_be(|t| matches!(t, "--remove" | "--remove-all")) => {
+                return Judgement::destroys(format!(
+                    "`{} {}` removes alternatives",
+                    call.program, word.raw
+                ));
+            }
+            _ => {
+                return Judgement::other(format!(
+                    "`{} {}` changes or moves the alternatives",
+                    call.program, word.raw
+                ));
+            }
+        }
+    }
+    if reporting {
+        Judgement::whitelisted()
+    } else {
+        Judgement::other(format!(
+            "`{}` without a report is not read here",
+            call.program
+        ))
+    }
+}
 
 /// Words of `ip` that change the network configuration, or run a command in a namespace.
 const IP_CHANGES: &[&str] = &[
@@ -693,6 +733,15 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("rpm -K htop.rpm", Safe),
+            ("update-alternatives --display vi", Safe),
+            ("update-alternatives --list editor", Safe),
+            ("update-alternatives --get-selections", Safe),
+            ("update-alternatives --set editor /usr/bin/vim", Unknown),
+            (
+                "update-alternatives --remove editor /usr/bin/vim",
+                Destructive,
+            ),
+            ("update-alternatives --altdir /tmp/x --display vi", Unknown),
             ("rpm --checksig htop.rpm", Safe),
             ("rpm -K /tmp/htop.rpm", Unknown),
             ("aptitude search error", Safe),

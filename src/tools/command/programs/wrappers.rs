@@ -126,6 +126,18 @@ pub(super) const PROGRAMS: &[Program] = &[
     )
     .running_code(),
     Program::new(
+        // Runs the command with resource limits of its own (`--cpu=10`); given `--pid` it
+        // reads or sets another process's limits instead.
+        &["prlimit"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("po", &["pid", "output"]),
+            no_command: &["p", "pid"],
+            transparent: true,
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
         &["nice", "gnice"],
         Rule::Wraps(&Wrapper {
             spec: Spec::values("n", &["adjustment"]),
@@ -581,6 +593,9 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("prlimit --cpu=10 sort -u notes.txt", Safe),
+            ("prlimit --nofile=256 rm -rf src", Destructive),
+            ("prlimit --pid 13134", NotSafe),
             ("timeout 5 ls", Safe),
             ("sudo ls", Destructive),
             ("xargs rm", Destructive),
