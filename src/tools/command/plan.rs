@@ -507,9 +507,15 @@ impl Planner {
 /// the workspace) for `cd` alone; `None` for a form the runner does not take (an option,
 /// `-`, a pattern, several words). Its redirections only say where its complaint goes.
 pub fn cd_directory(command: &SimpleCommand) -> Option<Option<&str>> {
-    let words = match command.words.get(1) {
-        Some(word) if word.text == "--" => &command.words[2..],
-        _ => &command.words[1..],
+    // `-P`/`-L` (and bash's `-e`): how symlinks are followed, which the runner does the one
+    // way it knows (the real path, checked against the workspace).
+    let options = command.words[1..]
+        .iter()
+        .take_while(|word| word.pattern.is_none() && is_cd_option(&word.text))
+        .count();
+    let words = match command.words.get(1 + options) {
+        Some(word) if word.text == "--" => &command.words[2 + options..],
+        _ => &command.words[1 + options..],
     };
     match words {
         [] => Some(None),
@@ -520,6 +526,13 @@ pub fn cd_directory(command: &SimpleCommand) -> Option<Option<&str>> {
         }
         _ => None,
     }
+}
+
+/// A `cd` option word: `-P`, `-L`, `-e` or a cluster of them.
+pub fn is_cd_option(text: &str) -> bool {
+    text.strip_prefix('-').is_some_and(|flags| {
+        !flags.is_empty() && flags.chars().all(|c| matches!(c, 'L' | 'P' | 'e'))
+    })
 }
 
 fn simple_command(
@@ -997,7 +1010,7 @@ y"#
             "if true; then ls; fi",
             "for f in a; do ls; done",
             "cd - && ls",
-            "cd -P src",
+            "cd -x src",
             "cd a b",
             "cd src | ls",
             "cd src*",
@@ -1097,6 +1110,26 @@ y"#
         assert!(!state_only("set", &["-x", "file"]));
         assert!(!state_only("jobs", &["-x"]));
         assert!(!state_only("declare", &["A=1"]));
+    }
+
+    #[test]
+    fn cd_takes_its_symlink_options_and_one_directory() {
+        let directory = |line: &str| {
+            let planned = plan(line).expect("plan");
+            let command = planned.commands().next().expect("a command").clone();
+            cd_directory(&command).map(|d| d.map(str::to_owned))
+        };
+        assert_eq!(directory("cd -P src"), Some(Some("src".to_owned())));
+        assert_eq!(directory("cd -L -- src"), Some(Some("src".to_owned())));
+        assert_eq!(directory("cd -P"), Some(None));
+        assert_eq!(
+            plan_line("cd -x src").err(),
+            Some(NeedsShell::Builtin("cd".to_owned()))
+        );
+        assert_eq!(
+            plan_line("cd -P a b").err(),
+            Some(NeedsShell::Builtin("cd".to_owned()))
+        );
     }
 
     #[test]

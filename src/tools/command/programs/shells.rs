@@ -369,9 +369,19 @@ fn sets_variables(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judge
 /// checks the paths of the commands after it from there.
 fn cd_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let mut judgement = Judgement::whitelisted();
-    let args = match invocation.args.split_first() {
+    let options = invocation
+        .args
+        .iter()
+        .take_while(|arg| {
+            arg.pattern.is_none()
+                && arg
+                    .text()
+                    .is_some_and(crate::tools::command::plan::is_cd_option)
+        })
+        .count();
+    let args = match invocation.args[options..].split_first() {
         Some((first, rest)) if first.text() == Some("--") => rest,
-        _ => invocation.args,
+        _ => &invocation.args[options..],
     };
     let directory = match args {
         [] => String::new(),
@@ -416,6 +426,10 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("cd -P src && ls", Safe),
+            ("cd -L -- src", Safe),
+            ("cd -P ..", Unknown),
+            ("cd -x src", Unknown),
             ("bash -n deploy.sh", Safe),
             ("sh -nv deploy.sh", Safe),
             ("zsh -n -- deploy.sh", Safe),
