@@ -15,6 +15,7 @@ use crate::tools::command::words::Arg;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(&["mktemp"], Rule::Judge(|_, call| mktemp(call))),
     Program::new(
         &["ls"],
         Rule::Table(&Table {
@@ -50,6 +51,8 @@ pub(super) const PROGRAMS: &[Program] = &[
             "sha512sum",
             "b2sum",
             "sum",
+            "md5",
+            "shasum",
         ],
         Rule::Table(&TABLE),
     ),
@@ -622,13 +625,31 @@ fn render_printf(words: &[&str]) -> Option<String> {
     }
 }
 
+/// `mktemp -u` (`--dry-run`) prints a name and creates nothing; otherwise it creates the
+/// file or directory.
+fn mktemp(call: &Invocation<'_>) -> Judgement {
+    let items = options::parse(call.args, &Spec::values("pt", &["tmpdir", "suffix"]));
+    if items.iter().any(|item| item.named(&["u", "dry-run"], true)) {
+        Judgement::whitelisted()
+    } else {
+        Judgement::other("`mktemp` creates a file or directory (`mktemp -u` only prints a name)")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn coreutils_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("mktemp -u", Safe),
+            ("mktemp -u -t build.XXXX", Safe),
+            ("mktemp", Unknown),
+            ("mktemp -d", Unknown),
+            ("md5 notes.txt", Safe),
+            ("shasum -a 256 notes.txt", Safe),
+            ("shasum -c sums.txt", Safe),
             ("tail -f app.log", Unknown),
             ("tail -F app.log", Unknown),
             ("tail --follow=name app.log", Unknown),

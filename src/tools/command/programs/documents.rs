@@ -147,6 +147,32 @@ pub(super) const PROGRAMS: &[Program] = &[
         ],
         Rule::Table(&TABLE),
     ),
+    Program::new(
+        // Text out of word-processor files and markup, to the output.
+        &[
+            "catdoc", "antiword", "cmark", "markdown", "spell", "diction", "soxi", "pdffonts",
+        ],
+        Rule::Table(&TABLE),
+    ),
+    Program::new(
+        &["wdiff"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "wxyz",
+                &["start-delete", "end-delete", "start-insert", "end-insert"],
+            ),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["html2text", "odt2txt"],
+        Rule::Table(&Table {
+            refused: &[OUTPUT_FILE],
+            ..TABLE
+        }),
+    ),
+    Program::new(&["pdftotext", "pdfimages"], Rule::Judge(poppler)),
+    Program::new(&["ffprobe"], Rule::Judge(ffprobe)),
     Program::new(&["7z", "7za", "7zr", "7zz"], Rule::Subcommands(&SEVEN_ZIP)),
     Program::new(&["unrar"], Rule::Subcommands(&UNRAR)),
 ];
@@ -289,6 +315,118 @@ fn roff(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             "`{} -T{device}` writes image files beside its output",
             invocation.program
         ));
+    }
+    judgement
+}
+
+/// Poppler's single-dash options that take a value (`-f 1`, `-enc UTF-8`).
+const POPPLER_VALUES: &[&str] = &[
+    "-f", "-l", "-r", "-x", "-y", "-W", "-H", "-enc", "-eol", "-opw", "-upw", "-fixed",
+];
+
+/// `pdftotext PDF -` prints the text; given no second file it writes `PDF.txt`, given one
+/// it writes that. `pdfimages -list PDF` lists the images; otherwise it writes each to a
+/// file.
+fn poppler(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let program = invocation.program;
+    let mut judgement = Judgement::whitelisted();
+    let mut files = Vec::new();
+    let mut listing = false;
+    let mut words = invocation.args.iter();
+    while let Some(word) = words.next() {
+        match word.text() {
+            None => files.push(word),
+            Some(text) if POPPLER_VALUES.contains(&text) => {
+                words.next();
+            }
+            Some("-list") => listing = true,
+            Some(text) if text.starts_with('-') && text != "-" => {}
+            Some(_) => files.push(word),
+        }
+    }
+    let to_output = match program {
+        "pdfimages" => listing,
+        _ => files.get(1).is_some_and(|out| out.text() == Some("-")),
+    };
+    if !to_output || files.len() > 2 || files.iter().any(|f| f.text().is_none()) {
+        judgement.destructive(format!(
+            "`{program}` writes its output to files (`pdftotext PDF -` and `pdfimages -list` print it)"
+        ));
+    }
+    if let Some(pdf) = files.first() {
+        table::check_paths(walker, &mut judgement, program, &[pdf]);
+    }
+    judgement
+}
+
+/// ffprobe's options that take a value.
+const FFPROBE_VALUES: &[&str] = &[
+    "-v",
+    "-loglevel",
+    "-of",
+    "-print_format",
+    "-output_format",
+    "-select_streams",
+    "-show_entries",
+    "-read_intervals",
+    "-f",
+    "-analyzeduration",
+    "-probesize",
+];
+
+/// `ffprobe` prints what a media file holds. `-report` and `-o` write files; an input that
+/// names a protocol (`http://`, `concat:`, `file:`) may reach the network or other files.
+/// Its options are single-dash words, read whole; one not known here waits.
+fn ffprobe(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut judgement = Judgement::whitelisted();
+    let mut inputs = Vec::new();
+    let mut words = invocation.args.iter();
+    while let Some(word) = words.next() {
+        let Some(text) = word.text() else {
+            judgement.destructive(format!(
+                "`ffprobe` is given `{}`, which may become `-report` (writes a log file) when the line runs",
+                word.raw
+            ));
+            continue;
+        };
+        match text {
+            "-report" | "-o" => {
+                judgement.destructive(format!("`ffprobe {text}` writes a file"));
+            }
+            "-i" => inputs.extend(words.next()),
+            _ if FFPROBE_VALUES.contains(&text) => {
+                words.next();
+            }
+            _ if text.starts_with("-show_")
+                || matches!(
+                    text,
+                    "-hide_banner"
+                        | "-pretty"
+                        | "-count_frames"
+                        | "-count_packets"
+                        | "-unit"
+                        | "-prefix"
+                        | "-byte_binary_prefix"
+                        | "-sexagesimal"
+                        | "-bitexact"
+                ) => {}
+            _ if text.starts_with('-') => {
+                judgement.unknown(format!("`ffprobe {text}` is an option not read here"));
+            }
+            _ => inputs.push(word),
+        }
+    }
+    for input in inputs {
+        match input.text() {
+            Some(text) if text.contains(':') => judgement.unknown(format!(
+                "`ffprobe {text}` names a protocol, which may reach the network or another file"
+            )),
+            Some(text) => walker.check_path(&mut judgement, "ffprobe", text),
+            None => judgement.unknown(format!(
+                "`ffprobe {}` reads an input only known when the line runs",
+                input.raw
+            )),
+        }
     }
     judgement
 }
@@ -492,6 +630,33 @@ mod tests {
             ("groff -ms doc.ms > doc.ps", Destructive),
             ("groff -I /etc -ms doc.ms", Unknown),
             ("groff -ms /etc/doc.ms", Unknown),
+            ("catdoc report.doc", Safe),
+            ("antiword report.doc | less", Safe),
+            ("cmark README.md", Safe),
+            ("soxi sound.wav", Safe),
+            ("pdffonts paper.pdf", Safe),
+            ("wdiff -w '[-' -x '-]' a.txt b.txt", Safe),
+            ("html2text page.html", Safe),
+            ("html2text -o out.txt page.html", Destructive),
+            ("odt2txt --output=out.txt doc.odt", Destructive),
+            ("pdftotext paper.pdf -", Safe),
+            ("pdftotext -layout -f 1 -l 2 paper.pdf - | head", Safe),
+            ("pdftotext paper.pdf", Destructive),
+            ("pdftotext paper.pdf paper.txt", Destructive),
+            ("pdftotext /etc/x.pdf -", Unknown),
+            ("pdfimages -list paper.pdf", Safe),
+            ("pdfimages paper.pdf img", Destructive),
+            ("ffprobe clip.mp4", Safe),
+            (
+                "ffprobe -v quiet -print_format json -show_format -show_streams clip.mp4",
+                Safe,
+            ),
+            ("ffprobe -hide_banner -i clip.mp4", Safe),
+            ("ffprobe -report clip.mp4", Destructive),
+            ("ffprobe https://example.com/a.mp4", Unknown),
+            ("ffprobe concat:a.mp4|/etc/b.mp4", Unknown),
+            ("ffprobe /etc/clip.mp4", Unknown),
+            ("ffprobe -dump_attachment:t out clip.mkv", Unknown),
             ("7z l archive.7z", Safe),
             ("7z t archive.7z", Safe),
             ("7z l /opt/archive.7z", Unknown),

@@ -134,7 +134,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(&["xxd"], Rule::Judge(xxd_rule)),
-    Program::new(&["jq"], Rule::Judge(jq_rule)),
+    Program::new(&["jq", "gojq"], Rule::Judge(jq_rule)),
 ];
 
 /// `xxd` options that take a value, by first letter (`-c 16`, `-c16`, `-cols 16`).
