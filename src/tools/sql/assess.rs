@@ -27,6 +27,7 @@
 mod by_tokens;
 mod escapes;
 mod functions;
+pub(crate) use functions::in_sqlite_engine;
 mod keywords;
 mod parsed;
 mod pragma;

@@ -15,6 +15,7 @@ mod show;
 mod similar;
 mod value;
 
+pub(crate) use assess::in_sqlite_engine;
 pub use assess::{SqlRules, assess_sql};
 
 use std::sync::Arc;

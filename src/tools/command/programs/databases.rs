@@ -15,7 +15,7 @@ use crate::core::tools::SqlDialect;
 use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
 use crate::tools::command::options::{self, Item, Spec};
 use crate::tools::command::words::Arg;
-use crate::tools::sql::assess_sql;
+use crate::tools::sql::{assess_sql, in_sqlite_engine};
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
@@ -160,8 +160,15 @@ fn sqlite3(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
         .collect();
     let unknown = sql.iter().filter(|text| text.is_none()).map(|_| None);
     let sql = statements.iter().map(|s| Some(s.as_str())).chain(unknown);
-    let mut judgement = judge_sql(walker, call.program, sql.collect(), SqlDialect::Sqlite);
+    let sql: Vec<Option<&str>> = sql.collect();
+    let mut judgement = judge_sql(walker, call.program, sql.clone(), SqlDialect::Sqlite);
     if !judgement.all_sql_safe {
+        return judgement.verdict;
+    }
+    if let Some(name) = sql.iter().flatten().find_map(|text| cli_function(text)) {
+        judgement.verdict.unknown(format!(
+            "`sqlite3` calls {name}(), which riskgate's SQLite engine does not have: the sqlite3 program defines functions of its own (`sha3_query` runs SQL, `writefile` writes a file)"
+        ));
         return judgement.verdict;
     }
     if let Some(option) = unread {
@@ -175,6 +182,93 @@ fn sqlite3(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
         walker.check_path(&mut verdict, call.program, file);
     }
     verdict
+}
+
+/// Words that a `(` may follow in SQL without being a function's name.
+const SQL_WORDS_BEFORE_PARENTHESIS: &[&str] = &[
+    "in",
+    "values",
+    "exists",
+    "cast",
+    "over",
+    "filter",
+    "using",
+    "as",
+    "on",
+    "and",
+    "or",
+    "not",
+    "select",
+    "from",
+    "where",
+    "join",
+    "with",
+    "recursive",
+    "materialized",
+    "like",
+    "glob",
+    "between",
+    "when",
+    "then",
+    "else",
+    "case",
+    "window",
+    "by",
+    "all",
+    "any",
+    "is",
+    "union",
+    "intersect",
+    "except",
+    "returning",
+    "limit",
+    "offset",
+    "distinct",
+    "escape",
+];
+
+/// The first name in `sql` called like a function (`name(`) that is not one of the bundled
+/// engine's reviewed functions. String literals and quoted names are skipped.
+fn cli_function(sql: &str) -> Option<String> {
+    let mut chars = sql.char_indices().peekable();
+    let mut word = String::new();
+    while let Some((_, c)) = chars.next() {
+        match c {
+            '\'' | '"' | '`' | '[' => {
+                let close = if c == '[' { ']' } else { c };
+                for (_, inner) in chars.by_ref() {
+                    if inner == close {
+                        break;
+                    }
+                }
+                word.clear();
+            }
+            c if c.is_alphanumeric() || c == '_' => word.push(c),
+            c if c.is_whitespace() && !word.is_empty() => {
+                // A name may stand apart from its parenthesis: `count (x)`.
+                while chars.peek().is_some_and(|(_, next)| next.is_whitespace()) {
+                    chars.next();
+                }
+                if chars.peek().is_some_and(|(_, next)| *next == '(') {
+                    continue;
+                }
+                word.clear();
+            }
+            '(' if !word.is_empty() => {
+                let lower = word.to_ascii_lowercase();
+                let keyword = SQL_WORDS_BEFORE_PARENTHESIS.contains(&lower.as_str());
+                if !keyword
+                    && !lower.starts_with(|c: char| c.is_ascii_digit())
+                    && !in_sqlite_engine(&lower)
+                {
+                    return Some(word);
+                }
+                word.clear();
+            }
+            _ => word.clear(),
+        }
+    }
+    None
 }
 
 /// sqlite3's options that only choose how results print or how errors stop it.
@@ -425,6 +519,27 @@ mod tests {
             ("sqlite3 app.db \"SELECT load_extension('x')\"", NotSafe),
             ("sqlite3 app.db \"ATTACH 'x.db' AS y\"", NotSafe),
             ("sqlite3 app.db 'PRAGMA journal_mode=WAL'", NotSafe),
+            (
+                "sqlite3 app.db \"SELECT sha3_query('DELETE FROM t')\"",
+                Destructive,
+            ),
+            ("sqlite3 app.db 'SELECT usleep(10)'", Unknown),
+            (
+                "sqlite3 app.db \"SELECT shell_escape_crnl(x) FROM t\"",
+                Unknown,
+            ),
+            (
+                "sqlite3 app.db \"SELECT count (*), max(x) FROM t WHERE y IN (1, 2)\"",
+                Safe,
+            ),
+            (
+                "sqlite3 app.db \"SELECT json_extract(d, '$.a(b)') FROM t\"",
+                Safe,
+            ),
+            (
+                "sqlite3 app.db \"SELECT * FROM pragma_table_info('t')\"",
+                Safe,
+            ),
             ("sqlite3 app.db 'SELECT 1' '.once out.txt'", Destructive),
             ("sqlite3 app.db < dump.sql", Unknown),
             ("cat dump.sql | sqlite3 app.db", NotSafe),

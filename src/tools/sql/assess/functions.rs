@@ -45,10 +45,10 @@ static POSTGRES_CONTRIB: LazyLock<HashSet<&'static str>> =
     LazyLock::new(|| names(include_str!("builtins/postgres.contrib.txt")));
 static MYSQL: LazyLock<HashSet<&'static str>> =
     LazyLock::new(|| names(include_str!("builtins/mysql.txt")));
-/// SQLite's reviewed built-ins: not consulted to judge a call (see [`judge`]), but checked
-/// against what the bundled engine has, so a new engine function is reviewed before it
-/// runs without a click.
-#[cfg(test)]
+/// SQLite's reviewed built-ins: not consulted to judge a call on riskgate's own connection
+/// (see [`judge`]), but checked against what the bundled engine has, so a new engine
+/// function is reviewed before it runs without a click; SQL for the `sqlite3` program calls
+/// only these ([`in_sqlite_engine`]).
 static SQLITE: LazyLock<HashSet<&'static str>> =
     LazyLock::new(|| names(include_str!("builtins/sqlite.txt")));
 
@@ -57,6 +57,18 @@ fn names(list: &'static str) -> HashSet<&'static str> {
         .map(str::trim)
         .filter(|line| !line.is_empty() && !line.starts_with('#'))
         .collect()
+}
+
+/// Whether `name` is one of the bundled SQLite engine's functions reviewed here, or a
+/// read-only pragma's table function. The `sqlite3` program adds functions of its own that
+/// are not (`sha3_query` runs the SQL it is given, `writefile` writes a file, `edit` starts
+/// an editor), so SQL for that program calls only these to be read as safe.
+pub(crate) fn in_sqlite_engine(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    SQLITE.contains(lower.as_str())
+        || lower
+            .strip_prefix("pragma_")
+            .is_some_and(super::pragma::is_read_only_table_function)
 }
 
 /// Judges a call of the function named by `parts` (quotes already removed) with `args`
