@@ -4,7 +4,7 @@
 //! only in those forms, and a word only known when the line runs may be that form, so it
 //! counts as one. `hostname` prints the name unless it is given one to set; `kill -l` and
 //! `kill -L` only list the signals' names and numbers; `sysctl`, `mount`, `swapon` and
-//! `ldconfig` only show in their listing forms (`sysctl -a`, `mount`, `swapon --show`,
+//! `ldconfig` only show in their listing forms (`sysctl NAME`, `mount`, `swapon --show`,
 //! `ldconfig -p`).
 
 use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
@@ -132,9 +132,13 @@ fn lists_only(
     }
 }
 
-/// `sysctl` shows kernel parameters; `-w`, `-p`/`--load`, `--system` and `name=value`
-/// set them, and so may a word only known when the line runs.
+/// `sysctl NAME...` shows the kernel parameters it names; `-w`, `-p`/`--load`, `--system`
+/// and `name=value` set them, and so may a word only known when the line runs. Showing all
+/// of them (`-a`, a pattern) waits, and so does a name with `key` in it: among the
+/// parameters are keys (`net.ipv4.tcp_fastopen_key`) that root may read.
 fn sysctl(args: &[Arg]) -> Judgement {
+    let mut judgement = Judgement::whitelisted();
+    let mut named = false;
     for arg in args {
         let sets = arg.may_be(|text| {
             text.contains('=') && !text.starts_with('-')
@@ -145,8 +149,26 @@ fn sysctl(args: &[Arg]) -> Judgement {
         if sets {
             return Judgement::destroys(format!("`sysctl {}` changes kernel parameters", arg.raw));
         }
+        match arg.text() {
+            Some(text) if text.starts_with('-') => {
+                let shows_many = matches!(text, "--all" | "--pattern" | "-r")
+                    || !text.starts_with("--") && text.contains(['a', 'A', 'X', 'r']);
+                if shows_many {
+                    judgement.unknown(format!(
+                        "`sysctl {text}` shows every kernel parameter, keys among them"
+                    ));
+                }
+            }
+            Some(text) if text.to_ascii_lowercase().contains("key") => {
+                judgement.unknown(format!("`sysctl {text}` may show a key"));
+            }
+            _ => named = true,
+        }
     }
-    Judgement::whitelisted()
+    if !named {
+        judgement.unknown("`sysctl` without a parameter's name is not read here");
+    }
+    judgement
 }
 
 const KILLS: &str = "terminates processes";
@@ -318,7 +340,9 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
-            ("sysctl -a", Safe),
+            ("sysctl -a", Unknown),
+            ("sysctl -ar tcp", Unknown),
+            ("sysctl net.ipv4.tcp_fastopen_key", Unknown),
             ("sysctl kernel.hostname net.ipv4.ip_forward", Safe),
             ("sysctl -n vm.swappiness", Safe),
             ("sysctl -w vm.swappiness=10", Destructive),
