@@ -172,6 +172,36 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(&["pdftotext", "pdfimages"], Rule::Judge(poppler)),
+    Program::new(
+        &["dos2unix", "unix2dos", "mac2unix", "unix2mac"],
+        Rule::Judge(newlines),
+    ),
+    Program::new(&["tcpdump"], Rule::Judge(tcpdump)),
+    Program::new(
+        // Spelling in list mode: the misspelt words of the input or the files.
+        &["hunspell"],
+        Rule::Judge(|walker, call| {
+            let listing = call
+                .args
+                .iter()
+                .any(|arg| arg.text().is_some_and(|t| matches!(t, "-l" | "-L" | "-G")));
+            if listing {
+                table::judge(
+                    walker,
+                    call,
+                    &Table {
+                        spec: Spec::values("dpi", &[]),
+                        path_options: &["p"],
+                        ..TABLE
+                    },
+                )
+            } else {
+                Judgement::other(
+                    "`hunspell` without `-l`, `-L` or `-G` checks files interactively and may rewrite them",
+                )
+            }
+        }),
+    ),
     Program::new(&["ffprobe"], Rule::Judge(ffprobe)),
     Program::new(&["7z", "7za", "7zr", "7zz"], Rule::Subcommands(&SEVEN_ZIP)),
     Program::new(&["unrar"], Rule::Subcommands(&UNRAR)),
@@ -357,6 +387,56 @@ fn poppler(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         table::check_paths(walker, &mut judgement, program, &[pdf]);
     }
     judgement
+}
+
+/// `dos2unix`/`unix2dos` convert their input to their output when given no file; given
+/// files they rewrite them in place, or with `-n IN OUT` write `OUT`.
+fn newlines(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let program = invocation.program;
+    let files: Vec<_> = invocation
+        .args
+        .iter()
+        .filter(|arg| arg.text().is_none_or(|t| !t.starts_with('-') || t == "-"))
+        .collect();
+    let mut judgement = Judgement::whitelisted();
+    if !files.is_empty() {
+        judgement.destructive(format!(
+            "`{program}` rewrites the files it is given, or writes the new file of `-n` (with no file it converts its input to its output)"
+        ));
+    }
+    table::check_paths(walker, &mut judgement, program, &files);
+    judgement
+}
+
+/// `tcpdump -r FILE` reads a saved capture; without `-r` it captures from an interface.
+/// `-w` writes a capture and `-z` runs a command on each file it writes.
+fn tcpdump(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const TCPDUMP: Table = Table {
+        spec: Spec::values("rwzCGWZVFcsiEMTyBjm", &["number", "relinquish-privileges"]),
+        path_options: &["r", "V", "F", "m"],
+        refused: &[
+            Refusal {
+                options: &["w", "C", "G", "W"],
+                effect: Effect::Writes,
+                what: "writes capture files",
+            },
+            Refusal {
+                options: &["z", "Z", "relinquish-privileges"],
+                effect: Effect::Unsafe,
+                what: "runs a command on each capture file, or changes user",
+            },
+        ],
+        // The words after the options are a filter expression.
+        operands: super::table::Operands::Text,
+        ..TABLE
+    };
+    let reads_a_file = crate::tools::command::options::parse(invocation.args, &TCPDUMP.spec)
+        .iter()
+        .any(|item| item.named(&["r"], false));
+    if !reads_a_file {
+        return Judgement::other("`tcpdump` without `-r` captures from a network interface");
+    }
+    table::judge(walker, invocation, &TCPDUMP)
 }
 
 /// ffprobe's options that take a value.
@@ -646,6 +726,18 @@ mod tests {
             ("pdftotext /etc/x.pdf -", Unknown),
             ("pdfimages -list paper.pdf", Safe),
             ("pdfimages paper.pdf img", Destructive),
+            ("dos2unix < a.txt", Safe),
+            ("cat a.txt | unix2dos | head", Safe),
+            ("dos2unix a.txt", Destructive),
+            ("dos2unix -n a.txt b.txt", Destructive),
+            ("tcpdump -r file.cap", Safe),
+            ("tcpdump -nn -r file.cap 'tcp port 80'", Safe),
+            ("tcpdump -r /tmp/file.cap", Unknown),
+            ("tcpdump -i eth0", Unknown),
+            ("tcpdump -r file.cap -w out.cap", Destructive),
+            ("tcpdump -r file.cap -z gzip", Unknown),
+            ("hunspell -l notes.txt", Safe),
+            ("hunspell notes.txt", Unknown),
             ("ffprobe clip.mp4", Safe),
             (
                 "ffprobe -v quiet -print_format json -show_format -show_streams clip.mp4",
