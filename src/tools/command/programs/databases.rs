@@ -227,23 +227,36 @@ const SQL_WORDS_BEFORE_PARENTHESIS: &[&str] = &[
     "escape",
 ];
 
-/// The first name in `sql` called like a function (`name(`) that is not one of the bundled
-/// engine's reviewed functions. String literals and quoted names are skipped.
+/// The first name in `sql` called like a function (`name(`, `"name"(`) that is not one of
+/// the bundled engine's reviewed functions. String literals are skipped; a quoted name is a
+/// name (SQLite calls `"usleep"(5)` as `usleep`), never a keyword.
 fn cli_function(sql: &str) -> Option<String> {
     let mut chars = sql.char_indices().peekable();
     let mut word = String::new();
+    let mut quoted = false;
     while let Some((_, c)) = chars.next() {
         match c {
             '\'' | '"' | '`' | '[' => {
                 let close = if c == '[' { ']' } else { c };
+                word.clear();
                 for (_, inner) in chars.by_ref() {
                     if inner == close {
                         break;
                     }
+                    word.push(inner);
                 }
-                word.clear();
+                quoted = c != '\'';
+                if !quoted {
+                    word.clear();
+                }
             }
-            c if c.is_alphanumeric() || c == '_' => word.push(c),
+            c if c.is_alphanumeric() || c == '_' => {
+                if quoted {
+                    word.clear();
+                    quoted = false;
+                }
+                word.push(c);
+            }
             c if c.is_whitespace() && !word.is_empty() => {
                 // A name may stand apart from its parenthesis: `count (x)`.
                 while chars.peek().is_some_and(|(_, next)| next.is_whitespace()) {
@@ -256,7 +269,7 @@ fn cli_function(sql: &str) -> Option<String> {
             }
             '(' if !word.is_empty() => {
                 let lower = word.to_ascii_lowercase();
-                let keyword = SQL_WORDS_BEFORE_PARENTHESIS.contains(&lower.as_str());
+                let keyword = !quoted && SQL_WORDS_BEFORE_PARENTHESIS.contains(&lower.as_str());
                 if !keyword
                     && !lower.starts_with(|c: char| c.is_ascii_digit())
                     && !in_sqlite_engine(&lower)
@@ -264,8 +277,12 @@ fn cli_function(sql: &str) -> Option<String> {
                     return Some(word);
                 }
                 word.clear();
+                quoted = false;
             }
-            _ => word.clear(),
+            _ => {
+                word.clear();
+                quoted = false;
+            }
         }
     }
     None
@@ -524,6 +541,15 @@ mod tests {
                 Destructive,
             ),
             ("sqlite3 app.db 'SELECT usleep(10)'", Unknown),
+            ("sqlite3 app.db 'SELECT \"usleep\"(10)'", Unknown),
+            (
+                "sqlite3 app.db 'SELECT [usleep] (10), \"name\" FROM t'",
+                Unknown,
+            ),
+            (
+                "sqlite3 app.db \"SELECT \\\"name\\\", 'x(1)' FROM t WHERE a IN (1)\"",
+                Safe,
+            ),
             (
                 "sqlite3 app.db \"SELECT shell_escape_crnl(x) FROM t\"",
                 Unknown,
