@@ -874,3 +874,37 @@ async fn hidden_name_globs_run_without_a_click_and_never_climb_out() {
         "read beside the workspace: {saw}"
     );
 }
+
+#[tokio::test]
+async fn the_machines_public_files_are_read_without_a_click_and_no_link_leads_past_them() {
+    if !sandbox_ready() {
+        return;
+    }
+    let scene = Scene::new();
+    // `/usr/lib/ssl` is public, and `grep -R` follows its links: `certs` into
+    // `/etc/ssl/certs` (which every line may read) and `private` into `/etc/ssl/private`
+    // (which the sandbox does not show, even to a bot running as root).
+    let lines = [
+        ("grep -m1 processor /proc/cpuinfo", None),
+        (
+            "grep -R -h -e 'PRIVATE KE[Y]' -e 'BEGIN CERTIFICAT[E]' /usr/lib/ssl | sort -u",
+            None,
+        ),
+    ];
+    let fake = FakeLlm::start(script(&lines)).await;
+    let events = scene.run(&fake, "what machine is this\n", &[]);
+    assert_eq!(decisions(&events), vec!["auto"; lines.len()]);
+    let saw = model_saw(&fake).await;
+    assert!(saw.contains("processor"), "{saw}");
+    if Path::new("/usr/lib/ssl/certs").exists() {
+        assert!(saw.contains("BEGIN CERTIFICATE"), "{saw}");
+    }
+    assert!(
+        !saw.contains("BEGIN PRIVATE KEY"),
+        "read a private key: {saw}"
+    );
+    assert!(
+        !saw.contains("BEGIN RSA PRIVATE KEY"),
+        "read a private key: {saw}"
+    );
+}

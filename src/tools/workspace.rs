@@ -215,7 +215,7 @@ fn shown_name(name: &str, dir: bool) -> String {
 
 /// Resolves symlinks in the longest prefix of `path` that exists, and keeps the rest as is:
 /// a workspace that is created later sits where its parent really is.
-fn canonicalize_existing_prefix(path: &Path) -> PathBuf {
+pub(crate) fn canonicalize_existing_prefix(path: &Path) -> PathBuf {
     let mut existing = path;
     let mut rest = Vec::new();
     loop {

@@ -1096,6 +1096,15 @@ impl<'p> Walker<'p> {
         })
     }
 
+    /// Why the directory `path` may lie outside the workspace from any directory the
+    /// command may run in: the machine's public files are readable, but a line only ever
+    /// changes into the workspace's directories.
+    pub(super) fn directory_problem(&self, program: &str, path: &str) -> Option<String> {
+        self.cwds.iter().find_map(|cwd| {
+            paths::workspace_problem(self.workspace(), program, &in_directory(cwd, path))
+        })
+    }
+
     /// Why the glob `pattern` may expand outside the workspace from any directory the
     /// command may run in.
     fn glob_problem(&self, pattern: &str, shown: &str) -> Option<String> {

@@ -1,4 +1,5 @@
-//! Whether the paths a command names stay inside the workspace.
+//! Whether the paths a command names stay inside the workspace, or are among the machine's
+//! public files ([`PUBLIC_FILES`], [`PUBLIC_TREES`]) that every line may read.
 //!
 //! A literal path goes through [`Workspace::resolve`]: lexically (absolute paths, `~`, `..`)
 //! and, for the part that exists, through symlinks. A glob pattern is first judged by its
@@ -9,22 +10,98 @@
 //! directory's entries, which hold neither), and matches a leading dot only where the
 //! component starts with a literal one (`.*`, `.[!.]*`), as in bash.
 
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
+use crate::tools::workspace::canonicalize_existing_prefix;
 use crate::tools::{PathEscape, Workspace};
 
 /// At most this many directory entries are looked at while expanding one pattern.
 const MAX_GLOB_ENTRIES: usize = 10_000;
 
-/// Why `path`, named by `program`, is not known to stay inside the workspace.
+/// The machine's own files that any line may read: facts about the machine (what `free`,
+/// `lscpu` and `uptime` print, read where they read them) and the system's public tables.
+/// Each is one the sandbox shows to every line as well (a test holds the two lists
+/// together); none is a secret of the host's. Not `/etc/passwd` or `/etc/group` (the
+/// machine's accounts), not `/proc/cmdline` (a kernel command line may carry a key), nothing
+/// under `/proc/<pid>` or `/proc/self`.
+pub(super) const PUBLIC_FILES: &[&str] = &[
+    "/etc/hosts",
+    "/etc/services",
+    "/etc/protocols",
+    "/etc/os-release",
+    "/etc/timezone",
+    "/etc/locale.alias",
+    "/etc/mime.types",
+    "/etc/magic",
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/version",
+    "/proc/loadavg",
+    "/proc/uptime",
+    "/proc/stat",
+    "/proc/vmstat",
+    "/proc/mdstat",
+    "/proc/partitions",
+    "/proc/diskstats",
+    "/proc/swaps",
+    "/proc/filesystems",
+    "/proc/devices",
+    "/proc/interrupts",
+    "/proc/softirqs",
+    "/proc/zoneinfo",
+    "/proc/buddyinfo",
+    "/proc/crypto",
+];
+
+/// The system's program and data directories, which hold the installed software and its
+/// shared data (`/usr/share/dict/words`, `/usr/include`) and which the sandbox lets every
+/// line read and run programs from. Not `/usr/local`, where a machine's own configuration
+/// may live (`/usr/local/etc`).
+pub(super) const PUBLIC_TREES: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64"];
+const PRIVATE_IN_TREES: &[&str] = &["/usr/local"];
+
+/// Why `path`, named by `program`, is not known to stay inside the workspace or to be one of
+/// the machine's public files.
 pub(super) fn path_problem(workspace: &Workspace, program: &str, path: &str) -> Option<String> {
     // `/dev/null` reads as empty, and every line may open it (`grep PAT /dev/null {}` makes
     // grep name the file of each match).
-    if path.is_empty() || path == "-" || path == "/dev/null" {
+    if path.is_empty() || path == "-" || path == "/dev/null" || is_public_system_path(path) {
         return None;
     }
+    workspace_problem(workspace, program, path)
+}
+
+/// Why `path` is not known to stay inside the workspace, with no exception: for a directory
+/// a line changes into, which must be the workspace's.
+pub(super) fn workspace_problem(
+    workspace: &Workspace,
+    program: &str,
+    path: &str,
+) -> Option<String> {
     let escape = workspace.resolve(path).err()?;
     Some(describe(program, path, &escape))
+}
+
+/// Whether `path` is absolute, climbs through no `..`, and both as written and as it
+/// really is (symlinks followed in the part of it that exists) is one of [`PUBLIC_FILES`]
+/// or beneath one of [`PUBLIC_TREES`]: `/usr/lib/ssl/private`, a link to
+/// `/etc/ssl/private`, is not, nor is `/proc/self/environ`; and a link elsewhere that leads
+/// into `/usr` is not either, since whoever may write there could turn it before it is read.
+pub(super) fn is_public_system_path(path: &str) -> bool {
+    let path = Path::new(path);
+    if !path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
+        return false;
+    }
+    let written: PathBuf = path.components().collect();
+    is_public(&written) && is_public(&canonicalize_existing_prefix(path))
+}
+
+fn is_public(path: &Path) -> bool {
+    PUBLIC_FILES.iter().any(|file| path == Path::new(file))
+        || (PUBLIC_TREES.iter().any(|tree| path.starts_with(tree))
+            && !PRIVATE_IN_TREES
+                .iter()
+                .any(|private| path.starts_with(private) || Path::new(private).starts_with(path)))
 }
 
 fn describe(program: &str, path: &str, escape: &PathEscape) -> String {
@@ -332,6 +409,109 @@ mod tests {
                 None,
                 "{pattern}"
             );
+        }
+    }
+
+    #[test]
+    fn the_machines_public_files_are_readable_and_nothing_beside_them() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let workspace = Workspace::new(dir.path());
+        for public in [
+            "/proc/cpuinfo",
+            "/proc/meminfo",
+            "/etc/hosts",
+            "/usr/bin",
+            "/usr/share/dict/words",
+            "/usr/include/stdio.h",
+            "/usr/./share",
+        ] {
+            assert_eq!(path_problem(&workspace, "cat", public), None, "{public}");
+        }
+        for private in [
+            "/etc/shadow",
+            "/etc/passwd",
+            "/etc",
+            "/proc/cmdline",
+            "/proc/self/environ",
+            "/proc/1/environ",
+            "/proc/self/root/etc/shadow",
+            "/usr/../etc/shadow",
+            "/usr/local/etc/app.conf",
+            "/usr",
+            "/",
+            "~/usr/bin",
+        ] {
+            assert!(
+                path_problem(&workspace, "cat", private).is_some(),
+                "{private}"
+            );
+        }
+        // No exception for a directory to change into: a line stays in the workspace.
+        assert!(workspace_problem(&workspace, "cd", "/usr/bin").is_some());
+    }
+
+    #[test]
+    fn a_symlink_beneath_a_public_tree_is_judged_where_it_leads() {
+        let outside = tempfile::tempdir().expect("tempdir");
+        // `/proc/self` is a link out of the listed files into one process's directory.
+        assert!(!is_public_system_path("/proc/self/stat"));
+        assert!(!is_public_system_path("/proc/thread-self/stat"));
+        // A link elsewhere that leads into a public tree is not public (it could be turned
+        // before the line reads it); `/lib`, a link to `/usr/lib` on merged systems, is.
+        // A link in `/usr` that leads out of the public trees (`/usr/lib/ssl/private` to
+        // `/etc/ssl/private` on Debian) is judged by where it leads, and so is what is
+        // beneath it.
+        let link = links_out_of_usr()
+            .next()
+            .expect("a symlink in /usr that leads to /etc");
+        assert!(!is_public_system_path(&link), "{link}");
+        assert!(!is_public_system_path(&format!("{link}/key.pem")), "{link}");
+        std::os::unix::fs::symlink("/usr/bin", outside.path().join("bin")).expect("symlink");
+        let through = outside.path().join("bin/ls");
+        assert!(!is_public_system_path(&through.to_string_lossy()));
+        assert!(is_public_system_path("/lib"));
+    }
+
+    /// Symlinks within four levels of `/usr` that lead into `/etc`, to a file not public.
+    fn links_out_of_usr() -> impl Iterator<Item = String> {
+        let mut found = Vec::new();
+        let mut dirs = vec![(PathBuf::from("/usr"), 0)];
+        while let Some((dir, depth)) = dirs.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_symlink() {
+                    if std::fs::canonicalize(&path).is_ok_and(|real| {
+                        real.starts_with("/etc")
+                            && !PUBLIC_FILES.iter().any(|f| real == Path::new(f))
+                    }) {
+                        found.push(path.to_string_lossy().into_owned());
+                    }
+                } else if kind.is_dir() && depth < 4 {
+                    dirs.push((path, depth + 1));
+                }
+            }
+        }
+        found.into_iter()
+    }
+
+    #[test]
+    fn every_public_file_is_one_the_sandbox_shows_every_line() {
+        use crate::tools::command::sandbox::{ETC_READ_PATHS, SYSTEM_READ_PATHS};
+        for file in PUBLIC_FILES {
+            let shown = ETC_READ_PATHS.contains(file)
+                || SYSTEM_READ_PATHS
+                    .iter()
+                    .any(|tree| Path::new(file).starts_with(tree));
+            assert!(shown, "{file} is not readable in the sandbox");
+        }
+        for tree in PUBLIC_TREES {
+            assert!(SYSTEM_READ_PATHS.contains(tree), "{tree}");
         }
     }
 

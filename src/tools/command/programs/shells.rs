@@ -407,7 +407,7 @@ fn cd_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         walker.changes_directory(invocation.depth, vec![String::new()]);
         return judgement;
     }
-    if let Some(problem) = walker.path_problem("cd", &directory) {
+    if let Some(problem) = walker.directory_problem("cd", &directory) {
         judgement.unknown(problem.replace("reads", "changes into"));
     }
     let targets = walker

@@ -335,7 +335,7 @@ mod tests {
             ("npm ci", Destructive),
             ("npm uninstall react", Destructive),
             ("npm -g ls", Unknown),
-            ("npm ls --prefix /usr/lib", Unknown),
+            ("npm ls --prefix /opt/app", Unknown),
             ("npm ls > deps.txt", Destructive),
             ("pyenv versions", Safe),
             ("pyenv which python", Safe),
