@@ -13,7 +13,7 @@
 //! expressions may call `system`.
 
 use super::subcommands::{SUBCOMMANDS, Subcommands, Verb};
-use super::table::{self, Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table};
+use super::table::{self, Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, refuse_urls};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::Spec;
@@ -206,21 +206,6 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["7z", "7za", "7zr", "7zz"], Rule::Subcommands(&SEVEN_ZIP)),
     Program::new(&["unrar"], Rule::Subcommands(&UNRAR)),
 ];
-
-/// A URL among `program`'s operands is fetched over the network: it waits.
-fn refuse_urls(judgement: &mut Judgement, invocation: &Invocation<'_>) {
-    if let Some(url) = invocation
-        .args
-        .iter()
-        .filter_map(|arg| arg.text())
-        .find(|text| text.contains("://"))
-    {
-        judgement.unknown(format!(
-            "`{}` is given the URL {url}, which it would fetch over the network",
-            invocation.program
-        ));
-    }
-}
 
 /// `pandoc` converts to its output; `-o` writes a file, filters and PDF engines run
 /// programs, a defaults file may name either, and embedding resources fetches them.

@@ -68,6 +68,7 @@ mod systemd;
 mod table;
 mod tar;
 mod toolchains;
+mod vcs;
 mod viewers;
 mod wrappers;
 
@@ -161,6 +162,7 @@ const FAMILIES: &[&[Program]] = &[
     toolchains::PROGRAMS,
     checkers::PROGRAMS,
     documents::PROGRAMS,
+    vcs::PROGRAMS,
 ];
 
 /// Names that stand for a whole series (`mkfs.ext4`, `mkfs.xfs`, ... under `mkfs`).

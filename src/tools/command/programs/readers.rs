@@ -267,6 +267,19 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(
+        // Who is logged in (`who am i` names no file; operands are utmp-style files).
+        &["who", "users"],
+        Rule::Table(&TABLE),
+    ),
+    Program::new(
+        // Who is logged in and what they run; operands are user names.
+        &["w"],
+        Rule::Table(&Table {
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
         // A file's attributes, access lists and path components; the colours `ls` uses.
         &["lsattr", "getfacl", "namei", "dircolors"],
         Rule::Table(&TABLE),
@@ -683,6 +696,13 @@ mod tests {
             ("free -h", Safe),
             ("nproc", Safe),
             ("lscpu", Safe),
+            ("who", Safe),
+            ("who -b", Safe),
+            ("who am i", Safe),
+            ("who /etc/shadow", Unknown),
+            ("users", Safe),
+            ("w", Safe),
+            ("w -h root", Safe),
             ("uptime -p", Safe),
             ("cal 2026", Safe),
             ("getconf PAGE_SIZE", Safe),

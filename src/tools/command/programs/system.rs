@@ -306,9 +306,16 @@ const SYSTEMCTL: Subcommands = Subcommands {
     ..SUBCOMMANDS
 };
 
+/// `service NAME status` and `service --status-all` ask the init system (or the service's
+/// own init script, the machine's) how services are; stopping one is destructive.
 fn service(args: &[Arg]) -> Judgement {
-    match args.get(1) {
-        Some(action) if action.may_be(|a| matches!(a, "stop" | "force-stop")) => {
+    let words: Vec<Option<&str>> = args.iter().map(Arg::text).collect();
+    match (words.as_slice(), args.get(1)) {
+        ([Some("--status-all")], _) => Judgement::whitelisted(),
+        ([Some(name), Some("status")], _) if !name.starts_with('-') && !name.contains('/') => {
+            Judgement::whitelisted()
+        }
+        (_, Some(action)) if action.may_be(|a| matches!(a, "stop" | "force-stop")) => {
             Judgement::destroys(format!(
                 "`service {} {}` stops a service",
                 args[0].raw, action.raw
@@ -405,6 +412,11 @@ mod tests {
             ("systemctl poweroff", Destructive),
             ("systemctl $ACTION nginx", Destructive),
             ("service nginx stop", Destructive),
+            ("service nginx status", Safe),
+            ("service --status-all", Safe),
+            ("service nginx restart", Unknown),
+            ("service ../x status", Unknown),
+            ("service nginx status extra", Unknown),
         ]);
     }
 }

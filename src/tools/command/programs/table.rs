@@ -202,3 +202,18 @@ pub(super) fn output_file_check(
         files.get(..inputs).unwrap_or(files),
     );
 }
+
+/// A URL among `program`'s operands is fetched over the network: it waits.
+pub(super) fn refuse_urls(judgement: &mut Judgement, invocation: &Invocation<'_>) {
+    if let Some(url) = invocation
+        .args
+        .iter()
+        .filter_map(|arg| arg.text())
+        .find(|text| text.contains("://"))
+    {
+        judgement.unknown(format!(
+            "`{}` is given the URL {url}, which it would fetch over the network",
+            invocation.program
+        ));
+    }
+}
