@@ -886,6 +886,7 @@ async fn the_machines_public_files_are_read_without_a_click_and_no_link_leads_pa
     // (which the sandbox does not show, even to a bot running as root).
     let lines = [
         ("grep -m1 processor /proc/cpuinfo", None),
+        ("grep -c MemTotal < /proc/meminfo", None),
         (
             "grep -R -h -e 'PRIVATE KE[Y]' -e 'BEGIN CERTIFICAT[E]' /usr/lib/ssl | sort -u",
             None,
@@ -896,6 +897,8 @@ async fn the_machines_public_files_are_read_without_a_click_and_no_link_leads_pa
     assert_eq!(decisions(&events), vec!["auto"; lines.len()]);
     let saw = model_saw(&fake).await;
     assert!(saw.contains("processor"), "{saw}");
+    // `< /proc/meminfo` is opened by the bot, outside the sandbox, and checked the same way.
+    assert!(!saw.contains("outside the workspace"), "{saw}");
     if Path::new("/usr/lib/ssl/certs").exists() {
         assert!(saw.contains("BEGIN CERTIFICATE"), "{saw}");
     }

@@ -724,8 +724,8 @@ impl<'r> Jail<'r> {
     }
 
     /// Opens `path` for `< path`: /dev/null, or a regular file, which a line without a click
-    /// may only read inside the workspace. Opened without blocking, so a FIFO cannot stall
-    /// the bot.
+    /// may only read inside the workspace or among the machine's public files. Opened
+    /// without blocking, so a FIFO cannot stall the bot.
     fn open_input(&self, path: &str, cwd: &Path) -> Result<OwnedFd, String> {
         if path == NULL_DEVICE {
             return null_device(false)
@@ -734,7 +734,13 @@ impl<'r> Jail<'r> {
         }
         let full = cwd.join(path);
         let real = std::fs::canonicalize(&full).map_err(|e| format!("{path}: {e}"))?;
-        if self.walls == Walls::ReadOnly && !real.starts_with(self.runner.workspace.root()) {
+        let readable = |real: &Path| {
+            real.starts_with(self.runner.workspace.root())
+                || real
+                    .to_str()
+                    .is_some_and(super::paths::is_public_system_path)
+        };
+        if self.walls == Walls::ReadOnly && !readable(&real) {
             return Err(format!("{path}: outside the workspace"));
         }
         // Only regular files are opened at all: opening a device may do something.
@@ -757,7 +763,7 @@ impl<'r> Jail<'r> {
         if self.walls == Walls::ReadOnly {
             let opened = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
                 .map_err(|e| format!("{path}: {e}"))?;
-            if !opened.starts_with(self.runner.workspace.root()) {
+            if !readable(&opened) {
                 return Err(format!("{path}: outside the workspace"));
             }
         }
