@@ -759,6 +759,37 @@ async fn redirections_and_cd_run_in_the_plan_in_sh_order() {
     assert_eq!(out, "inner.txt\nsub\n");
 }
 
+/// A here-string or a here-document the line shows whole is the command's input, fed by
+/// the runner as sh would: a here-string with a newline after it, `<<-` without leading tabs.
+#[tokio::test]
+async fn here_strings_and_documents_feed_the_command_as_sh_does() {
+    let t = tool();
+    let auto = Approval::Auto;
+    let big = "x".repeat(60_000);
+    for (line, want) in [
+        ("tr a-z A-Z <<< 'hello world'", "HELLO WORLD\n".to_owned()),
+        ("wc -c <<< abc", "4\n".to_owned()),
+        (
+            "cat <<'EOF'\nkeep $HOME as it is\nEOF",
+            "keep $HOME as it is\n".to_owned(),
+        ),
+        ("sort <<EOF | head -n 2\nc\nb\na\nEOF", "a\nb\n".to_owned()),
+        ("cat <<-EOF\n\t\tindented\n\tEOF", "indented\n".to_owned()),
+        // Later than `< file`, it wins, as in sh.
+        ("cat < /dev/null <<< last", "last\n".to_owned()),
+        // Nearly as long as a line may be: read however the command reads it.
+        (&format!("wc -c <<< {big}"), "60001\n".to_owned()),
+    ] {
+        let (out, err, exit) = outputs(&t, line, &auto).await;
+        let shown: String = line.chars().take(80).collect();
+        assert_eq!(
+            (out.as_str(), exit),
+            (want.as_str(), Exit::Code(0)),
+            "{shown:?}: {err}"
+        );
+    }
+}
+
 /// A subshell runs in the plan like a stage of its own: its commands one after the other
 /// on the stage's streams, at once with the stages beside it, its `cd` its own.
 #[tokio::test]

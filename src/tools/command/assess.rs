@@ -793,11 +793,19 @@ impl<'p> Walker<'p> {
             IoRedirect::HereDocument(fd, document) => self.here_document(*fd, document, depth),
             IoRedirect::HereString(fd, word) => {
                 let arg = self.word(&word.value, depth);
-                self.unknown(format!(
-                    "`<<< {}` feeds the command a here-string",
-                    word.value
-                ));
+                if arg.value.is_none() {
+                    self.unknown(format!(
+                        "`<<< {}` feeds the command a here-string only known when the line runs",
+                        word.value
+                    ));
+                }
                 let reads_stdin = fd.is_none_or(|fd| fd == 0);
+                if !reads_stdin {
+                    self.unknown(format!(
+                        "`<<< {}` feeds text to another descriptor than the input",
+                        word.value
+                    ));
+                }
                 reads_stdin.then(|| match arg.value {
                     Some(text) => Stdin::Text(text + "\n"),
                     None => Stdin::Unseen(format!("the here-string {}", word.value)),
@@ -865,7 +873,6 @@ impl<'p> Walker<'p> {
         document: &ast::IoHereDocument,
         depth: usize,
     ) -> Option<Stdin> {
-        self.unknown("a here-document feeds the command its input".to_owned());
         let mut text = document.doc.value.clone();
         if document.remove_tabs {
             text = text
@@ -886,6 +893,14 @@ impl<'p> Walker<'p> {
             visible = !expands;
         }
         let reads_stdin = fd.is_none_or(|fd| fd == 0);
+        if !visible {
+            self.unknown("a here-document with expansions feeds the command its input".to_owned());
+        }
+        if !reads_stdin {
+            self.unknown(
+                "a here-document feeds text to another descriptor than the input".to_owned(),
+            );
+        }
         reads_stdin.then(|| {
             if visible {
                 Stdin::Text(text)

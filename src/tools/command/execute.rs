@@ -29,7 +29,7 @@ use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io::{self, PipeReader};
 use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::ExitStatusExt;
@@ -712,6 +712,7 @@ impl<'r> Jail<'r> {
                     let fd = slot(*fd).ok_or("a descriptor other than 1 or 2")?;
                     fds[fd] = null_device(true).map_err(|e| e.to_string())?.into();
                 }
+                Redirect::Text(text) => fds[0] = text_input(text)?,
                 Redirect::Duplicate { fd, to } => {
                     let (fd, to) = slot(*fd)
                         .zip(slot(*to))
@@ -919,6 +920,23 @@ impl Streams {
 /// The end of one stage of a pipeline: a process's, or a subshell's.
 type MemberWait<'a> =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<Exit, RunError>> + Send + 'a>>;
+
+/// Standard input holding `text` (a here-string or here-document): an anonymous file in
+/// memory, written whole and rewound, so no write can block however the command reads.
+fn text_input(text: &str) -> Result<OwnedFd, String> {
+    use std::io::{Seek, Write};
+    // SAFETY: memfd_create with a NUL-terminated name and flags; the result is checked.
+    let fd = unsafe { libc::memfd_create(c"riskgate-here-text".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!("here-text: {}", io::Error::last_os_error()));
+    }
+    // SAFETY: `fd` was just created and is owned by nothing else.
+    let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.rewind())
+        .map_err(|e| format!("here-text: {e}"))?;
+    Ok(file.into())
+}
 
 /// `/dev/null`, for reading or writing.
 fn null_device(write: bool) -> Result<std::fs::File, RunError> {

@@ -12,11 +12,12 @@
 //! expansion ([`braces`](super::braces)), arithmetic on integer literals (`$((1 + 2))`),
 //! `cd dir` as a pipeline of its own (the runner changes the line's directory), and the
 //! redirections that write no file ([`Redirect`]: `< file`, `N>/dev/null`, `2>&1`, `>&2`),
-//! and `NAME=value` before a program for the variables that only choose how it prints
+//! the input texts the line shows whole (`<<< 'text'`, a here-document whose delimiter is
+//! quoted or whose body holds nothing a shell would expand or unescape), and `NAME=value` before a program for the variables that only choose how it prints
 //! ([`INERT_VARIABLES`]: `TZ=UTC date`, `LC_ALL=C sort`), set in that program's environment.
 //!
 //! Everything else — `$VAR`, `$(...)`, backquotes, `~`, other assignments, other redirections,
-//! heredocs, `&`, compound commands other than subshells, `!`, `time`, functions, several
+//! here-documents with expansions, `&`, compound commands other than subshells, `!`, `time`, functions, several
 //! lines, other shell builtins — has no plan: [`plan_line`] says why, and such a line
 //! runs through `sh -c` only when a person confirmed it.
 //!
@@ -124,6 +125,9 @@ pub enum Redirect {
     Discard(i32),
     /// `N>&M`: descriptor `fd` (1 or 2) becomes a copy of `to` (1 or 2).
     Duplicate { fd: i32, to: i32 },
+    /// `<<< word` or a here-document the line shows whole (no expansion in it): standard
+    /// input is this text.
+    Text(String),
 }
 
 /// The one file a planned redirection may write.
@@ -621,9 +625,37 @@ fn redirect(
         {
             vec![Redirect::Discard(1), Redirect::Discard(2)]
         }
+        // A here-string is never globbed, but `literal` refuses a pattern anyway.
+        ast::IoRedirect::HereString(fd, word) if fd.is_none_or(|fd| fd == 0) => {
+            vec![Redirect::Text(literal(word).ok_or_else(refused)? + "\n")]
+        }
+        ast::IoRedirect::HereDocument(fd, document) if fd.is_none_or(|fd| fd == 0) => {
+            vec![Redirect::Text(
+                here_document_text(document).ok_or_else(refused)?,
+            )]
+        }
         _ => return Err(refused()),
     };
     Ok(planned)
+}
+
+/// The text of a here-document as the command reads it, when the line shows it whole: its
+/// delimiter quoted (`<<'EOF'`), or nothing in it a shell would expand or unescape (`$`,
+/// backquotes, backslashes). With `<<-`, leading tabs go from every line.
+fn here_document_text(document: &ast::IoHereDocument) -> Option<String> {
+    let body = &document.doc.value;
+    if document.requires_expansion && body.contains(['$', '`', '\\']) {
+        return None;
+    }
+    // No longer than the line it is part of, whose length is capped.
+    let text: String = if document.remove_tabs {
+        body.split_inclusive('\n')
+            .map(|line| line.trim_start_matches('\t'))
+            .collect()
+    } else {
+        body.clone()
+    };
+    Some(text)
 }
 
 /// The words one word becomes after brace expansion, each unquoted.
@@ -993,7 +1025,14 @@ y"#
             "ls &",
             "ls & pwd",
             "cat <<EOF",
-            "cat <<EOF\nhi\nEOF",
+            "cat <<EOF\n$HOME\nEOF",
+            "cat <<EOF\n`id`\nEOF",
+            "cat <<EOF\na\\\nb\nEOF",
+            "cat <<< $x",
+            "cat <<< ~",
+            "cat <<< *",
+            "cat 3<<< hi",
+            "cat 3<<EOF\nhi\nEOF",
             "ls\npwd",
             "ls ~",
             "ls ~/x",
@@ -1130,6 +1169,27 @@ y"#
             plan_line("cd -P a b").err(),
             Some(NeedsShell::Builtin("cd".to_owned()))
         );
+    }
+
+    #[test]
+    fn input_texts_the_line_shows_whole_are_planned() {
+        let redirects = |line: &str| {
+            let planned = plan(line).expect("plan");
+            match planned.lists[0].first.stages.as_slice() {
+                [Stage::Command(command), ..] => command.redirects.clone(),
+                other => panic!("a command first: {other:?}"),
+            }
+        };
+        let text = |t: &str| vec![Redirect::Text(t.to_owned())];
+        assert_eq!(redirects("cat <<< 'a b'"), text("a b\n"));
+        assert_eq!(redirects("cat <<< '$HOME'\\ x"), text("$HOME x\n"));
+        assert_eq!(
+            redirects("cat <<'EOF'\n$HOME `id`\nEOF"),
+            text("$HOME `id`\n")
+        );
+        assert_eq!(redirects("cat <<EOF | wc -l\nplain\nEOF"), text("plain\n"));
+        assert_eq!(redirects("cat <<-EOF\n\tx\n\t\ty\n\tEOF"), text("x\ny\n"));
+        assert_eq!(redirects("cat 0<<< x"), text("x\n"));
     }
 
     #[test]
