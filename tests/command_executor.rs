@@ -790,6 +790,44 @@ async fn here_strings_and_documents_feed_the_command_as_sh_does() {
     }
 }
 
+/// `<( ... )` runs beside the command, which reads its output at `/dev/fd/N` as in bash:
+/// several at once, a `cd` inside staying inside, a producer that never ends stopped when
+/// its reader is done.
+#[tokio::test]
+async fn process_substitutions_feed_the_command_through_its_own_descriptors() {
+    let t = tool();
+    std::fs::create_dir_all(t.root.join("sub")).expect("mkdir");
+    std::fs::write(t.root.join("a.txt"), "b\na\nc\n").expect("write");
+    std::fs::write(t.root.join("sub/b.txt"), "c\nb\nd\n").expect("write");
+    let auto = Approval::Auto;
+    for (line, want) in [
+        ("comm -12 <(sort a.txt) <(sort sub/b.txt)", "b\nc\n"),
+        (
+            "paste -d, <(sort a.txt) <(cd sub && sort b.txt)",
+            "a,b\nb,c\nc,d\n",
+        ),
+        ("cat <(echo one) <(echo two) | wc -l", "2\n"),
+        ("head -n 2 <(yes)", "y\ny\n"),
+        // A command that never opens its substitution: the producer stops with it.
+        ("echo <(yes)", "/dev/fd/63\n"),
+        ("grep -c . <(ls missing 2>/dev/null; echo x)", "1\n"),
+        (
+            "cat <(echo in) ; pwd",
+            &format!("in\n{}\n", t.root.display()),
+        ),
+    ] {
+        let (out, err, exit) = outputs(&t, line, &auto).await;
+        assert_eq!(
+            (out.as_str(), exit),
+            (want, Exit::Code(0)),
+            "{line:?}: {err}"
+        );
+    }
+    // The command's status is the line's, not the substitution's.
+    let (out, _, exit) = outputs(&t, "cat <(false) <(echo ok)", &auto).await;
+    assert_eq!((out.as_str(), exit), ("ok\n", Exit::Code(0)));
+}
+
 /// A subshell runs in the plan like a stage of its own: its commands one after the other
 /// on the stage's streams, at once with the stages beside it, its `cd` its own.
 #[tokio::test]

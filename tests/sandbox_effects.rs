@@ -911,3 +911,26 @@ async fn the_machines_public_files_are_read_without_a_click_and_no_link_leads_pa
         "read a private key: {saw}"
     );
 }
+
+#[tokio::test]
+async fn here_texts_and_process_substitutions_run_contained_without_a_click() {
+    if !sandbox_ready() {
+        return;
+    }
+    let scene = Scene::new();
+    std::fs::write(scene.ws.join("a.txt"), "pear\napple\nfig\n").expect("write");
+    std::fs::write(scene.ws.join("b.txt"), "fig\nkiwi\npear\n").expect("write");
+    let before = std::fs::read_dir(&scene.ws).expect("ls").count();
+    let lines = [
+        ("comm -12 <(sort a.txt) <(sort b.txt) | tr a-z A-Z", None),
+        ("tr a-z A-Z <<< 'here-text-ok'", None),
+    ];
+    let fake = FakeLlm::start(script(&lines)).await;
+    let events = scene.run(&fake, "compare the lists\n", &[]);
+    assert_eq!(decisions(&events), vec!["auto"; lines.len()]);
+    let saw = model_saw(&fake).await;
+    assert!(saw.contains("FIG\\nPEAR"), "{saw}");
+    assert!(saw.contains("HERE-TEXT-OK"), "{saw}");
+    // Nothing was left behind in the workspace.
+    assert_eq!(std::fs::read_dir(&scene.ws).expect("ls").count(), before);
+}

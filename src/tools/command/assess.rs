@@ -77,6 +77,9 @@ impl CommandPolicy {
     }
 }
 
+/// How a process substitution `<(...)` is shown among a command's words.
+const SUBSTITUTION_RAW: &str = "<(...)";
+
 /// Judges one command line.
 pub fn assess_command(line: &str, policy: &CommandPolicy) -> Assessment {
     let parsed = syntax::parse_script(line);
@@ -689,16 +692,36 @@ impl<'p> Walker<'p> {
                     *input = new_input;
                 }
             }
-            CommandPrefixOrSuffixItem::ProcessSubstitution(kind, subshell) => {
-                let arrow = match kind {
-                    ast::ProcessSubstitutionKind::Read => '<',
-                    ast::ProcessSubstitutionKind::Write => '>',
-                };
-                self.unknown(format!(
-                    "`{arrow}(...)` is a process substitution, which runs another command"
-                ));
+            // `<( lists )`: the lists run beside the command, judged like a subshell's, and
+            // the command reads their output from the pipe it holds at `/dev/fd/N` (the
+            // plan's numbering: 63 for the first, then down), a path of its own.
+            CommandPrefixOrSuffixItem::ProcessSubstitution(
+                ast::ProcessSubstitutionKind::Read,
+                subshell,
+            ) => {
                 self.list(&subshell.list, &Stdin::Inherited, depth + 1);
-                args.push(Arg::opaque(&format!("{arrow}(...)")));
+                let before = args.iter().filter(|a| a.raw == SUBSTITUTION_RAW).count();
+                let fd = super::plan::FIRST_SUBSTITUTION_FD - i32::try_from(before).unwrap_or(0);
+                args.push(Arg {
+                    raw: SUBSTITUTION_RAW.to_owned(),
+                    value: Some(format!("/dev/fd/{fd}")),
+                    pattern: None,
+                    tilde: false,
+                });
+            }
+            CommandPrefixOrSuffixItem::ProcessSubstitution(
+                ast::ProcessSubstitutionKind::Write,
+                subshell,
+            ) => {
+                self.unknown(
+                    "`>(...)` is a process substitution that takes the command's output".to_owned(),
+                );
+                self.list(
+                    &subshell.list,
+                    &Stdin::Unseen("the command's output".to_owned()),
+                    depth + 1,
+                );
+                args.push(Arg::opaque(">(...)"));
             }
             CommandPrefixOrSuffixItem::Word(word)
             | CommandPrefixOrSuffixItem::AssignmentWord(_, word) => {
@@ -849,6 +872,11 @@ impl<'p> Walker<'p> {
                 self.unknown(format!("`< {}` redirects input from a pattern", raw))
             }
             Some(NULL_DEVICE) => {}
+            // The runner opens a `<` file itself, in the bot: a descriptor path would be
+            // one of the bot's.
+            Some(path) if path.starts_with("/dev/fd/") || path.starts_with("/proc/self/") => {
+                self.unknown(format!("`< {raw}` opens a descriptor of riskgate's own"));
+            }
             Some(path) => {
                 if let Some(problem) = self.path_problem("<", path) {
                     self.unknown(problem);

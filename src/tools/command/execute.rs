@@ -29,7 +29,7 @@ use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io::{self, PipeReader};
 use std::mem::MaybeUninit;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::ExitStatusExt;
@@ -630,6 +630,14 @@ impl<'r> Jail<'r> {
                 stdout: output,
                 stderr: error,
             };
+            // A command's process substitutions start beside it, each writing into a pipe
+            // whose other end the command holds; they are waited for with the pipeline.
+            let inputs = match stage {
+                Stage::Command(command) if !is_state_builtin(command) => {
+                    self.start_inputs(command, programs, group, streams, cwd, &mut members)?
+                }
+                _ => Vec::new(),
+            };
             members.push(match stage {
                 // A line of shell-state builtins only (the plan holds them nowhere else):
                 // nothing outlives the line, so each succeeds and prints nothing, as in sh.
@@ -637,7 +645,11 @@ impl<'r> Jail<'r> {
                     Box::pin(std::future::ready(Ok(Exit::Code(0))))
                 }
                 Stage::Command(command) => {
-                    let member = self.start(command, args, programs, group, stage_streams, cwd)?;
+                    let member =
+                        self.start(command, args, programs, group, stage_streams, cwd, &inputs)?;
+                    // The command holds the read ends now; the subshell's end of the pipe
+                    // sees the command's exit.
+                    drop(inputs);
                     Box::pin(member.wait())
                 }
                 Stage::Subshell(subshell) => {
@@ -655,7 +667,36 @@ impl<'r> Jail<'r> {
         Ok(exit)
     }
 
-    /// Starts one program of a pipeline on `streams`, in the line's group.
+    /// Starts the process substitutions `<( ... )` of `command`, each a subshell writing
+    /// into a pipe, and returns the read ends with the descriptor each is to be in the
+    /// command (`/dev/fd/N`, as its word says). The subshells read nothing (`/dev/null`)
+    /// and complain to the line's stderr, as in bash.
+    fn start_inputs<'a>(
+        &'a self,
+        command: &'a SimpleCommand,
+        programs: &'a HashMap<&str, PathBuf>,
+        group: &'a ProcessGroup,
+        streams: &Streams,
+        cwd: &Path,
+        members: &mut Vec<MemberWait<'a>>,
+    ) -> Result<Vec<(i32, OwnedFd)>, RunError> {
+        let mut inputs = Vec::with_capacity(command.inputs.len());
+        for (fd, subshell) in &command.inputs {
+            let (reader, writer) = io::pipe().map_err(RunError::Setup)?;
+            let streams = Streams {
+                stdin: None,
+                stdout: OwnedFd::from(writer),
+                stderr: streams.copy(&streams.stderr)?,
+            };
+            members.push(self.subshell(subshell, programs, group, streams, cwd.to_path_buf()));
+            inputs.push((*fd, OwnedFd::from(reader)));
+        }
+        Ok(inputs)
+    }
+
+    /// Starts one program of a pipeline on `streams`, in the line's group, holding `inputs`
+    /// (the read ends of its process substitutions) at their descriptors.
+    #[allow(clippy::too_many_arguments)]
     fn start(
         &self,
         command: &SimpleCommand,
@@ -664,6 +705,7 @@ impl<'r> Jail<'r> {
         group: &ProcessGroup,
         streams: Streams,
         cwd: &Path,
+        inputs: &[(i32, OwnedFd)],
     ) -> Result<Member, RunError> {
         let name = command.program();
         let program = match programs.get(name) {
@@ -671,6 +713,18 @@ impl<'r> Jail<'r> {
             None => self.runner.resolve_program_in(name, cwd)?,
         };
         let mut process = self.command(&program, name, args, cwd)?;
+        if !inputs.is_empty() {
+            let placed: Vec<(i32, RawFd)> = inputs
+                .iter()
+                .map(|(at, fd)| (*at, fd.as_raw_fd()))
+                .collect();
+            // SAFETY: the closure runs in the forked child before exec and only makes
+            // `fcntl` and `dup2` calls on integers (async-signal-safe); `inputs` outlives
+            // the spawn below, so each descriptor is open in the child.
+            unsafe {
+                process.pre_exec(move || place_descriptors(&placed));
+            }
+        }
         process
             .envs(command.env.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::from(streams.input()?))
@@ -920,6 +974,28 @@ impl Streams {
 /// The end of one stage of a pipeline: a process's, or a subshell's.
 type MemberWait<'a> =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<Exit, RunError>> + Send + 'a>>;
+
+/// In a child before exec: each `(at, fd)` becomes descriptor `at`, open across exec.
+/// Every `fd` is first copied above all targets, so no `dup2` closes one still to be placed.
+fn place_descriptors(placed: &[(i32, RawFd)]) -> io::Result<()> {
+    const ABOVE: libc::c_int = 100;
+    let mut copies = [0 as RawFd; super::plan::MAX_SUBSTITUTIONS];
+    for (copy, (_, fd)) in copies.iter_mut().zip(placed) {
+        // SAFETY: fcntl on an open descriptor with integer arguments.
+        *copy = unsafe { libc::fcntl(*fd, libc::F_DUPFD_CLOEXEC, ABOVE) };
+        if *copy < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    for (copy, (at, _)) in copies.iter().zip(placed) {
+        // SAFETY: dup2 on descriptors we hold; the copy is above every target, so it is
+        // never the target itself, and the new descriptor is open across exec.
+        if unsafe { libc::dup2(*copy, *at) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
 
 /// Standard input holding `text` (a here-string or here-document): an anonymous file in
 /// memory, written whole and rewound, so no write can block however the command reads.

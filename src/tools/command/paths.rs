@@ -65,10 +65,23 @@ const PRIVATE_IN_TREES: &[&str] = &["/usr/local"];
 pub(super) fn path_problem(workspace: &Workspace, program: &str, path: &str) -> Option<String> {
     // `/dev/null` reads as empty, and every line may open it (`grep PAT /dev/null {}` makes
     // grep name the file of each match).
-    if path.is_empty() || path == "-" || path == "/dev/null" || is_public_system_path(path) {
+    if path.is_empty()
+        || path == "-"
+        || path == "/dev/null"
+        || is_own_descriptor(path)
+        || is_public_system_path(path)
+    {
         return None;
     }
     workspace_problem(workspace, program, path)
+}
+
+/// `/dev/fd/N`: a descriptor the command holds, which is all a line's process may open
+/// through it (the runner passes a command nothing but its standard streams and the pipes
+/// of its process substitutions `<(...)`, whose words these are).
+fn is_own_descriptor(path: &str) -> bool {
+    path.strip_prefix("/dev/fd/")
+        .is_some_and(|n| !n.is_empty() && n.len() <= 3 && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Why `path` is not known to stay inside the workspace, with no exception: for a directory

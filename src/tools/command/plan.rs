@@ -13,11 +13,13 @@
 //! `cd dir` as a pipeline of its own (the runner changes the line's directory), and the
 //! redirections that write no file ([`Redirect`]: `< file`, `N>/dev/null`, `2>&1`, `>&2`),
 //! the input texts the line shows whole (`<<< 'text'`, a here-document whose delimiter is
-//! quoted or whose body holds nothing a shell would expand or unescape), and `NAME=value` before a program for the variables that only choose how it prints
+//! quoted or whose body holds nothing a shell would expand or unescape), process
+//! substitutions `<( ... )` (planned lists run beside the command, which reads their output
+//! at the word `/dev/fd/N`, as in bash), and `NAME=value` before a program for the variables that only choose how it prints
 //! ([`INERT_VARIABLES`]: `TZ=UTC date`, `LC_ALL=C sort`), set in that program's environment.
 //!
 //! Everything else — `$VAR`, `$(...)`, backquotes, `~`, other assignments, other redirections,
-//! here-documents with expansions, `&`, compound commands other than subshells, `!`, `time`, functions, several
+//! here-documents with expansions, `>( ... )`, `&`, compound commands other than subshells, `!`, `time`, functions, several
 //! lines, other shell builtins — has no plan: [`plan_line`] says why, and such a line
 //! runs through `sh -c` only when a person confirmed it.
 //!
@@ -95,7 +97,17 @@ pub struct SimpleCommand {
     /// `NAME=value` before the program, set in its environment: only the variables of
     /// [`INERT_VARIABLES`], with a literal value (an assignment is never glob-expanded).
     pub env: Vec<(String, String)>,
+    /// Process substitutions `<( lists )` among its words: each is the word
+    /// `/dev/fd/N`, and the runner runs the subshell beside the command with its output on
+    /// a pipe the command holds as descriptor `N` (63 for the first, as in bash, then 62,
+    /// ...).
+    pub inputs: Vec<(i32, Subshell)>,
 }
+
+/// The descriptor of a command's first process substitution; later ones count down.
+pub const FIRST_SUBSTITUTION_FD: i32 = 63;
+/// Process substitutions one command may have.
+pub const MAX_SUBSTITUTIONS: usize = 8;
 
 /// Variables that choose how a program formats what it prints (time zone, locale, width,
 /// colour) and nothing it runs, loads or writes: the ones a planned line may set for a
@@ -181,7 +193,12 @@ impl Plan {
             .flat_map(|list| std::iter::once(&list.first).chain(list.rest.iter().map(|(_, p)| p)));
         for stage in pipelines.flat_map(|p| p.stages.iter()) {
             match stage {
-                Stage::Command(command) => into.push(command),
+                Stage::Command(command) => {
+                    into.push(command);
+                    for (_, input) in &command.inputs {
+                        input.body.collect_commands(into);
+                    }
+                }
                 Stage::Subshell(subshell) => subshell.body.collect_commands(into),
             }
         }
@@ -461,12 +478,10 @@ impl Planner {
             .seq
             .iter()
             .map(|command| match command {
-                ast::Command::Simple(simple) => {
-                    simple_command(simple, &self.options).map(Stage::Command)
-                }
-                ast::Command::Compound(ast::CompoundCommand::Subshell(subshell), redirects) => {
-                    self.subshell(&subshell.list, redirects.as_ref())
-                }
+                ast::Command::Simple(simple) => self.simple_command(simple).map(Stage::Command),
+                ast::Command::Compound(ast::CompoundCommand::Subshell(subshell), redirects) => self
+                    .subshell(&subshell.list, redirects.as_ref())
+                    .map(Stage::Subshell),
                 ast::Command::Compound(..) => Err(NeedsShell::Compound),
                 ast::Command::Function(_) => Err(NeedsShell::Function),
                 ast::Command::ExtendedTest(..) => Err(NeedsShell::ExtendedTest),
@@ -487,7 +502,7 @@ impl Planner {
         &mut self,
         body: &ast::CompoundList,
         redirects: Option<&ast::RedirectList>,
-    ) -> Result<Stage, NeedsShell> {
+    ) -> Result<Subshell, NeedsShell> {
         if self.subshells >= MAX_SUBSHELL_DEPTH {
             return Err(NeedsShell::Compound);
         }
@@ -500,10 +515,10 @@ impl Planner {
         self.subshells += 1;
         let body = self.lists(body);
         self.subshells -= 1;
-        Ok(Stage::Subshell(Subshell {
+        Ok(Subshell {
             body: body?,
             redirects,
-        }))
+        })
     }
 }
 
@@ -539,44 +554,64 @@ pub fn is_cd_option(text: &str) -> bool {
     })
 }
 
-fn simple_command(
-    command: &ast::SimpleCommand,
-    options: &ParserOptions,
-) -> Result<SimpleCommand, NeedsShell> {
-    let mut planned = SimpleCommand {
-        words: Vec::new(),
-        redirects: Vec::new(),
-        env: Vec::new(),
-    };
-    // A prefix holds only assignments and redirections (`a=b ls`, `<in ls`).
-    for item in command.prefix.iter().flat_map(|p| p.0.iter()) {
-        prefix_or_suffix_item(item, true, options, &mut planned)?;
-    }
-    let Some(name) = &command.word_or_name else {
-        return Err(NeedsShell::NoCommand);
-    };
-    let mut names = expanded_words(&name.value, options)?.into_iter();
-    let program = names.next().ok_or(NeedsShell::NoCommand)?;
-    if program.pattern.is_some() {
-        return Err(NeedsShell::GlobbedProgram(program.text));
-    }
-    let state = STATE_BUILTINS.contains(&program.text.as_str());
-    if SHELL_ONLY_BUILTINS.contains(&program.text.as_str()) && !state {
-        return Err(NeedsShell::Builtin(program.text));
-    }
-    planned.words.push(program);
-    planned.words.extend(names);
-    for item in command.suffix.iter().flat_map(|s| s.0.iter()) {
-        prefix_or_suffix_item(item, false, options, &mut planned)?;
-    }
-    if state {
-        let argv = planned.argv();
-        let literal = planned.words.iter().all(|w| w.pattern.is_none());
-        if !(literal && planned.redirects.is_empty() && state_only(argv[0], &argv[1..])) {
-            return Err(NeedsShell::Builtin(argv[0].to_owned()));
+impl Planner {
+    fn simple_command(
+        &mut self,
+        command: &ast::SimpleCommand,
+    ) -> Result<SimpleCommand, NeedsShell> {
+        let options = &self.options.clone();
+        let mut planned = SimpleCommand {
+            words: Vec::new(),
+            redirects: Vec::new(),
+            env: Vec::new(),
+            inputs: Vec::new(),
+        };
+        // A prefix holds only assignments and redirections (`a=b ls`, `<in ls`).
+        for item in command.prefix.iter().flat_map(|p| p.0.iter()) {
+            prefix_or_suffix_item(item, true, options, &mut planned)?;
         }
+        let Some(name) = &command.word_or_name else {
+            return Err(NeedsShell::NoCommand);
+        };
+        let mut names = expanded_words(&name.value, options)?.into_iter();
+        let program = names.next().ok_or(NeedsShell::NoCommand)?;
+        if program.pattern.is_some() {
+            return Err(NeedsShell::GlobbedProgram(program.text));
+        }
+        let state = STATE_BUILTINS.contains(&program.text.as_str());
+        if SHELL_ONLY_BUILTINS.contains(&program.text.as_str()) && !state {
+            return Err(NeedsShell::Builtin(program.text));
+        }
+        planned.words.push(program);
+        planned.words.extend(names);
+        for item in command.suffix.iter().flat_map(|s| s.0.iter()) {
+            match item {
+                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(
+                    ast::ProcessSubstitutionKind::Read,
+                    subshell,
+                ) if planned.inputs.len() < MAX_SUBSTITUTIONS => {
+                    let body = self.subshell(&subshell.list, None)?;
+                    let fd =
+                        FIRST_SUBSTITUTION_FD - i32::try_from(planned.inputs.len()).unwrap_or(0);
+                    planned.words.push(Word::literal(format!("/dev/fd/{fd}")));
+                    planned.inputs.push((fd, body));
+                }
+                _ => prefix_or_suffix_item(item, false, options, &mut planned)?,
+            }
+        }
+        if state {
+            let argv = planned.argv();
+            let literal = planned.words.iter().all(|w| w.pattern.is_none());
+            if !(literal
+                && planned.redirects.is_empty()
+                && planned.inputs.is_empty()
+                && state_only(argv[0], &argv[1..]))
+            {
+                return Err(NeedsShell::Builtin(argv[0].to_owned()));
+            }
+        }
+        Ok(planned)
     }
-    Ok(planned)
 }
 
 /// The redirection the runner performs itself, or why a shell must.
@@ -1041,7 +1076,12 @@ y"#
             "echo x{1..999}",
             "echo $'a\\n'",
             "echo $\"a\"",
-            "diff <(ls) x",
+            "tee >(wc -l)",
+            "wc -l < <(ls)",
+            "<(ls) cat",
+            "cat <(ls) <(ls) <(ls) <(ls) <(ls) <(ls) <(ls) <(ls) <(ls)",
+            "cat <(echo $x)",
+            "cat <(ls &)",
             "! ls",
             "time ls",
             "[[ -f x ]]",
@@ -1190,6 +1230,19 @@ y"#
         assert_eq!(redirects("cat <<EOF | wc -l\nplain\nEOF"), text("plain\n"));
         assert_eq!(redirects("cat <<-EOF\n\tx\n\t\ty\n\tEOF"), text("x\ny\n"));
         assert_eq!(redirects("cat 0<<< x"), text("x\n"));
+    }
+
+    #[test]
+    fn process_substitutions_are_words_of_the_commands_own_descriptors() {
+        let planned = plan("diff <(sort a) <(cd sub && ls) x").expect("plan");
+        let [Stage::Command(command)] = planned.lists[0].first.stages.as_slice() else {
+            panic!("one command: {planned:?}");
+        };
+        assert_eq!(command.argv(), ["diff", "/dev/fd/63", "/dev/fd/62", "x"]);
+        let fds: Vec<i32> = command.inputs.iter().map(|(fd, _)| *fd).collect();
+        assert_eq!(fds, [63, 62]);
+        let programs: Vec<&str> = planned.commands().map(SimpleCommand::program).collect();
+        assert_eq!(programs, ["diff", "sort", "cd", "ls"]);
     }
 
     #[test]

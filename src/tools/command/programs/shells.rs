@@ -156,6 +156,10 @@ fn shell(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             Some(path) if is_stdin_path(path) => {
                 script_from_input(walker, program, invocation.stdin, depth)
             }
+            Some(path) if is_pipe_path(path) => Judgement::destroys(format!(
+                "`{program} {}` runs a script only known when the line runs",
+                file.raw
+            )),
             Some(path) => Judgement::other(format!(
                 "`{program}` runs the script {path}, whose contents are not checked"
             )),
@@ -196,6 +200,12 @@ fn syntax_check(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Option<
 
 fn is_stdin_path(path: &str) -> bool {
     matches!(path, "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+}
+
+/// Another of the command's descriptors: a process substitution's pipe (`bash <(curl ...)`),
+/// whose text is another command's output.
+fn is_pipe_path(path: &str) -> bool {
+    path.starts_with("/dev/fd/") || path.starts_with("/proc/self/fd/")
 }
 
 /// A shell (or `at`, `ssh`) running what arrives on its standard input.
@@ -317,6 +327,10 @@ fn source(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             Some(path) if is_stdin_path(path) => {
                 script_from_input(walker, program, invocation.stdin, invocation.depth + 1)
             }
+            Some(path) if is_pipe_path(path) => Judgement::destroys(format!(
+                "`{program} {}` runs a script only known when the line runs",
+                file.raw
+            )),
             Some(path) => Judgement::other(format!(
                 "`{program}` runs the script {path}, whose contents are not checked"
             )),
