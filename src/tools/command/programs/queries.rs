@@ -120,6 +120,36 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(&["rpm"], Rule::Judge(rpm)),
+    Program::new(
+        // The build and host architectures, printed, queried (`-q`), checked (`-e`, `-i`)
+        // or listed; `-c` runs a command with them set.
+        &["dpkg-architecture"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "aAtTeiqWc",
+                &[
+                    "host-arch",
+                    "target-arch",
+                    "host-type",
+                    "target-type",
+                    "equal",
+                    "is",
+                    "query",
+                    "command",
+                    "match-wildcard",
+                    "match-bits",
+                    "match-endian",
+                ],
+            ),
+            operands: Operands::Text,
+            refused: &[Refusal {
+                options: &["c", "command"],
+                effect: Effect::Unsafe,
+                what: "runs a command",
+            }],
+            ..TABLE
+        }),
+    ),
     Program::new(&["dpkg", "dpkg-query"], Rule::Judge(dpkg)),
     Program::new(&["apt", "apt-cache", "aptitude"], Rule::Judge(apt)),
     Program::new(&["pacman"], Rule::Judge(pacman)),
@@ -732,6 +762,13 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("dpkg-architecture", Safe),
+            ("dpkg-architecture -elinux-alpha", Safe),
+            ("dpkg-architecture -amips -elinux-mips", Safe),
+            ("dpkg-architecture -ilinux-any", Safe),
+            ("dpkg-architecture -q DEB_HOST_MULTIARCH", Safe),
+            ("dpkg-architecture -c make", Unknown),
+            ("dpkg-architecture --command make", Unknown),
             ("rpm -K htop.rpm", Safe),
             ("update-alternatives --display vi", Safe),
             ("update-alternatives --list editor", Safe),

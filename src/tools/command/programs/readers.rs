@@ -267,6 +267,32 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(
+        // The kernel's profiling counters (`/proc/profile`); `-r` resets them and `-M` sets
+        // the profiling step, both writes.
+        &["readprofile"],
+        Rule::Table(&Table {
+            spec: Spec::values("mpM", &["mapfile", "profile", "multiplier"]),
+            path_options: &["m", "mapfile", "p", "profile"],
+            refused: &[Refusal {
+                options: &["r", "reset", "M", "multiplier"],
+                effect: Effect::Unsafe,
+                what: "resets or reconfigures the kernel's profiling counters",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // The kernel's network statistics (`/proc/net/stat`), printed or sampled; `-f`
+        // names a statistics file, `-k` the fields.
+        &["lnstat", "rtstat", "ctstat"],
+        Rule::Table(&Table {
+            spec: Spec::values("cfikw", &["count", "file", "interval", "keys", "width"]),
+            path_options: &["f", "file"],
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
         // Who is logged in (`who am i` names no file; operands are utmp-style files).
         &["who", "users"],
         Rule::Table(&TABLE),
@@ -696,6 +722,15 @@ mod tests {
             ("free -h", Safe),
             ("nproc", Safe),
             ("lscpu", Safe),
+            ("readprofile", Safe),
+            ("readprofile -av", Safe),
+            ("readprofile -m System.map", Safe),
+            ("readprofile -m /boot/System.map", Unknown),
+            ("readprofile -r", Unknown),
+            ("readprofile -M 20", Unknown),
+            ("lnstat -d", Safe),
+            ("lnstat -f rt_cache -c 2", Safe),
+            ("lnstat -f /etc/shadow", Unknown),
             ("who", Safe),
             ("who -b", Safe),
             ("who am i", Safe),

@@ -8,9 +8,9 @@
 //! `ldconfig -p`).
 
 use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
-use super::table::{Operands, TABLE, Table};
+use super::table::{self, Operands, TABLE, Table};
 use super::{Program, Rule};
-use crate::tools::command::assess::{Invocation, Judgement};
+use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::{self, Item, Spec};
 use crate::tools::command::words::Arg;
 
@@ -52,7 +52,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         &["userdel", "deluser", "groupdel", "delgroup"],
         Rule::Destroys("deletes accounts"),
     ),
-    Program::new(&["fuser"], Rule::Judge(|_, call| fuser(call.args))),
+    Program::new(&["fuser"], Rule::Judge(fuser)).listing_processes(),
     Program::new(&["crontab"], Rule::Judge(|_, call| crontab(call.args))),
     Program::new(&["systemctl"], Rule::Subcommands(&SYSTEMCTL)),
     Program::new(&["service"], Rule::Judge(|_, call| service(call.args))),
@@ -202,15 +202,24 @@ fn has_option(items: &[Item<'_>], short: Option<char>, long: Option<&str>) -> bo
         .any(|item| matches!(item, Item::Opaque(_)) || item.is(short, long, true))
 }
 
-fn fuser(args: &[Arg]) -> Judgement {
-    let kills = args
-        .iter()
-        .any(|a| a.may_be(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('k')));
+/// `fuser` names the processes using files, mounts or ports (`fuser telnet/tcp`), as `lsof`
+/// does; `-k` (`--kill`) kills them.
+fn fuser(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let kills = invocation.args.iter().any(|a| {
+        a.may_be(|t| {
+            (t.starts_with('-') && !t.starts_with("--") && t.contains('k'))
+                || t.strip_prefix("--")
+                    .is_some_and(|long| options::long_matches(long, "kill"))
+        })
+    });
     if kills {
-        Judgement::destroys("`fuser -k` kills the processes using a file")
-    } else {
-        Judgement::not_whitelisted("fuser")
+        return Judgement::destroys("`fuser -k` kills the processes using a file");
     }
+    const FUSER: Table = Table {
+        spec: Spec::values("n", &["namespace"]),
+        ..TABLE
+    };
+    table::judge(walker, invocation, &FUSER)
 }
 
 fn crontab(args: &[Arg]) -> Judgement {
@@ -411,6 +420,13 @@ mod tests {
             ("systemctl mask nginx", Destructive),
             ("systemctl poweroff", Destructive),
             ("systemctl $ACTION nginx", Destructive),
+            ("fuser -v notes.txt", Safe),
+            ("fuser telnet/tcp", Safe),
+            ("fuser -n tcp 80", Safe),
+            ("fuser -k notes.txt", Destructive),
+            ("fuser --kill notes.txt", Destructive),
+            ("fuser -vk 80/tcp", Destructive),
+            ("fuser -m /dev/sda1", Unknown),
             ("service nginx stop", Destructive),
             ("service nginx status", Safe),
             ("service --status-all", Safe),

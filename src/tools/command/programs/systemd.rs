@@ -11,6 +11,7 @@
 //! `verify` (loads units and may run generators); `busctl call`, `set-property`, `emit`,
 //! `monitor`, `capture`; and `-H`/`--host`, which runs `ssh`.
 
+use super::subcommands::{SUBCOMMANDS, Subcommands, Verb, options_before_wait};
 use super::table::{self, Effect, Operands, Refusal, TABLE, Table};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
@@ -30,7 +31,55 @@ pub(super) const PROGRAMS: &[Program] = &[
     ),
     Program::new(&["systemd-analyze"], Rule::Judge(systemd_analyze)),
     Program::new(&["busctl"], Rule::Judge(busctl)),
+    Program::new(&["loginctl"], Rule::Subcommands(&LOGINCTL)),
 ];
+
+/// `loginctl`: who is logged in, on which seat; ending sessions is destructive. Alone it
+/// lists the sessions.
+const LOGINCTL: Subcommands = Subcommands {
+    global: options_before_wait(),
+    verbs: &[
+        Verb::reads(
+            &[
+                "list-sessions",
+                "session-status",
+                "show-session",
+                "list-users",
+                "user-status",
+                "show-user",
+                "list-seats",
+                "seat-status",
+                "show-seat",
+            ],
+            &Table {
+                spec: Spec::values("pnoHM", &["property", "lines", "output", "host", "machine"]),
+                operands: Operands::Text,
+                refused: &[
+                    HOST,
+                    Refusal {
+                        options: &["M", "machine"],
+                        effect: Effect::Unsafe,
+                        what: "reaches a container's login manager",
+                    },
+                ],
+                ..TABLE
+            },
+        ),
+        Verb::destroys(
+            &[
+                "terminate-session",
+                "terminate-user",
+                "terminate-seat",
+                "kill-session",
+                "kill-user",
+                "flush-devices",
+            ],
+            "ends sessions or their processes",
+        ),
+    ],
+    implied: Some("list-sessions"),
+    ..SUBCOMMANDS
+};
 
 /// `-H user@host`: reaches another machine through `ssh`.
 const HOST: Refusal = Refusal {
@@ -269,6 +318,15 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("loginctl", Safe),
+            ("loginctl user-status", Safe),
+            ("loginctl list-sessions --no-legend", Safe),
+            ("loginctl show-session 2 -p Type", Safe),
+            ("loginctl -H host list-users", Unknown),
+            ("loginctl user-status -H host", Unknown),
+            ("loginctl lock-session 2", Unknown),
+            ("loginctl terminate-user bob", Destructive),
+            ("loginctl kill-session 3", Destructive),
             ("journalctl", Safe),
             ("journalctl -b -p err", Safe),
             ("journalctl -b -1 -n 50", Safe),

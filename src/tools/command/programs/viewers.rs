@@ -20,6 +20,61 @@ use crate::tools::command::options::Spec;
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
     Program::new(
+        // Replays a recorded terminal session to the output, by its timing file.
+        &["scriptreplay"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "tIOBTdm",
+                &[
+                    "timing",
+                    "log-in",
+                    "log-out",
+                    "log-io",
+                    "log-timing",
+                    "divisor",
+                    "maxdelay",
+                    "target",
+                    "cr-mode",
+                ],
+            ),
+            path_options: &[
+                "t",
+                "timing",
+                "I",
+                "log-in",
+                "O",
+                "log-out",
+                "B",
+                "log-io",
+                "T",
+                "log-timing",
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Perl's documentation, rendered to the output. `-M` and `-o` load a formatter
+        // module, `-w` passes it options, `-d` writes the page to a file.
+        &["perldoc"],
+        Rule::Table(&Table {
+            spec: Spec::values("MwdLoX", &[]),
+            operands: Operands::Text,
+            refused: &[
+                Refusal {
+                    options: &["M", "o", "w"],
+                    effect: Effect::Unsafe,
+                    what: "loads another formatter module, which is code",
+                },
+                Refusal {
+                    options: &["d"],
+                    effect: Effect::Writes,
+                    what: "writes the page to a file",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(
         &["eza", "exa"],
         Rule::Table(&Table {
             spec: Spec::values(
@@ -159,6 +214,18 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            (
+                "scriptreplay --log-timing file.tm --log-out script.out",
+                Safe,
+            ),
+            ("scriptreplay -t timing.log typescript 2", Safe),
+            ("scriptreplay -t /var/log/t.log", Unknown),
+            ("perldoc cpan", Safe),
+            ("perldoc -f print", Safe),
+            ("perldoc -l JSON::PP", Safe),
+            ("perldoc -M Pod::Text::Color cpan", Unknown),
+            ("perldoc -o man cpan", Unknown),
+            ("perldoc -d out.txt cpan", Destructive),
             ("eza -la", Safe),
             ("eza --tree --level 2 src", Safe),
             ("exa -l --sort=size --git", Safe),
