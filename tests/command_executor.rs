@@ -790,6 +790,27 @@ async fn here_strings_and_documents_feed_the_command_as_sh_does() {
     }
 }
 
+/// The machine's public files and the devices of zeros and random bytes are read without a
+/// click, as operands and through `<` (which the runner opens itself).
+#[tokio::test]
+async fn public_files_and_random_devices_are_read_without_a_click() {
+    let t = tool();
+    let auto = Approval::Auto;
+    for (line, want) in [
+        ("tr -dc a-z < /dev/urandom | head -c 10 | wc -c", "10\n"),
+        ("head -c 4 /dev/zero | od -An -tx1", " 00 00 00 00\n"),
+        ("grep -c MemTotal < /proc/meminfo", "1\n"),
+        ("head -c 3 /dev/random | wc -c", "3\n"),
+    ] {
+        let (out, err, exit) = outputs(&t, line, &auto).await;
+        assert_eq!(
+            (out.as_str(), exit),
+            (want, Exit::Code(0)),
+            "{line:?}: {err}"
+        );
+    }
+}
+
 /// `<( ... )` runs beside the command, which reads its output at `/dev/fd/N` as in bash:
 /// several at once, a `cd` inside staying inside, a producer that never ends stopped when
 /// its reader is done.

@@ -798,8 +798,12 @@ impl<'r> Jail<'r> {
         if self.walls == Walls::ReadOnly && !readable(&real) {
             return Err(format!("{path}: outside the workspace"));
         }
-        // Only regular files are opened at all: opening a device may do something.
-        if !std::fs::metadata(&real).is_ok_and(|meta| meta.is_file()) {
+        // Only regular files are opened at all, and the devices of zeros and random bytes:
+        // opening another device may do something.
+        let device = super::sandbox::READ_DEVICES
+            .iter()
+            .any(|name| real == Path::new(name));
+        if !device && !std::fs::metadata(&real).is_ok_and(|meta| meta.is_file()) {
             return Err(format!("{path}: not a regular file"));
         }
         let file = std::fs::OpenOptions::new()
@@ -808,7 +812,7 @@ impl<'r> Jail<'r> {
             .open(&full)
             .map_err(|e| format!("{path}: {e}"))?;
         let meta = file.metadata().map_err(|e| format!("{path}: {e}"))?;
-        if !meta.is_file() {
+        if !meta.is_file() && !device {
             return Err(format!("{path}: not a regular file"));
         }
         let fd = OwnedFd::from(file);

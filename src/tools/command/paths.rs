@@ -20,6 +20,7 @@ const MAX_GLOB_ENTRIES: usize = 10_000;
 
 /// The machine's own files that any line may read: facts about the machine (what `free`,
 /// `lscpu` and `uptime` print, read where they read them) and the system's public tables.
+/// The endless devices of zeros and random bytes are among them (`head -c 16 /dev/urandom`).
 /// Each is one the sandbox shows to every line as well (a test holds the two lists
 /// together); none is a secret of the host's. Not `/etc/passwd` or `/etc/group` (the
 /// machine's accounts), not `/proc/cmdline` (a kernel command line may carry a key), nothing
@@ -51,6 +52,9 @@ pub(super) const PUBLIC_FILES: &[&str] = &[
     "/proc/zoneinfo",
     "/proc/buddyinfo",
     "/proc/crypto",
+    "/dev/zero",
+    "/dev/random",
+    "/dev/urandom",
 ];
 
 /// The system's program and data directories, which hold the installed software and its
@@ -437,6 +441,7 @@ mod tests {
             "/usr/share/dict/words",
             "/usr/include/stdio.h",
             "/usr/./share",
+            "/dev/urandom",
         ] {
             assert_eq!(path_problem(&workspace, "cat", public), None, "{public}");
         }
@@ -450,6 +455,9 @@ mod tests {
             "/proc/self/root/etc/shadow",
             "/usr/../etc/shadow",
             "/usr/local/etc/app.conf",
+            "/dev/sda",
+            "/dev/mem",
+            "/dev/tty",
             "/usr",
             "/",
             "~/usr/bin",
@@ -515,9 +523,10 @@ mod tests {
 
     #[test]
     fn every_public_file_is_one_the_sandbox_shows_every_line() {
-        use crate::tools::command::sandbox::{ETC_READ_PATHS, SYSTEM_READ_PATHS};
+        use crate::tools::command::sandbox::{ETC_READ_PATHS, READ_DEVICES, SYSTEM_READ_PATHS};
         for file in PUBLIC_FILES {
             let shown = ETC_READ_PATHS.contains(file)
+                || READ_DEVICES.contains(file)
                 || SYSTEM_READ_PATHS
                     .iter()
                     .any(|tree| Path::new(file).starts_with(tree));
