@@ -400,6 +400,57 @@ mod postgres {
         drop_scratch(&url, &s).await;
     }
 
+    /// SQL given to `query_to_xml` and `ts_stat` as a literal is judged as the query it is:
+    /// a safe one runs without a click, on the least-privilege account; a literal that
+    /// advances a sequence waits, and the sequence stays where it was.
+    #[tokio::test]
+    async fn sql_given_as_text_is_judged_as_the_query_it_is() {
+        let Some(url) = url() else { return };
+        let (s, tool) = scratch(&url).await;
+        let (decision, ran) = gate_and_run(
+            &tool,
+            &format!(
+                "SELECT query_to_xml('SELECT note FROM {s}.log ORDER BY id', true, false, '')"
+            ),
+            None,
+        )
+        .await;
+        assert_eq!(decision, Decision::Auto);
+        let text = ran.expect("ran").expect("a result").text;
+        assert!(text.contains("<note>one</note>"), "{text}");
+        let (decision, ran) = gate_and_run(
+            &tool,
+            &format!(
+                "SELECT word, ndoc FROM ts_stat('SELECT to_tsvector(''simple'', note) FROM {s}.log') ORDER BY word"
+            ),
+            None,
+        )
+        .await;
+        assert_eq!(decision, Decision::Auto);
+        let text = ran.expect("ran").expect("a result").text;
+        assert!(text.contains("two"), "{text}");
+        exec(
+            &url,
+            &format!("CREATE SEQUENCE {s}.seq; GRANT USAGE ON SEQUENCE {s}.seq TO {s}_ro"),
+        )
+        .await;
+        assert_waits_even_when_low(
+            &tool,
+            &format!("SELECT query_to_xml('SELECT nextval(''{s}.seq'')', true, false, '')"),
+        )
+        .await;
+        let mut conn = PgConnection::connect(&url).await.expect("connect");
+        let called: bool = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT is_called FROM {s}.seq"
+        )))
+        .fetch_one(&mut conn)
+        .await
+        .expect("sequence state");
+        assert!(!called, "the sequence advanced");
+        conn.close().await.ok();
+        drop_scratch(&url, &s).await;
+    }
+
     #[tokio::test]
     async fn huge_values_and_error_texts_are_cut_while_reading() {
         let Some(url) = url() else { return };

@@ -245,8 +245,14 @@ impl<'a> Inspector<'a> {
         }
     }
 
-    /// Judges a call of `name` with `args` arguments (`None`: not a plain list).
-    fn check_function(&mut self, name: &ObjectName, args: Option<usize>) -> ControlFlow<()> {
+    /// Judges a call of `name` with `args` arguments (`None`: not a plain list), given as
+    /// `call_args` where they are a plain list.
+    fn check_function(
+        &mut self,
+        name: &ObjectName,
+        args: Option<usize>,
+        call_args: &[FunctionArg],
+    ) -> ControlFlow<()> {
         let parts: Option<Vec<&Ident>> = name.0.iter().map(|part| part.as_ident()).collect();
         let Some(parts) = parts.filter(|parts| !parts.is_empty()) else {
             return self.note(Assessment::Unknown(format!(
@@ -260,7 +266,7 @@ impl<'a> Inspector<'a> {
             }
             None => String::new(),
         };
-        if self.rules.allows_function(&lower) {
+        if self.rules.allows_function(&lower) || self.runs_only_safe_sql(&lower, call_args) {
             return ControlFlow::Continue(());
         }
         match judge(&parts, args, self.dialect) {
@@ -275,6 +281,62 @@ impl<'a> Inspector<'a> {
                 "{lower}() escapes the read-only walls or destroys something: it {what}"
             ))),
         }
+    }
+}
+
+impl Inspector<'_> {
+    /// Whether `name` is a PostgreSQL function that runs SQL given to it as text
+    /// ([`SQL_TEXT_ARGUMENTS`]) and every such text in `args` is a string literal this check
+    /// reads as safe on its own: it then runs a safe query in the same read-only
+    /// transaction (`ts_stat('SELECT vector FROM apod')`). A text built at run time (a
+    /// column, a concatenation, a cast) is not read, and the call is judged by its name.
+    fn runs_only_safe_sql(&self, name: &str, args: &[FunctionArg]) -> bool {
+        if self.dialect != SqlDialect::Postgres {
+            return false;
+        }
+        let positions: &[usize] = match (name, args.len()) {
+            // `ts_rewrite(query, 'SELECT ...')`: the two-argument form runs its second.
+            ("ts_rewrite", 2) => &[1],
+            _ => match SQL_TEXT_ARGUMENTS.iter().find(|(known, _)| *known == name) {
+                Some((_, positions)) => positions,
+                None => return false,
+            },
+        };
+        !args.is_empty()
+            && positions.iter().filter(|&&at| at < args.len()).all(|&at| {
+                string_literal(&args[at]).is_some_and(|text| {
+                    matches!(
+                        super::assess_sql(text, self.dialect, self.rules),
+                        Assessment::Safe(_)
+                    )
+                })
+            })
+    }
+}
+
+/// PostgreSQL functions that run SQL given as text, and the arguments that hold it.
+const SQL_TEXT_ARGUMENTS: &[(&str, &[usize])] = &[
+    ("query_to_xml", &[0]),
+    ("query_to_xml_and_xmlschema", &[0]),
+    ("query_to_xmlschema", &[0]),
+    ("ts_stat", &[0]),
+    // tablefunc: the source query, and `crosstab`'s category query.
+    ("crosstab", &[0, 1]),
+    ("crosstab2", &[0]),
+    ("crosstab3", &[0]),
+    ("crosstab4", &[0]),
+];
+
+/// The text of an argument written as a plain or dollar-quoted string literal.
+fn string_literal(arg: &FunctionArg) -> Option<&str> {
+    let FunctionArg::Unnamed(sqlparser::ast::FunctionArgExpr::Expr(Expr::Value(value))) = arg
+    else {
+        return None;
+    };
+    match &value.value {
+        Value::SingleQuotedString(text) => Some(text),
+        Value::DollarQuotedString(quoted) => Some(&quoted.value),
+        _ => None,
     }
 }
 
@@ -301,9 +363,11 @@ impl Visitor for Inspector<'_> {
         match statement {
             Statement::ShowCreate { obj_name, .. } => self.check_object_name(obj_name),
             // `CALL f(...)` holds a `Function`, not an `Expr`, so the expression hook misses it.
-            Statement::Call(function) => {
-                self.check_function(&function.name, argument_count(&function.args))
-            }
+            Statement::Call(function) => self.check_function(
+                &function.name,
+                argument_count(&function.args),
+                plain_arguments(&function.args),
+            ),
             _ => match self.verdict {
                 Assessment::Forbidden(_) => ControlFlow::Break(()),
                 _ => ControlFlow::Continue(()),
@@ -338,9 +402,11 @@ impl Visitor for Inspector<'_> {
             {
                 ControlFlow::Continue(())
             }
-            Expr::Function(function) => {
-                self.check_function(&function.name, argument_count(&function.args))
-            }
+            Expr::Function(function) => self.check_function(
+                &function.name,
+                argument_count(&function.args),
+                plain_arguments(&function.args),
+            ),
             Expr::BinaryOp {
                 op: BinaryOperator::Assignment,
                 ..
@@ -358,8 +424,10 @@ impl Visitor for Inspector<'_> {
                 name,
                 args: Some(args),
                 ..
-            } => self.check_function(name, Some(args.args.len())),
-            TableFactor::Function { name, args, .. } => self.check_function(name, Some(args.len())),
+            } => self.check_function(name, Some(args.args.len()), &args.args),
+            TableFactor::Function { name, args, .. } => {
+                self.check_function(name, Some(args.len()), args)
+            }
             _ => ControlFlow::Continue(()),
         }
     }
@@ -411,6 +479,14 @@ fn is_sql_json_construct(function: &Function) -> bool {
         }
         FunctionArg::Unnamed(_) => false,
     })
+}
+
+/// The arguments of a call, when they are a plain list.
+fn plain_arguments(args: &FunctionArguments) -> &[FunctionArg] {
+    match args {
+        FunctionArguments::List(list) => &list.args,
+        _ => &[],
+    }
 }
 
 /// How many arguments a call passes, when they are a plain list.

@@ -455,6 +455,73 @@ fn side_effect_functions_anywhere_in_a_query() {
                 Postgres,
                 Destructive,
             ),
+            // SQL given as text is judged when it is a literal: a safe query runs in the
+            // same read-only transaction; anything else keeps the function's own verdict.
+            (
+                "SELECT query_to_xml('select * from t', true, true, '')",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT * FROM ts_stat('SELECT vector FROM apod', 'ab')",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT * FROM ts_stat($q$SELECT v FROM t$q$)",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT * FROM crosstab('select r, a, v from ct order by 1', 'select distinct a from ct') AS x(r text, a text)",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT ts_rewrite('a'::tsquery, 'SELECT t, s FROM aliases')",
+                Postgres,
+                Safe,
+            ),
+            (
+                "SELECT * FROM ts_stat('SELECT pg_sleep(10)')",
+                Postgres,
+                Destructive,
+            ),
+            (
+                "SELECT * FROM ts_stat('SELECT 1; SELECT 2')",
+                Postgres,
+                Destructive,
+            ),
+            (
+                "SELECT * FROM ts_stat('SELECT v FROM a' || 'b')",
+                Postgres,
+                Destructive,
+            ),
+            (
+                "SELECT * FROM ts_stat(E'SELECT v FROM a')",
+                Postgres,
+                Destructive,
+            ),
+            (
+                "SELECT * FROM ts_stat('SELECT v FROM a'::text)",
+                Postgres,
+                Destructive,
+            ),
+            (
+                "SELECT * FROM crosstab('select 1, 2, 3', 'select pg_advisory_lock(1)') AS x(a int)",
+                Postgres,
+                Unknown,
+            ),
+            (
+                "SELECT * FROM ts_stat('SELECT * FROM ts_stat(''SELECT lo_unlink(1)'')')",
+                Postgres,
+                Destructive,
+            ),
+            (
+                "SELECT query_to_xml('select 1', true, true, '')",
+                Mysql,
+                Destructive,
+            ),
             ("SELECT * FROM pg_ls_dir('.')", Postgres, Destructive),
             (
                 "SELECT lo_get(lo_import('/etc/passwd'))",
@@ -2074,7 +2141,12 @@ fn postgres_contrib_functions_are_read_by_the_generated_list() {
             ),
             ("SELECT isn_weak(true)", Postgres, Unknown),
             (
-                "SELECT * FROM crosstab3('select 1, 2, 3')",
+                "SELECT * FROM crosstab3('select 1, 2, nextval(''s'')')",
+                Postgres,
+                Unknown,
+            ),
+            (
+                "SELECT x.* FROM sources, crosstab3(sources.q) AS x(a text, b text, c text)",
                 Postgres,
                 Unknown,
             ),
