@@ -8,6 +8,11 @@
 //! file's path is not an operand the checks see. Options whose value is a word are listed only where they
 //! surely take one (a word swallowed as a value would escape the operand checks); a value
 //! missed is read as an operand and checked as a path, which costs a click at worst.
+//! Also the printers of text and pictures (`cowsay`, `figlet`, `toilet`, `lolcat`,
+//! `fortune`), `gron` (JSON flattened to lines, like `jq`), `scc` (lines of code),
+//! `perldoc` and `scriptreplay`. A cow file is Perl code, so `cowsay -f` takes a cow of
+//! the system's by name only.
+//!
 //! Programs whose options also come with a single dash (`cloc -out=f`, `xmllint -output f`,
 //! Perl's and libxml2's parsers accept both) are not here: a refusal written for `--out`
 //! would not see `-out`.
@@ -19,6 +24,76 @@ use crate::tools::command::options::Spec;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(&["cowsay", "cowthink"], Rule::Judge(cowsay)),
+    Program::new(
+        &["figlet", "toilet"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "fdwmCFEI",
+                &["font", "directory", "width", "filter", "export"],
+            ),
+            operands: Operands::Text,
+            // Font files and directories are data, read like any file.
+            path_options: &["f", "font", "d", "directory", "C"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["lolcat"],
+        Rule::Table(&Table {
+            spec: Spec::values("pFSds", &["spread", "freq", "seed", "duration", "speed"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Fortune files or directories, each perhaps after a percentage (`50% funny`).
+        &["fortune"],
+        Rule::Table(&Table {
+            spec: Spec::values("mn", &[]),
+            ..TABLE
+        }),
+    ),
+    Program::new(&["gron"], Rule::Judge(gron)),
+    Program::new(
+        &["scc"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "fsiwxMz",
+                &[
+                    "format",
+                    "sort",
+                    "include-ext",
+                    "exclude-dir",
+                    "not-match",
+                    "exclude-ext",
+                    "count-as",
+                    "remap-all",
+                    "remap-unknown",
+                    "file-gc-count",
+                    "avg-wage",
+                    "overhead",
+                    "eaf",
+                    "sql-project",
+                    "format-multi",
+                    "output",
+                    "directory-walker-job-workers",
+                    "file-process-job-workers",
+                    "file-list-queue-size",
+                    "large-byte-count",
+                    "large-line-count",
+                    "uloc",
+                ],
+            )
+            // Go's flag parsing takes no abbreviations: `--format` is not `--format-multi`.
+            .exact(),
+            refused: &[Refusal {
+                options: &["o", "output", "format-multi"],
+                effect: Effect::Writes,
+                what: "writes its report to a file",
+            }],
+            ..TABLE
+        }),
+    ),
     Program::new(
         // Replays a recorded terminal session to the output, by its timing file.
         &["scriptreplay"],
@@ -207,6 +282,37 @@ fn yq(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     judgement
 }
 
+/// `cowsay`/`cowthink`: the message is text; `-f` names a cow file, which is Perl code the
+/// program runs, so only a name from the system's cow directory counts (no `/`).
+fn cowsay(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const COWSAY: Table = Table {
+        spec: Spec::values("efTW", &[]),
+        operands: Operands::Text,
+        ..TABLE
+    };
+    let mut judgement = table::judge(walker, invocation, &COWSAY);
+    for item in crate::tools::command::options::parse(invocation.args, &COWSAY.spec) {
+        if item.named(&["f"], false) {
+            let cow = item.value().and_then(|value| value.text);
+            if cow.is_none_or(|cow| cow.contains('/')) {
+                judgement.unknown(format!(
+                    "`{} {}` loads a cow file from a path, and a cow file is Perl code",
+                    invocation.program,
+                    item.shown()
+                ));
+            }
+        }
+    }
+    judgement
+}
+
+/// `gron` flattens JSON from its files or input; given a URL it fetches it.
+fn gron(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut judgement = table::judge(walker, invocation, &TABLE);
+    table::refuse_urls(&mut judgement, invocation);
+    judgement
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -220,6 +326,27 @@ mod tests {
             ),
             ("scriptreplay -t timing.log typescript 2", Safe),
             ("scriptreplay -t /var/log/t.log", Unknown),
+            ("cowsay hello", Safe),
+            ("cowsay -f tux hello there", Safe),
+            ("cowthink -e oo -T U moo", Safe),
+            ("cowsay -f ./evil.cow hi", Unknown),
+            ("cowsay -f/usr/share/cowsay/cows/tux.cow hi", Unknown),
+            ("figlet hello", Safe),
+            ("figlet -f big hello", Safe),
+            ("toilet -f mono12 -F metal hi", Safe),
+            ("figlet -f /etc/shadow x", Unknown),
+            ("echo hi | lolcat", Safe),
+            ("lolcat -p 2 notes.txt", Safe),
+            ("fortune", Safe),
+            ("fortune -s 50% fortunes", Safe),
+            ("fortune /var/games/secret", Unknown),
+            ("gron data.json", Safe),
+            ("gron --ungron flat.txt", Safe),
+            ("gron https://example.com/a.json", Unknown),
+            ("scc", Safe),
+            ("scc --format json src", Safe),
+            ("scc -o report.txt", Destructive),
+            ("scc --format-multi tabular:out.txt", Destructive),
             ("perldoc cpan", Safe),
             ("perldoc -f print", Safe),
             ("perldoc -l JSON::PP", Safe),
