@@ -304,14 +304,37 @@ impl Inspector<'_> {
         };
         !args.is_empty()
             && positions.iter().filter(|&&at| at < args.len()).all(|&at| {
-                string_literal(&args[at]).is_some_and(|text| {
-                    matches!(
-                        super::assess_sql(text, self.dialect, self.rules),
-                        Assessment::Safe(_)
-                    )
-                })
+                string_literal(&args[at])
+                    .is_some_and(|text| nested_read_is_safe(text, self.dialect, self.rules))
             })
     }
+}
+
+/// How deep SQL given as text is read inside SQL given as text: dollar quotes nest without
+/// growing (`$a$ ... $b$ ... $b$ ... $a$`), so without a bound a long enough text would
+/// recurse until the stack ran out.
+const MAX_NESTED_SQL: usize = 3;
+
+thread_local! {
+    static NESTED_SQL: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether `text`, read on its own, is a safe query: never deeper than [`MAX_NESTED_SQL`].
+fn nested_read_is_safe(text: &str, dialect: SqlDialect, rules: &SqlRules) -> bool {
+    let depth = NESTED_SQL.with(std::cell::Cell::get);
+    if depth >= MAX_NESTED_SQL {
+        return false;
+    }
+    /// Puts the depth back however the read ends, a panic included.
+    struct Level(usize);
+    impl Drop for Level {
+        fn drop(&mut self) {
+            NESTED_SQL.with(|d| d.set(self.0));
+        }
+    }
+    NESTED_SQL.with(|d| d.set(depth + 1));
+    let _level = Level(depth);
+    matches!(super::assess_sql(text, dialect, rules), Assessment::Safe(_))
 }
 
 /// PostgreSQL functions that run SQL given as text, and the arguments that hold it.

@@ -2199,3 +2199,28 @@ fn mariadb_old_spatial_names_and_row_are_read_only() {
         &no_rules(),
     );
 }
+
+/// SQL given as text inside SQL given as text is read a few levels deep, no deeper: dollar
+/// quotes nest without growing, and a deep enough text must not run the stack out.
+#[test]
+fn nested_sql_texts_are_read_to_a_bounded_depth() {
+    let nest = |depth: usize| {
+        let mut sql = "SELECT v FROM t".to_owned();
+        for level in 0..depth {
+            sql = format!("SELECT * FROM ts_stat($n{level}${sql}$n{level}$)");
+        }
+        sql
+    };
+    let rules = SqlRules::default();
+    assert!(matches!(
+        assess_sql(&nest(3), SqlDialect::Postgres, &rules),
+        Assessment::Safe(_)
+    ));
+    let deep = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || assess_sql(&nest(2_000), SqlDialect::Postgres, &SqlRules::default()))
+        .expect("thread")
+        .join()
+        .expect("no stack overflow");
+    assert!(!matches!(deep, Assessment::Safe(_)), "{deep:?}");
+}
