@@ -21,24 +21,24 @@ use serde_json::json;
 const COMMANDS: &str = include_str!("data/realworld/commands.tsv");
 const SQL: &str = include_str!("data/realworld/sql.tsv");
 
-/// Friction ceilings, in percent, measured on the gate of this commit (32.0% of command
-/// lines, 234 of 731, down from 44.7% once process listers, systemd's readers, the link
-/// tools' showing forms, `env`/`strace` as wrappers and programs asked only about
-/// themselves were read; 9.6% of PostgreSQL, 7.5%
-/// of MySQL and 2.4% of SQLite statements) and rounded up a little: a change that makes
-/// the gate ask about more safe calls fails here. Lower them when the gate learns more.
-const COMMAND_FRICTION_CEILING: f64 = 24.0;
+/// Friction ceilings, in percent, measured on the gate of this commit (21.2% of command
+/// lines, 155 of 731, down from 32.0% this day as toolchains' listings, formatters' checks,
+/// document readers, the machine's public files, here-texts and process substitutions were
+/// read; 8.2% of PostgreSQL once SQL given to a function as a literal is judged, 7.5% of
+/// MySQL and 2.4% of SQLite statements) and rounded up a little: a change that makes the
+/// gate ask about more safe calls fails here. Lower them when the gate learns more.
+const COMMAND_FRICTION_CEILING: f64 = 21.5;
 const SQL_FRICTION_CEILINGS: [(SqlDialect, f64); 3] = [
-    (SqlDialect::Postgres, 10.0),
+    (SqlDialect::Postgres, 8.5),
     (SqlDialect::Mysql, 8.0),
     (SqlDialect::Sqlite, 2.5),
 ];
 
 /// Dangerous calls that the model's `risk_level: "low"` lets run at once because the gate
-/// does not know them (they meet only the walls of an unconfirmed run): 1,204 on the gate of
+/// does not know them (they meet only the walls of an unconfirmed run): 1,179 on the gate of
 /// this commit (1,229 before `route del`, `tc qdisc add`, `busctl call`, ... were known to
-/// be destructive), rounded up a little.
-const LOW_WALLED_CEILING: usize = 1_185;
+/// be destructive, 1,204 before the toolchains' removals were), rounded up a little.
+const LOW_WALLED_CEILING: usize = 1_182;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Label {
