@@ -920,10 +920,17 @@ async fn here_texts_and_process_substitutions_run_contained_without_a_click() {
     let scene = Scene::new();
     std::fs::write(scene.ws.join("a.txt"), "pear\napple\nfig\n").expect("write");
     std::fs::write(scene.ws.join("b.txt"), "fig\nkiwi\npear\n").expect("write");
+    std::os::unix::fs::symlink(&scene.outside, scene.ws.join("shared")).expect("symlink");
     let before = std::fs::read_dir(&scene.ws).expect("ls").count();
     let lines = [
         ("comm -12 <(sort a.txt) <(sort b.txt) | tr a-z A-Z", None),
         ("tr a-z A-Z <<< 'here-text-ok'", None),
+        // With the model's `low`, a substitution that reads through a link out of the
+        // workspace runs: inside the same walls as any process of the line.
+        (
+            "cat <(cat shared/secret.txt) <(echo beside-ok)",
+            Some("low"),
+        ),
     ];
     let fake = FakeLlm::start(script(&lines)).await;
     let events = scene.run(&fake, "compare the lists\n", &[]);
@@ -931,6 +938,11 @@ async fn here_texts_and_process_substitutions_run_contained_without_a_click() {
     let saw = model_saw(&fake).await;
     assert!(saw.contains("FIG\\nPEAR"), "{saw}");
     assert!(saw.contains("HERE-TEXT-OK"), "{saw}");
+    assert!(saw.contains("beside-ok"), "{saw}");
+    assert!(
+        !saw.contains(support::console_scene::OUTSIDE_SECRET),
+        "a process substitution read outside the walls: {saw}"
+    );
     // Nothing was left behind in the workspace.
     assert_eq!(std::fs::read_dir(&scene.ws).expect("ls").count(), before);
 }
