@@ -921,6 +921,59 @@ async fn a_line_of_shell_state_builtins_only_succeeds() {
     assert_eq!(out, "visible-b\n");
 }
 
+/// `command -v NAME` and `type NAME` are answered by the runner, without a shell, from the
+/// PATH the line's commands get: the same file `which` finds there, bash's words for
+/// builtins, bash's exit statuses, on whatever streams the stage has; an answer longer
+/// than a pipe holds reaches a reader started after it.
+#[tokio::test]
+async fn questions_about_names_are_answered_without_a_shell() {
+    let t = tool();
+    let auto = Approval::Auto;
+    let (which, _, exit) = outputs(&t, "which sh", &auto).await;
+    assert_eq!(exit, Exit::Code(0));
+    assert!(which.starts_with('/'), "{which}");
+    let (out, err, exit) = outputs(&t, "command -v sh", &auto).await;
+    assert_eq!(
+        (out.as_str(), err.as_str(), exit),
+        (which.as_str(), "", Exit::Code(0))
+    );
+    let (out, _, _) = outputs(&t, "type sh", &auto).await;
+    assert_eq!(out, format!("sh is {which}"));
+    let many = "cd ".repeat(20_000);
+    for (line, want) in [
+        (
+            "command -v no-such-program-here || echo missing",
+            "missing\n".to_owned(),
+        ),
+        ("command -v sh >/dev/null && echo yes", "yes\n".to_owned()),
+        ("type -t cd if sh", "builtin\nkeyword\nfile\n".to_owned()),
+        ("type no-such-program-here 2>&1 | wc -l", "1\n".to_owned()),
+        ("type -t ls | tr a-z A-Z", "FILE\n".to_owned()),
+        (&format!("type -t {many}| wc -l"), "20000\n".to_owned()),
+    ] {
+        let (out, err, _) = outputs(&t, line, &auto).await;
+        let shown: String = line.chars().take(80).collect();
+        assert_eq!(out, want, "{shown:?}: {err}");
+    }
+    // A name with a slash is looked at only where the walls let a line look: an
+    // executable outside the workspace is not found without a click.
+    let outside = tempfile::tempdir().expect("tempdir");
+    let tool_path = outside.path().join("tool");
+    std::fs::write(&tool_path, "#!/bin/sh\n").expect("write");
+    let mode = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
+    std::fs::set_permissions(&tool_path, mode).expect("chmod");
+    let line = format!("command -v {} || echo hidden", tool_path.display());
+    let (out, _, _) = outputs(&t, &line, &auto).await;
+    assert_eq!(out, "hidden\n");
+    let (out, _, _) = outputs(&t, &line, &confirmed()).await;
+    assert_eq!(out, format!("{}\n", tool_path.display()));
+    let (out, err, exit) = outputs(&t, "type no-such-program-here", &auto).await;
+    assert_eq!(
+        (out.as_str(), err.as_str(), exit),
+        ("", "type: no-such-program-here: not found\n", Exit::Code(1))
+    );
+}
+
 #[tokio::test]
 async fn without_a_click_cd_and_input_stay_inside_the_workspace() {
     let t = tool();

@@ -44,9 +44,10 @@ use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
 use super::expand::{ExpansionRefused, expand_in};
+use super::names::{Answer, Query};
 use super::plan::{
     AndOrList, Connector, Pipeline, Plan, Redirect, SimpleCommand, Stage, Subshell, cd_directory,
-    is_state_builtin,
+    is_query_builtin, is_state_builtin,
 };
 use super::reaper::Reaper;
 use super::sandbox::{
@@ -420,7 +421,7 @@ impl CommandRunner {
         for command in plan.commands() {
             let name = command.program();
             // `cd` and the shell-state builtins are the runner's own.
-            let own = name == "cd" || is_state_builtin(command);
+            let own = name == "cd" || is_state_builtin(command) || is_query_builtin(command);
             let later = moves && name.contains('/');
             if !own && !later && !programs.contains_key(name) {
                 programs.insert(name, self.resolve_program(name)?);
@@ -633,7 +634,9 @@ impl<'r> Jail<'r> {
             // A command's process substitutions start beside it, each writing into a pipe
             // whose other end the command holds; they are waited for with the pipeline.
             let inputs = match stage {
-                Stage::Command(command) if !is_state_builtin(command) => {
+                Stage::Command(command)
+                    if !is_state_builtin(command) && !is_query_builtin(command) =>
+                {
                     self.start_inputs(command, programs, group, streams, cwd, &mut members)?
                 }
                 _ => Vec::new(),
@@ -643,6 +646,10 @@ impl<'r> Jail<'r> {
                 // nothing outlives the line, so each succeeds and prints nothing, as in sh.
                 Stage::Command(command) if is_state_builtin(command) => {
                     Box::pin(std::future::ready(Ok(Exit::Code(0))))
+                }
+                // `command -v NAME`, `type NAME`: answered here, on the stage's streams.
+                Stage::Command(command) if is_query_builtin(command) => {
+                    self.answer_query(command, stage_streams, cwd)
                 }
                 Stage::Command(command) => {
                     let member =
@@ -665,6 +672,49 @@ impl<'r> Jail<'r> {
             exit = finished?;
         }
         Ok(exit)
+    }
+
+    /// Answers a question about names ([`Query`]) from the PATH the line's commands get:
+    /// writes what bash would print to the stage's streams, off the runtime (a pipe to a
+    /// stage not started yet fills after 64 KiB), and ends with bash's exit status. A
+    /// reader that stops early only loses the answer, as a builtin dies of SIGPIPE.
+    fn answer_query<'a>(
+        &self,
+        command: &SimpleCommand,
+        streams: Streams,
+        cwd: &Path,
+    ) -> MemberWait<'a> {
+        let argv = command.argv();
+        let answer = match Query::parse(argv[0], &argv[1..]) {
+            // A name with a `/` is looked at only where the walls would let the line look.
+            Some(query) => query.answer(&self.runner.search_path, cwd, &|path: &Path| {
+                self.walls != Walls::ReadOnly
+                    || std::fs::canonicalize(path).is_ok_and(|real| self.readable(&real))
+            }),
+            // The plan holds no other form (`plan::is_query_builtin`).
+            None => Answer {
+                stdout: String::new(),
+                stderr: format!("riskgate: `{}` is not a question it answers\n", argv[0]),
+                code: 2,
+            },
+        };
+        Box::pin(async move {
+            let code = answer.code;
+            let written = tokio::task::spawn_blocking(move || {
+                use std::io::Write;
+                for (fd, text) in [
+                    (streams.stdout, answer.stdout),
+                    (streams.stderr, answer.stderr),
+                ] {
+                    if !text.is_empty() {
+                        let _ = std::fs::File::from(fd).write_all(text.as_bytes());
+                    }
+                }
+            })
+            .await;
+            written.map_err(|join| RunError::Setup(io::Error::other(join)))?;
+            Ok(Exit::Code(code))
+        })
     }
 
     /// Starts the process substitutions `<( ... )` of `command`, each a subshell writing
@@ -778,6 +828,15 @@ impl<'r> Jail<'r> {
         Ok(fds)
     }
 
+    /// Whether a line without a click may read the real path `real`: inside the workspace
+    /// or among the machine's public files.
+    fn readable(&self, real: &Path) -> bool {
+        real.starts_with(self.runner.workspace.root())
+            || real
+                .to_str()
+                .is_some_and(super::paths::is_public_system_path)
+    }
+
     /// Opens `path` for `< path`: /dev/null, or a regular file, which a line without a click
     /// may only read inside the workspace or among the machine's public files. Opened
     /// without blocking, so a FIFO cannot stall the bot.
@@ -789,12 +848,7 @@ impl<'r> Jail<'r> {
         }
         let full = cwd.join(path);
         let real = std::fs::canonicalize(&full).map_err(|e| format!("{path}: {e}"))?;
-        let readable = |real: &Path| {
-            real.starts_with(self.runner.workspace.root())
-                || real
-                    .to_str()
-                    .is_some_and(super::paths::is_public_system_path)
-        };
+        let readable = |real: &Path| self.readable(real);
         if self.walls == Walls::ReadOnly && !readable(&real) {
             return Err(format!("{path}: outside the workspace"));
         }

@@ -25,6 +25,7 @@ pub mod braces;
 pub mod cgroup;
 pub mod execute;
 pub mod expand;
+pub(crate) mod names;
 mod options;
 mod paths;
 pub mod plan;
@@ -343,7 +344,7 @@ impl Tool for CommandTool {
     }
 
     fn description(&self) -> &str {
-        "Run a command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person. Plain commands joined by |, &&, || and ; run without a shell, and so do `( ... )` subshells of them, `cd dir`, `< file`, `2>/dev/null`, `2>&1`, `{a,b}`, `$((1 + 2))`, `<<< 'text'`, here-documents without expansions and `<(cmd)`; lines that need one ($VAR, ~, $(...), writing redirections, loops) always need a person's confirmation."
+        "Run a command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person. Plain commands joined by |, &&, || and ; run without a shell, and so do `( ... )` subshells of them, `cd dir`, `< file`, `2>/dev/null`, `2>&1`, `{a,b}`, `$((1 + 2))`, `<<< 'text'`, here-documents without expansions, `<(cmd)` and `command -v NAME` / `type NAME`; lines that need one ($VAR, ~, $(...), writing redirections, loops) always need a person's confirmation."
     }
 
     fn execute<'a>(

@@ -16,7 +16,9 @@
 //! quoted or whose body holds nothing a shell would expand or unescape), process
 //! substitutions `<( ... )` (planned lists run beside the command, which reads their output
 //! at the word `/dev/fd/N`, as in bash), and `NAME=value` before a program for the variables that only choose how it prints
-//! ([`INERT_VARIABLES`]: `TZ=UTC date`, `LC_ALL=C sort`), set in that program's environment.
+//! ([`INERT_VARIABLES`]: `TZ=UTC date`, `LC_ALL=C sort`), set in that program's environment,
+//! and the questions about names `command -v|-V NAME` and `type [-afptP] NAME`, which the
+//! runner answers itself (`names.rs`).
 //!
 //! Everything else — `$VAR`, `$(...)`, backquotes, `~`, other assignments, other redirections,
 //! here-documents with expansions, `>( ... )`, `&`, compound commands other than subshells, `!`, `time`, functions, several
@@ -33,6 +35,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use brush_parser::{ParserImpl, ParserOptions};
 
+use super::names::{QUERY_PROGRAMS, Query};
 use super::syntax::ParseFailure;
 
 /// A line that can run without a shell: its `;`-separated and-or lists, in order.
@@ -375,6 +378,12 @@ pub fn is_state_builtin(command: &SimpleCommand) -> bool {
     STATE_BUILTINS.contains(&command.program())
 }
 
+/// Whether a planned command is a question about names the runner answers itself
+/// (`command -v git`, `type ls`: the plan holds no other form of them).
+pub fn is_query_builtin(command: &SimpleCommand) -> bool {
+    QUERY_PROGRAMS.contains(&command.program())
+}
+
 /// The plan of `line`, or `None` when it needs a shell.
 pub fn plan(line: &str) -> Option<Plan> {
     plan_line(line).ok()
@@ -579,7 +588,8 @@ impl Planner {
             return Err(NeedsShell::GlobbedProgram(program.text));
         }
         let state = STATE_BUILTINS.contains(&program.text.as_str());
-        if SHELL_ONLY_BUILTINS.contains(&program.text.as_str()) && !state {
+        let query = QUERY_PROGRAMS.contains(&program.text.as_str());
+        if SHELL_ONLY_BUILTINS.contains(&program.text.as_str()) && !state && !query {
             return Err(NeedsShell::Builtin(program.text));
         }
         planned.words.push(program);
@@ -597,6 +607,16 @@ impl Planner {
                     planned.inputs.push((fd, body));
                 }
                 _ => prefix_or_suffix_item(item, false, options, &mut planned)?,
+            }
+        }
+        if query {
+            let argv = planned.argv();
+            let literal = planned.words.iter().all(|w| w.pattern.is_none());
+            if !(literal
+                && planned.inputs.is_empty()
+                && Query::parse(argv[0], &argv[1..]).is_some())
+            {
+                return Err(NeedsShell::Builtin(argv[0].to_owned()));
             }
         }
         if state {

@@ -10,6 +10,7 @@
 
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
+use crate::tools::command::names::Query;
 use crate::tools::command::options::{self, Spec};
 use crate::tools::command::plan::state_only;
 use crate::tools::command::words::Arg;
@@ -39,7 +40,39 @@ pub(super) const PROGRAMS: &[Program] = &[
         Rule::Judge(|_, call| shell_state(call)),
     ),
     Program::new(&["cd"], Rule::Judge(cd_rule)),
+    Program::new(
+        &["type"],
+        Rule::Judge(|walker, call| {
+            if asks_about_names(call) {
+                names_question(walker, call)
+            } else {
+                Judgement::other("`type` is given no name, or an option the runner does not answer")
+            }
+        }),
+    ),
 ];
+
+/// Whether the call is a question about names the runner answers itself, with every word
+/// shown: `command -v|-V NAME...`, `type [-afptP] NAME...` (`names.rs`). It prints where
+/// each name is, and changes nothing.
+pub(super) fn asks_about_names(invocation: &Invocation<'_>) -> bool {
+    let words: Option<Vec<&str>> = invocation.args.iter().map(Arg::text).collect();
+    let literal = invocation.args.iter().all(|a| a.pattern.is_none());
+    words.is_some_and(|words| literal && Query::parse(invocation.program, &words).is_some())
+}
+
+/// The verdict on a question about names: read-only, and a name with a `/` is a path
+/// whose file is looked at, so it must be one a line may read (the runner answers "not
+/// found" for any other, as the walls would).
+pub(super) fn names_question(walker: &Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut judgement = Judgement::whitelisted();
+    for path in invocation.args.iter().filter_map(Arg::text) {
+        if path.contains('/') {
+            walker.check_path(&mut judgement, invocation.program, path);
+        }
+    }
+    judgement
+}
 
 /// Environment variables whose value is a command some program runs.
 const PROGRAM_VARIABLES: &[&str] = &[

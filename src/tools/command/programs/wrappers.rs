@@ -6,7 +6,10 @@
 //! so `timeout -s KILL 5 rm x` finds `rm`. The wrapped command is judged like any other,
 //! one level deeper.
 
-use super::shells::{is_name, joined, program_variable, run_joined, script_from_input};
+use super::shells::{
+    asks_about_names, is_name, joined, names_question, program_variable, run_joined,
+    script_from_input,
+};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
 use crate::tools::command::options::{self, Item, Spec};
@@ -200,14 +203,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     )
     .running_code(),
-    Program::new(
-        &["command"],
-        Rule::Wraps(&Wrapper {
-            no_command: &["v", "V"],
-            ..WRAPPER
-        }),
-    )
-    .running_code(),
+    Program::new(&["command"], Rule::Judge(command)).running_code(),
     Program::new(
         &["exec"],
         Rule::Wraps(&Wrapper {
@@ -284,6 +280,22 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["at", "batch"], Rule::Judge(at)).running_code(),
     Program::new(&["parallel"], Rule::Judge(parallel)).running_code(),
 ];
+
+/// `command -v NAME` asks what NAME runs (`names.rs`), which the runner answers; `command
+/// NAME args` runs NAME, judged one level deeper.
+fn command(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    if asks_about_names(invocation) {
+        return names_question(walker, invocation);
+    }
+    wrapped(
+        walker,
+        invocation,
+        &Wrapper {
+            no_command: &["v", "V"],
+            ..WRAPPER
+        },
+    )
+}
 
 fn names(item: &Item<'_>, list: &[&str]) -> bool {
     item.named(list, true)
@@ -599,7 +611,24 @@ mod tests {
             ("timeout 5 ls", Safe),
             ("sudo ls", Destructive),
             ("xargs rm", Destructive),
-            ("command -v git", Unknown),
+            // Questions about names, answered by the runner; `command NAME` runs NAME.
+            ("command -v git", Safe),
+            ("command -V git ls", Safe),
+            ("type -a ls", Safe),
+            ("type -t cd", Safe),
+            ("command -v git && git --version", Safe),
+            ("command -v $TOOL", Unknown),
+            ("command -v git*", Unknown),
+            ("command -p ls", Unknown),
+            ("command ls", Unknown),
+            ("command rm -rf src", Destructive),
+            ("command -v git; rm -rf src", Destructive),
+            ("type", Unknown),
+            ("type -x ls", Unknown),
+            ("command -v ./build.sh", Safe),
+            ("type /usr/bin/ls", Safe),
+            ("command -v /opt/secret/tool", Unknown),
+            ("type ../outside/tool", Unknown),
             ("watch ls", Unknown),
             // `env` and `time` are as safe as the command they run.
             ("env", Safe),
