@@ -472,6 +472,12 @@ fn everyday_lines_run_without_a_click() {
             "php -v",
             "perl -v",
             "ruby -v",
+            "mvn -v",
+            "gcc -dumpmachine",
+            "cargo -V",
+            "npm -v",
+            "dotnet --list-sdks",
+            "java -showversion",
         ]),
     );
     // Subshells, judged by what they run (the plan runs them without a shell).
@@ -665,6 +671,14 @@ fn their_dangerous_neighbours_still_wait() {
             ("node -v -e 'require(\"fs\").rmSync(\"x\")'", NotSafe),
             ("some-tool-nobody-knows -v", NotSafe),
             ("perl -V:x -e 'unlink q(x)'", NotSafe),
+            // A program's own version flag counts for that program only, given nothing else.
+            ("gcc -v main.c", NotSafe),
+            ("gcc -v -o main main.c", NotSafe),
+            ("make -v", NotSafe),
+            ("cargo -V build", NotSafe),
+            ("dotnet --info run", NotSafe),
+            ("java -showversion Main", NotSafe),
+            ("mvn -v deploy", NotSafe),
         ],
     );
 }

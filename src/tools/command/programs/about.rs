@@ -69,20 +69,33 @@ impl Forms {
     }
 }
 
-/// The short flags interpreters print their version with (`python3 -V`, `node -v`), which
-/// mean something else to other programs (`-v` is often "verbose"). Counted only when the
-/// line gives the interpreter no input: `ruby -v` and `lua -v` go on to run a program read
-/// from their input.
-const INTERPRETER_VERSION_FLAGS: &[(&str, &[&str])] = &[
-    ("python", &["-V", "-VV"]),
-    ("python2", &["-V"]),
-    ("python3", &["-V", "-VV"]),
-    ("perl", &["-v", "-V"]),
-    ("ruby", &["-v"]),
-    ("node", &["-v"]),
-    ("nodejs", &["-v"]),
-    ("php", &["-v"]),
-    ("lua", &["-v"]),
+/// The flags some programs print their version or their setup with (`python3 -V`, `node
+/// -v`, `mvn -v`, `gcc -dumpmachine`, `dotnet --info`), which mean something else to other
+/// programs (`-v` is often "verbose"), so each counts for its own programs only. Counted
+/// only when the line gives the program no input: `ruby -v` and `lua -v` go on to run a
+/// program read from their input. A compiler given nothing to compile prints its version
+/// and configuration and stops.
+const VERSION_FLAGS: &[(&[&str], &[&str])] = &[
+    (&["python", "python3"], &["-V", "-VV"]),
+    (&["python2", "pip", "pip3"], &["-V"]),
+    (&["perl"], &["-v", "-V"]),
+    (
+        &[
+            "ruby", "node", "nodejs", "php", "lua", "npm", "pnpm", "yarn", "bun", "tsc", "gradle",
+        ],
+        &["-v"],
+    ),
+    (&["mvn"], &["-v", "-version"]),
+    (&["rustc", "cargo"], &["-V", "-vV"]),
+    (
+        &["gcc", "g++", "cc", "c++", "clang", "clang++"],
+        &["-v", "-dumpversion", "-dumpfullversion", "-dumpmachine"],
+    ),
+    (
+        &["java"],
+        &["-showversion", "--show-version", "-fullversion"],
+    ),
+    (&["dotnet"], &["--info", "--list-sdks", "--list-runtimes"]),
 ];
 
 /// Whether the command only asks the program for its version or its usage, in the `forms`
@@ -99,7 +112,7 @@ pub(super) fn asks_about_itself(invocation: &Invocation<'_>, forms: Forms) -> bo
     let subcommands = forms == Forms::Subcommands;
     match words.as_slice() {
         [only] if INFO_FLAGS.contains(only) => true,
-        [only] if interpreter_version_flag(invocation, only) => true,
+        [only] if own_version_flag(invocation, only) => true,
         ["version"] if VERSION_ASKS_A_SERVER.contains(&invocation.program) => false,
         [only] => subcommands && INFO_SUBCOMMANDS.contains(only),
         [subcommand, "--help"] | ["help", subcommand] => {
@@ -109,11 +122,11 @@ pub(super) fn asks_about_itself(invocation: &Invocation<'_>, forms: Forms) -> bo
     }
 }
 
-fn interpreter_version_flag(invocation: &Invocation<'_>, flag: &str) -> bool {
+fn own_version_flag(invocation: &Invocation<'_>, flag: &str) -> bool {
     *invocation.stdin == Stdin::Inherited
-        && INTERPRETER_VERSION_FLAGS
-            .iter()
-            .any(|(program, flags)| *program == invocation.program && flags.contains(&flag))
+        && VERSION_FLAGS.iter().any(|(programs, flags)| {
+            programs.contains(&invocation.program) && flags.contains(&flag)
+        })
 }
 
 /// The word as written when it is plain text the line fully shows (no pattern, no `~`).

@@ -884,6 +884,15 @@ fn config(walker: &mut Walker<'_>, args: &[Arg], judgement: &mut Judgement, dept
     {
         reads = true;
     }
+    // `git config user.name`: a key alone (a section and a name, never a subcommand such
+    // as `edit`) is read; a value after it would set it.
+    if let [key] = operands.as_slice()
+        && key
+            .text()
+            .is_some_and(|k| k.contains('.') && !k.starts_with('.'))
+    {
+        reads = true;
+    }
     for item in &items {
         match item {
             Item::Short { flag: 'l', .. } => reads = true,
@@ -1000,6 +1009,12 @@ mod tests {
             ("git --exec-path=/tmp log", Unknown),
             ("git grep -O foo", Unknown),
             ("git config user.name x", Unknown),
+            ("git config user.name", Safe),
+            ("git config --global core.editor", Safe),
+            ("git config --file ../other/config user.name", Unknown),
+            ("git config edit", Unknown),
+            ("git config --add user.name", Unknown),
+            ("git config -e", Unknown),
             ("git config --unset user.name", Unknown),
             ("git remote add origin x", Unknown),
             ("git stash", Unknown),
