@@ -4,7 +4,7 @@
 //! `terraform destroy`) are destructive, and the command `docker exec` or `kubectl exec`
 //! runs inside a container is judged on its own, one level deeper.
 
-use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
+use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb, options_before_wait};
 use super::table::{Effect, Operands, Refusal, TABLE, Table};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
@@ -234,9 +234,45 @@ const TERRAFORM: Subcommands = Subcommands {
     verbs: &[
         Verb::destroys(&["destroy"], "destroys managed infrastructure"),
         Verb::judged(&["apply"], terraform_apply),
+        Verb::judged(&["fmt"], terraform_fmt),
     ],
+    // `-chdir=DIR` moves the whole run elsewhere; no global option is read here.
+    global: options_before_wait(),
     ..SUBCOMMANDS
 };
+
+/// `terraform fmt -check` (or `-write=false`) reads the configuration files and says which
+/// are not formatted, with `-diff` how; without it, `fmt` rewrites them. It loads no
+/// provider and reads no state.
+fn terraform_fmt(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let program = call.program;
+    let mut judgement = Judgement::whitelisted();
+    let mut checks = false;
+    for arg in call.args {
+        let Some(text) = arg.text() else {
+            judgement.unknown(format!(
+                "`{program} fmt {}` is only known when the line runs",
+                arg.raw
+            ));
+            continue;
+        };
+        let option = text.strip_prefix("--").or_else(|| text.strip_prefix('-'));
+        match option {
+            Some("check" | "write=false") => checks = true,
+            Some("diff" | "recursive" | "no-color" | "list=true" | "list=false") => {}
+            Some(_) if text != "-" => judgement.unknown(format!(
+                "`{program} fmt {text}` is not an option known to only read"
+            )),
+            _ => walker.check_path(&mut judgement, program, text),
+        }
+    }
+    if !checks {
+        judgement.destructive(format!(
+            "`{program} fmt` without `-check` rewrites the configuration files"
+        ));
+    }
+    judgement
+}
 
 /// `terraform apply -destroy` is `terraform destroy`.
 fn terraform_apply(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
@@ -266,6 +302,14 @@ mod tests {
             ("docker-compose up -d", Unknown),
             ("docker run --rm alpine ls", Unknown),
             ("terraform plan", Unknown),
+            ("terraform fmt -check", Safe),
+            ("terraform fmt -check -diff -recursive src", Safe),
+            ("tofu fmt -write=false", Safe),
+            ("terraform fmt -check ../other", Unknown),
+            ("terraform fmt -check -write=true", Unknown),
+            ("terraform -chdir=/etc fmt -check", Unknown),
+            ("terraform fmt", Destructive),
+            ("terraform fmt -recursive", Destructive),
             ("kubectl delete pod web-1", Destructive),
             ("kubectl -n prod delete pod x", Destructive),
             ("kubectl --namespace prod drain node-1", Destructive),

@@ -11,6 +11,17 @@ use crate::tools::command::words::Arg;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
+    // What a file is: its character set (`uchardet`), its checksum (`crc32`), its MIME type
+    // from the shared MIME database (`mimetype`). None has an option that writes.
+    Program::new(&["uchardet", "crc32"], Rule::Table(&TABLE)),
+    Program::new(
+        &["mimetype"],
+        Rule::Table(&Table {
+            spec: Spec::values("l", &["language", "output-format", "database", "separator"]),
+            path_options: &["database"],
+            ..TABLE
+        }),
+    ),
     Program::new(
         &["sdiff"],
         Rule::Table(&Table {
@@ -258,6 +269,12 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("uchardet notes.txt", Safe),
+            ("crc32 notes.txt src/a.c", Safe),
+            ("mimetype -b notes.txt", Safe),
+            ("mimetype --database /etc/secret notes.txt", Unknown),
+            ("crc32 /etc/shadow", Unknown),
+            ("uchardet notes.txt > out.txt", Destructive),
             ("sdiff a.txt b.txt", Safe),
             ("sdiff -w 80 a.txt b.txt", Safe),
             ("sdiff -o merged.txt a.txt b.txt", Destructive),

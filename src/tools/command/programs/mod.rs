@@ -55,6 +55,7 @@ mod git;
 mod inspect;
 mod interpreters;
 mod links;
+mod named;
 mod processes;
 mod queries;
 mod readers;
@@ -163,6 +164,7 @@ const FAMILIES: &[&[Program]] = &[
     checkers::PROGRAMS,
     documents::PROGRAMS,
     vcs::PROGRAMS,
+    named::PROGRAMS,
 ];
 
 /// Names that stand for a whole series (`mkfs.ext4`, `mkfs.xfs`, ... under `mkfs`).

@@ -481,6 +481,47 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(
+        // The distribution's name and release, from `/etc/os-release` and `/etc/lsb-release`.
+        &["lsb_release"],
+        Rule::Judge(|_, call| {
+            const SHOWS: &[&str] = &[
+                "-a",
+                "-i",
+                "-d",
+                "-r",
+                "-c",
+                "-s",
+                "-v",
+                "-h",
+                "--all",
+                "--id",
+                "--description",
+                "--release",
+                "--codename",
+                "--short",
+                "--version",
+                "--help",
+            ];
+            let bundle = |w: &str| {
+                w.len() > 1
+                    && w.starts_with('-')
+                    && !w.starts_with("--")
+                    && w[1..].chars().all(|c| "aidrcsvh".contains(c))
+            };
+            match call
+                .args
+                .iter()
+                .map(|a| a.text())
+                .collect::<Option<Vec<_>>>()
+            {
+                Some(words) if words.iter().all(|w| SHOWS.contains(w) || bundle(w)) => {
+                    Judgement::whitelisted()
+                }
+                _ => Judgement::other("`lsb_release` is given a word it does not only print with"),
+            }
+        }),
+    ),
+    Program::new(
         &["lscpu"],
         Rule::Table(&Table {
             spec: Spec::values("s", &["sysroot", "output", "hierarchic"]),
@@ -722,6 +763,12 @@ mod tests {
             ("free -h", Safe),
             ("nproc", Safe),
             ("lscpu", Safe),
+            ("lsb_release -a", Safe),
+            ("lsb_release -sc", Safe),
+            ("lsb_release", Safe),
+            ("lsb_release -a > out.txt", Destructive),
+            ("lsb_release $OPT", Unknown),
+            ("lsb_release -x", Unknown),
             ("readprofile", Safe),
             ("readprofile -av", Safe),
             ("readprofile -m System.map", Safe),

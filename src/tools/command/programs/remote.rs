@@ -1,5 +1,7 @@
 //! Other machines: `ssh host cmd` runs its words as a script there (judged like one here),
-//! and `rsync` with `--delete` or `--remove-source-files` removes files.
+//! `rsync` with `--delete` or `--remove-source-files` removes files, and `ssh-keygen -l -f`
+//! prints the fingerprints of a file of public keys (a file that may hold a private key
+//! waits, and every other form makes, changes or removes keys, or edits `known_hosts`).
 
 use super::shells::{run_joined, script_from_input};
 use super::{Program, Rule};
@@ -10,6 +12,7 @@ use crate::tools::command::words::Arg;
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["ssh"], Rule::Judge(ssh)).running_code(),
+    Program::new(&["ssh-keygen"], Rule::Judge(ssh_keygen)),
     Program::new(&["rsync"], Rule::Judge(|_, call| rsync(call.args))),
 ];
 
@@ -44,15 +47,81 @@ fn rsync(args: &[Arg]) -> Judgement {
     }
 }
 
+/// `ssh-keygen -l -f FILE [-E HASH] [-v]` prints the fingerprints of the public keys in a
+/// file (`*.pub`, `known_hosts`, `authorized_keys`). Given another file it would read what
+/// may be a private key, and it waits; any other option generates, converts, signs or
+/// changes keys or edits `known_hosts`.
+fn ssh_keygen(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let items = options::parse(invocation.args, &Spec::values("fE", &[]));
+    let mut judgement = Judgement::whitelisted();
+    let mut lists = false;
+    let mut keys = false;
+    for item in &items {
+        match item {
+            options::Item::Short { flag: 'l', .. } => lists = true,
+            options::Item::Short {
+                flag: 'v' | 'q' | 'E',
+                ..
+            } => {}
+            options::Item::Short {
+                flag: 'f', value, ..
+            } => match value.and_then(|v| v.text) {
+                Some(path) if holds_public_keys(path) => {
+                    keys = true;
+                    walker.check_path(&mut judgement, "ssh-keygen", path);
+                }
+                Some(path) => judgement.unknown(format!(
+                    "`ssh-keygen -f {path}` may read a private key (a public key file ends in .pub)"
+                )),
+                None => {
+                    judgement.unknown("`ssh-keygen -f` reads a key only known when the line runs")
+                }
+            },
+            _ => judgement.unknown(format!(
+                "`ssh-keygen {}` makes, changes or removes keys",
+                item.shown()
+            )),
+        }
+    }
+    if !lists {
+        judgement.unknown("`ssh-keygen` without `-l` makes, changes or removes keys");
+    } else if !keys {
+        judgement.unknown("`ssh-keygen -l` without `-f` asks for a key file on its input");
+    }
+    judgement
+}
+
+/// Files of public keys only: `*.pub`, `known_hosts`, `authorized_keys`. Any other may be a
+/// private key, which is never read without a click.
+fn holds_public_keys(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.ends_with(".pub") || name.starts_with("known_hosts") || name.starts_with("authorized_keys")
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn remote_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("ssh host ls", Unknown),
             ("rsync -a --delete src/ dst/", Destructive),
+            ("ssh-keygen -l -f id.pub", Safe),
+            ("ssh-keygen -lf src/known_hosts", Safe),
+            ("ssh-keygen -l -E md5 -f authorized_keys", Safe),
+            ("ssh-keygen -lv -f id.pub", Safe),
+            ("ssh-keygen -lf key.pem", Unknown),
+            ("ssh-keygen -l -f id_ed25519", Unknown),
+            ("ssh-keygen -l", Unknown),
+            ("ssh-keygen -l -f ../outside.pub", Unknown),
+            ("ssh-keygen -l -f ~/.ssh/id_rsa.pub", NotSafe),
+            ("ssh-keygen -l -f /etc/ssh/ssh_host_rsa_key", Unknown),
+            ("ssh-keygen -t ed25519 -f key", Unknown),
+            ("ssh-keygen -R host", Unknown),
+            ("ssh-keygen -p -f notes.txt", Unknown),
+            ("ssh-keygen -l -y -f notes.txt", Unknown),
+            ("ssh-keygen", Unknown),
         ]);
     }
 }

@@ -1,0 +1,377 @@
+//! Programs whose options are whole words after one dash or two (`xmllint -noout`,
+//! `--xpath EXPR`, `identify -verbose`, `mediainfo --Output=JSON`), which a getopt table
+//! would read as bundles of letters. Each is read against a closed list: the options that
+//! only choose what is printed, those that take a value, those whose value names a file
+//! (checked like an operand), and those that write. Any other option waits for a person,
+//! so a new or rare option is never taken for harmless. Operands are files, checked like
+//! any other, and `-` (the input).
+//!
+//! - `xmllint`: parses, validates and queries XML (`--xpath`, `--format`, `--noout`); `-o`/
+//!   `--output` writes a file; `--shell` reads commands from its input, among them `save`
+//!   and `write`, so it waits.
+//! - `identify` (ImageMagick): describes images. An operand with a coder prefix
+//!   (`msl:x`, `ephemeral:x`, `text:@list`) or an `@` list waits: MSL scripts write files
+//!   and `ephemeral:` deletes the image it reads.
+//! - `mediainfo`: describes media files; `--LogFile` writes, and an output template read
+//!   from a file (`--Output=file://x`) is checked like a path.
+
+use super::{Program, Rule};
+use crate::tools::command::assess::{Invocation, Judgement, Walker};
+use crate::tools::command::words::Arg;
+
+/// The programs of this family and their rules.
+pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(
+        &["xmllint"],
+        Rule::Judge(|w, call| judge(w, call, &XMLLINT)),
+    ),
+    Program::new(
+        &["identify"],
+        Rule::Judge(|w, call| judge(w, call, &IDENTIFY)),
+    ),
+    Program::new(
+        &["mediainfo"],
+        Rule::Judge(|w, call| judge(w, call, &MEDIAINFO)),
+    ),
+];
+
+/// How one program's word options read.
+struct Named {
+    /// Options that take no value.
+    flags: &'static [&'static str],
+    /// Options that take a value: the next word, or after `=`.
+    values: &'static [&'static str],
+    /// Options whose value names a file (also in `values`).
+    paths: &'static [&'static str],
+    /// Options that write a file (also in `values` when they take one).
+    writes: &'static [&'static str],
+    /// Options written only as `--Name=value`, whose value is checked by `check_value`.
+    attached: &'static [&'static str],
+    /// Names compared without regard to case (MediaInfo's `--output` is `--Output`).
+    any_case: bool,
+    /// Refuses an operand the program reads as more than a file.
+    operand: fn(&str) -> Option<&'static str>,
+    /// Checks the value of an `attached` option: `Some(path)` to check as a path, or why
+    /// it waits.
+    check_value: fn(&str, &str) -> Result<Option<String>, String>,
+}
+
+const NAMED: Named = Named {
+    flags: &[],
+    values: &[],
+    paths: &[],
+    writes: &[],
+    attached: &[],
+    any_case: false,
+    operand: |_| None,
+    check_value: |_, _| Ok(None),
+};
+
+const XMLLINT: Named = Named {
+    flags: &[
+        "noout",
+        "format",
+        "html",
+        "xmlout",
+        "nonet",
+        "noblanks",
+        "valid",
+        "postvalid",
+        "dtdattr",
+        "noent",
+        "nocdata",
+        "nsclean",
+        "recover",
+        "huge",
+        "timing",
+        "repeat",
+        "insert",
+        "c14n",
+        "c14n11",
+        "exc-c14n",
+        "dropdtd",
+        "loaddtd",
+        "stream",
+        "walker",
+        "sax",
+        "sax1",
+        "memory",
+        "quiet",
+        "debug",
+        "version",
+        "noenc",
+        "noxincludenode",
+        "nofixup-base-uris",
+        "xinclude",
+        "load-trace",
+        "oldxml10",
+        "nodict",
+        "nowarning",
+        "nocatalogs",
+        "auto",
+        "push",
+        "pedantic",
+        "nocompact",
+        "testIO",
+        "htmlout",
+        "debugent",
+        "copy",
+    ],
+    values: &[
+        "xpath",
+        "encode",
+        "dtdvalid",
+        "dtdvalidfpi",
+        "relaxng",
+        "schema",
+        "schematron",
+        "pattern",
+        "maxmem",
+        "pretty",
+        "output",
+        "o",
+        "max-ampl",
+    ],
+    paths: &["dtdvalid", "relaxng", "schema", "schematron"],
+    writes: &["output", "o"],
+    ..NAMED
+};
+
+const IDENTIFY: Named = Named {
+    flags: &[
+        "verbose",
+        "ping",
+        "quiet",
+        "regard-warnings",
+        "features",
+        "moments",
+        "unique",
+        "monitor",
+        "version",
+        "strip",
+        "negate",
+        "auto-orient",
+    ],
+    values: &[
+        "format",
+        "precision",
+        "density",
+        "units",
+        "depth",
+        "size",
+        "colorspace",
+        "channel",
+        "interlace",
+        "limit",
+        "fuzz",
+        "gamma",
+        "sampling-factor",
+        "endian",
+        "interpolate",
+        "virtual-pixel",
+        "crop",
+        "extract",
+        "seed",
+        "alpha",
+        "grayscale",
+        "list",
+    ],
+    operand: |word| {
+        let prefix = word.split_once(':').map(|(p, _)| p);
+        if word.starts_with('@') {
+            Some("an `@` operand is a file listing more images, not an image")
+        } else if prefix.is_some_and(|p| !p.is_empty() && !p.contains('/')) {
+            Some("a `coder:` operand may run a script (msl:) or delete the image (ephemeral:)")
+        } else {
+            None
+        }
+    },
+    ..NAMED
+};
+
+const MEDIAINFO: Named = Named {
+    flags: &[
+        "full",
+        "f",
+        "version",
+        "help",
+        "language=raw",
+        "bom",
+        "info-parameters",
+    ],
+    values: &[],
+    writes: &["logfile"],
+    attached: &[
+        "output",
+        "inform",
+        "language",
+        "logfile",
+        "details",
+        "parseSpeed",
+    ],
+    any_case: true,
+    check_value: |name, value| {
+        if name.eq_ignore_ascii_case("output") || name.eq_ignore_ascii_case("inform") {
+            match value.strip_prefix("file://") {
+                Some(path) => Ok(Some(path.to_owned())),
+                None if value.contains("://") => Err(format!(
+                    "`--{name}={value}` names a place that is not a file"
+                )),
+                None => Ok(None),
+            }
+        } else {
+            Ok(None)
+        }
+    },
+    ..NAMED
+};
+
+impl Named {
+    fn find<'a>(&self, list: &'a [&'static str], name: &str) -> Option<&'a str> {
+        list.iter().copied().find(|known| {
+            if self.any_case {
+                known.eq_ignore_ascii_case(name)
+            } else {
+                *known == name
+            }
+        })
+    }
+}
+
+/// Reads the words of a [`Named`] program.
+fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>, named: &Named) -> Judgement {
+    let program = invocation.program;
+    let mut judgement = Judgement::whitelisted();
+    let mut words = invocation.args.iter();
+    let mut options_ended = false;
+    while let Some(arg) = words.next() {
+        let Some(text) = arg.text() else {
+            judgement.unknown(format!(
+                "`{program} {}` is given a word only known when the line runs",
+                arg.raw
+            ));
+            continue;
+        };
+        let option = (!options_ended && text.len() > 1)
+            .then(|| text.strip_prefix("--").or_else(|| text.strip_prefix('-')))
+            .flatten();
+        let Some(option) = option else {
+            operand(walker, &mut judgement, program, named, arg, text);
+            continue;
+        };
+        if option.is_empty() {
+            options_ended = true;
+            continue;
+        }
+        if named.find(named.flags, option).is_some() {
+            continue;
+        }
+        let (name, attached) = match option.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (option, None),
+        };
+        if named.find(named.writes, name).is_some() {
+            judgement.destructive(format!("`{program} {text}` writes to a file"));
+            if attached.is_none() && named.find(named.values, name).is_some() {
+                words.next();
+            }
+            continue;
+        }
+        if let Some(value) = attached
+            && named.find(named.attached, name).is_some()
+        {
+            match (named.check_value)(name, value) {
+                Ok(Some(path)) => walker.check_path(&mut judgement, program, &path),
+                Ok(None) => {}
+                Err(why) => judgement.unknown(why),
+            }
+            continue;
+        }
+        if named.find(named.values, name).is_some() {
+            let value = match attached {
+                Some(value) => Some(value.to_owned()),
+                None => words
+                    .next()
+                    .map(|v| v.text().unwrap_or_default().to_owned()),
+            };
+            if named.find(named.paths, name).is_some() {
+                match value {
+                    Some(path) if !path.is_empty() => {
+                        walker.check_path(&mut judgement, program, &path)
+                    }
+                    _ => judgement.unknown(format!(
+                        "`{program} {text}` reads a file only known when the line runs"
+                    )),
+                }
+            }
+            continue;
+        }
+        judgement.unknown(format!(
+            "`{program} {text}` is not an option known to only read"
+        ));
+    }
+    judgement
+}
+
+fn operand(
+    walker: &Walker<'_>,
+    judgement: &mut Judgement,
+    program: &str,
+    named: &Named,
+    arg: &Arg,
+    text: &str,
+) {
+    if text == "-" {
+        return;
+    }
+    if let Some(why) = (named.operand)(text) {
+        judgement.unknown(format!("`{program} {}`: {why}", arg.raw));
+        return;
+    }
+    walker.check_path(judgement, program, text);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn word_options_are_read_against_a_closed_list() {
+        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("xmllint --noout notes.txt", Safe),
+            ("xmllint --format notes.txt", Safe),
+            ("xmllint -noout -valid notes.txt", Safe),
+            ("xmllint --xpath '//item/@id' notes.txt", Safe),
+            ("xmllint --xpath=//a notes.txt", Safe),
+            ("xmllint --schema notes.txt --noout notes.txt", Safe),
+            ("cat notes.txt | xmllint --format -", Safe),
+            ("xmllint --schema /etc/secret.xsd notes.txt", Unknown),
+            ("xmllint ../outside.xml", Unknown),
+            ("xmllint --format notes.txt -o out.xml", Destructive),
+            ("xmllint --format notes.txt --output out.xml", Destructive),
+            ("xmllint -output out.xml notes.txt", Destructive),
+            ("xmllint --shell notes.txt", Unknown),
+            ("xmllint --catalogs notes.txt", Unknown),
+            ("identify notes.txt", Safe),
+            ("identify -verbose notes.txt", Safe),
+            ("identify -format '%w x %h' notes.txt", Safe),
+            ("identify -ping -quiet notes.txt src/a.png", Safe),
+            ("identify msl:notes.txt", Unknown),
+            ("identify ephemeral:notes.txt", Unknown),
+            ("identify @notes.txt", Unknown),
+            ("identify -write out.png notes.txt", Unknown),
+            ("identify /etc/shadow", Unknown),
+            ("mediainfo notes.txt", Safe),
+            ("mediainfo --Full notes.txt", Safe),
+            ("mediainfo -f notes.txt", Safe),
+            ("mediainfo --Output=JSON notes.txt", Safe),
+            ("mediainfo --output=XML notes.txt", Safe),
+            ("mediainfo --Inform=file://notes.txt notes.txt", Safe),
+            ("mediainfo --Inform=file:///etc/shadow notes.txt", Unknown),
+            ("mediainfo --Output=http://example.com/t notes.txt", Unknown),
+            ("mediainfo --LogFile=log.txt notes.txt", Destructive),
+            ("mediainfo --logfile=log.txt notes.txt", Destructive),
+            ("mediainfo --Something notes.txt", Unknown),
+        ]);
+    }
+}
