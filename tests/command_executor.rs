@@ -809,6 +809,26 @@ async fn public_files_and_random_devices_are_read_without_a_click() {
             "{line:?}: {err}"
         );
     }
+    // The files that say what the system is, where this machine has them, read whole.
+    for file in [
+        "/etc/os-release",
+        "/etc/lsb-release",
+        "/etc/debian_version",
+        "/etc/issue",
+        "/etc/shells",
+    ] {
+        let Ok(want) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        let (out, err, exit) = outputs(&t, &format!("cat {file}"), &auto).await;
+        assert_eq!((out, exit), (want, Exit::Code(0)), "{file}: {err}");
+    }
+    // `lsb_release` finds what it reads, where the machine has it.
+    if std::path::Path::new("/usr/bin/lsb_release").exists() {
+        let (out, err, exit) = outputs(&t, "lsb_release -si", &auto).await;
+        assert_eq!(exit, Exit::Code(0), "{err}");
+        assert!(!out.trim().is_empty() && !out.contains("n/a"), "{out}{err}");
+    }
 }
 
 /// `<( ... )` runs beside the command, which reads its output at `/dev/fd/N` as in bash:

@@ -72,8 +72,10 @@ pub const SYSTEM_READ_PATHS: &[&str] = &[
 /// Files and directories under `/etc` that programs read to start and to behave (the
 /// loader's cache, users and groups for `ls -l`, time zones, locales, alternatives behind
 /// `python3` and friends, `file`'s magic, name resolution, OpenSSL's configuration (node
-/// reads it to start) and CA certificates for confirmed lines with network). Nothing else of `/etc` is readable: not `/etc/shadow`, SSH host
-/// keys, or an operator's `/etc/riskgate`.
+/// reads it to start), CA certificates for confirmed lines with network, and the files that
+/// say what the system is (`/etc/os-release`, `/etc/lsb-release` and `/etc/debian_version`,
+/// which `lsb_release` reads, `/etc/issue`, `/etc/shells`). Nothing else of `/etc` is
+/// readable: not `/etc/shadow`, SSH host keys, or an operator's `/etc/riskgate`.
 pub const ETC_READ_PATHS: &[&str] = &[
     "/etc/ld.so.cache",
     "/etc/ld.so.conf",
@@ -92,6 +94,10 @@ pub const ETC_READ_PATHS: &[&str] = &[
     "/etc/magic.mime",
     "/etc/mime.types",
     "/etc/os-release",
+    "/etc/lsb-release",
+    "/etc/debian_version",
+    "/etc/issue",
+    "/etc/shells",
     "/etc/perl",
     "/etc/python3",
     "/etc/terminfo",
