@@ -700,23 +700,35 @@ fn dpkg(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         "--help",
         "--compare-versions",
     ];
-    let Some(first) = invocation.args.first() else {
+    // `-f FORMAT` / `--showformat=FORMAT` only chooses how `-W` prints, wherever it stands.
+    let mut mode = None;
+    let mut rest = Vec::new();
+    let mut words = invocation.args.iter();
+    while let Some(arg) = words.next() {
+        let Some(text) = arg.text() else {
+            return Judgement::not_whitelisted(invocation.program);
+        };
+        if text == "-f" || text == "--showformat" {
+            words.next();
+        } else if text.starts_with("-f") || text.starts_with("--showformat=") {
+        } else if mode.is_none() {
+            mode = Some(text.split_once('=').map_or(text, |(m, _)| m));
+        } else {
+            rest.push(arg);
+        }
+    }
+    let Some(mode) = mode else {
         return Judgement::not_whitelisted(invocation.program);
     };
-    let Some(mode) = first.text() else {
-        return Judgement::not_whitelisted(invocation.program);
-    };
-    let mode = mode.split_once('=').map_or(mode, |(m, _)| m);
     if !(SHORT.contains(&mode) || LONG.contains(&mode)) {
         return Judgement::not_whitelisted(invocation.program);
     }
     let mut judgement = Judgement::whitelisted();
     // Archives given to `-c`/`-I` are files; other operands name packages or patterns.
     if matches!(mode, "-c" | "--contents" | "-I" | "--info") {
-        let files: Vec<_> = invocation.args[1..].iter().collect();
-        check_paths(walker, &mut judgement, invocation.program, &files);
+        check_paths(walker, &mut judgement, invocation.program, &rest);
     }
-    if invocation.args[1..]
+    if rest
         .iter()
         .any(|a| a.text().is_none_or(|t| t.starts_with('-')))
     {
@@ -834,6 +846,12 @@ mod tests {
             ("dpkg -c notes.deb", Safe),
             ("dpkg -i notes.deb", Unknown),
             ("dpkg -l --admindir=/tmp/x", Unknown),
+            ("dpkg-query -W -f='${Package} ${Version}\\n'", Safe),
+            ("dpkg-query --showformat='${Package}\\n' --show bash", Safe),
+            ("dpkg-query -f '${Package}\\n' -W", Safe),
+            ("dpkg-query -f '${Package}\\n'", Unknown),
+            ("dpkg-query -f x -W --admindir=/tmp/x", Unknown),
+            ("dpkg -f x -i notes.deb", Unknown),
             ("apt show htop", Safe),
             ("apt-cache policy htop", Safe),
             ("apt install htop", Unknown),

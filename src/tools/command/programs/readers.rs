@@ -522,6 +522,15 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(
+        // What a kernel module is, from `/lib/modules`: a module name, or a file.
+        &["modinfo"],
+        Rule::Table(&Table {
+            spec: Spec::values("Fkb", &["field", "set-version", "basedir"]),
+            path_options: &["b", "basedir"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
         &["lscpu"],
         Rule::Table(&Table {
             spec: Spec::values("s", &["sysroot", "output", "hierarchic"]),
@@ -764,6 +773,10 @@ mod tests {
             ("nproc", Safe),
             ("lscpu", Safe),
             ("lsb_release -a", Safe),
+            ("modinfo ext4", Safe),
+            ("modinfo -F version e1000e", Safe),
+            ("modinfo -b /opt/mods ext4", Unknown),
+            ("modinfo ../x.ko", Unknown),
             ("lsb_release -sc", Safe),
             ("lsb_release", Safe),
             ("lsb_release -a > out.txt", Destructive),
