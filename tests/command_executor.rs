@@ -969,6 +969,8 @@ async fn questions_about_names_are_answered_without_a_shell() {
         ("type -t cd if sh", "builtin\nkeyword\nfile\n".to_owned()),
         ("type no-such-program-here 2>&1 | wc -l", "1\n".to_owned()),
         ("type -t ls | tr a-z A-Z", "FILE\n".to_owned()),
+        ("(command -v sh; type -t cd) | wc -l", "2\n".to_owned()),
+        ("cat <(type -t if)", "keyword\n".to_owned()),
         (&format!("type -t {many}| wc -l"), "20000\n".to_owned()),
     ] {
         let (out, err, _) = outputs(&t, line, &auto).await;
