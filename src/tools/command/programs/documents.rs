@@ -204,6 +204,10 @@ pub(super) const PROGRAMS: &[Program] = &[
     ),
     Program::new(&["ffprobe"], Rule::Judge(ffprobe)),
     Program::new(&["7z", "7za", "7zr", "7zz"], Rule::Subcommands(&SEVEN_ZIP)),
+    Program::new(&["zip"], Rule::Judge(zip_show)),
+    Program::new(&["cabextract"], Rule::Judge(cabextract)),
+    Program::new(&["ar"], Rule::Judge(ar)),
+    Program::new(&["dpkg-deb"], Rule::Judge(dpkg_deb)),
     Program::new(&["unrar"], Rule::Subcommands(&UNRAR)),
 ];
 
@@ -618,6 +622,112 @@ const UNRAR: Subcommands = Subcommands {
 
 const EXTRACTS: &str = "extracts the archive's files, writing over files of the same names";
 
+/// `zip -sf ARCHIVE` (`--show-files`) lists an archive's entries; every other form of `zip`
+/// writes an archive.
+fn zip_show(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let words: Option<Vec<&str>> = invocation.args.iter().map(|a| a.text()).collect();
+    match words.as_deref() {
+        Some([show, archive] | [archive, show])
+            if matches!(*show, "-sf" | "--show-files") && !archive.starts_with('-') =>
+        {
+            let mut judgement = Judgement::whitelisted();
+            walker.check_path(&mut judgement, "zip", archive);
+            judgement
+        }
+        _ => {
+            Judgement::other("`zip` writes an archive unless it only shows one (`zip -sf ARCHIVE`)")
+        }
+    }
+}
+
+/// `cabextract -l` (`--list`) and `-t` (`--test`) read a cabinet file; without them it
+/// extracts into the current directory (or `-d DIR`), and `-p` to standard output.
+fn cabextract(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const TABLE_ROW: Table = Table {
+        spec: Spec::values("dFe", &["directory", "filter", "encoding"]),
+        refused: &[Refusal {
+            options: &["d", "directory", "f", "fix", "L", "lowercase"],
+            effect: Effect::Writes,
+            what: "extracts files (only `-l`, `-t` and `-p` read)",
+        }],
+        ..TABLE
+    };
+    let reads = invocation.args.iter().any(|a| {
+        a.text().is_some_and(|t| {
+            matches!(t, "--list" | "--test" | "--pipe")
+                || (t.starts_with('-') && !t.starts_with("--") && t.contains(['l', 't', 'p']))
+        })
+    });
+    if !reads {
+        return Judgement::destroys(
+            "`cabextract` without `-l`, `-t` or `-p` extracts the cabinet's files into the directory",
+        );
+    }
+    table::judge(walker, invocation, &TABLE_ROW)
+}
+
+/// `ar t` lists an archive's members and `ar p` prints them; every other operation (`r`,
+/// `q`, `d`, `m`, `x`, `s`) writes the archive or extracts files. The operation and its
+/// modifiers are the first word, with or without a dash.
+fn ar(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let Some((first, rest)) = invocation.args.split_first() else {
+        return Judgement::not_whitelisted("ar");
+    };
+    let letters = first.text().map(|t| t.strip_prefix('-').unwrap_or(t));
+    let reads = letters.is_some_and(|l| {
+        l.chars().filter(|c| matches!(c, 't' | 'p')).count() == 1
+            && l.chars().all(|c| matches!(c, 't' | 'p' | 'v' | 'O'))
+    });
+    if !reads {
+        return Judgement::other(format!(
+            "`ar {}` writes the archive or extracts its members (only `t` and `p` read)",
+            first.raw
+        ));
+    }
+    let mut judgement = Judgement::whitelisted();
+    // The archive, then the names of members to show.
+    match rest.first().and_then(|a| a.text()) {
+        Some(archive) if !archive.starts_with('-') => {
+            walker.check_path(&mut judgement, "ar", archive);
+        }
+        _ => judgement.unknown("`ar` is given no archive the line shows"),
+    }
+    judgement
+}
+
+/// `dpkg-deb -c` (contents), `-I` (information), `-f` (control fields) and `-W` (what the
+/// package is) read a package file; `-x`, `-X`, `-R`, `-e` extract it and `-b` builds one.
+fn dpkg_deb(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const READS: &[&str] = &[
+        "-c",
+        "--contents",
+        "-I",
+        "--info",
+        "-f",
+        "--field",
+        "-W",
+        "--show",
+    ];
+    let words: Option<Vec<&str>> = invocation.args.iter().map(|a| a.text()).collect();
+    let Some(words) = words else {
+        return Judgement::other("`dpkg-deb` is given a word only known when the line runs");
+    };
+    match words.split_first() {
+        Some((mode, [package, names @ ..]))
+            if READS.contains(mode)
+                && !package.starts_with('-')
+                && names.iter().all(|n| !n.starts_with('-')) =>
+        {
+            let mut judgement = Judgement::whitelisted();
+            walker.check_path(&mut judgement, "dpkg-deb", package);
+            judgement
+        }
+        _ => Judgement::other(
+            "`dpkg-deb` extracts or builds a package unless it only shows one (`-c`, `-I`, `-f`, `-W` and the package)",
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -625,6 +735,31 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("zip -sf notes.txt", Safe),
+            ("zip --show-files notes.txt", Safe),
+            ("zip -sf /etc/x.zip", Unknown),
+            ("zip -r out.zip src", Unknown),
+            ("zip -d notes.txt x", Unknown),
+            ("cabextract -l notes.txt", Safe),
+            ("cabextract -t notes.txt", Safe),
+            ("cabextract -p notes.txt | head", Safe),
+            ("cabextract notes.txt", Destructive),
+            ("cabextract -l -d out notes.txt", Destructive),
+            ("cabextract -l ../x.cab", Unknown),
+            ("ar t notes.txt", Safe),
+            ("ar tv notes.txt", Safe),
+            ("ar -p notes.txt member.o", Safe),
+            ("ar x notes.txt", Unknown),
+            ("ar rcs lib.a a.o", Unknown),
+            ("ar d notes.txt m.o", Unknown),
+            ("ar t /opt/x.a", Unknown),
+            ("dpkg-deb -c notes.txt", Safe),
+            ("dpkg-deb -I notes.txt", Safe),
+            ("dpkg-deb -f notes.txt Version", Safe),
+            ("dpkg-deb --show notes.txt", Safe),
+            ("dpkg-deb -x notes.txt out", Unknown),
+            ("dpkg-deb -b src out.deb", Unknown),
+            ("dpkg-deb -c notes.txt --admindir=/x", Unknown),
             ("pandoc README.md", Safe),
             ("pandoc -f markdown -t html -s README.md", Safe),
             ("pandoc --toc -t rst notes.md | head", Safe),

@@ -15,6 +15,31 @@ pub(super) const PROGRAMS: &[Program] = &[
     // from the shared MIME database (`mimetype`). None has an option that writes.
     Program::new(&["uchardet", "crc32"], Rule::Table(&TABLE)),
     Program::new(
+        // difftastic: a structural diff of two files or directories, printed.
+        &["difft"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "",
+                &[
+                    "color",
+                    "display",
+                    "width",
+                    "tab-width",
+                    "language",
+                    "override",
+                    "context",
+                    "byte-limit",
+                    "graph-limit",
+                    "parse-error-limit",
+                    "background",
+                    "syntax-highlight",
+                    "sort-paths",
+                ],
+            ),
+            ..TABLE
+        }),
+    ),
+    Program::new(
         &["mimetype"],
         Rule::Table(&Table {
             spec: Spec::values("l", &["language", "output-format", "database", "separator"]),
@@ -270,6 +295,12 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("uchardet notes.txt", Safe),
+            ("difft notes.txt src/a.c", Safe),
+            (
+                "difft --display side-by-side --color never notes.txt src/a.c",
+                Safe,
+            ),
+            ("difft notes.txt ../other.txt", Unknown),
             ("crc32 notes.txt src/a.c", Safe),
             ("mimetype -b notes.txt", Safe),
             ("mimetype --database /etc/secret notes.txt", Unknown),

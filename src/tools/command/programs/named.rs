@@ -12,6 +12,9 @@
 //! - `identify` (ImageMagick): describes images. An operand with a coder prefix
 //!   (`msl:x`, `ephemeral:x`, `text:@list`) or an `@` list waits: MSL scripts write files
 //!   and `ephemeral:` deletes the image it reads.
+//! - `cloc`: counts lines of code; `--out`, `--report-file`, `--sql`, `--strip-comments` and
+//!   `--write-lang-def` write files, and `--vcs`, `--git` and `--config` (a file of more
+//!   options) wait.
 //! - `mediainfo`: describes media files; `--LogFile` writes, and an output template read
 //!   from a file (`--Output=file://x`) is checked like a path.
 
@@ -33,6 +36,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         &["mediainfo"],
         Rule::Judge(|w, call| judge(w, call, &MEDIAINFO)),
     ),
+    Program::new(&["cloc"], Rule::Judge(|w, call| judge(w, call, &CLOC))),
 ];
 
 /// How one program's word options read.
@@ -186,6 +190,89 @@ const IDENTIFY: Named = Named {
             None
         }
     },
+    ..NAMED
+};
+
+const CLOC: Named = Named {
+    flags: &[
+        "by-file",
+        "by-file-by-lang",
+        "quiet",
+        "json",
+        "yaml",
+        "csv",
+        "md",
+        "xml",
+        "hide-rate",
+        "sum-files",
+        "skip-uniqueness",
+        "no-recurse",
+        "follow-links",
+        "show-lang",
+        "show-ext",
+        "show-os",
+        "version",
+        "help",
+        "fullpath",
+        "no-autogen",
+        "ignore-whitespace",
+        "ignore-case",
+        "ignore-case-ext",
+        "diff",
+        "v",
+        "verbose",
+        "categorized",
+        "counted",
+        "found",
+        "ignored",
+        "unique",
+    ],
+    values: &[
+        "exclude-dir",
+        "include-lang",
+        "exclude-lang",
+        "include-ext",
+        "exclude-ext",
+        "match-f",
+        "not-match-f",
+        "match-d",
+        "not-match-d",
+        "timeout",
+        "max-file-size",
+        "csv-delimiter",
+        "lang-no-ext",
+        "force-lang",
+        "script-lang",
+        "read-lang-def",
+        "force-lang-def",
+        "list-file",
+        "exclude-list-file",
+        "processes",
+        "diff-timeout",
+        "skip-archive",
+        "include-content",
+        "exclude-content",
+        "out",
+        "report-file",
+        "sql",
+        "strip-comments",
+        "write-lang-def",
+        "write-lang-def-incl-dup",
+    ],
+    paths: &[
+        "read-lang-def",
+        "force-lang-def",
+        "list-file",
+        "exclude-list-file",
+    ],
+    writes: &[
+        "out",
+        "report-file",
+        "sql",
+        "strip-comments",
+        "write-lang-def",
+        "write-lang-def-incl-dup",
+    ],
     ..NAMED
 };
 
@@ -361,6 +448,16 @@ mod tests {
             ("identify @notes.txt", Unknown),
             ("identify -write out.png notes.txt", Unknown),
             ("identify /etc/shadow", Unknown),
+            ("cloc .", Safe),
+            ("cloc --by-file --exclude-dir=node_modules,target src", Safe),
+            ("cloc --json --quiet src", Safe),
+            ("cloc --diff src other", Safe),
+            ("cloc --read-lang-def=/etc/x src", Unknown),
+            ("cloc --vcs=git", Unknown),
+            ("cloc --config opts.txt src", Unknown),
+            ("cloc --out=report.txt src", Destructive),
+            ("cloc -report-file report.txt src", Destructive),
+            ("cloc --strip-comments=nc src", Destructive),
             ("mediainfo notes.txt", Safe),
             ("mediainfo --Full notes.txt", Safe),
             ("mediainfo -f notes.txt", Safe),

@@ -522,6 +522,67 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(
+        // moreutils' readers: `ts` stamps each input line with the time, `errno` explains
+        // error numbers, `isutf8` checks that files are UTF-8.
+        &["ts", "errno"],
+        Rule::Table(&Table {
+            spec: Spec::values("", &[]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(&["isutf8"], Rule::Table(&TABLE)),
+    // `combine FILE OP FILE`: the lines of two files, by set operation.
+    Program::new(&["combine"], Rule::Judge(combine)),
+    Program::new(
+        // Copies its files to its output, with progress on the error stream. `-d` watches
+        // another process's files and `-R` reconfigures another `pv`; `-P` writes a pid file.
+        &["pv"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "LsiNFDBAwHxoR",
+                &[
+                    "rate-limit",
+                    "size",
+                    "interval",
+                    "name",
+                    "format",
+                    "delay-start",
+                    "buffer-size",
+                    "last-written",
+                    "width",
+                    "height",
+                    "extra-display",
+                    "output",
+                    "remote",
+                    "pidfile",
+                    "watchfd",
+                ],
+            ),
+            refused: &[
+                Refusal {
+                    options: &["d", "watchfd", "R", "remote"],
+                    effect: Effect::Unsafe,
+                    what: "acts on another running process",
+                },
+                Refusal {
+                    options: &["P", "pidfile", "o", "output"],
+                    effect: Effect::Writes,
+                    what: "writes a file",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // The time in a zone, from the zone files under `/usr/share/zoneinfo`.
+        &["zdump"],
+        Rule::Table(&Table {
+            spec: Spec::values("ct", &[]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
         // What a kernel module is, from `/lib/modules`: a module name, or a file.
         &["modinfo"],
         Rule::Table(&Table {
@@ -697,6 +758,21 @@ fn unzip(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     judgement
 }
 
+/// `combine FILE1 and|not|or|xor FILE2` prints the lines of a set operation on two files.
+fn combine(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let words: Option<Vec<&str>> = invocation.args.iter().map(|a| a.text()).collect();
+    match words.as_deref() {
+        Some([left, op, right]) if matches!(*op, "and" | "not" | "or" | "xor" | "_") => {
+            let mut judgement = Judgement::whitelisted();
+            for file in [left, right].into_iter().filter(|f| **f != "-") {
+                walker.check_path(&mut judgement, "combine", file);
+            }
+            judgement
+        }
+        _ => Judgement::other("`combine` is given other words than FILE OP FILE"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -774,6 +850,23 @@ mod tests {
             ("lscpu", Safe),
             ("lsb_release -a", Safe),
             ("modinfo ext4", Safe),
+            ("cat notes.txt | ts '%H:%M:%S'", Safe),
+            ("errno ENOENT", Safe),
+            ("errno -l", Safe),
+            ("isutf8 notes.txt", Safe),
+            ("combine notes.txt and src/a.txt", Safe),
+            ("combine notes.txt xor -", Safe),
+            ("combine notes.txt and /etc/shadow", Unknown),
+            ("combine notes.txt", Unknown),
+            ("pv notes.txt | wc -l", Safe),
+            ("pv -L 1m notes.txt", Safe),
+            ("pv -d 1234", Unknown),
+            ("pv -R 1234 -L 1k", Unknown),
+            ("pv -P pid.txt notes.txt", Destructive),
+            ("pv ../secret", Unknown),
+            ("zdump Europe/Paris", Safe),
+            ("zdump -v -c 2020,2021 UTC", Safe),
+            ("zdump /etc/shadow", Unknown),
             ("modinfo -F version e1000e", Safe),
             ("modinfo -b /opt/mods ext4", Unknown),
             ("modinfo ../x.ko", Unknown),

@@ -16,7 +16,9 @@ use crate::tools::command::options::{self, Item, Spec};
 
 /// `tar`, in all three option styles; `cpio` and `rpm2cpio`.
 pub(super) const PROGRAMS: &[Program] = &[
-    Program::new(&["tar"], Rule::Judge(judge)),
+    // libarchive's `bsdtar` reads the same modes and options; whatever of its own is not
+    // known here asks a person.
+    Program::new(&["tar", "bsdtar"], Rule::Judge(judge)),
     Program::new(&["cpio"], Rule::Judge(cpio)),
     // Writes the package's payload, a cpio archive, to its output.
     Program::new(&["rpm2cpio"], Rule::Table(&TABLE)),
@@ -341,6 +343,8 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("bsdtar -tf notes.txt", Safe),
+            ("bsdtar -xf notes.txt", NotSafe),
             ("cpio -t < archive.cpio", Safe),
             ("cpio -itv < archive.cpio", Safe),
             ("rpm2cpio htop.rpm | cpio -vt", Safe),

@@ -141,6 +141,16 @@ pub(super) const PROGRAMS: &[Program] = &[
     )
     .running_code(),
     Program::new(
+        // moreutils: `chronic` shows the command's output only when it fails, `ifne` runs
+        // it only when its input is not empty (`-n`: only when it is).
+        &["chronic", "ifne"],
+        Rule::Wraps(&Wrapper {
+            transparent: true,
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
         &["nice", "gnice"],
         Rule::Wraps(&Wrapper {
             spec: Spec::values("n", &["adjustment"]),
@@ -609,6 +619,10 @@ mod tests {
             ("prlimit --nofile=256 rm -rf src", Destructive),
             ("prlimit --pid 13134", NotSafe),
             ("timeout 5 ls", Safe),
+            ("chronic ls -l", Safe),
+            ("grep -l x notes.txt | ifne wc -l", Safe),
+            ("chronic rm -rf src", Destructive),
+            ("ifne -n rm x", Destructive),
             ("sudo ls", Destructive),
             ("xargs rm", Destructive),
             // Questions about names, answered by the runner; `command NAME` runs NAME.
