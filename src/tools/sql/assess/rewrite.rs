@@ -21,6 +21,7 @@
 //!   stops it early, so the rewritten form does at least as much.
 //! - MySQL `CAST(x AS CHAR CHARACTER SET cs)`: `CAST(x AS CHAR)`; the clause names only
 //!   the result's character set.
+//! - MySQL `a MOD b`: the remainder, `a % b` (the function `MOD(a, b)` is read as it is).
 //! - SQLite `x [NOT] IN table` and `x [NOT] IN table_function(args)`: the same as
 //!   `x IN (SELECT * FROM table)` and `x IN (SELECT * FROM table_function(args))`
 //!   (SQLite's documentation of the IN operator).
@@ -47,6 +48,7 @@ const MYSQL: &[Rewrite] = &[
     match_without_parentheses,
     rows_examined,
     cast_character_set,
+    mod_operator,
 ];
 
 const SQLITE: &[Rewrite] = &[in_table];
@@ -154,6 +156,26 @@ fn do_statement(tokens: &[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, &'stati
         rest,
         "DO evaluates its expressions as SELECT does, and drops the values",
     )
+}
+
+/// MySQL `a MOD b` → `a % b`: a `MOD` word between two operands (after a value, a name or
+/// `)`, and not before `(`, where it is the function `MOD(a, b)`).
+fn mod_operator(tokens: &[TokenWithSpan]) -> Option<(Vec<TokenWithSpan>, &'static str)> {
+    let mut rewritten = tokens.to_vec();
+    let mut changed = false;
+    for at in 1..tokens.len().saturating_sub(1) {
+        let after_operand = matches!(
+            tokens[at - 1].token,
+            Token::Number(..) | Token::Word(_) | Token::RParen | Token::SingleQuotedString(_)
+        );
+        let before_operand = tokens[at + 1].token != Token::LParen
+            || matches!(tokens[at - 1].token, Token::Number(..) | Token::RParen);
+        if is_keyword(&tokens[at].token, "MOD") && after_operand && before_operand {
+            rewritten[at] = TokenWithSpan::wrap(Token::Mod);
+            changed = true;
+        }
+    }
+    changed.then_some((rewritten, "`a MOD b` read as `a % b`, the same remainder"))
 }
 
 /// MariaDB `MATCH col[, ...] AGAINST (...)` → `MATCH (col[, ...]) AGAINST (...)`.

@@ -1782,6 +1782,12 @@ fn mysql_and_sqlite_reads_the_parser_cannot_parse_run_without_a_click() {
             ),
             ("SELECT CONVERT('a', CHAR(3) CHARSET latin1)", Mysql, Safe),
             (
+                "SELECT 5 MOD 2, a mod 3, (a + 1) MOD (b) FROM t",
+                Mysql,
+                Safe,
+            ),
+            ("SELECT MOD(5, 2)", Mysql, Safe),
+            (
                 "ANALYZE SELECT CAST(a AS CHAR CHARACTER SET utf8) FROM t LIMIT ROWS EXAMINED 9",
                 Mysql,
                 Safe,
@@ -1897,6 +1903,8 @@ fn mysql_and_sqlite_rewrites_let_no_write_through() {
                 Mysql,
                 Destructive,
             ),
+            ("DELETE FROM t WHERE a MOD 2 = 0", Mysql, Destructive),
+            ("SELECT a MOD 2 FROM t FOR UPDATE", Mysql, Destructive),
             (
                 "SELECT a FROM t LIMIT ROWS EXAMINED 5 INTO OUTFILE '/tmp/x'",
                 Mysql,
