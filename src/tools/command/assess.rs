@@ -707,6 +707,7 @@ impl<'p> Walker<'p> {
                     value: Some(format!("/dev/fd/{fd}")),
                     pattern: None,
                     tilde: false,
+                    several: false,
                 });
             }
             CommandPrefixOrSuffixItem::ProcessSubstitution(

@@ -29,6 +29,9 @@ pub(super) struct Arg {
     pub pattern: Option<String>,
     /// Whether the word starts with an unquoted `~` (a home directory).
     pub tilde: bool,
+    /// Whether the word stands for several words once the line runs, each its value's
+    /// shape (`{}` before `+` in `find -exec`: every path found, each under a start).
+    pub several: bool,
 }
 
 impl Arg {
@@ -40,6 +43,7 @@ impl Arg {
             value: None,
             pattern: None,
             tilde: false,
+            several: false,
         }
     }
 
@@ -50,6 +54,7 @@ impl Arg {
             value: Some(text.to_owned()),
             pattern: None,
             tilde: false,
+            several: false,
         }
     }
 
@@ -65,7 +70,7 @@ impl Arg {
 
     /// Whether the word may become several words when the line runs.
     pub(super) fn may_be_several(&self) -> bool {
-        self.value.is_none() || self.pattern.is_some()
+        self.value.is_none() || self.pattern.is_some() || self.several
     }
 }
 
@@ -197,6 +202,7 @@ pub(super) fn analyze(raw: &str) -> WordReport {
             value: known.then_some(value),
             pattern: (known && globbed).then_some(pattern),
             tilde,
+            several: false,
         },
         problem: reader.problem,
         substitutions: reader.substitutions,

@@ -154,12 +154,17 @@ fn find_command(args: &[Arg], start: usize, starts: &[&str]) -> (Vec<Arg>, usize
         end += 1;
     }
     let first_start = starts.first().copied().unwrap_or(".");
+    // `{} +` passes as many paths as fit on a command line: `uniq {} +` may be given two
+    // and write the second.
+    let batched = args.get(end).and_then(Arg::text) == Some("+");
+    let last = end.min(args.len()).saturating_sub(start + 1);
     let command = args[start..end.min(args.len())]
         .iter()
         .enumerate()
         .map(|(at, a)| match a.text() {
             Some("{}") if at > 0 => Arg {
                 value: Some(format!("{}/{{}}", first_start.trim_end_matches('/'))),
+                several: batched && at == last,
                 ..Arg::opaque("{}")
             },
             Some(t) if t.contains("{}") => Arg::opaque("{}"),
@@ -183,6 +188,10 @@ mod tests {
             ("find . -type f -fprint out.txt", Destructive),
             ("find . -exec rm -rf {} +", Destructive),
             ("find . -name x -exec cat {} +", Safe),
+            ("find . -name '*.txt' -exec uniq {} +", Destructive),
+            ("find . -name '*.txt' -exec uniq {} ;", Safe),
+            ("find . -name '*.txt' -exec xxd {} +", Destructive),
+            ("find . -name '*.txt' -exec sort {} +", Safe),
             ("find . -ok cat {} ;", Unknown),
         ]);
     }
