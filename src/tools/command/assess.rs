@@ -205,6 +205,9 @@ pub(super) enum Stdin {
     File(String),
     /// The output of a command the line does not show (`curl ... |`).
     Unseen(String),
+    /// Paths separated by NUL bytes, each starting with `start` or another start point that
+    /// is not an option (`find . -print0`): none of them can be read as an option.
+    Paths { from: String, start: String },
 }
 
 /// One command to judge: its program name (the base name of what was written), the words

@@ -553,6 +553,14 @@ pub(in crate::tools::command) fn output_of(args: &[Arg], stdin: &Stdin) -> Stdin
     let Some((name, rest)) = words.split_first() else {
         return unseen();
     };
+    if *name == "find"
+        && let Some(start) = find_prints_paths(rest)
+    {
+        return Stdin::Paths {
+            from: format!("`{}`", args[0].raw),
+            start,
+        };
+    }
     let rendered = match *name {
         "echo" => render_echo(rest),
         "printf" => render_printf(rest),
@@ -563,6 +571,37 @@ pub(in crate::tools::command) fn output_of(args: &[Arg], stdin: &Stdin) -> Stdin
         _ => None,
     };
     rendered.map_or_else(unseen, Stdin::Text)
+}
+
+/// The first start point of a `find` whose only output is `-print0`: every path it prints
+/// begins with one of its start points, and a start point never begins with `-` (find
+/// would read it as an expression), so no path is an option to the program that reads
+/// them. `None` for any other output (`-print`'s lines split at blanks under `xargs`,
+/// `-printf '%f'` prints bare names) or a run that does more (`-exec`, `-delete`).
+fn find_prints_paths(words: &[&str]) -> Option<String> {
+    const OUTPUTS: &[&str] = &[
+        "-print", "-printf", "-fprint", "-fprint0", "-fprintf", "-ls", "-fls", "-exec", "-execdir",
+        "-ok", "-okdir", "-delete", "-quit",
+    ];
+    let mut rest = words;
+    // Options before the start points: -H, -L, -P, -D debugopts, -Olevel.
+    while let Some((first, tail)) = rest.split_first() {
+        match *first {
+            "-H" | "-L" | "-P" => rest = tail,
+            "-D" => rest = tail.get(1..)?,
+            o if o.starts_with("-O") => rest = tail,
+            _ => break,
+        }
+    }
+    let starts: Vec<&str> = rest
+        .iter()
+        .take_while(|w| !w.starts_with(['-', '(', '!']))
+        .copied()
+        .collect();
+    let expression = &rest[starts.len()..];
+    let prints = expression.iter().filter(|w| **w == "-print0").count() == 1;
+    let other = expression.iter().any(|w| OUTPUTS.contains(w));
+    (prints && !other).then(|| starts.first().copied().unwrap_or(".").to_owned())
 }
 
 /// `echo`'s output; `None` when escapes could change it (bash and dash disagree on them).

@@ -132,7 +132,7 @@ fn sqlite3(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
                     "`sqlite3` runs the SQL in {path}, whose contents are not checked"
                 ));
             }
-            Stdin::Unseen(from) => {
+            Stdin::Unseen(from) | Stdin::Paths { from, .. } => {
                 return Judgement::destroys(format!(
                     "`sqlite3` runs the SQL read from {from}, which cannot be seen before it runs"
                 ));

@@ -81,7 +81,7 @@ fn interpreter(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgemen
         return Judgement::not_whitelisted(program);
     }
     match invocation.stdin {
-        Stdin::Unseen(from) => Judgement::destroys(format!(
+        Stdin::Unseen(from) | Stdin::Paths { from, .. } => Judgement::destroys(format!(
             "`{program}` runs a program read from {from}, which cannot be seen before it runs"
         )),
         Stdin::Text(_) => {
@@ -258,10 +258,12 @@ mod tests {
             ("node app.js", Unknown),
             ("ruby -c notes.rb", Unknown),
             ("perl -c notes.pl", Unknown),
+            // NUL-separated paths from find are files, never options.
             (
                 "find . -name '*.php' -print0 | xargs -0 -n1 -P8 php -l",
-                Unknown,
+                Safe,
             ),
+            ("find . -name '*.php' | xargs -n1 php -l", Unknown),
         ]);
     }
 }

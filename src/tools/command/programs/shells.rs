@@ -256,7 +256,7 @@ pub(super) fn script_from_input(
         Stdin::File(file) => Judgement::other(format!(
             "`{program}` runs the script in {file}, whose contents are not checked"
         )),
-        Stdin::Unseen(from) => Judgement::destroys(format!(
+        Stdin::Unseen(from) | Stdin::Paths { from, .. } => Judgement::destroys(format!(
             "`{program}` runs a script read from {from}, which cannot be seen before it runs"
         )),
         Stdin::Inherited => Judgement::other(format!(

@@ -504,6 +504,38 @@ fn xargs(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             ..Arg::opaque("echo")
         });
     }
+    // `find ... -print0 | xargs -0 cmd`: every word is a path under a start point, never
+    // an option, and there may be several.
+    let nul_separated = items.iter().any(|item| item.named(&["0", "null"], false));
+    let only_splits = items.iter().all(|item| {
+        item.named(
+            &[
+                "0",
+                "null",
+                "n",
+                "max-args",
+                "r",
+                "no-run-if-empty",
+                "t",
+                "verbose",
+                "P",
+                "max-procs",
+            ],
+            false,
+        )
+    });
+    if let Stdin::Paths { start, .. } = invocation.stdin
+        && nul_separated
+        && only_splits
+    {
+        command.push(Arg {
+            value: Some(format!("{}/{{}}", start.trim_end_matches('/'))),
+            several: true,
+            ..Arg::opaque("(the paths xargs reads from its input)")
+        });
+        walker.judge(&command, &Stdin::Inherited, invocation.depth + 1);
+        return judgement;
+    }
     let shown = match invocation.stdin {
         Stdin::Text(text)
             if splits_plainly && !arg_file && !replaces && !text.contains(['\\', '\'', '"']) =>
@@ -625,6 +657,21 @@ mod tests {
             ("ifne -n rm x", Destructive),
             ("sudo ls", Destructive),
             ("xargs rm", Destructive),
+            // NUL-separated paths from find: never options, maybe several.
+            ("find . -name '*.txt' -print0 | xargs -0 sort", Safe),
+            ("find src -type f -print0 | xargs -0 file", Safe),
+            ("find . -print0 | xargs -0 -n 10 -P 2 sed -n 1p", Safe),
+            ("find . -print0 | xargs -0 uniq", Destructive),
+            ("find . -print0 | xargs -0 rm", Destructive),
+            ("find . -print0 | xargs -0 cat /etc/shadow", Unknown),
+            ("find /etc -print0 | xargs -0 cat", Unknown),
+            ("find . -type f | xargs sort", NotSafe),
+            ("find . -print0 | xargs sort", NotSafe),
+            ("find . -printf '%f\\0' | xargs -0 sort", NotSafe),
+            ("find . -print0 -o -print | xargs -0 sort", NotSafe),
+            ("find . -print0 | xargs -0 -I{} sort {}", NotSafe),
+            ("find . -print0 | sort -z | xargs -0 file", NotSafe),
+            ("find . -print0 | sh", Destructive),
             // Questions about names, answered by the runner; `command NAME` runs NAME.
             ("command -v git", Safe),
             ("command -V git ls", Safe),
