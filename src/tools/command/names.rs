@@ -12,7 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// bash's builtins (`compgen -b` of bash 5.2).
-const BUILTINS: &[&str] = &[
+pub(super) const BUILTINS: &[&str] = &[
     ".",
     ":",
     "[",

@@ -35,7 +35,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use brush_parser::{ParserImpl, ParserOptions};
 
-use super::names::{QUERY_PROGRAMS, Query};
+use super::names::{BUILTINS, QUERY_PROGRAMS, Query};
 use super::syntax::ParseFailure;
 
 /// A line that can run without a shell: its `;`-separated and-or lists, in order.
@@ -259,65 +259,18 @@ pub enum NeedsShell {
     GlobbedProgram(String),
 }
 
-/// Shell builtins that change the shell itself or exist only inside it. Without a shell
-/// they would fail, or worse, run a same-named program that does something else (`cd` in a
-/// child process changes nothing, so `cd src && ls` would list the wrong directory).
-/// Builtins with a faithful program twin (`echo`, `printf`, `test`, `[`, `true`, `false`,
-/// `pwd`, `kill`) are left to that program.
-const SHELL_ONLY_BUILTINS: &[&str] = &[
-    ".",
-    ":",
-    "alias",
-    "bg",
-    "bind",
-    "break",
-    "builtin",
-    "caller",
-    "command",
-    "compgen",
-    "complete",
-    "compopt",
-    "continue",
-    "declare",
-    "dirs",
-    "disown",
-    "enable",
-    "eval",
-    "exec",
-    "exit",
-    "export",
-    "fc",
-    "fg",
-    "getopts",
-    "hash",
-    "help",
-    "history",
-    "jobs",
-    "let",
-    "local",
-    "logout",
-    "mapfile",
-    "popd",
-    "pushd",
-    "read",
-    "readarray",
-    "readonly",
-    "return",
-    "set",
-    "shift",
-    "shopt",
-    "source",
-    "suspend",
-    "times",
-    "trap",
-    "type",
-    "typeset",
-    "ulimit",
-    "umask",
-    "unalias",
-    "unset",
-    "wait",
-];
+/// Shell builtins that change the shell itself or exist only inside it: bash's builtins
+/// but `cd` (which the runner performs) and those with a faithful program twin (`echo`,
+/// `printf`, `test`, `[`, `true`, `false`, `pwd`, `kill`), which are left to that program.
+/// Without a shell they would fail, or worse, run a same-named program that does something
+/// else (`cd` in a child process changes nothing, so `cd src && ls` would list the wrong
+/// directory).
+fn is_shell_only_builtin(name: &str) -> bool {
+    const PROGRAM_TWINS: &[&str] = &[
+        "cd", "echo", "printf", "test", "[", "true", "false", "pwd", "kill",
+    ];
+    BUILTINS.contains(&name) && !PROGRAM_TWINS.contains(&name)
+}
 
 /// Builtins that only change the shell's own state (variables, options, aliases) or list
 /// its jobs, in the forms that print nothing in a new shell ([`state_only`]). A line made
@@ -589,7 +542,7 @@ impl Planner {
         }
         let state = STATE_BUILTINS.contains(&program.text.as_str());
         let query = QUERY_PROGRAMS.contains(&program.text.as_str());
-        if SHELL_ONLY_BUILTINS.contains(&program.text.as_str()) && !state && !query {
+        if is_shell_only_builtin(&program.text) && !state && !query {
             return Err(NeedsShell::Builtin(program.text));
         }
         planned.words.push(program);

@@ -45,9 +45,9 @@ struct Named {
     flags: &'static [&'static str],
     /// Options that take a value: the next word, or after `=`.
     values: &'static [&'static str],
-    /// Options whose value names a file (also in `values`).
+    /// Options whose value names a file, checked like an operand.
     paths: &'static [&'static str],
-    /// Options that write a file (also in `values` when they take one).
+    /// Options that write a file, whose value is where.
     writes: &'static [&'static str],
     /// Options written only as `--Name=value`, whose value is checked by `check_value`.
     attached: &'static [&'static str],
@@ -124,16 +124,10 @@ const XMLLINT: Named = Named {
     values: &[
         "xpath",
         "encode",
-        "dtdvalid",
         "dtdvalidfpi",
-        "relaxng",
-        "schema",
-        "schematron",
         "pattern",
         "maxmem",
         "pretty",
-        "output",
-        "o",
         "max-ampl",
     ],
     paths: &["dtdvalid", "relaxng", "schema", "schematron"],
@@ -243,21 +237,11 @@ const CLOC: Named = Named {
         "lang-no-ext",
         "force-lang",
         "script-lang",
-        "read-lang-def",
-        "force-lang-def",
-        "list-file",
-        "exclude-list-file",
         "processes",
         "diff-timeout",
         "skip-archive",
         "include-content",
         "exclude-content",
-        "out",
-        "report-file",
-        "sql",
-        "strip-comments",
-        "write-lang-def",
-        "write-lang-def-incl-dup",
     ],
     paths: &[
         "read-lang-def",
@@ -359,7 +343,7 @@ fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>, named: &Named) ->
         };
         if named.find(named.writes, name).is_some() {
             judgement.destructive(format!("`{program} {text}` writes to a file"));
-            if attached.is_none() && named.find(named.values, name).is_some() {
+            if attached.is_none() {
                 words.next();
             }
             continue;
@@ -374,14 +358,15 @@ fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>, named: &Named) ->
             }
             continue;
         }
-        if named.find(named.values, name).is_some() {
+        let path = named.find(named.paths, name).is_some();
+        if path || named.find(named.values, name).is_some() {
             let value = match attached {
                 Some(value) => Some(value.to_owned()),
                 None => words
                     .next()
                     .map(|v| v.text().unwrap_or_default().to_owned()),
             };
-            if named.find(named.paths, name).is_some() {
+            if path {
                 match value {
                     Some(path) if !path.is_empty() => {
                         walker.check_path(&mut judgement, program, &path)

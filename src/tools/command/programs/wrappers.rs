@@ -471,21 +471,17 @@ fn xargs(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let mut arg_file = false;
     // Options that change how input splits into words (`-0`, `-d ,`, `-E`) make the
     // words xargs passes differ from the line's: they are then unknown.
-    let splits_plainly = items.iter().all(|item| {
-        item.named(
-            &[
-                "n",
-                "max-args",
-                "r",
-                "no-run-if-empty",
-                "t",
-                "verbose",
-                "P",
-                "max-procs",
-            ],
-            false,
-        )
-    });
+    const PLAIN: &[&str] = &[
+        "n",
+        "max-args",
+        "r",
+        "no-run-if-empty",
+        "t",
+        "verbose",
+        "P",
+        "max-procs",
+    ];
+    let splits_plainly = items.iter().all(|item| item.named(PLAIN, false));
     for item in &items {
         if names(item, &["a", "arg-file"]) {
             arg_file = true;
@@ -507,23 +503,9 @@ fn xargs(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     // `find ... -print0 | xargs -0 cmd`: every word is a path under a start point, never
     // an option, and there may be several.
     let nul_separated = items.iter().any(|item| item.named(&["0", "null"], false));
-    let only_splits = items.iter().all(|item| {
-        item.named(
-            &[
-                "0",
-                "null",
-                "n",
-                "max-args",
-                "r",
-                "no-run-if-empty",
-                "t",
-                "verbose",
-                "P",
-                "max-procs",
-            ],
-            false,
-        )
-    });
+    let only_splits = items
+        .iter()
+        .all(|item| item.named(PLAIN, false) || item.named(&["0", "null"], false));
     if let Stdin::Paths { start, .. } = invocation.stdin
         && nul_separated
         && only_splits
