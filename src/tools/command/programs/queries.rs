@@ -10,7 +10,9 @@
 //! without network or the system's sockets; those that need the service manager's socket
 //! (`systemctl status`) fail there instead of answering, which reveals nothing.
 
-use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb, options_before_wait};
+use super::subcommands::{
+    Global, SUBCOMMANDS, SYSTEMD_ELSEWHERE, Subcommands, Verb, options_before_wait,
+};
 use super::table::{Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, check_paths};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
@@ -346,6 +348,7 @@ const CTL: Subcommands = Subcommands {
         },
     )],
     implied: Some("status"),
+    elsewhere: SYSTEMD_ELSEWHERE,
     ..SUBCOMMANDS
 };
 
@@ -884,6 +887,15 @@ mod tests {
             ("timedatectl status", Safe),
             ("timedatectl set-time '2026-01-01'", Unknown),
             ("hostnamectl", Safe),
+            // Another machine (ssh) or a container, wherever the option stands.
+            ("timedatectl -H user@host", Unknown),
+            ("hostnamectl --host=db1 status", Unknown),
+            ("localectl status -M c1", Unknown),
+            ("systemctl -H user@host status nginx", Unknown),
+            ("systemctl status -H host nginx", Unknown),
+            ("systemctl status -qH host nginx", Unknown),
+            ("systemctl --machine=c1 list-units", Unknown),
+            ("systemctl status -n 50 nginx", Safe),
             ("systemctl status nginx", Safe),
             ("systemctl list-units --type=service", Safe),
             ("systemctl restart nginx", Unknown),

@@ -20,6 +20,7 @@
 use super::table::{self, Table};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::{self, Spec};
+use crate::tools::command::words::Arg;
 
 /// A rule of its own, given the subcommand's words.
 pub(super) type VerbJudge = fn(&mut Walker<'_>, &Invocation<'_>) -> Judgement;
@@ -39,7 +40,15 @@ pub(super) struct Subcommands {
     /// The subcommand a call without one runs (`systemctl` lists the units, `timedatectl`
     /// shows the status): judged as that row with no words.
     pub implied: Option<&'static str>,
+    /// Short and long option names that make the program act on another machine or
+    /// container (systemd's `-H user@host`, which runs ssh, and `-M container`), wherever
+    /// they stand: such a call waits for a person.
+    pub elsewhere: &'static [&'static str],
 }
+
+/// systemd's tools' options that reach another machine (`-H`, over ssh) or a container
+/// (`-M`).
+pub(super) const SYSTEMD_ELSEWHERE: &[&str] = &["H", "host", "M", "machine"];
 
 /// How the options before the subcommand are read.
 pub(super) enum Global {
@@ -74,6 +83,27 @@ fn first_word_is_the_subcommand(
         ));
     }
     at
+}
+
+/// Whether `arg` may be one of the option `names` (single letters as `-X`, alone or in a
+/// cluster of short options; longer names as `--name` or `--name=value`). A word only
+/// known when the line runs may be anything.
+fn names_one_of(arg: &Arg, names: &[&str]) -> bool {
+    if names.is_empty() {
+        return false;
+    }
+    arg.may_be(|text| {
+        if let Some(long) = text.strip_prefix("--") {
+            let name = long.split_once('=').map_or(long, |(n, _)| n);
+            names.iter().any(|n| n.len() > 1 && *n == name)
+        } else if let Some(short) = text.strip_prefix('-') {
+            short
+                .chars()
+                .any(|c| names.iter().any(|n| n.len() == 1 && n.starts_with(c)))
+        } else {
+            false
+        }
+    })
 }
 
 /// One row: a subcommand under each of its names, and what it is.
@@ -146,6 +176,7 @@ pub(super) const SUBCOMMANDS: Subcommands = Subcommands {
     without: None,
     several: false,
     implied: None,
+    elsewhere: &[],
 };
 
 /// The subcommand a row's rule was given: the last word of its program as shown.
@@ -162,6 +193,12 @@ pub(super) fn judge(
     let program = invocation.program;
     let args = invocation.args;
     let mut judgement = Judgement::whitelisted();
+    if let Some(word) = args.iter().find(|a| names_one_of(a, table.elsewhere)) {
+        judgement.unknown(format!(
+            "`{program} {}` acts on another machine or container",
+            word.raw
+        ));
+    }
     let at = match &table.global {
         Global::Options(spec) => {
             let items = options::parse(args, spec);

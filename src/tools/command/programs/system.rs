@@ -7,7 +7,7 @@
 //! `ldconfig` only show in their listing forms (`sysctl NAME`, `mount`, `swapon --show`,
 //! `ldconfig -p`).
 
-use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb};
+use super::subcommands::{Global, SUBCOMMANDS, SYSTEMD_ELSEWHERE, Subcommands, Verb};
 use super::table::{self, Operands, TABLE, Table};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
@@ -312,6 +312,7 @@ const SYSTEMCTL: Subcommands = Subcommands {
         ),
     ],
     implied: Some("list-units"),
+    elsewhere: SYSTEMD_ELSEWHERE,
     ..SUBCOMMANDS
 };
 
