@@ -449,6 +449,11 @@ fn ip(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
                 if matches!(text, "-b" | "-batch") {
                     return Judgement::other("`ip -batch` runs the commands a file holds");
                 }
+                if matches!(text, "-n" | "-netns") {
+                    return Judgement::other(
+                        "`ip -netns` enters another network namespace, another container's",
+                    );
+                }
                 words.next();
             }
             _ if text.starts_with('-') => {}
@@ -885,6 +890,9 @@ mod tests {
             ("pacman -Syu", Unknown),
             ("pacman -S vim", Unknown),
             ("timedatectl status", Safe),
+            ("ip -n ns1 addr", Unknown),
+            ("ip -netns ns1 route show", Unknown),
+            ("ip -4 addr", Safe),
             ("timedatectl set-time '2026-01-01'", Unknown),
             ("hostnamectl", Safe),
             // Another machine (ssh) or a container, wherever the option stands.
