@@ -44,7 +44,7 @@ use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
 use super::expand::{ExpansionRefused, expand_in};
-use super::names::{Answer, Query};
+use super::names::{Answer, Query, executables_on};
 use super::plan::{
     AndOrList, Connector, Pipeline, Plan, Redirect, SimpleCommand, Stage, Subshell, cd_directory,
     is_query_builtin, is_state_builtin,
@@ -461,13 +461,8 @@ impl CommandRunner {
                 }),
             };
         }
-        if !name.is_empty() {
-            for dir in self.search_path.as_bytes().split(|&b| b == b':') {
-                let candidate = Path::new(OsStr::from_bytes(dir)).join(name);
-                if is_executable_file(&candidate) {
-                    return Ok(candidate);
-                }
-            }
+        if let Some(found) = executables_on(&self.search_path, name).next() {
+            return Ok(found);
         }
         Err(RunError::NotFound {
             program: name.to_owned(),
@@ -989,11 +984,6 @@ async fn blocking<T: Send + 'static>(
         .await
         .map_err(|join| RunError::Setup(io::Error::other(join)))?
         .map_err(RunError::from)
-}
-
-fn is_executable_file(path: &Path) -> bool {
-    std::fs::metadata(path)
-        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
 /// Where the commands of a line, or of one of its stages, read and write: the line's output

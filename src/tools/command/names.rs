@@ -280,19 +280,26 @@ fn meanings(
             found.push(Meaning::Builtin);
         }
     }
-    for dir in search_path.as_bytes().split(|&b| b == b':') {
-        // An empty entry is the current directory, which the runner's PATH never holds.
-        if dir.is_empty() {
-            continue;
-        }
-        let candidate = Path::new(OsStr::from_bytes(dir)).join(name);
-        if is_executable_file(&candidate) {
-            found.push(Meaning::File(candidate));
-        }
-    }
+    found.extend(executables_on(search_path, name).map(Meaning::File));
     found
 }
 
+/// The executable files named `name` in the directories of `search_path`, in its order:
+/// the first is what the runner runs for `name`. An empty entry (the current directory,
+/// which the runner's PATH never holds) is skipped.
+pub(super) fn executables_on<'a>(
+    search_path: &'a OsStr,
+    name: &'a str,
+) -> impl Iterator<Item = PathBuf> + 'a {
+    search_path
+        .as_bytes()
+        .split(|&b| b == b':')
+        .filter(move |dir| !dir.is_empty() && !name.is_empty())
+        .map(move |dir| Path::new(OsStr::from_bytes(dir)).join(name))
+        .filter(|candidate| is_executable_file(candidate))
+}
+
+/// Whether `path` is a regular file with an execute bit.
 fn is_executable_file(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

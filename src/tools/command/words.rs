@@ -74,6 +74,14 @@ impl Arg {
     }
 }
 
+/// The words' values when the line shows every one of them whole: no word only known when
+/// the line runs, and no glob pattern.
+pub(super) fn shown_words(args: &[Arg]) -> Option<Vec<&str>> {
+    args.iter()
+        .map(|arg| arg.pattern.is_none().then(|| arg.text()).flatten())
+        .collect()
+}
+
 /// What the walker needs to know about one word.
 #[derive(Debug, Clone)]
 pub(super) struct WordReport {

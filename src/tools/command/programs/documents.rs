@@ -17,6 +17,7 @@ use super::table::{self, Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, r
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::Spec;
+use crate::tools::command::words::shown_words;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
@@ -625,8 +626,7 @@ const EXTRACTS: &str = "extracts the archive's files, writing over files of the 
 /// `zip -sf ARCHIVE` (`--show-files`) lists an archive's entries; every other form of `zip`
 /// writes an archive.
 fn zip_show(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
-    let words: Option<Vec<&str>> = invocation.args.iter().map(|a| a.text()).collect();
-    match words.as_deref() {
+    match shown_words(invocation.args).as_deref() {
         Some([show, archive] | [archive, show])
             if matches!(*show, "-sf" | "--show-files") && !archive.starts_with('-') =>
         {
@@ -708,8 +708,7 @@ fn dpkg_deb(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         "-W",
         "--show",
     ];
-    let words: Option<Vec<&str>> = invocation.args.iter().map(|a| a.text()).collect();
-    let Some(words) = words else {
+    let Some(words) = shown_words(invocation.args) else {
         return Judgement::other("`dpkg-deb` is given a word only known when the line runs");
     };
     match words.split_first() {
@@ -738,6 +737,8 @@ mod tests {
             ("zip -sf notes.txt", Safe),
             ("zip --show-files notes.txt", Safe),
             ("zip -sf /etc/x.zip", Unknown),
+            // A glob may name several archives, or a file named like an option.
+            ("zip -sf *.txt", Unknown),
             ("zip -r out.zip src", Unknown),
             ("zip -d notes.txt x", Unknown),
             ("cabextract -l notes.txt", Safe),

@@ -27,6 +27,7 @@ use super::table::{Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, check_p
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::{self, Item, Spec};
+use crate::tools::command::words::shown_words;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
@@ -508,12 +509,7 @@ pub(super) const PROGRAMS: &[Program] = &[
                     && !w.starts_with("--")
                     && w[1..].chars().all(|c| "aidrcsvh".contains(c))
             };
-            match call
-                .args
-                .iter()
-                .map(|a| a.text())
-                .collect::<Option<Vec<_>>>()
-            {
+            match shown_words(call.args) {
                 Some(words) if words.iter().all(|w| SHOWS.contains(w) || bundle(w)) => {
                     Judgement::whitelisted()
                 }
@@ -760,8 +756,7 @@ fn unzip(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
 
 /// `combine FILE1 and|not|or|xor FILE2` prints the lines of a set operation on two files.
 fn combine(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
-    let words: Option<Vec<&str>> = invocation.args.iter().map(|a| a.text()).collect();
-    match words.as_deref() {
+    match shown_words(invocation.args).as_deref() {
         Some([left, op, right]) if matches!(*op, "and" | "not" | "or" | "xor" | "_") => {
             let mut judgement = Judgement::whitelisted();
             for file in [left, right].into_iter().filter(|f| **f != "-") {

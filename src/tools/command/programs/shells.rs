@@ -13,7 +13,7 @@ use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
 use crate::tools::command::names::Query;
 use crate::tools::command::options::{self, Spec};
 use crate::tools::command::plan::state_only;
-use crate::tools::command::words::Arg;
+use crate::tools::command::words::{Arg, shown_words};
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
@@ -56,9 +56,8 @@ pub(super) const PROGRAMS: &[Program] = &[
 /// shown: `command -v|-V NAME...`, `type [-afptP] NAME...` (`names.rs`). It prints where
 /// each name is, and changes nothing.
 pub(super) fn asks_about_names(invocation: &Invocation<'_>) -> bool {
-    let words: Option<Vec<&str>> = invocation.args.iter().map(Arg::text).collect();
-    let literal = invocation.args.iter().all(|a| a.pattern.is_none());
-    words.is_some_and(|words| literal && Query::parse(invocation.program, &words).is_some())
+    shown_words(invocation.args)
+        .is_some_and(|words| Query::parse(invocation.program, &words).is_some())
 }
 
 /// The verdict on a question about names: read-only, and a name with a `/` is a path
@@ -343,12 +342,8 @@ fn shell_state(invocation: &Invocation<'_>) -> Judgement {
 }
 
 fn shell_state_or(invocation: &Invocation<'_>, reason: &str) -> Judgement {
-    let words: Option<Vec<&str>> = invocation.args.iter().map(Arg::text).collect();
-    let literal = invocation.args.iter().all(|a| a.pattern.is_none());
-    match words {
-        Some(words) if literal && state_only(invocation.program, &words) => {
-            Judgement::whitelisted()
-        }
+    match shown_words(invocation.args) {
+        Some(words) if state_only(invocation.program, &words) => Judgement::whitelisted(),
         _ => Judgement::other(reason),
     }
 }
