@@ -478,6 +478,12 @@ fn everyday_lines_run_without_a_click() {
             "npm -v",
             "dotnet --list-sdks",
             "java -showversion",
+            "ssh -V",
+            "psql -V",
+            "tmux -V",
+            "dot -V",
+            "redis-cli -v",
+            "nginx -V",
         ]),
     );
     // Subshells, judged by what they run (the plan runs them without a shell).
@@ -673,6 +679,10 @@ fn their_dangerous_neighbours_still_wait() {
             ("perl -V:x -e 'unlink q(x)'", NotSafe),
             // A program's own version flag counts for that program only, given nothing else.
             ("gcc -v main.c", NotSafe),
+            ("ssh -V host 'rm -rf x'", Destructive),
+            ("ssh -v host", NotSafe),
+            ("psql -v x=1", NotSafe),
+            ("dot -V -o out.png", NotSafe),
             ("gcc -v -o main main.c", NotSafe),
             ("make -v", NotSafe),
             ("cargo -V build", NotSafe),

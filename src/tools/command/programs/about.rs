@@ -96,6 +96,22 @@ const VERSION_FLAGS: &[(&[&str], &[&str])] = &[
         &["-showversion", "--show-version", "-fullversion"],
     ),
     (&["dotnet"], &["--info", "--list-sdks", "--list-runtimes"]),
+    (&["ssh", "tmux", "psql", "mysql", "mariadb"], &["-V"]),
+    (
+        &[
+            "dot",
+            "neato",
+            "twopi",
+            "circo",
+            "fdp",
+            "sfdp",
+            "patchwork",
+            "osage",
+        ],
+        &["-V"],
+    ),
+    (&["redis-cli", "nginx", "screen"], &["-v"]),
+    (&["nginx"], &["-V"]),
 ];
 
 /// Whether the command only asks the program for its version or its usage, in the `forms`

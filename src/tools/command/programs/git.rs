@@ -65,6 +65,7 @@ const GIT: Subcommands = Subcommands {
         ),
         Verb::destroys(&["rm"], "deletes files"),
         Verb::judged(&["stash"], stash),
+        Verb::judged(&["apply"], apply),
         Verb::judged(&["worktree"], worktree),
         Verb::judged(
             &[
@@ -541,6 +542,47 @@ fn reflog(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     }
 }
 
+/// `git apply` with `--stat`, `--numstat`, `--summary` or `--check` (and without `--apply`)
+/// only reports on the patch: what it touches, or whether it would apply. Any other form
+/// changes the files the patch names, or deletes them.
+fn apply(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let reports = has(call.args, &[], &["stat", "numstat", "summary", "check"]);
+    if !reports || has(call.args, &[], &["apply"]) {
+        return Judgement::destroys(
+            "`git apply` changes the files the patch names, and deletes those it removes",
+        );
+    }
+    super::table::judge(walker, call, &APPLY_REPORT)
+}
+
+/// `git apply`'s reporting forms: the patches are files; `--build-fake-ancestor` writes an
+/// index file, and `--unsafe-paths` lets the patch name files outside the repository.
+const APPLY_REPORT: Table = Table {
+    spec: Spec::values(
+        "pC",
+        &[
+            "whitespace",
+            "exclude",
+            "include",
+            "directory",
+            "build-fake-ancestor",
+        ],
+    ),
+    refused: &[
+        Refusal {
+            options: &["build-fake-ancestor"],
+            effect: Effect::Writes,
+            what: "writes an index file",
+        },
+        Refusal {
+            options: &["unsafe-paths"],
+            effect: Effect::Unsafe,
+            what: "lets the patch name files outside the repository",
+        },
+    ],
+    ..TABLE
+};
+
 /// `git switch -C` resets a branch and `--force` discards changes.
 fn switch(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     if has(call.args, &['C'], &["force-create"]) {
@@ -944,6 +986,20 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("git range-diff @{u} @{1} @", Safe),
+            ("git apply --check fix.patch", Safe),
+            ("git apply --stat --numstat -p1 fix.patch", Safe),
+            ("git diff | git apply --check -", Safe),
+            ("git apply --summary < fix.patch", Safe),
+            ("git apply fix.patch", Destructive),
+            ("git apply -R fix.patch", Destructive),
+            ("git apply --stat --apply fix.patch", Destructive),
+            (
+                "git apply --check --build-fake-ancestor=idx fix.patch",
+                Destructive,
+            ),
+            ("git apply --check --unsafe-paths fix.patch", Unknown),
+            ("git apply --check /etc/fix.patch", Unknown),
+            ("git apply --check $PATCH", Destructive),
             ("git range-diff main...topic --output=x.diff", Destructive),
             ("git fsck", Safe),
             ("git fsck --full --no-dangling", Safe),

@@ -1,13 +1,44 @@
 //! Programs that show what files hold or how they differ, other than coreutils: `diff`,
-//! `cmp`, `file`, `hexdump`, `tree` as [`Table`] rows; `xxd` (whose second file operand is
+//! `cmp`, `file`, `hexdump`, `tree`, and the readers of patches (`diffstat`, patchutils'
+//! `lsdiff`, `filterdiff`, `grepdiff`, `interdiff`) as [`Table`] rows; `xxd` (whose second file operand is
 //! written) and `jq` (whose filter may read the environment or load modules) with rules of
 //! their own.
 
-use super::table::{Effect, OUTPUT_FILE, Refusal, TABLE, Table, check_paths, output_file_check};
+use super::table::{
+    Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, check_paths, output_file_check,
+};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::Spec;
 use crate::tools::command::words::Arg;
+
+/// The options of patchutils' filters that take a value.
+const PATCHUTILS_VALUES: &[&str] = &[
+    "include",
+    "include-from-file",
+    "exclude",
+    "exclude-from-file",
+    "strip-match",
+    "strip",
+    "git-prefixes",
+    "addprefix",
+    "addoldprefix",
+    "addnewprefix",
+    "hunks",
+    "lines",
+    "files",
+    "format",
+    "as-numbered-lines",
+    "file",
+    "output-matching",
+];
+
+/// patchutils' `--in-place`: the result replaces the patch files.
+const IN_PLACE: Refusal = Refusal {
+    options: &["in-place"],
+    effect: Effect::Writes,
+    what: "writes the result back over the patch files",
+};
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
@@ -36,6 +67,62 @@ pub(super) const PROGRAMS: &[Program] = &[
                     "sort-paths",
                 ],
             ),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // A histogram of what a patch changes; `-D`/`-S` name the directories it counts the
+        // changed files' lines in; `-o` and `-e` send its output or its errors to a file.
+        &["diffstat"],
+        Rule::Table(&Table {
+            spec: Spec::values("DefnNoprSw", &[]),
+            path_options: &["D", "S"],
+            refused: &[
+                OUTPUT_FILE,
+                Refusal {
+                    options: &["e"],
+                    effect: Effect::Writes,
+                    what: "writes its errors to a file, replacing it",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // patchutils: list the files a patch touches (`lsdiff`), keep or drop parts of it
+        // (`filterdiff`), by a pattern in its lines (`grepdiff`), and compare, combine or
+        // swap two patches (`interdiff`, `combinediff`, `flipdiff`), printing the result;
+        // `--in-place` writes it back over the patch files. Pattern files are paths.
+        &["filterdiff", "lsdiff"],
+        Rule::Table(&Table {
+            spec: Spec::values("iIpxX#F", PATCHUTILS_VALUES),
+            path_options: &["I", "include-from-file", "X", "exclude-from-file"],
+            refused: &[IN_PLACE],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["grepdiff"],
+        Rule::Table(&Table {
+            spec: Spec::values("iIpxX#Ff", PATCHUTILS_VALUES),
+            operands: Operands::PatternThenPaths(&["f", "file"]),
+            path_options: &[
+                "I",
+                "include-from-file",
+                "X",
+                "exclude-from-file",
+                "f",
+                "file",
+            ],
+            refused: &[IN_PLACE],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["interdiff", "combinediff", "flipdiff"],
+        Rule::Table(&Table {
+            spec: Spec::values("pUd", &["strip-match", "unified", "drop-context"]),
+            refused: &[IN_PLACE],
             ..TABLE
         }),
     ),
@@ -295,6 +382,21 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("uchardet notes.txt", Safe),
+            ("diffstat -p1 fix.patch", Safe),
+            ("git diff | diffstat -C -w 60", Safe),
+            ("diffstat -o out.txt fix.patch", Destructive),
+            ("diffstat -e err.txt fix.patch", Destructive),
+            ("diffstat -D /etc fix.patch", Unknown),
+            ("lsdiff -n fix.patch", Safe),
+            ("filterdiff -i '*/lp.c' -z fix.patch.gz", Safe),
+            ("filterdiff --in-place -x '*.md' fix.patch", Destructive),
+            ("filterdiff -X /etc/patterns fix.patch", Unknown),
+            ("grepdiff --output-matching=hunk TODO fix.patch", Safe),
+            ("grepdiff -f patterns.txt fix.patch", Safe),
+            ("grepdiff TODO /etc/fix.patch", Unknown),
+            ("interdiff -p1 a.patch b.patch", Safe),
+            ("combinediff a.patch b.patch", Safe),
+            ("flipdiff --in-place a.patch b.patch", Destructive),
             ("difft notes.txt src/a.c", Safe),
             (
                 "difft --display side-by-side --color never notes.txt src/a.c",

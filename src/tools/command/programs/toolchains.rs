@@ -1,6 +1,7 @@
 //! The package and version managers of language toolchains, in their listing and showing
 //! forms: `gem list`, `conda list`, `npm ls`, `pyenv versions` (and `rbenv`, `plenv`,
-//! `nodenv`, `goenv`), `perlbrew list`, `brew list`, `port installed`, `go env`.
+//! `nodenv`, `goenv`), `perlbrew list`, `brew list`, `port installed`, `go env`, and what
+//! the Rust compiler tells of itself (`rustc --print sysroot`).
 //!
 //! Each reads what is installed and prints it; the forms that ask a package index over the
 //! network (`gem search`, `npm view`, `npm outdated`, `brew info`) are not among them. Their other forms install, upgrade or configure, and
@@ -18,6 +19,7 @@ use super::table::{Effect, Operands, Refusal, TABLE, Table};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::Spec;
+use crate::tools::command::words::Arg;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
@@ -32,9 +34,68 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["brew"], Rule::Subcommands(&BREW)),
     Program::new(&["port"], Rule::Subcommands(&PORT)),
     Program::new(&["go"], Rule::Subcommands(&GO)),
+    Program::new(&["rustc"], Rule::Judge(rustc)),
     // When a Perl module entered the core distribution: module names and versions.
     Program::new(&["corelist"], Rule::Table(&NAMES)),
 ];
+
+/// What `rustc --print` tells without a crate to compile: where the toolchain is, the
+/// targets, and a target's configuration, CPUs and features. `--print NAME=PATH` writes the
+/// answer to a file, and the other names need a crate, so they are not here.
+const RUSTC_PRINTS: &[&str] = &[
+    "sysroot",
+    "target-list",
+    "target-libdir",
+    "host-tuple",
+    "cfg",
+    "target-cpus",
+    "target-features",
+    "relocation-models",
+    "code-models",
+    "tls-models",
+    "split-debuginfo",
+    "stack-protector-strategies",
+    "calling-conventions",
+];
+
+/// `rustc --print NAME [--target TRIPLE]`: the compiler answers and compiles nothing. Any
+/// other form compiles, and writes what it builds.
+fn rustc(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let mut words = call.args.iter().map(Arg::text);
+    let mut prints = false;
+    while let Some(word) = words.next() {
+        let (option, value) = match word {
+            Some(w) => match w.split_once('=') {
+                Some((option, value)) if option.starts_with("--") => (option, Some(value)),
+                _ => (w, None),
+            },
+            None => return Judgement::not_whitelisted(call.program),
+        };
+        let value = match value {
+            Some(value) => Some(value),
+            None if matches!(option, "--print" | "--target") => words.next().flatten(),
+            None => None,
+        };
+        let fine = match (option, value) {
+            ("--print", Some(name)) => {
+                prints = true;
+                RUSTC_PRINTS.contains(&name)
+            }
+            ("--target", Some(triple)) => triple
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')),
+            _ => false,
+        };
+        if !fine {
+            return Judgement::not_whitelisted(call.program);
+        }
+    }
+    if prints {
+        Judgement::whitelisted()
+    } else {
+        Judgement::not_whitelisted(call.program)
+    }
+}
 
 /// Package names, versions and other words that name no file.
 const NAMES: Table = Table {
@@ -298,6 +359,15 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("gem list", Safe),
+            ("rustc --print sysroot", Safe),
+            ("rustc --print=cfg --target wasm32-unknown-unknown", Safe),
+            ("rustc --print target-list --print host-tuple", Safe),
+            ("rustc --print cfg=out.txt", Unknown),
+            ("rustc --print crate-name main.rs", Unknown),
+            ("rustc --print sysroot main.rs", Unknown),
+            ("rustc --target ../x.json --print cfg", Unknown),
+            ("rustc main.rs", Unknown),
+            ("rustc -V", Safe),
             ("gem list --local", Safe),
             ("gem info rails", Safe),
             ("gem list -v 7.1 rails", Safe),

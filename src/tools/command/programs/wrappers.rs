@@ -22,6 +22,9 @@ pub(super) struct Wrapper {
     skip: usize,
     /// Options after which no command runs (`ionice -p`, `command -v`).
     no_command: &'static [&'static str],
+    /// Options after which no command runs and the wrapper only prints what it knows
+    /// (`numactl -H`).
+    shows: &'static [&'static str],
     /// Options whose value is a script handed to a shell (`flock -c`).
     script_options: &'static [&'static str],
     /// Options whose value is a file the wrapper writes (`time -o`, `strace -o`).
@@ -43,6 +46,7 @@ const WRAPPER: Wrapper = Wrapper {
     spec: Spec::NONE,
     skip: 0,
     no_command: &[],
+    shows: &[],
     script_options: &[],
     writes: &[],
     alters: &[],
@@ -135,6 +139,51 @@ pub(super) const PROGRAMS: &[Program] = &[
         Rule::Wraps(&Wrapper {
             spec: Spec::values("po", &["pid", "output"]),
             no_command: &["p", "pid"],
+            transparent: true,
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        // Runs the command with its memory and CPUs placed on NUMA nodes; `-H` shows the
+        // nodes and `-s` the policy, and run nothing. The forms that set the policy of a
+        // shared memory segment or a file wait.
+        &["numactl"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values(
+                "iNmpPCwSfLoI",
+                &[
+                    "interleave",
+                    "cpunodebind",
+                    "membind",
+                    "preferred",
+                    "preferred-many",
+                    "physcpubind",
+                    "weighted-interleave",
+                    "shm",
+                    "file",
+                    "length",
+                    "offset",
+                    "shmid",
+                ],
+            ),
+            shows: &["H", "hardware", "s", "show"],
+            alters: &[
+                "S",
+                "shm",
+                "f",
+                "file",
+                "L",
+                "length",
+                "o",
+                "offset",
+                "I",
+                "shmid",
+                "touch",
+                "dump",
+                "dump-nodes",
+                "strict",
+            ],
             transparent: true,
             ..WRAPPER
         }),
@@ -338,6 +387,16 @@ pub(super) fn wrapped(
                 judgement.whitelisted = false;
                 judgement.unknown(format!(
                     "`{program} {}` acts on a running process rather than a command",
+                    item.shown()
+                ));
+            }
+        }
+        if names(item, wrapper.shows) {
+            runs = false;
+            if start < args.len() {
+                judgement.whitelisted = false;
+                judgement.unknown(format!(
+                    "`{program} {}` is given more words than it reads",
                     item.shown()
                 ));
             }
@@ -630,6 +689,12 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("prlimit --cpu=10 sort -u notes.txt", Safe),
+            ("numactl --hardware", Safe),
+            ("numactl -s", Safe),
+            ("numactl -H -- rm -rf notes.txt", NotSafe),
+            ("numactl --interleave=all ls", Safe),
+            ("numactl --cpunodebind=0 rm notes.txt", Destructive),
+            ("numactl --shm /dev/shm/seg --interleave=all", Unknown),
             ("prlimit --nofile=256 rm -rf src", Destructive),
             ("prlimit --pid 13134", NotSafe),
             ("timeout 5 ls", Safe),
