@@ -478,6 +478,9 @@ fn everyday_lines_run_without_a_click() {
             "npm -v",
             "dotnet --list-sdks",
             "java -showversion",
+            "rm --help",
+            "rmdir --version",
+            "dd --help",
             "ssh -V",
             "psql -V",
             "tmux -V",
@@ -633,8 +636,14 @@ fn their_dangerous_neighbours_still_wait() {
             ("(exec ls)", NotSafe),
             ("(ls) < /etc/passwd", NotSafe),
             // A program asked about itself, beside what it would do otherwise: floors and
-            // wrappers are not lifted by the flag, nor is anything more on the command.
-            ("rm --help", Destructive),
+            // wrappers are not lifted by the flag (but for coreutils' own `--help` and
+            // `--version` alone), nor is anything more on the command.
+            ("rm --help x", Destructive),
+            ("rm -- --help", Destructive),
+            ("rm -help", Destructive),
+            ("rm --he", Destructive),
+            ("mv --version a b", Destructive),
+            ("rm --help > out.txt", Destructive),
             ("shutdown --help", Destructive),
             ("reboot --version", Destructive),
             ("rm version", Destructive),

@@ -17,7 +17,9 @@
 //! A subcommand word is a plain lowercase word, never a path or a pattern, so none of these
 //! forms names a file. Programs the rules know as destructive whatever their words (`rm`,
 //! `reboot`) and wrappers that run the command after them (`sudo`, `timeout`) are never
-//! judged here: a floor is not lifted by a flag, and a wrapper's words are a command.
+//! judged here: a floor is not lifted by a flag, and a wrapper's words are a command. (The
+//! coreutils on a floor answer `--help` and `--version` alone before anything else; the
+//! registry lifts that one form for them, see `Program::answers_standard_options`.)
 //! A form a program's own rule already finds destructive (`kubectl delete --help` is judged
 //! as `kubectl delete`) stays so: this only ever turns "not on the whitelist" into read-only.
 

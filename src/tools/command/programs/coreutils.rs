@@ -338,25 +338,29 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["uniq"], Rule::Judge(uniq_rule)),
     Program::new(&["date"], Rule::Judge(date_rule)),
     Program::new(&["test", "["], Rule::Judge(test_rule)),
-    Program::new(&["rm"], Rule::Destroys("deletes files")),
-    Program::new(&["rmdir"], Rule::Destroys("removes directories")),
-    Program::new(&["unlink"], Rule::Destroys("deletes a file")),
+    Program::new(&["rm"], Rule::Destroys("deletes files")).answering_standard_options(),
+    Program::new(&["rmdir"], Rule::Destroys("removes directories")).answering_standard_options(),
+    Program::new(&["unlink"], Rule::Destroys("deletes a file")).answering_standard_options(),
     Program::new(
         &["shred"],
         Rule::Destroys("overwrites files to destroy their contents"),
-    ),
+    )
+    .answering_standard_options(),
     Program::new(
         &["dd"],
         Rule::Destroys("copies raw data and can overwrite files and whole disks"),
-    ),
+    )
+    .answering_standard_options(),
     Program::new(
         &["truncate"],
         Rule::Destroys("cuts files to a new size, discarding their data"),
-    ),
+    )
+    .answering_standard_options(),
     Program::new(
         &["mv"],
         Rule::Destroys("moves files, removing the old name and possibly replacing the target"),
-    ),
+    )
+    .answering_standard_options(),
     Program::new(
         &["chmod", "chown", "chgrp"],
         Rule::Judge(|_, call| recursive_permissions(call.program, call.args)),

@@ -110,6 +110,10 @@ struct Program {
     /// sees its own processes alone (a view with a private `/proc`), so the runner refuses
     /// it without a click where lines share the machine's `/proc`.
     lists_processes: bool,
+    /// A program of GNU coreutils on a floor (`rm`, `mv`): `--help` or `--version` alone is
+    /// read by its option parser first, printed, and nothing else happens, so that form is
+    /// read-only although every other form is destructive.
+    answers_standard_options: bool,
 }
 
 impl Program {
@@ -119,6 +123,14 @@ impl Program {
             rule,
             runs_code: false,
             lists_processes: false,
+            answers_standard_options: false,
+        }
+    }
+
+    const fn answering_standard_options(self) -> Self {
+        Self {
+            answers_standard_options: true,
+            ..self
         }
     }
 
@@ -200,6 +212,13 @@ pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Jud
         Some(Rule::Subcommands(table)) => subcommands::judge(walker, invocation, table),
         Some(Rule::Judge(judge)) => judge(walker, invocation),
     };
+    if registered.is_some_and(|p| p.answers_standard_options)
+        && let [only] = invocation.args
+        && matches!(only.text(), Some("--help" | "--version"))
+        && only.pattern.is_none()
+    {
+        return Judgement::whitelisted();
+    }
     // A program asked only about itself: what its own rule left unknown is read-only. A
     // floor (`Destroys`), a wrapper's command and a destructive verdict are never lifted.
     let liftable = !matches!(
