@@ -1,7 +1,8 @@
 //! Programs that read documents and data files and print what they find or convert: `pandoc`
 //! (to its output), `xmlstarlet` (its querying subcommands), the csvkit readers (`csvlook`,
 //! `csvcut`, `csvstat`, ...), `xsv`, `datamash`, `htmlq`, `units`, `hexyl`, groff and its
-//! preprocessors (`tbl`, `pic`, `eqn`), and the archive listers `7z l` and `unrar l`.
+//! preprocessors (`tbl`, `pic`, `eqn`), the PDF readers `pdftk ... dump_data` and `mutool
+//! info`/`pages`/`show`, and the archive listers `7z l` and `unrar l`.
 //!
 //! What would make one write or run something is refused: `pandoc -o` writes a file and
 //! its filters (`--lua-filter`, `--filter`, `--pdf-engine`, a defaults file) run programs;
@@ -16,7 +17,7 @@ use super::subcommands::{SUBCOMMANDS, Subcommands, Verb};
 use super::table::{self, Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, refuse_urls};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
-use crate::tools::command::options::Spec;
+use crate::tools::command::options::{self, Spec};
 use crate::tools::command::words::shown_words;
 
 /// The programs of this family and their rules.
@@ -206,6 +207,8 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["ffprobe"], Rule::Judge(ffprobe)),
     Program::new(&["7z", "7za", "7zr", "7zz"], Rule::Subcommands(&SEVEN_ZIP)),
     Program::new(&["zip"], Rule::Judge(zip_show)),
+    Program::new(&["pdftk", "pdftk-java"], Rule::Judge(pdftk)),
+    Program::new(&["mutool"], Rule::Subcommands(&MUTOOL)),
     Program::new(&["cabextract"], Rule::Judge(cabextract)),
     Program::new(&["ar"], Rule::Judge(ar)),
     Program::new(&["dpkg-deb"], Rule::Judge(dpkg_deb)),
@@ -621,6 +624,101 @@ const UNRAR: Subcommands = Subcommands {
     ..SUBCOMMANDS
 };
 
+/// `mutool info`, `pages` and `show` print what a PDF holds (`-p` is its password);
+/// `show -o` writes it to a file. Every other tool writes a document, and `run` runs a
+/// script.
+const MUTOOL: Subcommands = Subcommands {
+    verbs: &[
+        Verb::reads(
+            &["info", "pages"],
+            &Table {
+                spec: Spec::values("p", &[]),
+                ..TABLE
+            },
+        ),
+        Verb::judged(&["show"], mutool_show),
+    ],
+    ..SUBCOMMANDS
+};
+
+/// `mutool show [-p PASSWORD] [-o FILE] FILE [WHAT...]`: after the file come object
+/// numbers and paths inside the document (`trailer`, `pages/1`), not files.
+fn mutool_show(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const SHOW: Table = Table {
+        spec: Spec::values("po", &[]),
+        operands: Operands::Text,
+        refused: &[OUTPUT_FILE],
+        ..TABLE
+    };
+    let mut judgement = table::judge(walker, call, &SHOW);
+    let items = options::parse(call.args, &SHOW.spec);
+    match options::operands(&items).first().map(|a| a.text()) {
+        Some(Some(file)) => walker.check_path(&mut judgement, "mutool show", file),
+        Some(None) => {
+            judgement.unknown("`mutool show` is given a file only known when the line runs")
+        }
+        None => {}
+    }
+    judgement
+}
+
+/// The operations of pdftk that only print the document's data.
+const PDFTK_DUMPS: &[&str] = &[
+    "dump_data",
+    "dump_data_utf8",
+    "dump_data_fields",
+    "dump_data_fields_utf8",
+    "dump_data_annots",
+];
+
+/// `pdftk FILE... dump_data` (and its siblings) prints the documents' metadata, fields or
+/// annotations, to the output or to `output -`. With `output FILE` it writes the file, and
+/// `burst` and `unpack_files` write a file per page or attachment; any other operation
+/// builds a new document and waits.
+fn pdftk(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let program = invocation.program;
+    let Some(words) = shown_words(invocation.args) else {
+        return Judgement::other(format!(
+            "`{program}` is given words only known when the line runs"
+        ));
+    };
+    let lowered: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let writes = lowered
+        .iter()
+        .position(|w| w == "output")
+        .is_some_and(|at| lowered.get(at + 1).is_none_or(|file| file != "-"));
+    if writes || lowered.iter().any(|w| w == "burst" || w == "unpack_files") {
+        return Judgement::destroys(format!(
+            "`{program}` writes the documents it makes to files"
+        ));
+    }
+    let Some(at) = lowered
+        .iter()
+        .position(|w| PDFTK_DUMPS.contains(&w.as_str()))
+    else {
+        return Judgement::not_whitelisted(program);
+    };
+    let after_fine = match &lowered[at + 1..] {
+        [] => true,
+        [output, dash] => output == "output" && dash == "-",
+        _ => false,
+    };
+    if at == 0 || !after_fine {
+        return Judgement::not_whitelisted(program);
+    }
+    let mut judgement = Judgement::whitelisted();
+    for input in &words[..at] {
+        if input.contains('=') || input.starts_with('-') {
+            judgement.unknown(format!(
+                "`{program} {input}` is read here only as a file name"
+            ));
+        } else {
+            walker.check_path(&mut judgement, program, input);
+        }
+    }
+    judgement
+}
+
 const EXTRACTS: &str = "extracts the archive's files, writing over files of the same names";
 
 /// `zip -sf ARCHIVE` (`--show-files`) lists an archive's entries; every other form of `zip`
@@ -735,6 +833,22 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("zip -sf notes.txt", Safe),
+            ("pdftk notes.txt dump_data", Safe),
+            ("pdftk notes.txt dump_data_fields_utf8 output -", Safe),
+            ("pdftk notes.txt dump_data output meta.txt", Destructive),
+            ("pdftk notes.txt burst", Destructive),
+            ("pdftk notes.txt cat 1-3 output out.pdf", Destructive),
+            ("pdftk notes.txt cat 1-3", Unknown),
+            ("pdftk /etc/x.pdf dump_data", Unknown),
+            ("pdftk A=notes.txt dump_data", Unknown),
+            ("pdftk notes.txt dump_data $MORE", Unknown),
+            ("mutool info notes.txt", Safe),
+            ("mutool show notes.txt trailer", Safe),
+            ("mutool show -o out.txt notes.txt trailer", Destructive),
+            ("mutool info /etc/x.pdf", Unknown),
+            ("mutool show /etc/x.pdf trailer", Unknown),
+            ("mutool clean notes.txt out.pdf", Unknown),
+            ("mutool run script.js", Unknown),
             ("zip --show-files notes.txt", Safe),
             ("zip -sf /etc/x.zip", Unknown),
             // A glob may name several archives, or a file named like an option.

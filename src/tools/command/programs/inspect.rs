@@ -1,5 +1,6 @@
 //! Programs that show what files hold or how they differ, other than coreutils: `diff`,
-//! `cmp`, `file`, `hexdump`, `tree`, and the readers of patches (`diffstat`, patchutils'
+//! `cmp`, `file`, `hexdump`, `tree`, `ogginfo`, the fuzzy and recursive hashers (`ssdeep`,
+//! `hashdeep`, `md5deep`, ...), and the readers of patches (`diffstat`, patchutils'
 //! `lsdiff`, `filterdiff`, `grepdiff`, `interdiff`) as [`Table`] rows; `xxd` (whose second file operand is
 //! written) and `jq` (whose filter may read the environment or load modules) with rules of
 //! their own.
@@ -67,6 +68,41 @@ pub(super) const PROGRAMS: &[Program] = &[
                     "sort-paths",
                 ],
             ),
+            ..TABLE
+        }),
+    ),
+    // What an Ogg or Opus stream holds, checked; neither has an option that writes.
+    Program::new(&["ogginfo", "opusinfo"], Rule::Table(&TABLE)),
+    Program::new(
+        // Fuzzy hashes of files, or matches against a file of known ones (`-m`, `-k`).
+        &["ssdeep"],
+        Rule::Table(&Table {
+            spec: Spec::values("mkt", &[]),
+            path_options: &["m", "k"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Recursive hashes of files, matched against files of known hashes (`-m`, `-x`,
+        // `-k`, ...); `-W` writes the output to a file, and `-f` reads the names of the
+        // files to hash from a file.
+        &[
+            "hashdeep",
+            "md5deep",
+            "sha1deep",
+            "sha256deep",
+            "tigerdeep",
+            "whirlpooldeep",
+        ],
+        Rule::Table(&Table {
+            spec: Spec::values("mMxXaAjiIopWfkc", &[]),
+            path_options: &["m", "M", "x", "X", "k", "f"],
+            names_from: &["f"],
+            refused: &[Refusal {
+                options: &["W"],
+                effect: Effect::Writes,
+                what: "writes its output to a file, replacing it",
+            }],
             ..TABLE
         }),
     ),
@@ -383,6 +419,14 @@ mod tests {
         check_in_workspace(&[
             ("uchardet notes.txt", Safe),
             ("diffstat -p1 fix.patch", Safe),
+            ("ogginfo notes.txt", Safe),
+            ("ssdeep -r src", Safe),
+            ("ssdeep -m known.txt notes.txt", Safe),
+            ("ssdeep -m /etc/known notes.txt", Unknown),
+            ("hashdeep -r -c sha256 src", Safe),
+            ("md5deep -r -x known.txt src", Safe),
+            ("sha256deep -W out.txt -r src", Destructive),
+            ("find . -type f | md5deep -f -", Unknown),
             ("git diff | diffstat -C -w 60", Safe),
             ("diffstat -o out.txt fix.patch", Destructive),
             ("diffstat -e err.txt fix.patch", Destructive),

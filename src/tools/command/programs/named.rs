@@ -15,6 +15,12 @@
 //! - `cloc`: counts lines of code; `--out`, `--report-file`, `--sql`, `--strip-comments` and
 //!   `--write-lang-def` write files, and `--vcs`, `--git` and `--config` (a file of more
 //!   options) wait.
+//! - Media tags and checks: `id3v2 -l`, `mp3info`, `vorbiscomment -l`, `metaflac --list`
+//!   and `--show-*`, `pngcheck`, `jpeginfo`, `gifsicle --info`: each option that sets,
+//!   removes, extracts or rewrites (`id3v2 -D`, `pngcheck -x`, `jpeginfo -d`, `gifsicle
+//!   -b`) writes; any other option waits.
+//! - `fdupes`/`jdupes`: list duplicate files; `-d` deletes them, `-L`/`-l`/`-B` replace
+//!   them with links, `--log` writes.
 //! - `mediainfo`: describes media files; `--LogFile` writes, and an output template read
 //!   from a file (`--Output=file://x`) is checked like a path.
 
@@ -37,7 +43,282 @@ pub(super) const PROGRAMS: &[Program] = &[
         Rule::Judge(|w, call| judge(w, call, &MEDIAINFO)),
     ),
     Program::new(&["cloc"], Rule::Judge(|w, call| judge(w, call, &CLOC))),
+    Program::new(&["id3v2"], Rule::Judge(|w, call| judge(w, call, &ID3V2))),
+    Program::new(
+        &["mp3info"],
+        Rule::Judge(|w, call| judge(w, call, &MP3INFO)),
+    ),
+    Program::new(
+        &["vorbiscomment"],
+        Rule::Judge(|w, call| judge(w, call, &VORBISCOMMENT)),
+    ),
+    Program::new(
+        &["metaflac"],
+        Rule::Judge(|w, call| judge(w, call, &METAFLAC)),
+    ),
+    Program::new(
+        &["pngcheck"],
+        Rule::Judge(|w, call| judge(w, call, &PNGCHECK)),
+    ),
+    Program::new(
+        &["jpeginfo"],
+        Rule::Judge(|w, call| judge(w, call, &JPEGINFO)),
+    ),
+    Program::new(
+        &["gifsicle"],
+        Rule::Judge(|w, call| judge(w, call, &GIFSICLE)),
+    ),
+    Program::new(
+        &["fdupes", "jdupes"],
+        Rule::Judge(|w, call| judge(w, call, &DUPES)),
+    ),
 ];
+
+/// id3v2: lists an MP3's tags (`-l`) or the frames and genres it knows; every option that
+/// sets, converts or deletes tags rewrites the file.
+const ID3V2: Named = Named {
+    flags: &[
+        "l",
+        "list",
+        "R",
+        "list-rfc822",
+        "L",
+        "list-genres",
+        "f",
+        "list-frames",
+        "v",
+        "version",
+        "h",
+        "help",
+    ],
+    writes: &[
+        "a",
+        "artist",
+        "A",
+        "album",
+        "t",
+        "song",
+        "c",
+        "comment",
+        "g",
+        "genre",
+        "y",
+        "year",
+        "T",
+        "track",
+        "d",
+        "delete-v2",
+        "s",
+        "delete-v1",
+        "D",
+        "delete-all",
+        "C",
+        "convert",
+        "r",
+        "remove-frame",
+    ],
+    ..NAMED
+};
+
+/// mp3info: prints an MP3's tag and, with `-x`, its technical details (`-p` a format of
+/// them); the options that set a tag field or delete the tag rewrite the file.
+const MP3INFO: Named = Named {
+    flags: &["x", "F", "G", "h", "v"],
+    values: &["p", "r"],
+    writes: &["t", "a", "l", "y", "c", "g", "n", "d"],
+    ..NAMED
+};
+
+/// vorbiscomment: lists an Ogg file's comments (the default, `-l`); `-w` and `-a` write
+/// them, `-t`/`-d` add or remove one, and `-c` names a file they are written to.
+const VORBISCOMMENT: Named = Named {
+    flags: &[
+        "l", "list", "R", "raw", "e", "escapes", "q", "quiet", "h", "help", "V", "version",
+    ],
+    writes: &[
+        "w",
+        "write",
+        "a",
+        "append",
+        "c",
+        "commentfile",
+        "t",
+        "tag",
+        "d",
+        "rm",
+    ],
+    ..NAMED
+};
+
+/// metaflac: the `--list` and `--show-*` forms print a FLAC file's metadata; every form
+/// that sets, imports, exports or removes metadata writes a file.
+const METAFLAC: Named = Named {
+    flags: &[
+        "list",
+        "show-md5sum",
+        "show-min-blocksize",
+        "show-max-blocksize",
+        "show-min-framesize",
+        "show-max-framesize",
+        "show-sample-rate",
+        "show-channels",
+        "show-bps",
+        "show-total-samples",
+        "show-vendor-tag",
+        "show-all-tags",
+        "no-utf8-convert",
+        "with-filename",
+        "no-filename",
+        "version",
+        "help",
+    ],
+    values: &[
+        "show-tag",
+        "block-number",
+        "block-type",
+        "except-block-type",
+        "application-data-format",
+        "data-format",
+    ],
+    writes: &[
+        "set-tag",
+        "set-tag-from-file",
+        "remove-tag",
+        "remove-first-tag",
+        "remove-all-tags",
+        "remove-all",
+        "remove",
+        "remove-replay-gain",
+        "import-tags-from",
+        "export-tags-to",
+        "import-cuesheet-from",
+        "export-cuesheet-to",
+        "import-picture-from",
+        "export-picture-to",
+        "add-seekpoint",
+        "add-replay-gain",
+        "scan-replay-gain",
+        "add-padding",
+        "set-md5sum",
+        "set-min-blocksize",
+        "set-max-blocksize",
+        "set-min-framesize",
+        "set-max-framesize",
+        "set-sample-rate",
+        "set-channels",
+        "set-bps",
+        "set-total-samples",
+        "sort-padding",
+        "merge-padding",
+        "dont-use-padding",
+        "preserve-modtime",
+    ],
+    ..NAMED
+};
+
+/// pngcheck: checks PNG files and prints their chunks; `-x` extracts the images it finds
+/// into new files.
+const PNGCHECK: Named = Named {
+    flags: &["7", "c", "f", "p", "q", "s", "t", "v", "vv", "w", "h"],
+    writes: &["x"],
+    ..NAMED
+};
+
+/// jpeginfo: checks JPEG files and prints what they are; `-d` deletes the broken ones.
+const JPEGINFO: Named = Named {
+    flags: &[
+        "c", "check", "i", "info", "l", "lsstyle", "q", "quiet", "v", "verbose", "h", "help",
+    ],
+    writes: &["d", "delete"],
+    ..NAMED
+};
+
+/// gifsicle: with `--info` (`-I`) it prints what a GIF holds instead of the GIF; `-b`
+/// rewrites the files in place and `-o` writes one. Any other option transforms the image
+/// and waits.
+const GIFSICLE: Named = Named {
+    flags: &[
+        "I",
+        "info",
+        "sinfo",
+        "size-info",
+        "cinfo",
+        "color-info",
+        "xinfo",
+        "extension-info",
+        "h",
+        "help",
+        "version",
+    ],
+    writes: &["b", "batch", "o", "output"],
+    ..NAMED
+};
+
+/// fdupes and jdupes: list duplicate files; `-d` deletes them, and jdupes' `-L`, `-l` and
+/// `-B` replace them with links or shared extents. `--log` writes a file.
+const DUPES: Named = Named {
+    flags: &[
+        "r",
+        "recurse",
+        "R",
+        "recurse:",
+        "s",
+        "symlinks",
+        "H",
+        "hardlinks",
+        "n",
+        "noempty",
+        "A",
+        "nohidden",
+        "S",
+        "size",
+        "m",
+        "summarize",
+        "q",
+        "quiet",
+        "1",
+        "sameline",
+        "f",
+        "omitfirst",
+        "t",
+        "time",
+        "i",
+        "reverse",
+        "p",
+        "permissions",
+        "0",
+        "print-null",
+        "j",
+        "json",
+        "Q",
+        "quick",
+        "z",
+        "zero-match",
+        "h",
+        "help",
+        "v",
+        "version",
+    ],
+    values: &["o", "order"],
+    writes: &[
+        "d",
+        "delete",
+        "I",
+        "immediate",
+        "N",
+        "noprompt",
+        "L",
+        "link-hard",
+        "linkhard",
+        "l",
+        "link-soft",
+        "linksoft",
+        "B",
+        "dedupe",
+        "log",
+    ],
+    ..NAMED
+};
 
 /// How one program's word options read.
 struct Named {
@@ -410,6 +691,39 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("id3v2 -l notes.txt", Safe),
+            ("id3v2 --list-genres", Safe),
+            ("id3v2 --delete-v2 notes.txt", Destructive),
+            ("id3v2 -a Someone notes.txt", Destructive),
+            ("id3v2 --TIT2 x notes.txt", Unknown),
+            ("mp3info -x -p '%a - %t' notes.txt", Safe),
+            ("mp3info -d notes.txt", Destructive),
+            ("mp3info -t Title notes.txt", Destructive),
+            ("vorbiscomment -l notes.txt", Safe),
+            ("vorbiscomment notes.txt", Safe),
+            ("vorbiscomment -w -t ARTIST=x notes.txt", Destructive),
+            ("vorbiscomment -l -c out.txt notes.txt", Destructive),
+            ("metaflac --list notes.txt", Safe),
+            (
+                "metaflac --show-tag=ARTIST --show-sample-rate notes.txt",
+                Safe,
+            ),
+            ("metaflac --remove-all-tags notes.txt", Destructive),
+            ("metaflac --export-tags-to=out.txt notes.txt", Destructive),
+            ("metaflac --list /etc/x.flac", Unknown),
+            ("pngcheck -v notes.txt", Safe),
+            ("pngcheck -x notes.txt", Destructive),
+            ("jpeginfo -c notes.txt", Safe),
+            ("jpeginfo -c -d notes.txt", Destructive),
+            ("gifsicle --info notes.txt", Safe),
+            ("gifsicle -b -O2 notes.txt", Destructive),
+            ("gifsicle --resize 10x10 notes.txt", Unknown),
+            ("fdupes -r .", Safe),
+            ("jdupes -r -S src", Safe),
+            ("fdupes -rdN .", Unknown),
+            ("fdupes -r -d -N .", Destructive),
+            ("jdupes -L -r .", Destructive),
+            ("fdupes -r /etc", Unknown),
             ("xmllint --noout notes.txt", Safe),
             ("xmllint --format notes.txt", Safe),
             ("xmllint -noout -valid notes.txt", Safe),

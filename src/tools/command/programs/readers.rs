@@ -256,7 +256,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         &[
             "free", "nproc", "uptime", "cal", "ncal", "arch", "getconf", "locale", "tty",
             "logname", "vmstat", "lsblk", "lsmem", "sleep", "yes", "factor", "groups", "lsmod",
-            "iostat", "mpstat",
+            "iostat", "mpstat", "hostid",
         ],
         Rule::Table(&Table {
             spec: Spec::values(
@@ -843,6 +843,7 @@ mod tests {
             ("free -h", Safe),
             ("nproc", Safe),
             ("lscpu", Safe),
+            ("hostid", Safe),
             ("lsb_release -a", Safe),
             ("modinfo ext4", Safe),
             ("cat notes.txt | ts '%H:%M:%S'", Safe),
