@@ -1,6 +1,8 @@
 //! Formatters and linters in the modes where they only report: `gofmt -l`, `rustfmt --check`,
 //! `black --check`, `isort --diff`, `clang-format` (which prints by default), `shfmt -d`,
-//! `autopep8`, `yapf`, and the checkers that never write (`shellcheck`, `yamllint`); with
+//! `autopep8`, `yapf`, `ruff format --check`, `ruff check --no-fix`, `pg_format`,
+//! `sqlformat`, and the checkers that never write (`shellcheck`, `yamllint`, `hadolint`,
+//! `typos` without `-w`); with
 //! them the text tools that print what they convert or find (`nkf`, `lexgrog`,
 //! `llvm-strings`) and `jar t`, which lists an archive.
 //!
@@ -11,7 +13,8 @@
 //! `eslint`, `pylint`, `flake8` and `mypy`, whose configuration may name plugins to load,
 //! are not here).
 
-use super::table::{self, Effect, Refusal, TABLE, Table, check_paths};
+use super::subcommands::{SUBCOMMANDS, Subcommands, Verb};
+use super::table::{self, Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, check_paths};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::{self, Item, Spec};
@@ -23,6 +26,127 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["black"], Rule::Judge(black)),
     Program::new(&["isort"], Rule::Judge(isort)),
     Program::new(&["clang-format"], Rule::Judge(clang_format)),
+    Program::new(&["ruff"], Rule::Subcommands(&RUFF)),
+    Program::new(
+        // Lints Dockerfiles; its configuration file is data.
+        &["hadolint"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "cft",
+                &[
+                    "config",
+                    "format",
+                    "failure-threshold",
+                    "error",
+                    "warning",
+                    "info",
+                    "style",
+                    "ignore",
+                    "trusted-registry",
+                    "require-label",
+                    "file-path-in-report",
+                ],
+            ),
+            path_options: &["c", "config"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Finds misspellings; `-w` corrects them in place, `--dump-config` writes the
+        // configuration to a file, and `--file-list` reads the names of the files.
+        &["typos"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "cj",
+                &[
+                    "config",
+                    "format",
+                    "exclude",
+                    "locale",
+                    "file-list",
+                    "threads",
+                    "color",
+                    "dump-config",
+                    "type",
+                    "type-add",
+                ],
+            ),
+            path_options: &["c", "config", "file-list"],
+            names_from: &["file-list"],
+            refused: &[
+                Refusal {
+                    options: &["w", "write-changes"],
+                    effect: Effect::Writes,
+                    what: "corrects the misspellings in place",
+                },
+                Refusal {
+                    options: &["dump-config"],
+                    effect: Effect::Writes,
+                    what: "writes the configuration to a file",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Pretty-prints SQL: pgFormatter (`-i` rewrites the files in place) and sqlparse's
+        // `sqlformat`.
+        &["pg_format"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "cfFmopsSuUwW",
+                &[
+                    "config",
+                    "function-case",
+                    "format",
+                    "maxlength",
+                    "output",
+                    "placeholder",
+                    "spaces",
+                    "separator",
+                    "keyword-case",
+                    "type-case",
+                    "wrap-limit",
+                    "wrap-after",
+                    "extra-function",
+                    "extra-keyword",
+                ],
+            ),
+            path_options: &["c", "config", "extra-function", "extra-keyword"],
+            refused: &[
+                OUTPUT_FILE,
+                Refusal {
+                    options: &["i", "inplace"],
+                    effect: Effect::Writes,
+                    what: "rewrites the files in place",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["sqlformat"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "okil",
+                &[
+                    "outfile",
+                    "keywords",
+                    "identifiers",
+                    "language",
+                    "encoding",
+                    "indent_width",
+                    "wrap_after",
+                ],
+            ),
+            refused: &[Refusal {
+                options: &["o", "outfile"],
+                effect: Effect::Writes,
+                what: "writes the formatted SQL to a file, replacing it",
+            }],
+            ..TABLE
+        }),
+    ),
     Program::new(
         &["shfmt"],
         Rule::Table(&Table {
@@ -150,6 +274,98 @@ fn indent(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     }
     check_paths(walker, &mut judgement, "indent", &files);
     judgement
+}
+
+/// `ruff format --check`/`--diff` and `ruff check --no-fix`/`--diff` report; `ruff format`
+/// alone and `ruff check --fix` rewrite the files. `ruff check` alone applies the fixes when
+/// the project's configuration says `fix = true`, so it waits. `rule`, `linter` and
+/// `version` print what ruff knows. `--config` may be a file outside the workspace or a
+/// setting, and waits.
+const RUFF: Subcommands = Subcommands {
+    verbs: &[
+        Verb::judged(&["format"], |walker, call| {
+            if !has_option(call, &["check", "diff"]) {
+                return Judgement::destroys("`ruff format` rewrites the files in place");
+            }
+            table::judge(walker, call, &RUFF_REPORT)
+        }),
+        Verb::judged(&["check"], |walker, call| {
+            if has_option(call, &["fix", "unsafe-fixes", "add-noqa"]) {
+                return Judgement::destroys("`ruff check --fix` rewrites the files in place");
+            }
+            if !has_option(call, &["no-fix", "diff"]) {
+                return Judgement::other(
+                    "`ruff check` fixes the files in place when the project's configuration says `fix = true`; `--no-fix` or `--diff` only report",
+                );
+            }
+            table::judge(walker, call, &RUFF_REPORT)
+        }),
+        Verb::reads(
+            &["rule", "linter", "version"],
+            &Table {
+                spec: Spec::values("", &["output-format"]),
+                operands: Operands::Text,
+                ..TABLE
+            },
+        ),
+    ],
+    ..SUBCOMMANDS
+};
+
+/// The reporting forms of `ruff check` and `ruff format`.
+const RUFF_REPORT: Table = Table {
+    spec: Spec::values(
+        "eo",
+        &[
+            "config",
+            "select",
+            "ignore",
+            "extend-select",
+            "extend-ignore",
+            "per-file-ignores",
+            "exclude",
+            "extend-exclude",
+            "output-format",
+            "output-file",
+            "target-version",
+            "line-length",
+            "stdin-filename",
+            "cache-dir",
+            "fixable",
+            "unfixable",
+            "range",
+        ],
+    ),
+    refused: &[
+        Refusal {
+            options: &["o", "output-file"],
+            effect: Effect::Writes,
+            what: "writes the report to a file, replacing it",
+        },
+        Refusal {
+            options: &["config", "cache-dir"],
+            effect: Effect::Unsafe,
+            what: "takes a configuration file or setting not read here",
+        },
+        Refusal {
+            options: &["watch"],
+            effect: Effect::Unsafe,
+            what: "runs until stopped",
+        },
+    ],
+    ..TABLE
+};
+
+/// Whether the call names one of the long options (exactly, or abbreviated as getopt
+/// reads them); a word only known when the line runs may be any.
+fn has_option(call: &Invocation<'_>, names: &[&str]) -> bool {
+    call.args.iter().any(|arg| match arg.text() {
+        Some(text) => text.strip_prefix("--").is_some_and(|name| {
+            let name = name.split_once('=').map_or(name, |(n, _)| n);
+            names.iter().any(|known| options::long_matches(name, known))
+        }),
+        None => true,
+    })
 }
 
 const IN_PLACE_W: Refusal = Refusal {
@@ -458,6 +674,35 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("ruff format --check src", Safe),
+            ("ruff format --diff notes.txt", Safe),
+            ("ruff check --no-fix src", Safe),
+            ("ruff check --diff --select E501 src", Safe),
+            ("ruff rule E501", Safe),
+            ("ruff format src", Destructive),
+            ("ruff check --fix src", Destructive),
+            ("ruff check --no-fix --fix src", Destructive),
+            ("ruff check src", Unknown),
+            ("ruff check --no-fix -o report.txt src", Destructive),
+            ("ruff check --no-fix --config /etc/ruff.toml src", Unknown),
+            ("ruff check --no-fix /etc", Unknown),
+            ("ruff format --check $OPT src", Destructive),
+            ("hadolint Dockerfile", Safe),
+            (
+                "hadolint --ignore DL3008 -c .hadolint.yaml Dockerfile",
+                Safe,
+            ),
+            ("hadolint -c /etc/hadolint.yaml Dockerfile", Unknown),
+            ("typos", Safe),
+            ("typos --diff src", Safe),
+            ("typos -w src", Destructive),
+            ("typos --dump-config out.toml", Destructive),
+            ("pg_format query.sql", Safe),
+            ("pg_format -u 2 -s 4 query.sql", Safe),
+            ("pg_format -i query.sql", Destructive),
+            ("pg_format -o out.sql query.sql", Destructive),
+            ("sqlformat -r -k upper query.sql", Safe),
+            ("sqlformat -o out.sql query.sql", Destructive),
             ("gofmt -l .", Safe),
             ("gofmt -d main.go", Safe),
             ("gofmt -s main.go", Safe),

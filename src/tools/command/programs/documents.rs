@@ -2,7 +2,9 @@
 //! (to its output), `xmlstarlet` (its querying subcommands), the csvkit readers (`csvlook`,
 //! `csvcut`, `csvstat`, ...), `xsv`, `datamash`, `htmlq`, `units`, `hexyl`, groff and its
 //! preprocessors (`tbl`, `pic`, `eqn`), the PDF readers `pdftk ... dump_data` and `mutool
-//! info`/`pages`/`show`, and the archive listers `7z l` and `unrar l`.
+//! info`/`pages`/`show`, the configuration languages' evaluators (`jsonnet`, `cue
+//! eval`/`export`/`vet`, `dhall-to-json`, `kustomize build`), and the archive listers `7z l`
+//! and `unrar l`.
 //!
 //! What would make one write or run something is refused: `pandoc -o` writes a file and
 //! its filters (`--lua-filter`, `--filter`, `--pdf-engine`, a defaults file) run programs;
@@ -208,6 +210,51 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["7z", "7za", "7zr", "7zz"], Rule::Subcommands(&SEVEN_ZIP)),
     Program::new(&["zip"], Rule::Judge(zip_show)),
     Program::new(&["pdftk", "pdftk-java"], Rule::Judge(pdftk)),
+    Program::new(
+        // Evaluates a Jsonnet file (a language without effects) and prints the JSON; `-o`
+        // and `-m` write it to files. `-J` names a directory of libraries.
+        &["jsonnet"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "oJmVAts",
+                &[
+                    "output-file",
+                    "jpath",
+                    "multi",
+                    "ext-str",
+                    "ext-str-file",
+                    "ext-code",
+                    "ext-code-file",
+                    "tla-str",
+                    "tla-str-file",
+                    "tla-code",
+                    "tla-code-file",
+                    "max-trace",
+                    "max-stack",
+                ],
+            ),
+            path_options: &["J", "jpath"],
+            refused: &[Refusal {
+                options: &["o", "output-file", "m", "multi"],
+                effect: Effect::Writes,
+                what: "writes the result to files",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(&["cue"], Rule::Subcommands(&CUE)),
+    Program::new(
+        // Dhall (a language without effects but for reading what it imports) to JSON or
+        // YAML; `--output` writes a file.
+        &["dhall-to-json", "dhall-to-yaml", "dhall-to-yaml-ng"],
+        Rule::Table(&Table {
+            spec: Spec::values("", &["file", "output", "key", "value"]),
+            path_options: &["file"],
+            refused: &[OUTPUT_FILE],
+            ..TABLE
+        }),
+    ),
+    Program::new(&["kustomize"], Rule::Subcommands(&KUSTOMIZE)),
     Program::new(&["mutool"], Rule::Subcommands(&MUTOOL)),
     Program::new(&["cabextract"], Rule::Judge(cabextract)),
     Program::new(&["ar"], Rule::Judge(ar)),
@@ -662,6 +709,89 @@ fn mutool_show(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     judgement
 }
 
+/// `cue eval`, `export`, `vet` and `def` print or check the configuration; `-o` writes a
+/// file. `cue cmd` runs the commands a workflow declares, and `fmt`, `import` and `trim`
+/// rewrite files: none of them is here.
+const CUE: Subcommands = Subcommands {
+    verbs: &[Verb::reads(
+        &["eval", "export", "vet", "def"],
+        &Table {
+            spec: Spec::values(
+                "etlopd",
+                &[
+                    "expression",
+                    "inject",
+                    "path",
+                    "out",
+                    "outfile",
+                    "package",
+                    "schema",
+                ],
+            )
+            // Go's flags: `--out` is an option of its own, not `--outfile` abbreviated.
+            .exact(),
+            refused: &[Refusal {
+                options: &["o", "outfile"],
+                effect: Effect::Writes,
+                what: "writes the result to a file",
+            }],
+            ..TABLE
+        },
+    )],
+    ..SUBCOMMANDS
+};
+
+/// `kustomize build DIR` prints the resources it assembles; `-o` writes them to files, the
+/// plugin options run programs (`--enable-exec`, `--enable-helm`, `--helm-command`) or
+/// containers (`--mount`, `--network`), and a remote base (a URL) is fetched. Every other
+/// subcommand edits or creates a kustomization.
+const KUSTOMIZE: Subcommands = Subcommands {
+    verbs: &[Verb::judged(&["build"], |walker, call| {
+        const BUILD: Table = Table {
+            spec: Spec::values(
+                "o",
+                &[
+                    "output",
+                    "load-restrictor",
+                    "reorder",
+                    "helm-command",
+                    "mount",
+                    "env",
+                    "helm-api-versions",
+                    "helm-kube-version",
+                ],
+            ),
+            refused: &[
+                OUTPUT_FILE,
+                Refusal {
+                    options: &[
+                        "enable-exec",
+                        "enable-alpha-plugins",
+                        "enable-helm",
+                        "helm-command",
+                        "enable-star",
+                        "mount",
+                        "network",
+                        "env",
+                    ],
+                    effect: Effect::Unsafe,
+                    what: "runs plugins, programs or containers",
+                },
+                Refusal {
+                    options: &["load-restrictor"],
+                    effect: Effect::Unsafe,
+                    what: "may read files outside the kustomization's directory",
+                },
+            ],
+            ..TABLE
+        };
+        let mut judgement = table::judge(walker, call, &BUILD);
+        refuse_urls(&mut judgement, call);
+        judgement
+    })],
+    ..SUBCOMMANDS
+};
+
 /// The operations of pdftk that only print the document's data.
 const PDFTK_DUMPS: &[&str] = &[
     "dump_data",
@@ -833,6 +963,34 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("zip -sf notes.txt", Safe),
+            ("jsonnet notes.txt", Safe),
+            ("jsonnet -J lib --ext-str env=prod notes.txt", Safe),
+            ("jsonnet -o out.json notes.txt", Destructive),
+            ("jsonnet -m out notes.txt", Destructive),
+            ("jsonnet -J /etc notes.txt", Unknown),
+            ("cue eval notes.txt", Safe),
+            ("cue export -e config --out yaml notes.txt", Safe),
+            ("cue vet schema.cue notes.txt", Safe),
+            ("cue export -o out.json notes.txt", Destructive),
+            ("cue cmd deploy", Unknown),
+            ("cue fmt notes.txt", Unknown),
+            ("dhall-to-json --file notes.txt", Safe),
+            ("cat notes.txt | dhall-to-yaml", Safe),
+            (
+                "dhall-to-json --file notes.txt --output out.json",
+                Destructive,
+            ),
+            ("dhall-to-json --file /etc/x.dhall", Unknown),
+            ("kustomize build src", Safe),
+            ("kustomize build src -o out.yaml", Destructive),
+            ("kustomize build --enable-helm src", Unknown),
+            (
+                "kustomize build --enable-alpha-plugins --enable-exec src",
+                Unknown,
+            ),
+            ("kustomize build https://github.com/x/y//base", Unknown),
+            ("kustomize build /etc", Unknown),
+            ("kustomize edit set image x=y", Unknown),
             ("pdftk notes.txt dump_data", Safe),
             ("pdftk notes.txt dump_data_fields_utf8 output -", Safe),
             ("pdftk notes.txt dump_data output meta.txt", Destructive),

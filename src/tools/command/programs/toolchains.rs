@@ -337,6 +337,10 @@ const GO: Subcommands = Subcommands {
         Verb::reads(&["version"], &NAMES),
         Verb::nested(&["tool"], &GO_TOOL),
         Verb::destroys(&["clean"], "deletes build output, test or module caches"),
+        Verb::destroys(
+            &["fmt"],
+            "rewrites the package's files in place (`gofmt -l -w`)",
+        ),
     ],
     ..SUBCOMMANDS
 };
@@ -359,6 +363,7 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("gem list", Safe),
+            ("go fmt ./...", Destructive),
             ("rustc --print sysroot", Safe),
             ("rustc --print=cfg --target wasm32-unknown-unknown", Safe),
             ("rustc --print target-list --print host-tuple", Safe),
