@@ -71,8 +71,22 @@ pub(super) const PROGRAMS: &[Program] = &[
             ..TABLE
         }),
     ),
-    // What an Ogg or Opus stream holds, checked; neither has an option that writes.
-    Program::new(&["ogginfo", "opusinfo"], Rule::Table(&TABLE)),
+    // What an Ogg or Opus stream holds, checked; what a packet capture file holds
+    // (`capinfos`); the file capabilities of programs (`getcap`). None writes.
+    Program::new(
+        &["ogginfo", "opusinfo", "capinfos", "getcap"],
+        Rule::Table(&TABLE),
+    ),
+    Program::new(
+        // The processor's CPUID leaves, from the instruction or from a raw dump (`-f`).
+        &["cpuid"],
+        Rule::Table(&Table {
+            spec: Spec::values("flsC", &["file", "leaf", "subleaf", "cpu"]),
+            path_options: &["f", "file"],
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
     Program::new(
         // Fuzzy hashes of files, or matches against a file of known ones (`-m`, `-k`).
         &["ssdeep"],
@@ -420,6 +434,11 @@ mod tests {
             ("uchardet notes.txt", Safe),
             ("diffstat -p1 fix.patch", Safe),
             ("ogginfo notes.txt", Safe),
+            ("capinfos notes.txt", Safe),
+            ("getcap -r src", Safe),
+            ("getcap /usr/bin/ping", Safe),
+            ("cpuid -1 -l 7", Safe),
+            ("cpuid -f /etc/dump", Unknown),
             ("ssdeep -r src", Safe),
             ("ssdeep -m known.txt notes.txt", Safe),
             ("ssdeep -m /etc/known notes.txt", Unknown),

@@ -19,7 +19,7 @@ use super::table::{Effect, Operands, Refusal, TABLE, Table};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::Spec;
-use crate::tools::command::words::Arg;
+use crate::tools::command::words::{Arg, shown_words};
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
@@ -35,6 +35,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["port"], Rule::Subcommands(&PORT)),
     Program::new(&["go"], Rule::Subcommands(&GO)),
     Program::new(&["rustc"], Rule::Judge(rustc)),
+    Program::new(&["cmake"], Rule::Judge(cmake)),
     // When a Perl module entered the core distribution: module names and versions.
     Program::new(&["corelist"], Rule::Table(&NAMES)),
 ];
@@ -94,6 +95,82 @@ fn rustc(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
         Judgement::whitelisted()
     } else {
         Judgement::not_whitelisted(call.program)
+    }
+}
+
+/// `cmake --help-*`, which prints the documentation, and the commands of `cmake -E` that
+/// print or read (`capabilities`, `echo`, `environment`, the checksums, `cat`,
+/// `compare_files`). `-E rm`, `remove`, `remove_directory` and `rename` delete or move
+/// files; the other commands of `-E` write, or run a command (`env`, `time`, `chdir`), and
+/// configuring or building runs the project's own CMake code.
+fn cmake(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const LISTS: &[&str] = &[
+        "full",
+        "manual-list",
+        "command-list",
+        "commands",
+        "module-list",
+        "modules",
+        "policy-list",
+        "policies",
+        "property-list",
+        "properties",
+        "variable-list",
+        "variables",
+    ];
+    const TOPICS: &[&str] = &[
+        "manual", "command", "module", "policy", "property", "variable",
+    ];
+    const READS: &[&str] = &[
+        "md5sum",
+        "sha1sum",
+        "sha224sum",
+        "sha256sum",
+        "sha384sum",
+        "sha512sum",
+        "cat",
+        "compare_files",
+    ];
+    let Some(words) = shown_words(call.args) else {
+        return Judgement::not_whitelisted(call.program);
+    };
+    match words.as_slice() {
+        [help]
+            if help
+                .strip_prefix("--help-")
+                .is_some_and(|h| LISTS.contains(&h)) =>
+        {
+            Judgement::whitelisted()
+        }
+        [help, topic]
+            if help
+                .strip_prefix("--help-")
+                .is_some_and(|h| TOPICS.contains(&h))
+                && !topic.starts_with('-')
+                && !topic.contains('/') =>
+        {
+            Judgement::whitelisted()
+        }
+        ["-E", "rm" | "remove" | "remove_directory", ..] => {
+            Judgement::destroys("`cmake -E rm` deletes files")
+        }
+        ["-E", "rename", ..] => {
+            Judgement::destroys("`cmake -E rename` moves a file, replacing the target")
+        }
+        ["-E", "capabilities" | "environment" | "true" | "false"] => Judgement::whitelisted(),
+        ["-E", "echo" | "echo_append", ..] => Judgement::whitelisted(),
+        ["-E", command, files @ ..] if READS.contains(command) => {
+            let mut judgement = Judgement::whitelisted();
+            for file in files {
+                if file.starts_with('-') {
+                    judgement.unknown(format!("`cmake -E {command} {file}` is not read here"));
+                } else {
+                    walker.check_path(&mut judgement, "cmake -E", file);
+                }
+            }
+            judgement
+        }
+        _ => Judgement::not_whitelisted(call.program),
     }
 }
 
@@ -364,6 +441,19 @@ mod tests {
         check_in_workspace(&[
             ("gem list", Safe),
             ("go fmt ./...", Destructive),
+            ("cmake --help-command-list", Safe),
+            ("cmake --help-command add_executable", Safe),
+            ("cmake --help-command-list out.txt", Unknown),
+            ("cmake --help-command add_executable out.txt", Unknown),
+            ("cmake -E capabilities", Safe),
+            ("cmake -E sha256sum notes.txt", Safe),
+            ("cmake -E cat /etc/shadow", Unknown),
+            ("cmake -E rm -rf build", Destructive),
+            ("cmake -E remove_directory build", Destructive),
+            ("cmake -E env FOO=1 rm -rf x", Unknown),
+            ("cmake -S . -B build", Unknown),
+            ("cmake --build build", Unknown),
+            ("cmake --version", Safe),
             ("rustc --print sysroot", Safe),
             ("rustc --print=cfg --target wasm32-unknown-unknown", Safe),
             ("rustc --print target-list --print host-tuple", Safe),
