@@ -997,6 +997,39 @@ async fn questions_about_names_are_answered_without_a_shell() {
 }
 
 #[tokio::test]
+async fn builtins_that_report_answer_as_a_shell_of_the_line_would() {
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    let auto = Approval::Auto;
+    // The same words through a shell, confirmed, and planned without a click.
+    for (line, shell) in [
+        ("ulimit -n", "bash -c 'ulimit -n'"),
+        ("ulimit -a | grep -c .", "bash -c 'ulimit -a' | grep -c ."),
+        ("umask", "bash -c umask"),
+        ("umask -S", "bash -c 'umask -S'"),
+    ] {
+        let (planned, err, exit) = outputs(&t, line, &auto).await;
+        assert_eq!(exit, Exit::Code(0), "{line:?}: {err}");
+        let (through_shell, _, _) = outputs(&t, shell, &confirmed()).await;
+        assert_eq!(planned, through_shell, "{line:?}");
+        assert!(!planned.trim().is_empty(), "{line:?}");
+    }
+    let (out, _, _) = outputs(&t, "umask", &auto).await;
+    assert!(
+        out.len() == 5 && out.chars().take(4).all(|c| c.is_digit(8)),
+        "{out:?}"
+    );
+    let (out, _, _) = outputs(&t, "times | wc -l", &auto).await;
+    assert_eq!(out, "2\n");
+    let root = std::fs::canonicalize(&t.root).expect("canonical");
+    let (out, _, _) = outputs(&t, "dirs", &auto).await;
+    assert_eq!(out, format!("{}\n", root.display()));
+    // A word that would be shell text stays one argument of the builtin.
+    let (out, err, _) = outputs(&t, "ulimit -n; echo ran", &auto).await;
+    assert!(out.ends_with("ran\n"), "{out:?} {err:?}");
+}
+
+#[tokio::test]
 async fn without_a_click_cd_and_input_stay_inside_the_workspace() {
     let t = tool();
     std::fs::create_dir_all(&t.root).expect("mkdir");

@@ -326,6 +326,47 @@ pub(super) fn state_only(program: &str, args: &[&str]) -> bool {
     }
 }
 
+/// Builtins that only print what a shell of the line has, in the forms that change nothing
+/// ([`reports_only`]): `ulimit` without a value, `umask` without a mode, `times`, `dirs`.
+/// The plan runs each in a new `bash` (its words handed to the script as arguments, never
+/// read as shell text), whose limits, mask, times and directory are the line's, so the
+/// answer is the one a shell running the line would print.
+const REPORT_BUILTINS: &[&str] = &["ulimit", "umask", "times", "dirs"];
+
+/// Whether `program args` is a [`REPORT_BUILTINS`] form that only prints: `ulimit` with
+/// options and no value (`ulimit -a`, `ulimit -Hn`), `umask [-S] [-p]`, `times`, `dirs
+/// [-lpv]`.
+pub(super) fn reports_only(program: &str, args: &[&str]) -> bool {
+    let flags = |allowed: &str| {
+        args.iter().all(|word| {
+            word.len() > 1
+                && word.starts_with('-')
+                && word[1..].chars().all(|c| allowed.contains(c))
+        })
+    };
+    match program {
+        "ulimit" => flags("abcdefiklmnpqrstuvxPRTHS"),
+        "umask" => flags("Sp"),
+        "times" => args.is_empty(),
+        "dirs" => flags("lpv"),
+        _ => false,
+    }
+}
+
+/// The command that runs a [`REPORT_BUILTINS`] form: `bash -p -c 'builtin NAME "$@"' NAME
+/// ARGS...` (`-p`: no `BASH_ENV` and no functions from the environment).
+fn report_in_bash(words: Vec<Word>) -> Vec<Word> {
+    let name = words.first().map(|w| w.text.clone()).unwrap_or_default();
+    let mut planned = vec![
+        Word::literal("bash"),
+        Word::literal("-p"),
+        Word::literal("-c"),
+        Word::literal(format!("builtin {name} \"$@\"")),
+    ];
+    planned.extend(words);
+    planned
+}
+
 /// Whether a planned command is a shell-state builtin the runner performs itself.
 pub fn is_state_builtin(command: &SimpleCommand) -> bool {
     STATE_BUILTINS.contains(&command.program())
@@ -542,7 +583,8 @@ impl Planner {
         }
         let state = STATE_BUILTINS.contains(&program.text.as_str());
         let query = QUERY_PROGRAMS.contains(&program.text.as_str());
-        if is_shell_only_builtin(&program.text) && !state && !query {
+        let report = REPORT_BUILTINS.contains(&program.text.as_str());
+        if is_shell_only_builtin(&program.text) && !state && !query && !report {
             return Err(NeedsShell::Builtin(program.text));
         }
         planned.words.push(program);
@@ -571,6 +613,14 @@ impl Planner {
             {
                 return Err(NeedsShell::Builtin(argv[0].to_owned()));
             }
+        }
+        if report {
+            let argv = planned.argv();
+            let literal = planned.words.iter().all(|w| w.pattern.is_none());
+            if !(literal && planned.inputs.is_empty() && reports_only(argv[0], &argv[1..])) {
+                return Err(NeedsShell::Builtin(argv[0].to_owned()));
+            }
+            planned.words = report_in_bash(std::mem::take(&mut planned.words));
         }
         if state {
             let argv = planned.argv();
@@ -1129,6 +1179,43 @@ y"#
             let planned = plan(line).expect("plan");
             let names: Vec<_> = planned.commands().map(SimpleCommand::program).collect();
             assert_eq!(names, ["a", "b", "c", "d", "e"], "{line:?}");
+        }
+    }
+
+    #[test]
+    fn builtins_that_only_report_run_in_bash_with_their_words_as_arguments() {
+        let script = "builtin ulimit \"$@\"";
+        assert_eq!(
+            shape("ulimit -a | grep open"),
+            vec![vec![(
+                "",
+                vec![
+                    argv(&["bash", "-p", "-c", script, "ulimit", "-a"]),
+                    argv(&["grep", "open"]),
+                ]
+            )]]
+        );
+        for line in ["umask", "umask -S", "times", "dirs -v", "ulimit -Hn"] {
+            let planned = plan(line).unwrap_or_else(|| panic!("{line:?} should have a plan"));
+            let argv: Vec<&str> = planned.commands().flat_map(SimpleCommand::argv).collect();
+            assert_eq!(argv[..3], ["bash", "-p", "-c"], "{line:?}");
+        }
+        for line in [
+            "ulimit -n 4096",
+            "ulimit unlimited",
+            "umask 077",
+            "umask u-w",
+            "dirs -c",
+            "dirs +1",
+            "times x",
+            "ulimit -n*",
+        ] {
+            let program = line.split(' ').next().unwrap_or_default().to_owned();
+            assert_eq!(
+                plan_line(line),
+                Err(NeedsShell::Builtin(program)),
+                "{line:?}"
+            );
         }
     }
 

@@ -480,6 +480,11 @@ fn everyday_lines_run_without_a_click() {
             "java -showversion",
             "rm --help",
             "rmdir --version",
+            "ulimit -a",
+            "ulimit -Hn | cat",
+            "umask -S",
+            "times",
+            "dirs -v",
             "dd --help",
             "ssh -V",
             "psql -V",
@@ -638,6 +643,10 @@ fn their_dangerous_neighbours_still_wait() {
             // A program asked about itself, beside what it would do otherwise: floors and
             // wrappers are not lifted by the flag (but for coreutils' own `--help` and
             // `--version` alone), nor is anything more on the command.
+            ("ulimit -n 1 && ls", NotSafe),
+            ("umask 000", NotSafe),
+            ("ulimit -a > limits.txt", Destructive),
+            ("dirs -c", NotSafe),
             ("rm --help x", Destructive),
             ("rm -- --help", Destructive),
             ("rm -help", Destructive),

@@ -12,7 +12,7 @@ use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
 use crate::tools::command::names::Query;
 use crate::tools::command::options::{self, Spec};
-use crate::tools::command::plan::state_only;
+use crate::tools::command::plan::{reports_only, state_only};
 use crate::tools::command::words::{Arg, shown_words};
 
 /// The programs of this family and their rules.
@@ -38,6 +38,18 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(
         &["set", "unset", "jobs"],
         Rule::Judge(|_, call| shell_state(call)),
+    ),
+    Program::new(
+        // What a shell of the line has: its limits, file mask, times and directory, in the
+        // forms that set nothing (the plan runs them in a new bash).
+        &["ulimit", "umask", "times", "dirs"],
+        Rule::Judge(|_, call| match shown_words(call.args) {
+            Some(words) if reports_only(call.program, &words) => Judgement::whitelisted(),
+            _ => Judgement::other(format!(
+                "`{}` is given a value to set, which only lasts in a shell",
+                call.program
+            )),
+        }),
     ),
     Program::new(&["cd"], Rule::Judge(cd_rule)),
     Program::new(
