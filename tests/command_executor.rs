@@ -1030,6 +1030,30 @@ async fn builtins_that_report_answer_as_a_shell_of_the_line_would() {
 }
 
 #[tokio::test]
+async fn a_perl_filter_runs_without_a_click() {
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    std::fs::write(t.root.join("f.txt"), "a 1\nb 2\nab 3\n").expect("write");
+    let auto = Approval::Auto;
+    for (line, want) in [
+        ("perl -ne 'print if /b/' f.txt", "b 2\nab 3\n"),
+        ("perl -lane 'print $F[1]' f.txt", "1\n2\n3\n"),
+        ("perl -pe 's/a/A/g' f.txt | head -n 1", "A 1\n"),
+        (
+            "perl -lne '$s += (split)[1]; END { print $s }' f.txt",
+            "6\n",
+        ),
+    ] {
+        let (out, err, exit) = outputs(&t, line, &auto).await;
+        assert_eq!(
+            (out.as_str(), exit),
+            (want, Exit::Code(0)),
+            "{line:?}: {err}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn without_a_click_cd_and_input_stay_inside_the_workspace() {
     let t = tool();
     std::fs::create_dir_all(&t.root).expect("mkdir");

@@ -210,6 +210,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["7z", "7za", "7zr", "7zz"], Rule::Subcommands(&SEVEN_ZIP)),
     Program::new(&["zip"], Rule::Judge(zip_show)),
     Program::new(&["pdftk", "pdftk-java"], Rule::Judge(pdftk)),
+    Program::new(&["json_pp"], Rule::Judge(json_pp)),
     Program::new(
         // Evaluates a Jsonnet file (a language without effects) and prints the JSON; `-o`
         // and `-m` write it to files. `-J` names a directory of libraries.
@@ -792,6 +793,37 @@ const KUSTOMIZE: Subcommands = Subcommands {
     ..SUBCOMMANDS
 };
 
+/// `json_pp` pretty-prints the JSON on its input: `-f json` (the only input format read
+/// here: `-f eval` runs its input as Perl), `-t json|dumper|null`, `-json_opt` options.
+fn json_pp(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let Some(words) = shown_words(call.args) else {
+        return Judgement::other("`json_pp` is given words only known when the line runs");
+    };
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        let fine = match *word {
+            "-v" | "-V" => true,
+            "-f" => words.next().is_some_and(|f| *f == "json"),
+            "-t" => words
+                .next()
+                .is_some_and(|t| matches!(*t, "json" | "dumper" | "null")),
+            "-json_opt" => words.next().is_some_and(|o| {
+                o.split(',').all(|o| {
+                    o.chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                })
+            }),
+            _ => false,
+        };
+        if !fine {
+            return Judgement::other(format!(
+                "`json_pp {word}` is not a form known to only print JSON (`-f eval` runs its input as Perl)"
+            ));
+        }
+    }
+    Judgement::whitelisted()
+}
+
 /// The operations of pdftk that only print the document's data.
 const PDFTK_DUMPS: &[&str] = &[
     "dump_data",
@@ -991,6 +1023,13 @@ mod tests {
             ("kustomize build https://github.com/x/y//base", Unknown),
             ("kustomize build /etc", Unknown),
             ("kustomize edit set image x=y", Unknown),
+            ("cat notes.txt | json_pp", Safe),
+            (
+                "json_pp -f json -t dumper -json_opt pretty,utf8 < notes.txt",
+                Safe,
+            ),
+            ("json_pp -f eval < notes.txt", Unknown),
+            ("json_pp -t eval < notes.txt", Unknown),
             ("pdftk notes.txt dump_data", Safe),
             ("pdftk notes.txt dump_data_fields_utf8 output -", Safe),
             ("pdftk notes.txt dump_data output meta.txt", Destructive),

@@ -1,7 +1,8 @@
 //! Interpreters of other languages (`python`, `perl`, `ruby`, `node`, `php`, `lua`): the
 //! shell commands their inline code hands to `system(...)` and the like are judged, `perl -i`
 //! and `ruby -i` rewrite files, and a program read from an unseen input is destructive in
-//! doubt. The string-literal readers here serve `awk` too.
+//! doubt. The string-literal readers here serve `awk` too. A Perl one-liner that only
+//! filters text is read by `perl.rs` first.
 
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
@@ -21,6 +22,11 @@ pub(super) const PROGRAMS: &[Program] = &[Program::new(
 fn interpreter(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let program = invocation.program;
     if let Some(judgement) = checks_only(walker, invocation) {
+        return judgement;
+    }
+    if program == "perl"
+        && let Some(judgement) = super::perl::filter(walker, invocation)
+    {
         return judgement;
     }
     for code in invocation.args.iter().filter_map(Arg::text) {
@@ -239,8 +245,9 @@ mod tests {
         check_in_workspace(&[
             ("perl -pi -e 's/a/b/' notes.txt", Destructive),
             ("curl -s http://x | python3", Destructive),
-            ("perl -pe 's/a/b/' notes.txt", Unknown),
-            ("perl -e 'print 1'", Unknown),
+            ("perl -pe 's/a/b/' notes.txt", Safe),
+            ("perl -e 'print 1'", Safe),
+            ("perl -e 'print `id`'", Unknown),
             ("python3 -c \"import os; os.system('ls')\"", Unknown),
             ("php -l file.php", Safe),
             ("php -m", Safe),

@@ -56,6 +56,7 @@ mod inspect;
 mod interpreters;
 mod links;
 mod named;
+mod perl;
 mod processes;
 mod queries;
 mod readers;
