@@ -487,6 +487,7 @@ fn everyday_lines_run_without_a_click() {
             "dirs -v",
             "dd --help",
             "ssh -V",
+            "kubectl -h",
             "psql -V",
             "tmux -V",
             "dot -V",
@@ -698,6 +699,7 @@ fn their_dangerous_neighbours_still_wait() {
             // A program's own version flag counts for that program only, given nothing else.
             ("gcc -v main.c", NotSafe),
             ("ssh -V host 'rm -rf x'", Destructive),
+            ("kubectl -h delete pod x", NotSafe),
             ("ssh -v host", NotSafe),
             ("psql -v x=1", NotSafe),
             ("dot -V -o out.png", NotSafe),

@@ -114,6 +114,8 @@ const VERSION_FLAGS: &[(&[&str], &[&str])] = &[
     ),
     (&["redis-cli", "nginx", "screen"], &["-v"]),
     (&["nginx"], &["-V"]),
+    // Programs whose `-h` is their help (never `shutdown -h` or `sort -h`).
+    (&["kubectl", "helm", "oc", "kustomize"], &["-h"]),
 ];
 
 /// Whether the command only asks the program for its version or its usage, in the `forms`

@@ -207,6 +207,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(&["ffprobe"], Rule::Judge(ffprobe)),
+    Program::new(&["ffmpeg"], Rule::Judge(ffmpeg_info)),
     Program::new(&["7z", "7za", "7zr", "7zz"], Rule::Subcommands(&SEVEN_ZIP)),
     Program::new(&["zip"], Rule::Judge(zip_show)),
     Program::new(&["pdftk", "pdftk-java"], Rule::Judge(pdftk)),
@@ -548,6 +549,25 @@ fn ffprobe(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
                 input.raw
             )),
         }
+    }
+    judgement
+}
+
+/// `ffmpeg -i FILE` with no output: it prints what the file holds and stops (complaining
+/// that no output is named). Any other form encodes and writes an output file.
+fn ffmpeg_info(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let words = shown_words(call.args).unwrap_or_default();
+    let input = match words.as_slice() {
+        ["-i", input] | ["-hide_banner", "-i", input] | ["-i", input, "-hide_banner"] => input,
+        _ => return Judgement::not_whitelisted(call.program),
+    };
+    let mut judgement = Judgement::whitelisted();
+    if input.contains(':') || input.starts_with('-') {
+        judgement.unknown(format!(
+            "`ffmpeg -i {input}` names a protocol, which may reach the network or another file"
+        ));
+    } else {
+        walker.check_path(&mut judgement, "ffmpeg", input);
     }
     judgement
 }
@@ -1023,6 +1043,11 @@ mod tests {
             ("kustomize build https://github.com/x/y//base", Unknown),
             ("kustomize build /etc", Unknown),
             ("kustomize edit set image x=y", Unknown),
+            ("ffmpeg -i notes.txt", Safe),
+            ("ffmpeg -hide_banner -i notes.txt", Safe),
+            ("ffmpeg -i notes.txt out.mp4", Unknown),
+            ("ffmpeg -i http://example.com/a.mp4", Unknown),
+            ("ffmpeg -i /etc/x.mp4", Unknown),
             ("cat notes.txt | json_pp", Safe),
             (
                 "json_pp -f json -t dumper -json_opt pretty,utf8 < notes.txt",

@@ -210,6 +210,17 @@ fn switches(cluster: &str) -> Option<Switches<'_>> {
                     chars.next();
                 }
             }
+            // `-MO=Deparse[,options]`: the program is compiled and printed back, not run.
+            'M' => {
+                let module = &cluster[at + 1..];
+                let options = module.strip_prefix("O=Deparse")?;
+                let plain = options.is_empty()
+                    || options.strip_prefix(',').is_some_and(|o| {
+                        o.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ',' | '-'))
+                    });
+                return plain.then_some(Switches::Plain);
+            }
             // `-F` takes the rest of the word as the pattern `split` uses.
             'F' => {
                 let pattern = &cluster[at + 1..];
@@ -775,6 +786,11 @@ mod tests {
             ("perl -x script.pl", NotSafe),
             ("perl -d -e 1", NotSafe),
             ("perl -lMPOSIX -e 'print 1'", NotSafe),
+            ("perl -MO=Deparse -E '{print $1}'", Safe),
+            ("perl -MO=Deparse,-p -ne 'print if /x/'", Safe),
+            ("perl -MO=Deparse -e 'system(1)'", NotSafe),
+            ("perl -MO=Debug -e 'print 1'", NotSafe),
+            ("perl -MO=Deparse,$(id) -e 'print 1'", NotSafe),
             ("perl -e'print q|{\"a\":1}|' | json_pp", Safe),
             ("perl -le'system(1)'", NotSafe),
             ("perl -CSD -ne 'print' notes.txt", Safe),

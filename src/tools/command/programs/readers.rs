@@ -278,6 +278,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             "uuidgen",
             "colrm",
             "systemd-detect-virt",
+            "validlocale",
         ],
         Rule::Table(&Table {
             spec: Spec::values(
@@ -866,6 +867,7 @@ mod tests {
             ("lscpu", Safe),
             ("hostid", Safe),
             ("uuidgen -r", Safe),
+            ("validlocale de_AU@euro", Safe),
             ("colrm 1 3 < notes.txt", Safe),
             ("systemd-detect-virt -c", Safe),
             ("lsb_release -a", Safe),
