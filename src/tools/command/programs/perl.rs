@@ -755,6 +755,87 @@ mod tests {
         }
     }
 
+    /// Programs made of pieces of Perl, filters' and dangerous ones mixed: the reading never
+    /// panics; and in a mix without strings or patterns (whose text may hold anything),
+    /// nothing it accepts holds a call, the environment or `@ARGV` (a `<STDIN>` after a term
+    /// is a comparison, as Perl reads it too).
+    #[test]
+    fn mixed_pieces_are_read_without_panic_and_never_accept_a_call() {
+        const CODE: &[&str] = &[
+            "print ",
+            "if ",
+            "}",
+            "]",
+            "(",
+            ")",
+            "{",
+            " system(1)",
+            "->",
+            "//",
+            "&&",
+            "**",
+            "<STDIN>",
+            "<",
+            ">",
+            "@ARGV ",
+            "$_",
+            ";",
+            " ",
+            "1",
+            "x",
+            "日",
+            "$x",
+            "=",
+            "?",
+            ":",
+            "%ENV ",
+            "END {",
+            "\\",
+            "$F[",
+            "$h{",
+            "&",
+            "*",
+            "%",
+            "-",
+        ];
+        const TEXT: &[&str] = &[
+            "/x/", "s/a/b/", "e", "g", "`id`", "\"", "'", "@{[", "${\\", "q(", "tr/", "y/", "#",
+            "(?{", "s{", "m!", "\\N{",
+        ];
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut accepted = 0;
+        for round in 0..40_000_u32 {
+            let with_text = round.is_multiple_of(2);
+            let len = 1 + (next() % 12) as usize;
+            let code: String = (0..len)
+                .map(|_| {
+                    let pick = next() as usize;
+                    if with_text && pick.is_multiple_of(3) {
+                        TEXT[pick / 3 % TEXT.len()]
+                    } else {
+                        CODE[pick / 3 % CODE.len()]
+                    }
+                })
+                .collect();
+            if Reader::new(&code).read().is_ok() && !with_text {
+                accepted += 1;
+                for banned in [" system(1)", "%ENV ", "@ARGV "] {
+                    assert!(!code.contains(banned), "{code:?} holds {banned:?}");
+                }
+            }
+        }
+        assert!(
+            accepted > 100,
+            "only {accepted} accepted: the mix tests little"
+        );
+    }
+
     #[test]
     fn perl_filters_run_and_their_neighbours_wait() {
         use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe};
