@@ -143,6 +143,28 @@ impl<'a> Item<'a> {
     }
 }
 
+/// Whether a short flag cluster (`-fdx`) or a long option (`--force`, abbreviated) in
+/// `args` names one of `short` / `long`; a word only known at run time may.
+pub(super) fn names_any(args: &[Arg], short: &[char], long: &[&str]) -> bool {
+    for arg in args {
+        let Some(text) = arg.text() else { return true };
+        if text == "--" {
+            break;
+        }
+        if let Some(name) = text.strip_prefix("--") {
+            let name = name.split_once('=').map_or(name, |(n, _)| n);
+            if long.iter().any(|l| long_matches(name, l)) {
+                return true;
+            }
+        } else if let Some(cluster) = text.strip_prefix('-')
+            && cluster.chars().any(|c| short.contains(&c))
+        {
+            return true;
+        }
+    }
+    false
+}
+
 /// Whether `written` (as typed after `--`) can name the long option `long`: equal, or a
 /// non-empty prefix of it (getopt_long accepts unambiguous abbreviations).
 pub(super) fn long_matches(written: &str, long: &str) -> bool {

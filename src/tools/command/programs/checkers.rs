@@ -284,16 +284,16 @@ fn indent(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
 const RUFF: Subcommands = Subcommands {
     verbs: &[
         Verb::judged(&["format"], |walker, call| {
-            if !has_option(call, &["check", "diff"]) {
+            if !options::names_any(call.args, &[], &["check", "diff"]) {
                 return Judgement::destroys("`ruff format` rewrites the files in place");
             }
             table::judge(walker, call, &RUFF_REPORT)
         }),
         Verb::judged(&["check"], |walker, call| {
-            if has_option(call, &["fix", "unsafe-fixes", "add-noqa"]) {
+            if options::names_any(call.args, &[], &["fix", "unsafe-fixes", "add-noqa"]) {
                 return Judgement::destroys("`ruff check --fix` rewrites the files in place");
             }
-            if !has_option(call, &["no-fix", "diff"]) {
+            if !options::names_any(call.args, &[], &["no-fix", "diff"]) {
                 return Judgement::other(
                     "`ruff check` fixes the files in place when the project's configuration says `fix = true`; `--no-fix` or `--diff` only report",
                 );
@@ -355,18 +355,6 @@ const RUFF_REPORT: Table = Table {
     ],
     ..TABLE
 };
-
-/// Whether the call names one of the long options (exactly, or abbreviated as getopt
-/// reads them); a word only known when the line runs may be any.
-fn has_option(call: &Invocation<'_>, names: &[&str]) -> bool {
-    call.args.iter().any(|arg| match arg.text() {
-        Some(text) => text.strip_prefix("--").is_some_and(|name| {
-            let name = name.split_once('=').map_or(name, |(n, _)| n);
-            names.iter().any(|known| options::long_matches(name, known))
-        }),
-        None => true,
-    })
-}
 
 const IN_PLACE_W: Refusal = Refusal {
     options: &["w", "write"],

@@ -279,7 +279,7 @@ fn reading(rule: impl FnOnce(&mut Judgement)) -> Judgement {
 
 /// Destructive with one of the options, otherwise not read-only.
 fn destroys_with(call: &Invocation<'_>, short: &[char], long: &[&str], what: &str) -> Judgement {
-    if has(call.args, short, long) {
+    if options::names_any(call.args, short, long) {
         let option = long.first().map_or_else(
             || format!("-{}", short.first().copied().unwrap_or('?')),
             |l| format!("--{l}"),
@@ -428,28 +428,6 @@ fn stored_program(walker: &mut Walker<'_>, key: &str, value: &str, depth: usize)
     }
 }
 
-/// Whether a short flag cluster (`-fdx`) or a long option (`--force`, abbreviated) in
-/// `args` names one of `short` / `long`; a word only known at run time may.
-fn has(args: &[Arg], short: &[char], long: &[&str]) -> bool {
-    for arg in args {
-        let Some(text) = arg.text() else { return true };
-        if text == "--" {
-            break;
-        }
-        if let Some(name) = text.strip_prefix("--") {
-            let name = name.split_once('=').map_or(name, |(n, _)| n);
-            if long.iter().any(|l| options::long_matches(name, l)) {
-                return true;
-            }
-        } else if let Some(cluster) = text.strip_prefix('-')
-            && cluster.chars().any(|c| short.contains(&c))
-        {
-            return true;
-        }
-    }
-    false
-}
-
 /// The non-option words of `args` (after `--` as well).
 fn plain_operands(args: &[Arg]) -> impl Iterator<Item = &Arg> {
     let mut after_dashes = false;
@@ -467,7 +445,7 @@ fn plain_operands(args: &[Arg]) -> impl Iterator<Item = &Arg> {
 /// `:ref`, rewrites or deletes remote branches.
 fn push(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     let args = call.args;
-    if has(
+    if options::names_any(
         args,
         &['f', 'd'],
         &["force", "force-with-lease", "mirror", "delete", "prune"],
@@ -491,12 +469,13 @@ fn push(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
 /// `git branch -D` (or `-d --force`) and `-M`/`-C` destroy; otherwise only listing reads.
 fn branch(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     let args = call.args;
-    let force_delete =
-        has(args, &['D'], &[]) || (has(args, &['d'], &["delete"]) && has(args, &['f'], &["force"]));
+    let force_delete = options::names_any(args, &['D'], &[])
+        || (options::names_any(args, &['d'], &["delete"])
+            && options::names_any(args, &['f'], &["force"]));
     if force_delete {
         return Judgement::destroys("`git branch -D` deletes a branch even if it is not merged");
     }
-    if has(args, &['M', 'C'], &[]) {
+    if options::names_any(args, &['M', 'C'], &[]) {
         return Judgement::destroys(
             "`git branch -M`/`-C` replaces an existing branch of the new name",
         );
@@ -515,7 +494,7 @@ fn branch(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
 
 /// `git tag -d`/`-f` destroy; otherwise only listing reads.
 fn tag(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
-    if has(call.args, &['d', 'f'], &["delete", "force"]) {
+    if options::names_any(call.args, &['d', 'f'], &["delete", "force"]) {
         return Judgement::destroys("`git tag -d`/`-f` deletes or replaces a tag");
     }
     reading(|j| listing(walker, "tag", call.args, j, &['l', 'n', 'i'], TAG_LISTING))
@@ -546,8 +525,8 @@ fn reflog(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
 /// only reports on the patch: what it touches, or whether it would apply. Any other form
 /// changes the files the patch names, or deletes them.
 fn apply(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
-    let reports = has(call.args, &[], &["stat", "numstat", "summary", "check"]);
-    if !reports || has(call.args, &[], &["apply"]) {
+    let reports = options::names_any(call.args, &[], &["stat", "numstat", "summary", "check"]);
+    if !reports || options::names_any(call.args, &[], &["apply"]) {
         return Judgement::destroys(
             "`git apply` changes the files the patch names, and deletes those it removes",
         );
@@ -585,10 +564,10 @@ const APPLY_REPORT: Table = Table {
 
 /// `git switch -C` resets a branch and `--force` discards changes.
 fn switch(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
-    if has(call.args, &['C'], &["force-create"]) {
+    if options::names_any(call.args, &['C'], &["force-create"]) {
         return Judgement::destroys("`git switch -C` resets an existing branch");
     }
-    if has(call.args, &['f'], &["force", "discard-changes"]) {
+    if options::names_any(call.args, &['f'], &["force", "discard-changes"]) {
         return Judgement::destroys("`git switch --force` discards uncommitted changes");
     }
     Judgement::not_whitelisted(call.program)
@@ -615,7 +594,7 @@ fn worktree(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     let args = call.args;
     if let Some(verb) = plain_operands(args).next()
         && verb.may_be(|v| v == "remove")
-        && has(args, &['f'], &["force"])
+        && options::names_any(args, &['f'], &["force"])
     {
         return Judgement::destroys(
             "`git worktree remove --force` deletes a worktree with its changes",
@@ -638,10 +617,10 @@ fn worktree(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
 /// `git checkout` discards changes with `-f`, with `-- paths`, or when an operand names a
 /// path (`.`, an existing file).
 fn checkout(walker: &Walker<'_>, args: &[Arg]) -> Option<String> {
-    if has(args, &['f'], &["force"]) {
+    if options::names_any(args, &['f'], &["force"]) {
         return Some("`git checkout -f` discards uncommitted changes".to_owned());
     }
-    if has(args, &['B'], &[]) {
+    if options::names_any(args, &['B'], &[]) {
         return Some("`git checkout -B` resets an existing branch".to_owned());
     }
     let spec = Spec::values("bB", &["orphan", "conflict", "pathspec-from-file"]);

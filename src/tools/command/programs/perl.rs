@@ -118,8 +118,8 @@ const WORDS: &[&str] = &[
 
 /// Barewords after which a `/` or `?` starts a pattern for certain.
 const PATTERN_FOLLOWS: &[&str] = &[
-    "split", "if", "unless", "while", "until", "and", "or", "not", "xor", "grep", "map", "return",
-    "elsif", "x",
+    "split", "if", "unless", "while", "until", "and", "or", "not", "xor", "grep", "map", "elsif",
+    "x",
 ];
 
 /// Punctuation variables a filter may use (`$_`, `$.`, `$&`, ...).
