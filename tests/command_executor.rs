@@ -1007,6 +1007,7 @@ async fn builtins_that_report_answer_as_a_shell_of_the_line_would() {
         ("ulimit -a | grep -c .", "bash -c 'ulimit -a' | grep -c ."),
         ("umask", "bash -c umask"),
         ("umask -S", "bash -c 'umask -S'"),
+        ("help -d cd pwd", "bash -c 'help -d cd pwd'"),
     ] {
         let (planned, err, exit) = outputs(&t, line, &auto).await;
         assert_eq!(exit, Exit::Code(0), "{line:?}: {err}");

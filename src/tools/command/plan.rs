@@ -331,11 +331,11 @@ pub(super) fn state_only(program: &str, args: &[&str]) -> bool {
 /// The plan runs each in a new `bash` (its words handed to the script as arguments, never
 /// read as shell text), whose limits, mask, times and directory are the line's, so the
 /// answer is the one a shell running the line would print.
-const REPORT_BUILTINS: &[&str] = &["ulimit", "umask", "times", "dirs"];
+const REPORT_BUILTINS: &[&str] = &["ulimit", "umask", "times", "dirs", "help"];
 
 /// Whether `program args` is a [`REPORT_BUILTINS`] form that only prints: `ulimit` with
 /// options and no value (`ulimit -a`, `ulimit -Hn`), `umask [-S] [-p]`, `times`, `dirs
-/// [-lpv]`.
+/// [-lpv]`, `help [-dms] [PATTERN...]` (the builtins' own documentation).
 pub(super) fn reports_only(program: &str, args: &[&str]) -> bool {
     let flags = |allowed: &str| {
         args.iter().all(|word| {
@@ -349,6 +349,10 @@ pub(super) fn reports_only(program: &str, args: &[&str]) -> bool {
         "umask" => flags("Sp"),
         "times" => args.is_empty(),
         "dirs" => flags("lpv"),
+        "help" => args.iter().all(|word| {
+            !word.starts_with('-')
+                || (word.len() > 1 && word[1..].chars().all(|c| "dms".contains(c)))
+        }),
         _ => false,
     }
 }

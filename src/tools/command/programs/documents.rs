@@ -3,13 +3,16 @@
 //! `csvcut`, `csvstat`, ...), `xsv`, `datamash`, `htmlq`, `units`, `hexyl`, groff and its
 //! preprocessors (`tbl`, `pic`, `eqn`), the PDF readers `pdftk ... dump_data` and `mutool
 //! info`/`pages`/`show`, the configuration languages' evaluators (`jsonnet`, `cue
-//! eval`/`export`/`vet`, `dhall-to-json`, `kustomize build`), and the archive listers `7z l`
-//! and `unrar l`.
+//! eval`/`export`/`vet`, `dhall-to-json`, `kustomize build`), the archive listers `7z l`,
+//! `unrar l` and `lsar`, `qpdf`'s inspecting forms (`--check`, `--json`, ...), `pygmentize`,
+//! `pup`, and `aspell list`.
 //!
 //! What would make one write or run something is refused: `pandoc -o` writes a file and
 //! its filters (`--lua-filter`, `--filter`, `--pdf-engine`, a defaults file) run programs;
 //! `xmlstarlet ed -L` edits in place and `xmlstarlet tr` runs XSLT, which may write files;
-//! `htmlq -o`, `xsv -o` and `in2csv --write-sheets` write; `7z d` deletes from an archive.
+//! `htmlq -o`, `xsv -o` and `in2csv --write-sheets` write; `7z d` deletes from an archive;
+//! `pygmentize -x` loads a lexer from a Python file; `aspell check` edits a file, and its
+//! configuration options may load filters, which are shared libraries.
 //! An operand that is a URL (`pandoc https://...`, which pandoc fetches) waits: the
 //! network is closed to a line without a click, and reading it is not reading the
 //! workspace. `dc`, whose `!` runs a shell command, is not here; nor is `mlr`, whose
@@ -259,10 +262,171 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["kustomize"], Rule::Subcommands(&KUSTOMIZE)),
     Program::new(&["mutool"], Rule::Subcommands(&MUTOOL)),
     Program::new(&["cabextract"], Rule::Judge(cabextract)),
-    Program::new(&["ar"], Rule::Judge(ar)),
+    Program::new(&["ar"], Rule::Judge(ar)).reading_argument_files(),
     Program::new(&["dpkg-deb"], Rule::Judge(dpkg_deb)),
     Program::new(&["unrar"], Rule::Subcommands(&UNRAR)),
+    Program::new(&["qpdf"], Rule::Judge(qpdf_inspect)),
+    Program::new(
+        // Source code highlighted to the output. `-o` writes a file; `-x` lets `-l` and
+        // `-f` load a lexer or formatter from a Python file.
+        &["pygmentize"],
+        Rule::Table(&Table {
+            spec: Spec::values("lfOPFoSaN", &[]),
+            path_options: &["N"],
+            refused: &[
+                OUTPUT_FILE,
+                Refusal {
+                    options: &["x"],
+                    effect: Effect::Unsafe,
+                    what: "loads a lexer or formatter from a Python file, code the line does not show",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Parts of HTML picked by CSS selectors, printed; `-f` names the file read.
+        &["pup"],
+        Rule::Table(&Table {
+            spec: Spec::values("fil", &["file", "indent", "limit", "charset"]),
+            operands: Operands::Text,
+            path_options: &["f", "file"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // The Unarchiver's lister: an archive's members (`-t` tests them). The words after
+        // the archive are members' names.
+        &["lsar"],
+        Rule::Table(&Table {
+            spec: Spec::values("peE", &["password", "encoding", "password-encoding"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(&["aspell"], Rule::Judge(aspell)),
 ];
+
+/// The forms of `qpdf` that only inspect one PDF (`--check`, `--show-npages`, `--json`,
+/// ...). Any other option may transform and write (`qpdf in.pdf out.pdf`, `--replace-input`),
+/// so only these, the input file and no other operand, are read-only.
+fn qpdf_inspect(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const INSPECT: &[&str] = &[
+        "check",
+        "show-npages",
+        "show-pages",
+        "with-images",
+        "show-encryption",
+        "show-xref",
+        "show-object",
+        "raw-stream-data",
+        "filtered-stream-data",
+        "show-linearization",
+        "check-linearization",
+        "is-encrypted",
+        "requires-password",
+        "list-attachments",
+        "show-attachment",
+        "json",
+        "json-key",
+        "json-object",
+    ];
+    let Some(words) = shown_words(invocation.args) else {
+        return Judgement::other("`qpdf` is given a word only known when the line runs");
+    };
+    let mut inspects = false;
+    let mut other = None;
+    let mut inputs = Vec::new();
+    for word in &words {
+        match word.strip_prefix("--") {
+            Some(option) => {
+                let name = option.split_once('=').map_or(option, |(name, _)| name);
+                if INSPECT.contains(&name) {
+                    inspects = true;
+                } else if matches!(name, "replace-input" | "split-pages") {
+                    return Judgement::destroys(format!("`qpdf --{name}` writes PDF files"));
+                } else if !matches!(name, "password" | "verbose" | "no-warn") {
+                    other.get_or_insert(format!(
+                        "`qpdf --{name}` is not an option known to only inspect a PDF"
+                    ));
+                }
+            }
+            None if word.starts_with('-') || word.starts_with('@') => {
+                other.get_or_insert(format!(
+                    "`qpdf {word}` is not an option known to only inspect a PDF"
+                ));
+            }
+            None => inputs.push(*word),
+        }
+    }
+    // Two operands (or more, with the values of options not read here) end in the file
+    // written: the floor, whatever else the line holds.
+    if let [_, .., output] = inputs.as_slice() {
+        return Judgement::destroys(format!(
+            "`qpdf` writes the PDF it makes to {output}, replacing it"
+        ));
+    }
+    match (inputs.as_slice(), other) {
+        (_, Some(why)) => Judgement::other(why),
+        ([input], None) if inspects => {
+            let mut judgement = Judgement::whitelisted();
+            walker.check_path(&mut judgement, "qpdf", input);
+            judgement
+        }
+        _ => Judgement::other(
+            "`qpdf` inspects only with an option such as `--check` and one input file; otherwise it writes a PDF",
+        ),
+    }
+}
+
+/// `aspell`'s subcommands that print: `list` (the misspelt words of the input), `dump`,
+/// `config`, `version`, `help`. `check` (`-c`) edits a file, and options that name
+/// configuration files or directories may load filters, which are shared libraries.
+fn aspell(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const PRINTS: &[&str] = &["list", "dump", "config", "version", "help", "soundslike"];
+    const SETTINGS: &[&str] = &[
+        "lang",
+        "master",
+        "encoding",
+        "mode",
+        "ignore-case",
+        "ignore",
+    ];
+    let Some(words) = shown_words(invocation.args) else {
+        return Judgement::other("`aspell` is given a word only known when the line runs");
+    };
+    let mut verb = None;
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        if let Some(option) = word.strip_prefix("--") {
+            let name = option.split_once('=').map_or(option, |(name, _)| name);
+            if !SETTINGS.contains(&name) {
+                return Judgement::other(format!(
+                    "`aspell --{name}` is not a setting known to only choose a language or mode"
+                ));
+            }
+        } else if let Some(option) = word.strip_prefix('-') {
+            match option {
+                "l" | "d" | "t" | "H" | "e" | "n" | "x" if option.len() == 1 => {
+                    if matches!(option, "l" | "d") {
+                        words.next();
+                    }
+                }
+                _ => {
+                    return Judgement::other(format!(
+                        "`aspell -{option}` is not an option known to only read"
+                    ));
+                }
+            }
+        } else if verb.is_none() {
+            verb = Some(*word);
+        }
+    }
+    match verb {
+        Some(verb) if PRINTS.contains(&verb) => Judgement::whitelisted(),
+        Some(verb) => Judgement::not_whitelisted(&format!("aspell {verb}")),
+        None => Judgement::not_whitelisted("aspell"),
+    }
+}
 
 /// `pandoc` converts to its output; `-o` writes a file, filters and PDF engines run
 /// programs, a defaults file may name either, and embedding resources fetches them.
@@ -1015,6 +1179,41 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("zip -sf notes.txt", Safe),
+            ("qpdf --check notes.txt", Safe),
+            ("qpdf --show-npages --password=x notes.txt", Safe),
+            ("qpdf --json=2 --json-key=pages notes.txt", Safe),
+            ("qpdf notes.txt out.pdf", Destructive),
+            ("qpdf --check notes.txt out.pdf", Destructive),
+            ("qpdf --replace-input --check notes.txt", Destructive),
+            ("qpdf --check @args.txt", NotSafe),
+            ("qpdf --check /etc/shadow", Unknown),
+            ("qpdf notes.txt", NotSafe),
+            ("qpdf --empty --pages notes.txt 1-2 -- out.pdf", Destructive),
+            ("qpdf --decrypt notes.txt", NotSafe),
+            ("pygmentize notes.txt", Safe),
+            (
+                "pygmentize -f html -O full,style=monokai -l rust notes.txt",
+                Safe,
+            ),
+            ("pygmentize -L lexers", Safe),
+            ("pygmentize -o out.html notes.txt", Destructive),
+            ("pygmentize -x -l lexer.py:Lexer notes.txt", Unknown),
+            ("pygmentize /etc/shadow", Unknown),
+            ("pup 'a attr{href}' < notes.txt", Safe),
+            ("pup -f notes.txt -i 2 'title text{}'", Safe),
+            ("pup -f /etc/shadow title", Unknown),
+            ("lsar notes.txt", Safe),
+            ("lsar -j -p secret notes.txt", Safe),
+            ("lsar /etc/shadow", Unknown),
+            ("aspell list < notes.txt", Safe),
+            ("aspell -l en --mode=markdown list < notes.txt", Safe),
+            ("aspell dump dicts", Safe),
+            ("aspell check notes.txt", NotSafe),
+            ("aspell -c notes.txt", NotSafe),
+            ("aspell -a", NotSafe),
+            ("aspell --conf=x.conf list", NotSafe),
+            ("aspell --filter-path=. list", NotSafe),
+            ("aspell list < /etc/shadow", NotSafe),
             ("jsonnet notes.txt", Safe),
             ("jsonnet -J lib --ext-str env=prod notes.txt", Safe),
             ("jsonnet -o out.json notes.txt", Destructive),

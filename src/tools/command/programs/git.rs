@@ -118,6 +118,8 @@ const GIT: Subcommands = Subcommands {
                 ..TABLE
             },
         ),
+        // Checks pack files against their index and, with `-v`, lists their objects.
+        Verb::reads(&["verify-pack"], &TABLE),
         Verb::reads(
             &["var"],
             &Table {
@@ -981,6 +983,8 @@ mod tests {
             ("git apply --check $PATCH", Destructive),
             ("git range-diff main...topic --output=x.diff", Destructive),
             ("git fsck", Safe),
+            ("git verify-pack -v notes.txt", Safe),
+            ("git verify-pack -s /etc/shadow", Unknown),
             ("git fsck --full --no-dangling", Safe),
             ("git fsck --lost-found", Destructive),
             ("git var -l", Safe),

@@ -1,5 +1,5 @@
 //! Programs that show what files hold or how they differ, other than coreutils: `diff`,
-//! `cmp`, `file`, `hexdump`, `tree`, `ogginfo`, the fuzzy and recursive hashers (`ssdeep`,
+//! `diff3`, `ptx`, `addr2line`, `cmp`, `file`, `hexdump`, `tree`, `ogginfo`, the fuzzy and recursive hashers (`ssdeep`,
 //! `hashdeep`, `md5deep`, ...), and the readers of patches (`diffstat`, patchutils'
 //! `lsdiff`, `filterdiff`, `grepdiff`, `interdiff`) as [`Table`] rows; `xxd` (whose second file operand is
 //! written) and `jq` (whose filter may read the environment or load modules) with rules of
@@ -202,6 +202,61 @@ pub(super) const PROGRAMS: &[Program] = &[
             ..TABLE
         }),
     ),
+    Program::new(
+        // Three-way comparison and merge, printed; `--diff-program` runs a program of its
+        // choice in diff's place.
+        &["diff3"],
+        Rule::Table(&Table {
+            spec: Spec::values("L", &["label", "diff-program"]),
+            refused: &[Refusal {
+                options: &["diff-program"],
+                effect: Effect::Unsafe,
+                what: "runs a program of its choice",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Permuted indexes of the input files, printed. Its files of words to break on,
+        // ignore or keep are paths; in the traditional mode (`-G`) a second operand is the
+        // file it writes.
+        &["ptx"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "bgiFoSwW",
+                &[
+                    "break-file",
+                    "gap-size",
+                    "ignore-file",
+                    "flag-truncation",
+                    "only-file",
+                    "sentence-regexp",
+                    "width",
+                    "word-regexp",
+                    "format",
+                    "macro-name",
+                ],
+            ),
+            path_options: &["b", "break-file", "i", "ignore-file", "o", "only-file"],
+            refused: &[Refusal {
+                options: &["G", "traditional"],
+                effect: Effect::Writes,
+                what: "writes its second operand",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Source lines of addresses in a program (binutils); `-e` names the program.
+        &["addr2line"],
+        Rule::Table(&Table {
+            spec: Spec::values("bej", &["exe", "target", "section"]),
+            operands: Operands::Text,
+            path_options: &["e", "exe"],
+            ..TABLE
+        }),
+    )
+    .reading_argument_files(),
     Program::new(
         &["diff", "colordiff"],
         Rule::Table(&Table {
@@ -428,6 +483,31 @@ fn jq_filter_problem(filter: &str) -> Option<String> {
 mod tests {
     #[test]
     fn inspect_rules_give_each_form_its_verdict() {
+        {
+            use crate::tools::command::tests::Expect::{Safe, Unknown};
+            crate::tools::command::tests::check_in_workspace(&[
+                ("diff3 notes.txt notes.txt notes.txt", Safe),
+                (
+                    "diff3 -m -L a -L b -L c notes.txt notes.txt notes.txt",
+                    Safe,
+                ),
+                (
+                    "diff3 --diff-program=sh notes.txt notes.txt notes.txt",
+                    Unknown,
+                ),
+                ("diff3 notes.txt notes.txt /etc/shadow", Unknown),
+                ("ptx -w 60 notes.txt", Safe),
+                ("ptx -i notes.txt notes.txt", Safe),
+                ("ptx -i /etc/shadow notes.txt", Unknown),
+                ("addr2line -f -C -e notes.txt 0x4005 0x4010", Safe),
+                ("addr2line -e /etc/shadow 0x1", Unknown),
+                ("addr2line -e notes.txt @notes.txt", Unknown),
+            ]);
+            crate::tools::command::tests::check_in_workspace(&[(
+                "ptx -G notes.txt out.txt",
+                crate::tools::command::tests::Expect::Destructive,
+            )]);
+        }
         use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[

@@ -115,6 +115,9 @@ struct Program {
     /// read by its option parser first, printed, and nothing else happens, so that form is
     /// read-only although every other form is destructive.
     answers_standard_options: bool,
+    /// A GNU binutils program (`nm`, `objdump`, `readelf`): an argument `@FILE` is replaced
+    /// by the words the file holds, options among them, which the line does not show.
+    reads_argument_files: bool,
 }
 
 impl Program {
@@ -125,6 +128,14 @@ impl Program {
             runs_code: false,
             lists_processes: false,
             answers_standard_options: false,
+            reads_argument_files: false,
+        }
+    }
+
+    const fn reading_argument_files(self) -> Self {
+        Self {
+            reads_argument_files: true,
+            ..self
         }
     }
 
@@ -205,7 +216,7 @@ fn lookup(name: &str) -> Option<&'static Program> {
 pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let program = invocation.program;
     let registered = lookup(program);
-    let judgement = match registered.map(|p| &p.rule) {
+    let mut judgement = match registered.map(|p| &p.rule) {
         None => Judgement::not_whitelisted(program),
         Some(Rule::Table(row)) => table::judge(walker, invocation, row),
         Some(Rule::Destroys(what)) => Judgement::destroys(format!("`{program}` {what}")),
@@ -213,6 +224,16 @@ pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Jud
         Some(Rule::Subcommands(table)) => subcommands::judge(walker, invocation, table),
         Some(Rule::Judge(judge)) => judge(walker, invocation),
     };
+    if registered.is_some_and(|p| p.reads_argument_files)
+        && let Some(file) = invocation
+            .args
+            .iter()
+            .find_map(|arg| arg.text()?.strip_prefix('@').filter(|f| !f.is_empty()))
+    {
+        judgement.unknown(format!(
+            "`{program} @{file}` reads more arguments, options among them, from {file}, which the line does not show"
+        ));
+    }
     if registered.is_some_and(|p| p.answers_standard_options)
         && let [only] = invocation.args
         && matches!(only.text(), Some("--help" | "--version"))

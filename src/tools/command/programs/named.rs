@@ -9,7 +9,7 @@
 //! - `xmllint`: parses, validates and queries XML (`--xpath`, `--format`, `--noout`); `-o`/
 //!   `--output` writes a file; `--shell` reads commands from its input, among them `save`
 //!   and `write`, so it waits.
-//! - `identify` (ImageMagick): describes images. An operand with a coder prefix
+//! - `identify` (ImageMagick), also as `magick identify`: describes images. An operand with a coder prefix
 //!   (`msl:x`, `ephemeral:x`, `text:@list`) or an `@` list waits: MSL scripts write files
 //!   and `ephemeral:` deletes the image it reads.
 //! - `cloc`: counts lines of code; `--out`, `--report-file`, `--sql`, `--strip-comments` and
@@ -24,6 +24,7 @@
 //! - `mediainfo`: describes media files; `--LogFile` writes, and an output template read
 //!   from a file (`--Output=file://x`) is checked like a path.
 
+use super::subcommands::{SUBCOMMANDS, Subcommands, Verb};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::words::Arg;
@@ -38,6 +39,9 @@ pub(super) const PROGRAMS: &[Program] = &[
         &["identify"],
         Rule::Judge(|w, call| judge(w, call, &IDENTIFY)),
     ),
+    // ImageMagick 7's one program: `magick identify` is `identify`; its other tools
+    // (`magick in.png out.jpg`, `mogrify`) write images and wait.
+    Program::new(&["magick"], Rule::Subcommands(&MAGICK)),
     Program::new(
         &["mediainfo"],
         Rule::Judge(|w, call| judge(w, call, &MEDIAINFO)),
@@ -73,6 +77,13 @@ pub(super) const PROGRAMS: &[Program] = &[
         Rule::Judge(|w, call| judge(w, call, &DUPES)),
     ),
 ];
+
+const MAGICK: Subcommands = Subcommands {
+    verbs: &[Verb::judged(&["identify"], |w, call| {
+        judge(w, call, &IDENTIFY)
+    })],
+    ..SUBCOMMANDS
+};
 
 /// id3v2: lists an MP3's tags (`-l`) or the frames and genres it knows; every option that
 /// sets, converts or deletes tags rewrites the file.
@@ -688,7 +699,7 @@ fn operand(
 mod tests {
     #[test]
     fn word_options_are_read_against_a_closed_list() {
-        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("id3v2 -l notes.txt", Safe),
@@ -739,6 +750,11 @@ mod tests {
             ("xmllint --shell notes.txt", Unknown),
             ("xmllint --catalogs notes.txt", Unknown),
             ("identify notes.txt", Safe),
+            ("magick identify -verbose notes.txt", Safe),
+            ("magick identify msl:notes.txt", Unknown),
+            ("magick identify /etc/shadow", Unknown),
+            ("magick notes.txt out.png", NotSafe),
+            ("magick mogrify -resize 50% notes.txt", NotSafe),
             ("identify -verbose notes.txt", Safe),
             ("identify -format '%w x %h' notes.txt", Safe),
             ("identify -ping -quiet notes.txt src/a.png", Safe),

@@ -1,7 +1,7 @@
 //! Programs that answer questions about the machine's configuration and packages, in their
 //! querying forms only: `ip addr` / `ip route show` (not `ip addr add`), `ss` and `netstat`
 //! (not `ss -K`, which closes sockets), `findmnt`, the package managers' queries (`rpm -q`,
-//! `dpkg -l`, `apt show`, `apt-cache policy`, `pacman -Q`), `systemctl status` and its
+//! `dpkg -l`, `apt show`, `apt-cache policy`, `apt-mark showmanual`, `pacman -Q`), `systemctl status` and its
 //! listings, `timedatectl` / `hostnamectl` / `localectl` status, and `fd`, `bat`, `tput`
 //! and `man` as readers.
 //!
@@ -153,7 +153,10 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(&["dpkg", "dpkg-query"], Rule::Judge(dpkg)),
-    Program::new(&["apt", "apt-cache", "aptitude"], Rule::Judge(apt)),
+    Program::new(
+        &["apt", "apt-cache", "aptitude", "apt-mark"],
+        Rule::Judge(apt),
+    ),
     Program::new(&["pacman"], Rule::Judge(pacman)),
     Program::new(&["pip", "pip3"], Rule::Subcommands(&PIP)),
     Program::new(
@@ -277,7 +280,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     ),
 ];
 
-/// `apt` and `apt-cache`: the querying subcommands, without `-o`/`-c` (configuration can
+/// `apt`, `apt-cache`, `aptitude` and `apt-mark`: the querying subcommands, without `-o`/`-c` (configuration can
 /// name commands apt runs).
 fn apt(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     const QUERIES: &[&str] = &[
@@ -299,6 +302,13 @@ fn apt(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         "versions",
         "why",
         "why-not",
+        // apt-mark's (its other subcommands mark packages).
+        "showauto",
+        "showmanual",
+        "showhold",
+        "showinstall",
+        "showremove",
+        "showpurge",
     ];
     let program = invocation.program;
     let mut verb = None;
@@ -779,7 +789,7 @@ fn pacman(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
 mod tests {
     #[test]
     fn query_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("dpkg-architecture", Safe),
@@ -862,6 +872,11 @@ mod tests {
             ("dpkg -f x -i notes.deb", Unknown),
             ("apt show htop", Safe),
             ("apt-cache policy htop", Safe),
+            ("apt-mark showmanual", Safe),
+            ("apt-mark showhold htop", Safe),
+            ("apt-mark hold htop", NotSafe),
+            ("apt-mark minimize-manual", NotSafe),
+            ("apt-mark -o Dir::State=x showmanual", NotSafe),
             ("apt install htop", Unknown),
             ("apt -o APT::Update::Pre-Invoke::=id show htop", Unknown),
             ("pip list", Safe),

@@ -4,7 +4,12 @@
 //! the ELF readers of binutils (`readelf`, `objdump`, `nm`, `size`), `ag`, the programs
 //! that state facts about the machine (`free`, `nproc`, `lscpu`, `uptime`, `cal`, ...), the
 //! pagers, `bc`, the look-ups in the manuals (`info`, `whatis`, `apropos`, `whereis`),
-//! and in the installed fonts and libraries (`fc-list`, `fc-match`, `pkg-config`).
+//! and in the installed fonts and libraries (`fc-list`, `fc-match`, `pkg-config`), and the
+//! zip comment and member readers (`zipnote`, `zipgrep`) and `uuencode`.
+//!
+//! The binutils (`nm`, `objdump`, `readelf`, `strings`, `size`, `c++filt`, `ar`,
+//! `addr2line`) replace an argument `@FILE` by the words the file holds, options among
+//! them, which the line does not show: such a call waits.
 //!
 //! A pager whose output is not a terminal (a line's never is) copies its files to it like
 //! `cat`: no prompt, no command of its own runs. What could still write or run something is
@@ -89,6 +94,45 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(
+        // A zip archive's comments, printed; `-w` writes comments read from the input
+        // into the archive (`-b` names where it builds the new one).
+        &["zipnote"],
+        Rule::Table(&Table {
+            spec: Spec::values("b", &[]),
+            refused: &[Refusal {
+                options: &["w"],
+                effect: Effect::Writes,
+                what: "writes comments into the archive",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // `egrep` over the members of a zip archive (`unzip -p` into a pipe); the words
+        // after the archive are member names, and options before the pattern are egrep's.
+        &["zipgrep"],
+        Rule::Table(&Table {
+            spec: Spec::values("efmABCd", &[]),
+            operands: Operands::PatternThenPaths(&["e", "f"]),
+            path_options: &["f"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // A file encoded for mail, printed; the last operand is the name written into
+        // the encoding, not a file opened.
+        &["uuencode"],
+        Rule::Table(&Table {
+            spec: Spec::values("o", &["output-file"]),
+            refused: &[Refusal {
+                options: &["o", "output-file"],
+                effect: Effect::Writes,
+                what: "writes its output to a file, replacing it",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
         &["join"],
         Rule::Table(&Table {
             spec: Spec::values("aevot12j", &[]),
@@ -165,7 +209,8 @@ pub(super) const PROGRAMS: &[Program] = &[
             ),
             ..TABLE
         }),
-    ),
+    )
+    .reading_argument_files(),
     Program::new(
         &["readelf"],
         Rule::Table(&Table {
@@ -184,7 +229,8 @@ pub(super) const PROGRAMS: &[Program] = &[
             .optional("w"),
             ..TABLE
         }),
-    ),
+    )
+    .reading_argument_files(),
     Program::new(
         &["objdump"],
         Rule::Table(&Table {
@@ -212,14 +258,16 @@ pub(super) const PROGRAMS: &[Program] = &[
             .optional("W"),
             ..TABLE
         }),
-    ),
+    )
+    .reading_argument_files(),
     Program::new(
         &["nm", "size"],
         Rule::Table(&Table {
             spec: Spec::values("tfA", &["radix", "format", "target", "size-sort"]),
             ..TABLE
         }),
-    ),
+    )
+    .reading_argument_files(),
     Program::new(
         &["ag"],
         Rule::Table(&Table {
@@ -279,6 +327,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             "colrm",
             "systemd-detect-virt",
             "validlocale",
+            "ipcalc",
         ],
         Rule::Table(&Table {
             spec: Spec::values(
@@ -286,6 +335,27 @@ pub(super) const PROGRAMS: &[Program] = &[
                 &["seconds", "count", "ignore", "unit", "output", "width"],
             ),
             operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Passwords made up and printed; `-H` seeds them from a file's hash.
+        &["pwgen"],
+        Rule::Table(&Table {
+            spec: Spec::values("NH", &["num-passwords", "sha1", "remove-chars"]),
+            operands: Operands::Text,
+            path_options: &["H", "sha1"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // A terminal's description, printed from the terminfo database; `-A` and `-B`
+        // name the database directories.
+        &["infocmp"],
+        Rule::Table(&Table {
+            spec: Spec::values("ABRvw", &[]),
+            operands: Operands::Text,
+            path_options: &["A", "B"],
             ..TABLE
         }),
     ),
@@ -470,7 +540,8 @@ pub(super) const PROGRAMS: &[Program] = &[
             operands: Operands::Text,
             ..TABLE
         }),
-    ),
+    )
+    .reading_argument_files(),
     // The first member of a zip archive (a file in the workspace, or standard input), to
     // standard output.
     Program::new(&["funzip"], Rule::Table(&TABLE)),
@@ -798,6 +869,30 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("iostat -x 1 3", Safe),
+            ("zipnote notes.txt", Safe),
+            ("zipnote -w notes.txt < notes.txt", Destructive),
+            ("zipgrep -i foo notes.txt '*.md'", Safe),
+            ("zipgrep -f /etc/shadow notes.txt", Unknown),
+            ("zipgrep foo /etc/shadow", Unknown),
+            ("uuencode notes.txt notes.txt", Safe),
+            ("uuencode -m notes.txt name", Safe),
+            ("uuencode -o out.uu notes.txt name", Destructive),
+            ("uuencode --output-file=out.uu notes.txt name", Destructive),
+            ("uuencode /etc/shadow name", Unknown),
+            ("ipcalc 192.168.0.1/24", Safe),
+            ("pwgen -s 16 3", Safe),
+            ("pwgen -H notes.txt 12", Safe),
+            ("pwgen -H /etc/shadow 12", Unknown),
+            ("infocmp xterm-256color", Safe),
+            ("infocmp -A /etc/terminfo xterm", Unknown),
+            // binutils read more words, options among them, from an `@FILE` argument.
+            ("nm notes.txt", Safe),
+            ("nm @notes.txt", Unknown),
+            ("objdump -d @notes.txt", Unknown),
+            ("readelf -a @notes.txt", Unknown),
+            ("strings @notes.txt", Unknown),
+            ("size @notes.txt", Unknown),
+            ("c++filt @notes.txt", Unknown),
             ("lsattr -R src", Safe),
             ("getfacl notes.txt", Safe),
             ("getfacl -R /etc", Unknown),

@@ -41,8 +41,8 @@ pub(super) const PROGRAMS: &[Program] = &[
     ),
     Program::new(
         // What a shell of the line has: its limits, file mask, times and directory, in the
-        // forms that set nothing (the plan runs them in a new bash).
-        &["ulimit", "umask", "times", "dirs"],
+        // forms that set nothing, and the builtins' help (the plan runs them in a new bash).
+        &["ulimit", "umask", "times", "dirs", "help"],
         Rule::Judge(|_, call| match shown_words(call.args) {
             Some(words) if reports_only(call.program, &words) => Judgement::whitelisted(),
             _ => Judgement::other(format!(

@@ -1,5 +1,5 @@
 //! Programs that run another command given as their operands: privilege wrappers (`sudo`,
-//! `su`, `doas`), process wrappers (`env`, `nice`, `timeout`, `nohup`, `strace`, ...) as
+//! `su`, `doas`), process wrappers (`env`, `nice`, `timeout`, `nohup`, `strace`, `jc`, ...) as
 //! [`Wrapper`] rows, and `xargs`, `watch`, `parallel`, `at`/`batch` with rules of their own.
 //!
 //! Each wrapper's own options are read with a small table of the options that take a value,
@@ -40,6 +40,8 @@ pub(super) struct Wrapper {
     runs_operands: bool,
     /// Adds nothing of its own (`timeout`, `nice`): the line is as safe as its command.
     transparent: bool,
+    /// Given no command, it reads its input and prints (`jc --ls`).
+    filters_alone: bool,
 }
 
 const WRAPPER: Wrapper = Wrapper {
@@ -54,6 +56,7 @@ const WRAPPER: Wrapper = Wrapper {
     privileged: false,
     runs_operands: true,
     transparent: false,
+    filters_alone: false,
 };
 
 /// The programs of this family and their rules.
@@ -185,6 +188,18 @@ pub(super) const PROGRAMS: &[Program] = &[
                 "strict",
             ],
             transparent: true,
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
+        // jc turns a command's output into JSON: it reads its input with the parser an
+        // option names (`ls -l | jc --ls`), or runs the command that follows its options
+        // and parses that (`jc ls -l`, judged as `ls -l`).
+        &["jc"],
+        Rule::Wraps(&Wrapper {
+            transparent: true,
+            filters_alone: true,
             ..WRAPPER
         }),
     )
@@ -472,7 +487,7 @@ pub(super) fn wrapped(
         // `env` alone prints the line's environment: the scrubbed one every line gets (PATH,
         // LANG, the line's own directories, the operator's `env_allow` names that do not
         // look secret), never the bot's (see `execute::child_environment`).
-        if wrapper.transparent && program != "env" {
+        if wrapper.transparent && program != "env" && !wrapper.filters_alone {
             judgement.unknown(format!("`{program}` is given no command to run"));
         }
         return judgement;
@@ -690,6 +705,12 @@ mod tests {
         check_in_workspace(&[
             ("prlimit --cpu=10 sort -u notes.txt", Safe),
             ("numactl --hardware", Safe),
+            ("jc --ls < notes.txt", Safe),
+            ("ls -l | jc -p --ls", Safe),
+            ("jc -p ls -l", Safe),
+            ("jc rm notes.txt", Destructive),
+            ("jc --ls -- rm notes.txt", Destructive),
+            ("jc -p cat /etc/shadow", Unknown),
             ("numactl -s", Safe),
             ("numactl -H -- rm -rf notes.txt", NotSafe),
             ("numactl --interleave=all ls", Safe),
