@@ -14,7 +14,9 @@
 //! empty files (in 100-file directories, made in a temporary directory), `true` run
 //! through `CommandTool::execute` with the workspace walked before every line
 //! (`watch_workspace = false`, no entry limit) and watched (the default), with the check
-//! alone beside it, and the watch's first walk.
+//! alone beside it, and the watch's first walk. `--linked N` gives the first N files a
+//! second name in their directory (as cargo links its outputs into `target/debug`): lines
+//! run, and each check looks at those names again.
 
 use std::time::{Duration, Instant};
 
@@ -40,6 +42,7 @@ fn main() {
     let mut runs = 2000_usize;
     let mut gap = Duration::ZERO;
     let mut sizes: Option<Vec<usize>> = None;
+    let mut linked = 0_usize;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         if arg == "--runs" {
@@ -56,6 +59,12 @@ fn main() {
                     .collect(),
             );
         }
+        if arg == "--linked" {
+            linked = args
+                .next()
+                .and_then(|n| n.parse().ok())
+                .expect("--linked N");
+        }
         if arg == "--gap-ms" {
             gap = Duration::from_millis(
                 args.next()
@@ -70,7 +79,7 @@ fn main() {
         .expect("runtime");
     if let Some(sizes) = sizes {
         for files in sizes {
-            workspace_size(&runtime, files);
+            workspace_size(&runtime, files, linked);
         }
         return;
     }
@@ -196,7 +205,7 @@ fn cells(timing: &mut [Duration]) -> String {
 
 /// A line without a click in a workspace of `files` empty files, walked before every line
 /// and watched.
-fn workspace_size(runtime: &tokio::runtime::Runtime, files: usize) {
+fn workspace_size(runtime: &tokio::runtime::Runtime, files: usize, linked: usize) {
     use riskgate::tools::command::watch::{WatchState, WorkspaceWatch};
     let tree = tempfile::tempdir().expect("tempdir");
     let made = Instant::now();
@@ -206,8 +215,11 @@ fn workspace_size(runtime: &tokio::runtime::Runtime, files: usize) {
             std::fs::create_dir(&dir).expect("mkdir");
         }
         std::fs::File::create(dir.join(format!("f{i}"))).expect("create");
+        if i < linked {
+            std::fs::hard_link(dir.join(format!("f{i}")), dir.join(format!("l{i}"))).expect("ln");
+        }
     }
-    let entries = files + files.div_ceil(100);
+    let entries = files + files.div_ceil(100) + linked.min(files);
     println!(
         "workspace of {entries} entries ({files} files) made in {:.1} s",
         made.elapsed().as_secs_f64()
@@ -263,7 +275,7 @@ fn workspace_size(runtime: &tokio::runtime::Runtime, files: usize) {
             })
             .collect();
         println!(
-            "{entries:>7} entries {variant:>8}: first line {:>9.3} ms; line {} (median, p99; {runs} runs); check alone {}",
+            "{entries:>7} entries ({linked} linked) {variant:>8}: first line {:>9.3} ms; line {} (median, p99; {runs} runs); check alone {}",
             first.as_secs_f64() * 1e3,
             cells(&mut lines),
             cells(&mut checks)

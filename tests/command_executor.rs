@@ -9,7 +9,7 @@ use riskgate::config::{CommandSettings, OutputSettings, ToolRules};
 use riskgate::core::risk::Assessment;
 use riskgate::core::tools::{Approval, Tool, ToolError, ToolOutput};
 use riskgate::tools::Workspace;
-use riskgate::tools::command::sandbox::git_environment;
+use riskgate::tools::command::sandbox::{git_environment, hg_environment};
 use riskgate::tools::command::{
     CommandError, CommandPolicy, CommandTool, Exit, RunError, assess_command,
 };
@@ -297,7 +297,7 @@ async fn no_secret_reaches_a_command() {
     assert!(env.contains("GIT_CONFIG_GLOBAL=/dev/null"), "{env}");
     // Nothing else: PATH, LANG, the allow-listed variable, the line's private HOME, TMPDIR
     // and XDG directories, git's lock-down for every line, and (in a line run without a
-    // click) git's hardening.
+    // click) git's hardening and Mercurial's empty configuration.
     let mut names: Vec<&str> = env
         .lines()
         .skip_while(|l| *l != "stdout:")
@@ -307,9 +307,10 @@ async fn no_secret_reaches_a_command() {
         .collect();
     let git: Vec<String> = git_environment()
         .into_iter()
+        .chain(hg_environment())
         .map(|(name, _)| name.to_string_lossy().into_owned())
         .collect();
-    assert!(git.len() > 3, "{git:?}");
+    assert!(git.len() > 6, "{git:?}");
     for name in &git {
         assert!(names.contains(&name.as_str()), "{name} missing: {names:?}");
     }
@@ -1275,13 +1276,23 @@ async fn what_appears_in_a_watched_workspace_stops_the_next_line_without_a_click
     let (out, _) = t.stdout_and_exit("ls incoming/sub", &auto).await;
     assert_eq!(out, "");
 
-    // A link a confirmed line made, removed by another.
+    // A link a confirmed line made in the workspace: both names are here, so the file
+    // leads nowhere else (cargo links its outputs so, Mercurial its journal).
     t.confirmed("ln notes.txt again.txt").await;
+    let (out, _) = t.stdout_and_exit("cat again.txt", &auto).await;
+    assert_eq!(out, "workspace notes\n");
+    // A third name outside, where no event reaches the watch: the names recorded in the
+    // workspace no longer account for every link.
+    let third = outside.path().join("third.txt");
+    std::fs::hard_link(t.root.join("notes.txt"), &third).expect("ln");
     let error = refusal(&t, "cat notes.txt").await;
     assert!(
-        matches!(&error, SandboxError::HardLink { path, links: 2 } if path == "again.txt"),
+        matches!(&error, SandboxError::HardLink { path, links: 3 } if path == "again.txt"),
         "{error:?}"
     );
+    std::fs::remove_file(&third).expect("rm");
+    let (out, _) = t.stdout_and_exit("cat notes.txt", &auto).await;
+    assert_eq!(out, "workspace notes\n");
     t.confirmed("rm again.txt").await;
     let (out, _) = t.stdout_and_exit("cat notes.txt", &auto).await;
     assert_eq!(out, "workspace notes\n");

@@ -52,7 +52,7 @@ use super::plan::{
 use super::reaper::Reaper;
 use super::sandbox::{
     LimitsReached, LineSandbox, NULL_DEVICE, RESERVED_VARIABLES, Sandbox, SandboxError, Walls,
-    git_ceiling, git_environment,
+    git_ceiling, git_environment, hg_environment,
 };
 use crate::config::CommandSettings;
 use crate::core::tools::format_duration;
@@ -481,7 +481,7 @@ struct Jail<'r> {
 
 impl<'r> Jail<'r> {
     /// The line's run in `sandbox`: every process gets the runner's environment, the line's
-    /// private directories, and git's lock-down.
+    /// private directories, and git's and Mercurial's lock-down.
     fn new(runner: &'r CommandRunner, sandbox: LineSandbox) -> Self {
         let walls = sandbox.walls();
         let mut env = runner.env.clone();
@@ -489,6 +489,7 @@ impl<'r> Jail<'r> {
         env.extend(git_ceiling(runner.workspace.root()));
         if walls == Walls::ReadOnly {
             env.extend(git_environment());
+            env.extend(hg_environment());
         }
         Self {
             runner,

@@ -23,6 +23,9 @@
 //! `.git/config`, `.gitattributes` or a tracked `.gitconfig` cannot make a read-only git
 //! command run a program (fsmonitor, hooks, external diff, textconv, filters).
 //!
+//! Mercurial, in a line without a click, reads no configuration at all
+//! ([`hg_environment`]): a repository's `.hg/hgrc` cannot load an extension or run a hook.
+//!
 //! Confirmed lines run inside the same walls with the workspace writable and the network
 //! open by default (`command.sandbox.confirmed_*`), or without Landlock and seccomp when the
 //! operator turns `confirmed_sandboxed` off.
@@ -36,11 +39,13 @@
 //! must. Where the kernel lacks Landlock ABI [`MIN_ABI`] (signal scoping), [`Support`] is
 //! `Missing` and the gate lets no command line run without a click.
 
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::{CString, OsString};
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -293,7 +298,7 @@ pub enum SandboxError {
     #[error("the sandbox could not be built: {0}")]
     Build(String),
     #[error(
-        "nothing ran: the workspace holds a file with {links} hard links (`{path}`), and a line run without a person's confirmation could read a file outside the workspace through such a link. Ask with risk_level \"medium\" so a person confirms the line, or remove the extra links (copy the file instead)"
+        "nothing ran: the workspace holds a file with {links} hard links (`{path}`), not all of them names in the workspace, and a line run without a person's confirmation could read a file outside the workspace through such a link. Ask with risk_level \"medium\" so a person confirms the line, or remove the extra links (copy the file instead)"
     )]
     HardLink { path: String, links: u64 },
     #[error(
@@ -307,18 +312,20 @@ pub enum SandboxError {
 }
 
 /// Looks through the workspace, before a line runs without a click, for what the sandbox's
-/// path rules cannot judge: a regular file with more than one hard link (Landlock judges
-/// paths, and a hard link inside the workspace is a path inside it, whatever file it
+/// path rules cannot judge: a regular file with a hard link outside the workspace (Landlock
+/// judges paths, and a hard link inside the workspace is a path inside it, whatever file it
 /// names), and a special file: a device node (reading it reads a disk or a terminal, i.e.
 /// what lies outside the workspace), a FIFO (reading it waits for, and takes, what another
-/// process writes) or a socket. Stops at the first, or after `limit` entries. Symlinks are
-/// not followed (the sandbox refuses what they lead to outside).
+/// process writes) or a socket. A file whose every link is a name in the workspace leads
+/// nowhere else ([`LinkedFiles`]): cargo links its outputs into `target/debug`, Mercurial
+/// its journal into `.hg`. Stops at the first special file, or after `limit` entries.
+/// Symlinks are not followed (the sandbox refuses what they lead to outside).
 ///
 /// This is the whole walk, every time: lines use it where the workspace is not watched
 /// ([`WorkspaceWatch`](super::watch::WorkspaceWatch) says when).
 pub fn check_workspace(root: &Path, limit: u64) -> Result<(), SandboxError> {
-    use std::os::unix::fs::MetadataExt;
     let mut seen: u64 = 0;
+    let mut linked = LinkedFiles::default();
     let mut pending = vec![root.to_path_buf()];
     while let Some(dir) = pending.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -334,16 +341,95 @@ pub fn check_workspace(root: &Path, limit: u64) -> Result<(), SandboxError> {
             };
             if kind.is_dir() {
                 pending.push(entry.path());
-            } else if let Some(offence) =
-                Offence::of(kind, || entry.metadata().ok().map(|m| m.nlink()))
-            {
-                let path = entry.path();
-                let shown = path.strip_prefix(root).unwrap_or(&path);
-                return Err(offence.refusal(shown));
+                continue;
+            }
+            let meta = std::cell::OnceCell::new();
+            let offence = Offence::of(kind, || {
+                meta.get_or_init(|| entry.metadata().ok())
+                    .as_ref()
+                    .map(MetadataExt::nlink)
+            });
+            let path = entry.path();
+            let shown = path.strip_prefix(root).unwrap_or(&path);
+            match (offence, meta.get().and_then(Option::as_ref)) {
+                (None, _) => {}
+                (Some(Offence::Links(_)), Some(meta)) => linked.add(root, shown, meta),
+                (Some(offence), _) => return Err(offence.refusal(shown)),
             }
         }
     }
-    Ok(())
+    linked.leading_out()
+}
+
+/// The workspace's files with several hard links, each by the names of it the workspace
+/// holds. A name is a directory entry, the directory's device and inode and the entry's
+/// name, so a directory shown twice (a bind mount) does not count its entries twice. A file
+/// with fewer such names than links has a name elsewhere, through which a line could read
+/// or be given what lies outside; one with as many has none.
+#[derive(Debug, Default)]
+pub(super) struct LinkedFiles {
+    /// By the file's device and inode.
+    files: HashMap<(u64, u64), LinkedFile>,
+    /// The directories looked at, by path: device and inode (many names share one).
+    directories: HashMap<PathBuf, Option<(u64, u64)>>,
+}
+
+#[derive(Debug)]
+struct LinkedFile {
+    /// Its link count, the highest seen.
+    links: u64,
+    /// The names of it seen: directory device and inode, entry name.
+    names: BTreeSet<(u64, u64, OsString)>,
+    /// The first of its paths (shown in a refusal).
+    shown: PathBuf,
+}
+
+impl LinkedFiles {
+    /// Adds the name `shown` (relative to `root`) of the file `meta` describes.
+    pub(super) fn add(&mut self, root: &Path, shown: &Path, meta: &std::fs::Metadata) {
+        let full = root.join(shown);
+        // The directory as it is (a walk's paths hold no symlink, but another path to the
+        // same entry counts once). A name whose directory cannot be looked at counts for
+        // nothing: the file is refused unless its other names account for every link.
+        let directory = full.parent().and_then(|parent| {
+            *self
+                .directories
+                .entry(parent.to_path_buf())
+                .or_insert_with(|| {
+                    std::fs::metadata(parent)
+                        .ok()
+                        .map(|dir| (dir.dev(), dir.ino()))
+                })
+        });
+        let file = self
+            .files
+            .entry((meta.dev(), meta.ino()))
+            .or_insert_with(|| LinkedFile {
+                links: meta.nlink(),
+                names: BTreeSet::new(),
+                shown: shown.to_path_buf(),
+            });
+        file.links = file.links.max(meta.nlink());
+        if shown < file.shown.as_path() {
+            file.shown = shown.to_path_buf();
+        }
+        if let (Some((dev, ino)), Some(name)) = (directory, full.file_name()) {
+            file.names.insert((dev, ino, name.to_owned()));
+        }
+    }
+
+    /// The refusal for the first file (by path) with a link outside the workspace.
+    pub(super) fn leading_out(&self) -> Result<(), SandboxError> {
+        match self
+            .files
+            .values()
+            .filter(|file| (file.names.len() as u64) < file.links)
+            .min_by(|a, b| a.shown.cmp(&b.shown))
+        {
+            Some(file) => Err(Offence::Links(file.links).refusal(&file.shown)),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Why an entry of the workspace stops lines run without a click.
@@ -538,7 +624,7 @@ impl Sandbox {
     }
 
     /// What a line run without a click needs of the workspace before it starts: no regular
-    /// file with several hard links, no device node, FIFO or socket ([`check_workspace`]'s
+    /// file with a hard link outside it, no device node, FIFO or socket ([`check_workspace`]'s
     /// refusals), known from the workspace's watch or, where it is not watched, by walking
     /// it.
     pub fn check_workspace(&self) -> Result<(), SandboxError> {
@@ -1588,6 +1674,17 @@ pub fn git_environment() -> Vec<(OsString, OsString)> {
     env
 }
 
+/// The environment Mercurial gets in lines run without a click: no configuration at all.
+/// `HGRCSKIPREPO` keeps the repository's own `.hg/hgrc` (and a shared source's) unread,
+/// where extensions (Python code) and hooks would be named; an empty `HGRCPATH` keeps the
+/// system's and the user's unread too; `HGPLAIN` turns off aliases and output settings.
+pub fn hg_environment() -> Vec<(OsString, OsString)> {
+    [("HGRCSKIPREPO", "1"), ("HGRCPATH", ""), ("HGPLAIN", "1")]
+        .into_iter()
+        .map(|(name, value)| (name.into(), value.into()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1633,6 +1730,47 @@ mod tests {
         assert!(matches!(
             check_workspace(&ws, 2),
             Err(SandboxError::TooLargeToScan { limit: 2 })
+        ));
+    }
+
+    /// A file whose every link is a name in the workspace (cargo's `target/debug`,
+    /// Mercurial's journal) leads nowhere else; one more name outside, and it does. Another
+    /// path to the same directory entry (through a symlinked directory, or a bind mount)
+    /// is not another name.
+    #[test]
+    fn hard_links_all_inside_the_workspace_lead_nowhere_else() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("target/debug/deps")).expect("mkdir");
+        std::fs::write(ws.join("target/debug/deps/app-1f2e"), "binary").expect("write");
+        std::fs::hard_link(
+            ws.join("target/debug/deps/app-1f2e"),
+            ws.join("target/debug/app"),
+        )
+        .expect("link");
+        assert!(check_workspace(&ws, 100).is_ok());
+        std::fs::hard_link(ws.join("target/debug/app"), dir.path().join("elsewhere"))
+            .expect("link");
+        match check_workspace(&ws, 100) {
+            Err(SandboxError::HardLink { path, links }) => {
+                assert_eq!((path.as_str(), links), ("target/debug/app", 3));
+            }
+            other => panic!("{other:?}"),
+        }
+        std::fs::remove_file(dir.path().join("elsewhere")).expect("rm");
+        assert!(check_workspace(&ws, 100).is_ok());
+
+        // One name inside, counted through two paths, and one outside.
+        std::fs::write(dir.path().join("secret"), "s").expect("write");
+        std::fs::hard_link(dir.path().join("secret"), ws.join("target/copy")).expect("link");
+        std::os::unix::fs::symlink(ws.join("target"), ws.join("alias")).expect("symlink");
+        let meta = std::fs::symlink_metadata(ws.join("target/copy")).expect("stat");
+        let mut linked = LinkedFiles::default();
+        linked.add(&ws, Path::new("target/copy"), &meta);
+        linked.add(&ws, Path::new("alias/copy"), &meta);
+        assert!(matches!(
+            linked.leading_out(),
+            Err(SandboxError::HardLink { links: 2, .. })
         ));
     }
 

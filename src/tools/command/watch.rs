@@ -1,7 +1,9 @@
 //! Watching the workspace, so that a line run without a click needs no walk of it.
 //!
-//! Before every such line the workspace must hold no regular file with several hard links
-//! and no device node, FIFO or socket ([`check_workspace`] says why). Walking the whole
+//! Before every such line the workspace must hold no regular file with a hard link outside
+//! it and no device node, FIFO or socket ([`check_workspace`] says why). A file with
+//! several links is refused unless the names of it recorded here account for every link
+//! ([`LinkedFiles`]): all its names are in the workspace. Walking the whole
 //! workspace for them costs 1–2 ms per 1,000 entries, on every line. [`WorkspaceWatch`]
 //! walks it once instead, with an inotify watch on every directory, and records the entries
 //! that offend; before each line it reads what the kernel queued since (without waiting),
@@ -65,7 +67,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::sandbox::{Offence, SandboxError, check_workspace};
+use super::sandbox::{LinkedFiles, Offence, SandboxError, check_workspace};
 
 /// What every directory's watch reports: names appearing or leaving, and attribute changes
 /// of its entries (a `chmod` that makes a skipped directory readable); never following a
@@ -591,21 +593,28 @@ impl Watcher {
         }
     }
 
-    /// The first recorded entry that still offends, looked at now; entries that no longer
-    /// do (a link removed outside the workspace, say) are forgotten on the way.
+    /// The first recorded entry that still offends, looked at now: a special file, or a
+    /// file with a link outside the workspace (more links than the names of it recorded
+    /// here, see [`LinkedFiles`]). Entries that no longer offend (a link removed, say) are
+    /// forgotten on the way.
     fn first_offender(&mut self) -> Result<(), SandboxError> {
-        while let Some(path) = self.offenders.first().cloned() {
-            let now = std::fs::symlink_metadata(self.root.join(&path))
-                .ok()
+        let mut linked = LinkedFiles::default();
+        let mut gone = Vec::new();
+        for path in &self.offenders {
+            let meta = std::fs::symlink_metadata(self.root.join(path)).ok();
+            let now = meta
+                .as_ref()
                 .and_then(|meta| Offence::of(meta.file_type(), || Some(meta.nlink())));
-            match now {
-                Some(offence) => return Err(offence.refusal(&path)),
-                None => {
-                    self.offenders.remove(&path);
-                }
+            match (now, meta) {
+                (None, _) | (_, None) => gone.push(path.clone()),
+                (Some(Offence::Links(_)), Some(meta)) => linked.add(&self.root, path, &meta),
+                (Some(offence), _) => return Err(offence.refusal(path)),
             }
         }
-        Ok(())
+        for path in gone {
+            self.offenders.remove(&path);
+        }
+        linked.leading_out()
     }
 }
 
@@ -782,7 +791,8 @@ mod tests {
         let watch = WorkspaceWatch::new(&ws, 100, true);
         watching(&watch);
         std::fs::hard_link(ws.join("docs/notes"), ws.join("copy")).expect("ln");
-        assert!(watch.check().is_err());
+        // Both names are in the workspace: the file leads nowhere else.
+        assert!(watch.check().is_ok());
         // `docs/notes` now has a name outside the workspace, as the walk of every line saw.
         std::fs::rename(ws.join("copy"), dir.path().join("copy")).expect("mv");
         match watch.check() {
@@ -821,10 +831,16 @@ mod tests {
         std::fs::rename(dir.path().join("tree"), ws.join("tree")).expect("mv");
         assert!(watch.check().is_ok());
         std::fs::hard_link(ws.join("tree/sub/plain"), ws.join("tree/sub/again")).expect("ln");
+        assert!(watch.check().is_ok(), "both names in the workspace");
+        // A third name, outside: no event here, but the recorded names are looked at again
+        // before every line, and two names no longer account for three links.
+        std::fs::hard_link(ws.join("tree/sub/plain"), dir.path().join("third")).expect("ln");
         assert!(matches!(
             watch.check(),
-            Err(SandboxError::HardLink { links: 2, .. })
+            Err(SandboxError::HardLink { links: 3, .. })
         ));
+        std::fs::remove_file(dir.path().join("third")).expect("rm");
+        assert!(watch.check().is_ok());
         std::fs::remove_file(ws.join("tree/sub/again")).expect("rm");
         assert!(watch.check().is_ok());
         // A whole walk for each link found after the first: made, moved in, made.

@@ -10,17 +10,183 @@
 //! that throw work away are destructive: `revert` discards local changes, `delete` removes
 //! files, `cleanup --remove-unversioned` deletes what was never committed.
 //!
-//! Not Mercurial: a repository's own `.hg/hgrc` may name Python extensions and hooks that
-//! `hg status` would load.
+//! Mercurial's queries of the working copy and the local history (`hg status`, `hg log`,
+//! `hg diff`, `hg annotate`, `hg cat`, `hg heads`, ...). A repository's own `.hg/hgrc` may
+//! name Python extensions and hooks that `hg status` would load, so a line without a click
+//! runs hg with no configuration at all: `HGRCSKIPREPO` (the repository's files are not
+//! read), an empty `HGRCPATH` (nor the system's or the user's) and `HGPLAIN` (see
+//! `sandbox::hg_environment`). What would bring configuration or code back waits wherever
+//! it stands, since hg reads its global options anywhere on the line and takes any
+//! unambiguous beginning of a long option: `--config`, `--config-file`, `--debugger`,
+//! `--cwd`, `-R`/`--repository` (another repository, maybe outside), and `-S`/`--subrepos`
+//! (subrepositories run git or svn). `hg cat -o` writes; the forms that name another
+//! repository or a URL (`hg id URL`, `incoming`, `outgoing`) wait like the other network
+//! queries; `hg branch NAME` and `hg bookmark NAME` set rather than show. `revert`,
+//! `update --clean`, `purge`, `strip`, `rollback` and `remove` throw work away: destructive.
 
-use super::subcommands::{SUBCOMMANDS, Subcommands, Verb, options_before_wait};
-use super::table::{self, Effect, Refusal, TABLE, Table, refuse_urls};
+use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb, options_before_wait};
+use super::table::{self, Effect, Operands, Refusal, TABLE, Table, refuse_urls};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::Spec;
 
 /// The programs of this family and their rules.
-pub(super) const PROGRAMS: &[Program] = &[Program::new(&["svn"], Rule::Subcommands(&SVN))];
+pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(&["svn"], Rule::Subcommands(&SVN)),
+    Program::new(&["hg"], Rule::Judge(mercurial)),
+];
+
+/// Long options of hg that bring configuration or code back, or point it elsewhere; a
+/// word that begins one of them (`--conf`) is taken for it, as hg's option parser does.
+const HG_REFUSED_LONG: &[&str] = &[
+    "config",
+    "config-file",
+    "debugger",
+    "cwd",
+    "repository",
+    "repo",
+    "subrepos",
+];
+
+/// Short options of hg that do the same (`-R` another repository, `-S` subrepositories).
+const HG_REFUSED_SHORT: &[char] = &['R', 'S'];
+
+/// `hg`: the refusals that hold wherever they stand, then the subcommand's row.
+fn mercurial(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    for arg in invocation.args {
+        let Some(text) = arg.text() else {
+            continue;
+        };
+        let refused = if let Some(long) = text.strip_prefix("--") {
+            let name = long.split_once('=').map_or(long, |(name, _)| name);
+            !name.is_empty() && HG_REFUSED_LONG.iter().any(|o| o.starts_with(name))
+        } else {
+            text.strip_prefix('-')
+                .is_some_and(|short| short.contains(HG_REFUSED_SHORT))
+        };
+        if refused {
+            return Judgement::other(format!(
+                "`hg {text}` may load configuration or code, or act on another repository"
+            ));
+        }
+    }
+    let mut judgement = super::subcommands::judge(walker, invocation, &HG);
+    refuse_urls(&mut judgement, invocation);
+    judgement
+}
+
+/// The long options of hg's reading subcommands that take a value.
+const HG_LONG_VALUES: &[&str] = &[
+    "rev",
+    "include",
+    "exclude",
+    "template",
+    "style",
+    "date",
+    "keyword",
+    "user",
+    "branch",
+    "only-branch",
+    "prune",
+    "limit",
+    "line-range",
+    "unified",
+    "change",
+    "from",
+    "to",
+    "output",
+    "skip",
+    "encoding",
+    "encodingmode",
+    "color",
+    "pager",
+];
+
+/// A row of hg's whose short options taking a value are `shorts` (they differ: `-u` is a
+/// user in `log` and the unknown files in `status`, `-b` a branch in `log` and a flag in
+/// `diff`).
+const fn hg_row(shorts: &'static str, operands: Operands) -> Table {
+    Table {
+        spec: Spec::values(shorts, HG_LONG_VALUES),
+        operands,
+        ..TABLE
+    }
+}
+
+const HG: Subcommands = Subcommands {
+    global: Global::Options(Spec::values(
+        "",
+        &["encoding", "encodingmode", "color", "pager"],
+    )),
+    verbs: &[
+        Verb::reads(&["status", "st"], &hg_row("rIXT", Operands::Paths)),
+        Verb::reads(&["diff"], &hg_row("rcIXU", Operands::Paths)),
+        Verb::reads(&["log", "history"], &hg_row("dkrLubPlTIX", Operands::Paths)),
+        Verb::reads(
+            &["annotate", "blame", "files", "parents"],
+            &hg_row("rIXT", Operands::Paths),
+        ),
+        Verb::reads(
+            &["cat"],
+            &Table {
+                refused: &[Refusal {
+                    options: &["o", "output"],
+                    effect: Effect::Writes,
+                    what: "writes each file to a file named by the pattern",
+                }],
+                ..hg_row("roIXT", Operands::Paths)
+            },
+        ),
+        Verb::reads(&["grep"], &hg_row("rIXT", Operands::PatternThenPaths(&[]))),
+        Verb::reads(
+            &[
+                "summary", "sum", "root", "heads", "branches", "tags", "tip", "manifest",
+                "version", "help", "paths",
+            ],
+            &hg_row("rT", Operands::Text),
+        ),
+        // The source it is given is a path, checked; a URL waits (see `mercurial`).
+        Verb::reads(&["identify", "id"], &hg_row("rT", Operands::Paths)),
+        Verb::destroys(
+            &[
+                "revert", "purge", "clean", "strip", "rollback", "remove", "rm",
+            ],
+            "throws away local changes, deletes files or removes changesets",
+        ),
+        Verb::judged(&["update", "up", "checkout", "co"], |_, call| {
+            let clean = call.args.iter().any(|arg| {
+                arg.text().is_none_or(|t| {
+                    t == "--clean"
+                        || t.strip_prefix('-')
+                            .is_some_and(|short| !short.starts_with('-') && short.contains('C'))
+                })
+            });
+            if clean {
+                Judgement::destroys(format!(
+                    "`{} --clean` throws away local changes",
+                    call.program
+                ))
+            } else {
+                Judgement::not_whitelisted(call.program)
+            }
+        }),
+        Verb::judged(&["branch", "bookmarks", "bookmark"], |_, call| {
+            let shows = call.args.iter().all(|arg| {
+                arg.text()
+                    .is_some_and(|t| matches!(t, "-q" | "--quiet" | "-l" | "--list"))
+            });
+            if shows {
+                Judgement::whitelisted()
+            } else {
+                Judgement::other(format!(
+                    "`{}` given a name or an option sets or moves it",
+                    call.program
+                ))
+            }
+        }),
+    ],
+    ..SUBCOMMANDS
+};
 
 const SVN: Subcommands = Subcommands {
     global: options_before_wait(),
@@ -227,6 +393,67 @@ mod tests {
             ("svn delete notes.txt", Destructive),
             ("svn cleanup --remove-unversioned", Destructive),
             ("svn cleanup --remove-ignored .", Destructive),
+        ]);
+    }
+
+    #[test]
+    fn mercurial_reads_locally_and_waits_for_configuration_and_elsewhere() {
+        use Expect::*;
+        check_in_workspace(&[
+            ("hg status", Safe),
+            ("hg st -m src", Safe),
+            ("hg status --change tip", Safe),
+            ("hg log -l 5", Safe),
+            ("hg log -G -T '{rev} {desc}\\n' -k fix -u alice src", Safe),
+            ("hg log -p -r tip notes.txt", Safe),
+            ("hg diff", Safe),
+            ("hg diff -c tip notes.txt", Safe),
+            ("hg diff --stat -r 1:2", Safe),
+            ("hg annotate -u -l notes.txt", Safe),
+            ("hg cat -r 0 notes.txt", Safe),
+            ("hg grep -i todo notes.txt", Safe),
+            ("hg summary", Safe),
+            ("hg root", Safe),
+            ("hg heads", Safe),
+            ("hg branches", Safe),
+            ("hg tags", Safe),
+            ("hg id", Safe),
+            ("hg branch", Safe),
+            ("hg bookmarks", Safe),
+            ("hg --color never log -l 3", Safe),
+            ("hg log | head", Safe),
+            // Configuration and code, wherever they stand, in full or begun.
+            ("hg --config extensions.x=./x.py status", Unknown),
+            ("hg status --config hooks.pre-status=./x.sh", Unknown),
+            ("hg log --conf extensions.x=./x.py", Unknown),
+            ("hg log --config-file ./x.rc", Unknown),
+            ("hg --debugger log", Unknown),
+            ("hg status -S", Unknown),
+            ("hg diff --subrepos", Unknown),
+            ("hg status -mS", Unknown),
+            // Elsewhere.
+            ("hg -R /srv/repo log", Unknown),
+            ("hg log --repository ../other", Unknown),
+            ("hg --cwd /etc status", Unknown),
+            ("hg status /etc", Unknown),
+            ("hg id https://example.com/repo", Unknown),
+            ("hg id ../other", Unknown),
+            ("hg incoming", Unknown),
+            ("hg outgoing", Unknown),
+            // Changes.
+            ("hg cat -o out.txt notes.txt", Destructive),
+            ("hg cat --output=%s.orig notes.txt", Destructive),
+            ("hg branch stable", Unknown),
+            ("hg bookmark -d feature", Unknown),
+            ("hg commit -m x", Unknown),
+            ("hg update -C", Destructive),
+            ("hg up --clean default", Destructive),
+            ("hg update default", Unknown),
+            ("hg revert --all", Destructive),
+            ("hg purge", Destructive),
+            ("hg strip tip", Destructive),
+            ("hg rm notes.txt", Destructive),
+            ("hg", Unknown),
         ]);
     }
 }
