@@ -1,8 +1,9 @@
 //! Formatters and linters in the modes where they only report: `gofmt -l`, `rustfmt --check`,
 //! `black --check`, `isort --diff`, `clang-format` (which prints by default), `shfmt -d`,
 //! `autopep8`, `yapf`, `ruff format --check`, `ruff check --no-fix`, `pg_format`,
-//! `sqlformat`, and the checkers that never write (`shellcheck`, `yamllint`, `hadolint`,
-//! `typos` without `-w`); with
+//! `sqlformat`, `stylua --check`, `taplo fmt --check`, and the checkers that never write
+//! (`shellcheck`, `yamllint`, `hadolint`, `typos` without `-w`, `taplo check`, `pyflakes`,
+//! `pycodestyle`, `actionlint` without `-shellcheck`/`-pyflakes`); with
 //! them the text tools that print what they convert or find (`nkf`, `lexgrog`,
 //! `llvm-strings`) and `jar t`, which lists an archive.
 //!
@@ -18,6 +19,7 @@ use super::table::{self, Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, c
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::{self, Item, Spec};
+use crate::tools::command::words::Arg;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
@@ -27,6 +29,32 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["isort"], Rule::Judge(isort)),
     Program::new(&["clang-format"], Rule::Judge(clang_format)),
     Program::new(&["ruff"], Rule::Subcommands(&RUFF)),
+    Program::new(&["stylua"], Rule::Judge(stylua)),
+    Program::new(&["taplo"], Rule::Subcommands(&TAPLO)),
+    Program::new(
+        // Python's static checkers that never import what they read: pyflakes (no options)
+        // and pycodestyle (its configuration files are settings).
+        &["pyflakes", "pycodestyle"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "",
+                &[
+                    "config",
+                    "exclude",
+                    "filename",
+                    "select",
+                    "ignore",
+                    "max-line-length",
+                    "max-doc-length",
+                    "indent-size",
+                    "format",
+                ],
+            ),
+            path_options: &["config"],
+            ..TABLE
+        }),
+    ),
+    Program::new(&["actionlint"], Rule::Judge(actionlint)),
     Program::new(
         // Lints Dockerfiles; its configuration file is data.
         &["hadolint"],
@@ -494,6 +522,123 @@ fn black(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     formatter(walker, invocation, &BLACK, &["check", "diff", "c", "code"])
 }
 
+/// StyLua: `--check` (`-c`) reports what formatting would change; otherwise it rewrites its
+/// files. Its configuration (`stylua.toml`) is settings.
+fn stylua(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const STYLUA: Table = Table {
+        spec: Spec::values(
+            "fg",
+            &[
+                "config-path",
+                "glob",
+                "num-threads",
+                "output-format",
+                "syntax",
+                "stdin-filepath",
+                "color",
+                "call-parentheses",
+                "collapse-simple-statement",
+                "column-width",
+                "indent-type",
+                "indent-width",
+                "line-endings",
+                "quote-style",
+                "sort-requires",
+            ],
+        ),
+        path_options: &["f", "config-path"],
+        ..TABLE
+    };
+    formatter(walker, invocation, &STYLUA, &["check", "c"])
+}
+
+/// Taplo (TOML): `check`/`lint` validate and report; `fmt --check` reports what formatting
+/// would change, and `fmt` otherwise rewrites the files. `--cache-path` names where it
+/// writes its schema cache.
+const TAPLO: Subcommands = Subcommands {
+    verbs: &[
+        Verb::reads(&["check", "lint"], &TAPLO_ROW),
+        Verb::judged(&["fmt", "format"], |walker, call| {
+            formatter(walker, call, &TAPLO_ROW, &["check"])
+        }),
+    ],
+    ..SUBCOMMANDS
+};
+
+const TAPLO_ROW: Table = Table {
+    spec: Spec::values(
+        "co",
+        &[
+            "config",
+            "schema",
+            "cache-path",
+            "option",
+            "colors",
+            "stdin-filepath",
+        ],
+    ),
+    path_options: &["c", "config"],
+    refused: &[Refusal {
+        options: &["cache-path"],
+        effect: Effect::Writes,
+        what: "writes its schema cache there",
+    }],
+    ..TABLE
+};
+
+/// actionlint checks GitHub Actions workflows (its flags are Go's, one dash or two, a word
+/// each). `-shellcheck` and `-pyflakes` name the programs it runs on the scripts it finds,
+/// `-init-config` writes a configuration file; the programs it finds on PATH by itself are
+/// the system's.
+fn actionlint(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const FLAGS: &[&str] = &[
+        "oneline", "color", "no-color", "verbose", "debug", "version", "h", "help",
+    ];
+    const VALUES: &[&str] = &["format", "ignore", "stdin-filename"];
+    let mut judgement = Judgement::whitelisted();
+    let mut words = invocation.args.iter();
+    while let Some(arg) = words.next() {
+        let Some(text) = arg.text() else {
+            judgement.unknown("`actionlint` is given a word only known when the line runs");
+            continue;
+        };
+        let Some(flag) = text
+            .strip_prefix("--")
+            .or_else(|| text.strip_prefix('-'))
+            .filter(|f| !f.is_empty())
+        else {
+            walker.check_path(&mut judgement, "actionlint", text);
+            continue;
+        };
+        let (name, attached) = match flag.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (flag, None),
+        };
+        if FLAGS.contains(&name) {
+            continue;
+        }
+        if VALUES.contains(&name) || name == "config-file" {
+            let value = match attached {
+                Some(value) => Some(value),
+                None => words.next().and_then(Arg::text),
+            };
+            if name == "config-file" {
+                match value {
+                    Some(path) => walker.check_path(&mut judgement, "actionlint", path),
+                    None => judgement.unknown(
+                        "`actionlint -config-file` reads a file only known when the line runs",
+                    ),
+                }
+            }
+            continue;
+        }
+        judgement.unknown(format!(
+            "`actionlint {text}` is not a flag known to only read (`-shellcheck` and `-pyflakes` name programs it runs)"
+        ));
+    }
+    judgement
+}
+
 /// `isort --check-only` (`-c`), `--diff` and `--stdout` (`-d`) report; otherwise isort
 /// rewrites its files.
 fn isort(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
@@ -662,6 +807,30 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("stylua --check src", Safe),
+            ("stylua -c -f notes.txt src", Safe),
+            ("stylua src", Destructive),
+            ("stylua --check -f /etc/stylua.toml src", Unknown),
+            ("taplo check notes.txt", Safe),
+            ("taplo lint -c notes.txt notes.txt", Safe),
+            ("taplo fmt --check notes.txt", Safe),
+            ("taplo fmt notes.txt", Destructive),
+            ("taplo check --cache-path cache notes.txt", Destructive),
+            ("taplo check /etc/x.toml", Unknown),
+            ("pyflakes notes.txt", Safe),
+            (
+                "pycodestyle --max-line-length 100 --config notes.txt src",
+                Safe,
+            ),
+            ("pycodestyle /etc", Unknown),
+            ("actionlint", Safe),
+            ("actionlint -oneline -format '{{json .}}' notes.txt", Safe),
+            ("actionlint -config-file=notes.txt", Safe),
+            ("actionlint -shellcheck ./sc notes.txt", Unknown),
+            ("actionlint -pyflakes=./pf", Unknown),
+            ("actionlint -init-config", Unknown),
+            ("actionlint -config-file /etc/x.yml", Unknown),
+            ("actionlint /etc/x.yml", Unknown),
             ("ruff format --check src", Safe),
             ("ruff format --diff notes.txt", Safe),
             ("ruff check --no-fix src", Safe),

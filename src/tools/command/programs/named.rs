@@ -19,6 +19,7 @@
 //!   and `--show-*`, `pngcheck`, `jpeginfo`, `gifsicle --info`: each option that sets,
 //!   removes, extracts or rewrites (`id3v2 -D`, `pngcheck -x`, `jpeginfo -d`, `gifsicle
 //!   -b`) writes; any other option waits.
+//! - `exiftool`: prints the tags of its files; its rule says what writes or waits.
 //! - `fdupes`/`jdupes`: list duplicate files; `-d` deletes them, `-L`/`-l`/`-B` replace
 //!   them with links, `--log` writes.
 //! - `mediainfo`: describes media files; `--LogFile` writes, and an output template read
@@ -42,6 +43,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     // ImageMagick 7's one program: `magick identify` is `identify`; its other tools
     // (`magick in.png out.jpg`, `mogrify`) write images and wait.
     Program::new(&["magick"], Rule::Subcommands(&MAGICK)),
+    Program::new(&["exiftool"], Rule::Judge(exiftool)),
     Program::new(
         &["mediainfo"],
         Rule::Judge(|w, call| judge(w, call, &MEDIAINFO)),
@@ -77,6 +79,142 @@ pub(super) const PROGRAMS: &[Program] = &[
         Rule::Judge(|w, call| judge(w, call, &DUPES)),
     ),
 ];
+
+/// What an exiftool option does, by its name in lower case (`-G1`, `-ee2` and `-w!` by
+/// their stems).
+#[derive(Debug, PartialEq, Eq)]
+enum Exif {
+    /// Chooses what is printed, or how.
+    Prints,
+    /// Chooses what is printed, with the next word as its value.
+    PrintsWith,
+    /// Writes files: output files, tags copied, originals deleted or restored.
+    Writes,
+    /// Runs Perl (`-if`, `-p` with `${...;expr}`, `-api Filter`, a config file), reads more
+    /// arguments from a file, or keeps running for more commands.
+    Runs,
+}
+
+/// ExifTool's options, every one of its documented ones, by the word after the dash: a
+/// single letter in its case (`-x TAG` excludes a tag, `-X` prints XML; `-p` is a print
+/// format, `-P` keeps dates), a longer name in any case, each by its stem (`-G1:2`, `-ee2`,
+/// `-w!`, `-r.`). A word that is none of them is a tag name to print (`-Make`,
+/// `-EXIF:all`, `-GPS*`).
+fn exif_option(word: &str) -> Option<Exif> {
+    let stem =
+        word.trim_end_matches(|c: char| c.is_ascii_digit() || matches!(c, '!' | '+' | ':' | '.'));
+    if stem.chars().count() == 1 {
+        return match stem {
+            "a" | "b" | "D" | "e" | "E" | "f" | "F" | "g" | "G" | "h" | "H" | "j" | "k" | "l"
+            | "L" | "m" | "n" | "P" | "q" | "r" | "s" | "S" | "t" | "T" | "u" | "U" | "v" | "X"
+            | "z" => Some(Exif::Prints),
+            "c" | "d" | "i" | "x" => Some(Exif::PrintsWith),
+            "o" | "w" | "W" => Some(Exif::Writes),
+            "p" | "@" => Some(Exif::Runs),
+            _ => None,
+        };
+    }
+    let kind = match stem.to_ascii_lowercase().as_str() {
+        "duplicates" | "args" | "argformat" | "binary" | "charset" | "decimal" | "composite"
+        | "ee" | "extractembedded" | "ex" | "ec" | "escapehtml" | "escapexml" | "escapec"
+        | "forceprint" | "fixbase" | "fast" | "groupheadings" | "groupnames" | "htmlformat"
+        | "hex" | "htmldump" | "json" | "long" | "latin" | "lang" | "ignoreminorerrors"
+        | "printconv" | "php" | "plot" | "short" | "veryshort" | "sort" | "struct" | "tab"
+        | "table" | "unknown" | "unknown2" | "verbose" | "xmlformat" | "quiet" | "recurse"
+        | "scanforxmp" | "list" | "listw" | "listf" | "listwf" | "listg" | "listd" | "listx"
+        | "listgeo" | "ver" | "pause" | "zip" | "csv" | "preserve" | "progress" => Exif::Prints,
+        "coordformat" | "csvdelim" | "dateformat" | "listitem" | "sep" | "separator" | "ext"
+        | "extension" | "ignore" | "password" | "exclude" | "fileorder" => Exif::PrintsWith,
+        "out"
+        | "textout"
+        | "tagout"
+        | "wext"
+        | "tagoutext"
+        | "overwrite_original"
+        | "overwrite_original_in_place"
+        | "delete_original"
+        | "restore_original"
+        | "tagsfromfile"
+        | "geotag"
+        | "geosync"
+        | "geotime"
+        | "globaltimeshift"
+        | "srcfile"
+        | "wm"
+        | "writemode"
+        | "efile" => Exif::Writes,
+        "if" | "printformat" | "config" | "api" | "userparam" | "execute" | "stay_open"
+        | "common_args" | "use" | "echo" | "list_dir" | "diff" | "file" | "geolocate" => Exif::Runs,
+        _ => return None,
+    };
+    Some(kind)
+}
+
+/// ExifTool prints the metadata of the files it is given. Its options are words after one
+/// dash, in any case; a word that is no option is a tag to print. A tag with a value or a
+/// source (`-Artist=x`, `-all=`, `-Date<CreateDate`) writes the files, as do `-o`, `-w`,
+/// `-tagsFromFile`, `-overwrite_original`, ...; `-if`, `-p` (whose format may hold
+/// `${tag;perl}`), `-config`, `-api`, `-@ FILE` and `-stay_open` may run Perl or take
+/// more arguments than the line shows, and wait.
+fn exiftool(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut judgement = Judgement::whitelisted();
+    let mut words = invocation.args.iter();
+    let mut options_ended = false;
+    while let Some(arg) = words.next() {
+        let Some(text) = arg.text() else {
+            judgement.destructive(format!(
+                "`exiftool` is given `{}`, which may become a tag to write when the line runs",
+                arg.raw
+            ));
+            continue;
+        };
+        if options_ended || !text.starts_with('-') || text == "-" {
+            if text != "-" {
+                walker.check_path(&mut judgement, "exiftool", text);
+            }
+            continue;
+        }
+        if text == "--" {
+            options_ended = true;
+            continue;
+        }
+        if text.contains(['=', '<', '>']) {
+            judgement.destructive(format!("`exiftool {text}` writes a tag into the files"));
+            continue;
+        }
+        if text.starts_with("-@") {
+            judgement.unknown(format!(
+                "`exiftool {text}` reads more arguments from a file the line does not show"
+            ));
+            continue;
+        }
+        // `--TAG` leaves a tag out; it is never an option.
+        if text.starts_with("--") {
+            continue;
+        }
+        let name = &text[1..];
+        match exif_option(name) {
+            Some(Exif::Prints) => {}
+            Some(Exif::PrintsWith) => {
+                words.next();
+            }
+            Some(Exif::Writes) => {
+                judgement.destructive(format!("`exiftool {text}` writes files"));
+            }
+            Some(Exif::Runs) => judgement.unknown(format!(
+                "`exiftool {text}` may run Perl or take arguments the line does not show"
+            )),
+            None if name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':' | '*' | '?')) => {
+            }
+            None => judgement.unknown(format!(
+                "`exiftool {text}` is neither an option known to only print nor a tag name"
+            )),
+        }
+    }
+    judgement
+}
 
 const MAGICK: Subcommands = Subcommands {
     verbs: &[Verb::judged(&["identify"], |w, call| {
@@ -750,6 +888,46 @@ mod tests {
             ("xmllint --shell notes.txt", Unknown),
             ("xmllint --catalogs notes.txt", Unknown),
             ("identify notes.txt", Safe),
+            ("exiftool notes.txt", Safe),
+            ("exiftool -a -u -G1 -s notes.txt", Safe),
+            ("exiftool -j -n -r -ext jpg .", Safe),
+            (
+                "exiftool -Make -Model -EXIF:DateTimeOriginal notes.txt",
+                Safe,
+            ),
+            ("exiftool -GPS* --ThumbnailImage -X notes.txt", Safe),
+            ("exiftool -d '%Y-%m-%d' -CreateDate notes.txt", Safe),
+            ("exiftool -x Make -ee2 -csv notes.txt", Safe),
+            ("exiftool -ver", Safe),
+            ("exiftool -listw", Safe),
+            ("exiftool -all= notes.txt", Destructive),
+            ("exiftool -Artist=Someone notes.txt", Destructive),
+            (
+                "exiftool '-DateTimeOriginal<CreateDate' notes.txt",
+                Destructive,
+            ),
+            ("exiftool -Comment+=x notes.txt", Destructive),
+            ("exiftool -o out.jpg notes.txt", Destructive),
+            ("exiftool -w txt notes.txt", Destructive),
+            ("exiftool -W! %d%f.%t notes.txt", Destructive),
+            ("exiftool -tagsFromFile notes.txt notes.txt", Destructive),
+            (
+                "exiftool -overwrite_original -Title=x notes.txt",
+                Destructive,
+            ),
+            ("exiftool -OVERWRITE_ORIGINAL notes.txt", Destructive),
+            ("exiftool -delete_original! notes.txt", Destructive),
+            ("exiftool -csv=tags.csv notes.txt", Destructive),
+            ("exiftool -if '$Make eq \"x\"' notes.txt", Unknown),
+            ("exiftool -p '${Make;system(1)}' notes.txt", Unknown),
+            ("exiftool -config x.pl notes.txt", Unknown),
+            ("exiftool -api Filter=x notes.txt", Unknown),
+            ("exiftool -@ args.txt", Unknown),
+            ("exiftool -stay_open True -@ -", Unknown),
+            ("exiftool -execute notes.txt", Unknown),
+            ("exiftool /etc/shadow", Unknown),
+            ("exiftool -- -notes.txt", Safe),
+            ("exiftool -- /etc/shadow", Unknown),
             ("magick identify -verbose notes.txt", Safe),
             ("magick identify msl:notes.txt", Unknown),
             ("magick identify /etc/shadow", Unknown),

@@ -5,7 +5,8 @@
 //! that state facts about the machine (`free`, `nproc`, `lscpu`, `uptime`, `cal`, ...), the
 //! pagers, `bc`, the look-ups in the manuals (`info`, `whatis`, `apropos`, `whereis`),
 //! and in the installed fonts and libraries (`fc-list`, `fc-match`, `pkg-config`), and the
-//! zip comment and member readers (`zipnote`, `zipgrep`) and `uuencode`.
+//! zip comment and member readers (`zipnote`, `zipgrep`), `uuencode`, `envsubst`, `mdcat`,
+//! `chafa`, and `sd` as a filter (given files without `-p`, it rewrites them).
 //!
 //! The binutils (`nm`, `objdump`, `readelf`, `strings`, `size`, `c++filt`, `ar`,
 //! `addr2line`) replace an argument `@FILE` by the words the file holds, options among
@@ -338,6 +339,51 @@ pub(super) const PROGRAMS: &[Program] = &[
             ..TABLE
         }),
     ),
+    Program::new(
+        // Its input with the line's environment variables put in (the environment every
+        // line gets, as `printenv` prints it); the operand names which ones.
+        &["envsubst"],
+        Rule::Table(&Table {
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Markdown and images drawn as terminal text. A remote image mdcat would fetch
+        // is left to the walls, which hold no network.
+        &["mdcat", "chafa"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "sfcw",
+                &[
+                    "columns",
+                    "size",
+                    "format",
+                    "colors",
+                    "symbols",
+                    "fill",
+                    "dither",
+                    "work",
+                    "font-ratio",
+                    "bg",
+                    "fg",
+                    "duration",
+                    "speed",
+                    "threads",
+                    "color-space",
+                    "color-extractor",
+                    "glyph-file",
+                    "optimize",
+                    "scale",
+                    "align",
+                    "view-size",
+                ],
+            ),
+            path_options: &["glyph-file"],
+            ..TABLE
+        }),
+    ),
+    Program::new(&["sd"], Rule::Judge(sd)),
     Program::new(
         // Passwords made up and printed; `-H` seeds them from a file's hash.
         &["pwgen"],
@@ -861,6 +907,30 @@ fn combine(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     }
 }
 
+/// `sd FIND REPLACE [FILES]`: given files, it rewrites them in place unless `-p`
+/// (`--preview`) only prints the result; on its input it is a filter.
+fn sd(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const SPEC: Spec = Spec::values("nf", &["max-replacements", "flags"]);
+    let items = options::parse(invocation.args, &SPEC);
+    let mut judgement = Judgement::whitelisted();
+    if let Some(word) = opaque(&items) {
+        judgement.destructive(format!(
+            "`sd` is given `{}`, which may become a file it rewrites when the line runs",
+            word.raw
+        ));
+    }
+    let operands = options::operands(&items);
+    let files = operands.get(2..).unwrap_or_default();
+    let preview = items
+        .iter()
+        .any(|item| item.named(&["p", "preview"], false));
+    if !files.is_empty() && !preview {
+        judgement.destructive("`sd` rewrites the files it is given in place (`sd -p` only prints)");
+    }
+    check_paths(walker, &mut judgement, "sd", files);
+    judgement
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -869,6 +939,18 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("iostat -x 1 3", Safe),
+            ("envsubst < notes.txt", Safe),
+            ("envsubst '$HOME' < notes.txt", Safe),
+            ("envsubst < notes.txt > out.txt", Destructive),
+            ("mdcat notes.txt", Safe),
+            ("chafa -s 40x20 notes.txt", Safe),
+            ("chafa /etc/shadow", Unknown),
+            ("sd -p foo bar notes.txt", Safe),
+            ("cat notes.txt | sd foo bar", Safe),
+            ("sd foo bar notes.txt", Destructive),
+            ("sd -F -n 1 foo bar notes.txt", Destructive),
+            ("ls | xargs sd foo bar", Destructive),
+            ("sd -p foo bar /etc/shadow", Unknown),
             ("zipnote notes.txt", Safe),
             ("zipnote -w notes.txt < notes.txt", Destructive),
             ("zipgrep -i foo notes.txt '*.md'", Safe),
