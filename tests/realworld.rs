@@ -35,10 +35,12 @@ const SQL_FRICTION_CEILINGS: [(SqlDialect, f64); 3] = [
 ];
 
 /// Dangerous calls that the model's `risk_level: "low"` lets run at once because the gate
-/// does not know them (they meet only the walls of an unconfirmed run): 1,175 on the gate of
-/// this commit (1,229 before `route del`, `tc qdisc add`, `busctl call`, ... were known to
-/// be destructive, 1,204 before the toolchains' removals were), rounded up a little.
-const LOW_WALLED_CEILING: usize = 1_177;
+/// does not know them (they meet only the walls of an unconfirmed run): 1,147 on the gate of
+/// this commit (1,173 before programs the rules do not know were put on the floor when they
+/// say they delete, `yum remove`, `make clean`, `rsync --delete`; 1,229 before `route del`,
+/// `tc qdisc add`, `busctl call`, ... were known to be destructive, 1,204 before the
+/// toolchains' removals were), rounded up a little.
+const LOW_WALLED_CEILING: usize = 1_148;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Label {

@@ -262,7 +262,84 @@ pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Jud
     {
         return Judgement::whitelisted();
     }
+    // A program the rules do not know that says it deletes: the destructive floor, so the
+    // model's `low` never decides it. (A known program's rule says which of its forms
+    // delete; its words may be values this cannot tell, `mysqladmin -u drop status`.)
+    if registered.is_none()
+        && judgement.destructive.is_none()
+        && let Some(why) = says_it_deletes(program, invocation.args)
+    {
+        judgement.destructive(why);
+    }
     judgement
+}
+
+/// Subcommands of the programs the rules do not know that delete what they name (`yum
+/// remove`, `helm uninstall`, `zfs destroy`, `make clean`, `virsh undefine`).
+const DELETING_WORDS: &[&str] = &[
+    "remove",
+    "rm",
+    "rmi",
+    "delete",
+    "del",
+    "destroy",
+    "uninstall",
+    "purge",
+    "autoremove",
+    "erase",
+    "prune",
+    "clean",
+    "clear",
+    "drop",
+    "wipe",
+    "undefine",
+    "kill",
+];
+
+/// Why `program ARGS` says it deletes: a deleting subcommand word among its words, a
+/// long option that deletes (`--delete`, `--remove-source-files`, `--purge`,
+/// `--zero-superblock`), or a name that does (`lvremove`, `userdel`, `fkill`).
+fn says_it_deletes(program: &str, args: &[crate::tools::command::words::Arg]) -> Option<String> {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    if ["remove", "del", "delete", "kill"]
+        .iter()
+        .any(|end| name.ends_with(end) && name.len() > end.len())
+        || matches!(name, "deluser" | "delgroup")
+    {
+        return Some(format!(
+            "`{name}` deletes or ends what it names, by its name"
+        ));
+    }
+    for arg in args {
+        let Some(text) = arg.text() else {
+            continue;
+        };
+        if DELETING_WORDS.contains(&text) {
+            return Some(format!(
+                "`{program} {text}` deletes what it names (a deleting subcommand of a program the rules do not know)"
+            ));
+        }
+        let Some(long) = text.strip_prefix("--") else {
+            continue;
+        };
+        let option = long.split_once('=').map_or(long, |(option, _)| option);
+        if [
+            "delete",
+            "remove",
+            "purge",
+            "destroy",
+            "wipe",
+            "erase",
+            "zero",
+            "uninstall",
+        ]
+        .iter()
+        .any(|verb| option.starts_with(verb))
+        {
+            return Some(format!("`{program} {text}` deletes what it names"));
+        }
+    }
+    None
 }
 
 /// Whether `program` runs other programs or code given to it (see [`Program::runs_code`]).
@@ -280,6 +357,51 @@ mod tests {
     use std::collections::HashMap;
 
     use super::{FAMILIES, lookup, runs_other_code};
+
+    /// Programs the rules do not know that say they delete are on the floor, as are the
+    /// deleting forms of `apt` and `pip` by their rules; the neighbours that do not stay
+    /// undecided (the model's `low` may run them in the walls), and a question about
+    /// itself stays read-only.
+    #[test]
+    fn forms_that_say_they_delete_are_on_the_floor() {
+        use crate::tools::command::tests::Expect::{Destructive, NotDestructive, Safe};
+        use crate::tools::command::tests::check_in_workspace;
+        check_in_workspace(&[
+            ("apt remove curl", Destructive),
+            ("apt-get purge curl", Destructive),
+            ("yum remove htop", Destructive),
+            ("pip uninstall requests", Destructive),
+            ("cargo uninstall ripgrep", Destructive),
+            ("helm uninstall rel", Destructive),
+            ("zfs destroy pool/fs", Destructive),
+            ("vagrant destroy", Destructive),
+            ("make clean", Destructive),
+            ("gradle clean build", Destructive),
+            ("virsh undefine vm", Destructive),
+            ("aws s3 rm s3://bucket/key", Destructive),
+            ("gh repo delete x", Destructive),
+            ("lvremove vg/lv", Destructive),
+            ("userdel alice", Destructive),
+            ("fkill 1337", Destructive),
+            ("rsync -a --delete src/ dst/", Destructive),
+            ("rsync -a --remove-source-files src/ dst/", Destructive),
+            ("mdadm --zero-superblock /dev/sdb1", Destructive),
+            ("pacman -Rns htop", Destructive),
+            // Neighbours that say nothing of deleting.
+            ("make test", NotDestructive),
+            ("helm list", NotDestructive),
+            ("zfs list", NotDestructive),
+            ("apt install curl", NotDestructive),
+            ("rsync -a src/ dst/", NotDestructive),
+            ("mytool --cleanup-hint x", NotDestructive),
+            ("delta a.txt b.txt", NotDestructive),
+            // Read-only forms and questions are not judged by their words.
+            ("helm uninstall --help", Safe),
+            ("git log --grep remove", Safe),
+            ("grep -rn delete src", Safe),
+            ("echo rm", Safe),
+        ]);
+    }
 
     #[test]
     fn no_program_is_registered_twice() {

@@ -330,6 +330,11 @@ fn apt(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     }
     match verb {
         Some(verb) if QUERIES.contains(&verb) => Judgement::whitelisted(),
+        Some(verb @ ("remove" | "purge" | "autoremove" | "autopurge" | "clean" | "autoclean")) => {
+            Judgement::destroys(format!(
+                "`{program} {verb}` removes packages or their files"
+            ))
+        }
         Some(verb) => Judgement::not_whitelisted(&format!("{program} {verb}")),
         None => Judgement::not_whitelisted(program),
     }
@@ -367,34 +372,37 @@ const CTL: Subcommands = Subcommands {
 /// those options after it; package names are text.
 const PIP: Subcommands = Subcommands {
     global: options_before_wait(),
-    verbs: &[Verb::reads(
-        &["list", "show", "freeze", "check"],
-        &Table {
-            spec: Spec::values("r", &["format", "path", "exclude", "requirement"]),
-            operands: Operands::Text,
-            path_options: &["path", "r", "requirement"],
-            refused: &[Refusal {
-                options: &[
-                    "python",
-                    "log",
-                    "log-file",
-                    "cache-dir",
-                    "src",
-                    "exists-action",
-                    "index-url",
-                    "extra-index-url",
-                    "find-links",
-                    "outdated",
-                    "uptodate",
-                    "o",
-                    "u",
-                ],
-                effect: Effect::Unsafe,
-                what: "runs another interpreter, writes a file, or asks a package index",
-            }],
-            ..TABLE
-        },
-    )],
+    verbs: &[
+        Verb::reads(
+            &["list", "show", "freeze", "check"],
+            &Table {
+                spec: Spec::values("r", &["format", "path", "exclude", "requirement"]),
+                operands: Operands::Text,
+                path_options: &["path", "r", "requirement"],
+                refused: &[Refusal {
+                    options: &[
+                        "python",
+                        "log",
+                        "log-file",
+                        "cache-dir",
+                        "src",
+                        "exists-action",
+                        "index-url",
+                        "extra-index-url",
+                        "find-links",
+                        "outdated",
+                        "uptodate",
+                        "o",
+                        "u",
+                    ],
+                    effect: Effect::Unsafe,
+                    what: "runs another interpreter, writes a file, or asks a package index",
+                }],
+                ..TABLE
+            },
+        ),
+        Verb::destroys(&["uninstall"], "removes installed packages"),
+    ],
     without: None,
     ..SUBCOMMANDS
 };
@@ -780,6 +788,8 @@ fn pacman(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         .all(|a| a.text().is_some_and(|t| !t.starts_with('-') || t == "-q"));
     if reads && rest_plain {
         Judgement::whitelisted()
+    } else if letters.is_some_and(|l| l.starts_with('R')) || first == "--remove" {
+        Judgement::destroys("`pacman -R` removes packages")
     } else {
         Judgement::not_whitelisted("pacman")
     }
@@ -872,6 +882,11 @@ mod tests {
             ("dpkg -f x -i notes.deb", Unknown),
             ("apt show htop", Safe),
             ("apt-cache policy htop", Safe),
+            ("pacman -Rns htop", Destructive),
+            ("apt remove curl", Destructive),
+            ("apt-get purge curl", NotSafe),
+            ("apt autoremove", Destructive),
+            ("apt install curl", NotSafe),
             ("apt-mark showmanual", Safe),
             ("apt-mark showhold htop", Safe),
             ("apt-mark hold htop", NotSafe),
@@ -889,7 +904,7 @@ mod tests {
             ("pip --version", Safe),
             ("pip freeze > requirements.txt", Destructive),
             ("pip install requests", Unknown),
-            ("pip uninstall -y requests", Unknown),
+            ("pip uninstall -y requests", Destructive),
             ("pip --python /tmp/evil list", Unknown),
             ("pip --python=/tmp/evil list", Unknown),
             ("pip list --python /tmp/evil", Unknown),
@@ -898,7 +913,7 @@ mod tests {
             ("pip list -o", Unknown),
             ("pip list --path /etc", Unknown),
             ("pip freeze -r /etc/reqs.txt", Unknown),
-            ("pip $VERB", Unknown),
+            ("pip $VERB", Destructive),
             ("pip download requests", Unknown),
             ("pacman -Qe", Safe),
             ("pacman -Ss vim", Safe),
