@@ -1,5 +1,5 @@
 //! The showing forms of the link and traffic tools (`ip` and `ss` are in `queries.rs`): `tc`,
-//! `devlink` and `rdma` listing their objects, `ifconfig` and `route` without a change,
+//! `devlink` and `rdma` listing their objects, `ifconfig`, `route` and `arp` without a change,
 //! `ethtool` with one of its show options. A line run without a click may not open a socket
 //! of any family (seccomp), so the netlink and `ioctl` queries these make fail there, and
 //! what reads `/proc/net` (`route -n`, `ifconfig`'s list) shows the routes and counters that
@@ -25,6 +25,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     ),
     Program::new(&["ifconfig"], Rule::Judge(ifconfig)),
     Program::new(&["route"], Rule::Judge(route)),
+    Program::new(&["arp"], Rule::Judge(arp)),
     Program::new(&["ethtool"], Rule::Judge(ethtool)),
 ];
 
@@ -175,6 +176,43 @@ fn route(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     Judgement::whitelisted()
 }
 
+/// `arp` lists the neighbour table (`/proc/net/arp`, as `ip neigh` shows it): `-a`, `-n`,
+/// `-e`, `-v`, `-i IF`, `-H TYPE` and host names; `-s` and `-d` add or delete entries and
+/// `-f` loads them from a file.
+fn arp(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let mut words = invocation.args.iter();
+    while let Some(word) = words.next() {
+        match word.text() {
+            Some("-i" | "--device" | "-H" | "-t" | "--hw-type") => {
+                words.next();
+            }
+            Some("-s" | "--set" | "-d" | "--delete" | "-f" | "--file" | "-Ds" | "--use-device") => {
+                return Judgement::destroys(format!(
+                    "`arp {}` changes the machine's neighbour table",
+                    word.raw
+                ));
+            }
+            Some(
+                "-a" | "--all" | "-n" | "--numeric" | "-e" | "-v" | "--verbose" | "-V"
+                | "--version",
+            ) => {}
+            Some(text) if !text.starts_with('-') => {}
+            Some(text)
+                if text.len() > 1
+                    && text[1..]
+                        .chars()
+                        .all(|c| matches!(c, 'a' | 'n' | 'e' | 'v')) => {}
+            _ => {
+                return Judgement::other(format!(
+                    "`arp {}` is not one of the forms that only print",
+                    word.raw
+                ));
+            }
+        }
+    }
+    Judgement::whitelisted()
+}
+
 /// `ethtool`'s options that only show, each followed by the device.
 const ETHTOOL_SHOWS: &[&str] = &[
     "-a",
@@ -286,6 +324,12 @@ mod tests {
                 Destructive,
             ),
             ("route", Safe),
+            ("arp -a", Safe),
+            ("arp -n -i eth0", Safe),
+            ("arp -an host1", Safe),
+            ("arp -s 10.0.0.2 00:11:22:33:44:55", Destructive),
+            ("arp -d 10.0.0.2", Destructive),
+            ("arp -f ethers", Destructive),
             ("route -n", Safe),
             ("route -A inet6", Safe),
             ("route add default gw 10.0.0.1", Destructive),
