@@ -266,24 +266,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["dpkg-deb"], Rule::Judge(dpkg_deb)),
     Program::new(&["unrar"], Rule::Subcommands(&UNRAR)),
     Program::new(&["qpdf"], Rule::Judge(qpdf_inspect)),
-    Program::new(
-        // Source code highlighted to the output. `-o` writes a file; `-x` lets `-l` and
-        // `-f` load a lexer or formatter from a Python file.
-        &["pygmentize"],
-        Rule::Table(&Table {
-            spec: Spec::values("lfOPFoSaN", &[]),
-            path_options: &["N"],
-            refused: &[
-                OUTPUT_FILE,
-                Refusal {
-                    options: &["x"],
-                    effect: Effect::Unsafe,
-                    what: "loads a lexer or formatter from a Python file, code the line does not show",
-                },
-            ],
-            ..TABLE
-        }),
-    ),
+    Program::new(&["pygmentize"], Rule::Judge(pygmentize)),
     Program::new(
         // Parts of HTML picked by CSS selectors, printed; `-f` names the file read.
         &["pup"],
@@ -376,6 +359,34 @@ fn qpdf_inspect(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgeme
             "`qpdf` inspects only with an option such as `--check` and one input file; otherwise it writes a PDF",
         ),
     }
+}
+
+/// `pygmentize`: source code highlighted to the output. `-o` writes a file; `-x` lets `-l`
+/// and `-f` load a lexer or formatter from a Python file; the HTML formatter's `cssfile`
+/// option (in `-O` or `-P`) writes the style sheet to that file.
+fn pygmentize(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const PYGMENTIZE: Table = Table {
+        spec: Spec::values("lfOPFoSaN", &[]),
+        path_options: &["N"],
+        refused: &[
+            OUTPUT_FILE,
+            Refusal {
+                options: &["x"],
+                effect: Effect::Unsafe,
+                what: "loads a lexer or formatter from a Python file, code the line does not show",
+            },
+        ],
+        ..TABLE
+    };
+    let mut judgement = table::judge(walker, invocation, &PYGMENTIZE);
+    if invocation
+        .args
+        .iter()
+        .any(|arg| arg.text().is_some_and(|t| t.contains("cssfile")))
+    {
+        judgement.destructive("`pygmentize -O cssfile=...` writes the style sheet to a file");
+    }
+    judgement
 }
 
 /// `aspell`'s subcommands that print: `list` (the misspelt words of the input), `dump`,
@@ -1198,6 +1209,14 @@ mod tests {
             ("pygmentize -L lexers", Safe),
             ("pygmentize -o out.html notes.txt", Destructive),
             ("pygmentize -x -l lexer.py:Lexer notes.txt", Unknown),
+            (
+                "pygmentize -f html -O full,cssfile=style.css notes.txt",
+                Destructive,
+            ),
+            (
+                "pygmentize -f html -P cssfile=style.css notes.txt",
+                Destructive,
+            ),
             ("pygmentize /etc/shadow", Unknown),
             ("pup 'a attr{href}' < notes.txt", Safe),
             ("pup -f notes.txt -i 2 'title text{}'", Safe),
