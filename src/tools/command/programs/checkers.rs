@@ -3,7 +3,8 @@
 //! `autopep8`, `yapf`, `ruff format --check`, `ruff check --no-fix`, `pg_format`,
 //! `sqlformat`, `stylua --check`, `taplo fmt --check`, and the checkers that never write
 //! (`shellcheck`, `yamllint`, `hadolint`, `typos` without `-w`, `taplo check`, `pyflakes`,
-//! `pycodestyle`, `actionlint` without `-shellcheck`/`-pyflakes`); with
+//! `pycodestyle`, `actionlint` without `-shellcheck`/`-pyflakes`), `tidy` and `js-beautify`
+//! to their output; with
 //! them the text tools that print what they convert or find (`nkf`, `lexgrog`,
 //! `llvm-strings`) and `jar t`, which lists an archive.
 //!
@@ -55,6 +56,65 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(&["actionlint"], Rule::Judge(actionlint)),
+    Program::new(
+        // HTML Tidy: the tidied document (or with `-e` only the errors) to the output.
+        // `-m` rewrites the files in place, `-o` and `-f` write the output or the errors
+        // to a file, and so do the same settings given as options (`--write-back yes`,
+        // `--output-file`, `--error-file`); `-config` reads settings that may say the same.
+        &["tidy"],
+        Rule::Table(&Table {
+            spec: Spec::values("ofw", &["output", "file", "wrap", "config"]),
+            refused: &[
+                Refusal {
+                    options: &[
+                        "m",
+                        "modify",
+                        "o",
+                        "output",
+                        "f",
+                        "file",
+                        "write-back",
+                        "output-file",
+                        "error-file",
+                    ],
+                    effect: Effect::Writes,
+                    what: "writes files (in place, or its output or errors)",
+                },
+                Refusal {
+                    options: &["config"],
+                    effect: Effect::Unsafe,
+                    what: "reads settings from a file, which may say to write",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // js-beautify and its HTML and CSS twins print the result; `-r` replaces the files
+        // in place and `-o` writes another. Their configuration (`.jsbeautifyrc`) is JSON.
+        &["js-beautify", "html-beautify", "css-beautify"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "osfl",
+                &[
+                    "outfile",
+                    "indent-size",
+                    "indent-char",
+                    "eol",
+                    "type",
+                    "config",
+                    "file",
+                ],
+            ),
+            path_options: &["config", "f", "file"],
+            refused: &[Refusal {
+                options: &["r", "replace", "o", "outfile"],
+                effect: Effect::Writes,
+                what: "writes the result over the file or to another",
+            }],
+            ..TABLE
+        }),
+    ),
     Program::new(
         // Lints Dockerfiles; its configuration file is data.
         &["hadolint"],
@@ -804,7 +864,7 @@ fn jar_long(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
 mod tests {
     #[test]
     fn checkers_report_and_their_writing_modes_destroy() {
-        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("stylua --check src", Safe),
@@ -823,6 +883,18 @@ mod tests {
                 Safe,
             ),
             ("pycodestyle /etc", Unknown),
+            ("tidy -q -e notes.txt", Safe),
+            ("tidy -i -q notes.txt", Safe),
+            ("tidy -m notes.txt", Destructive),
+            ("tidy -o out.html notes.txt", Destructive),
+            ("tidy -f errors.txt notes.txt", Destructive),
+            ("tidy --write-back yes notes.txt", Destructive),
+            ("tidy -config tidy.conf notes.txt", NotSafe),
+            ("js-beautify notes.txt", Safe),
+            ("html-beautify -s 2 notes.txt", Safe),
+            ("js-beautify -r notes.txt", Destructive),
+            ("js-beautify -o out.js notes.txt", Destructive),
+            ("js-beautify /etc/x.js", Unknown),
             ("actionlint", Safe),
             ("actionlint -oneline -format '{{json .}}' notes.txt", Safe),
             ("actionlint -config-file=notes.txt", Safe),

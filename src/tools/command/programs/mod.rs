@@ -359,9 +359,9 @@ mod tests {
     use super::{FAMILIES, lookup, runs_other_code};
 
     /// Programs the rules do not know that say they delete are on the floor, as are the
-    /// deleting forms of `apt` and `pip` by their rules; the neighbours that do not stay
-    /// undecided (the model's `low` may run them in the walls), and a question about
-    /// itself stays read-only.
+    /// deleting forms of `apt`, `pip` and `pacman` by their rules. Neighbours that say
+    /// nothing of deleting stay undecided (the model's `low` may run them in the walls),
+    /// and a question about itself stays read-only.
     #[test]
     fn forms_that_say_they_delete_are_on_the_floor() {
         use crate::tools::command::tests::Expect::{Destructive, NotDestructive, Safe};
