@@ -667,8 +667,8 @@ pub struct SandboxSettings {
     pub file_size_bytes: u64,
     /// Open files per process (RLIMIT_NOFILE).
     pub open_files: u64,
-    /// Whether the workspace is watched (inotify) for files with several hard links (which
-    /// could be files outside the workspace) and special files: walked once, then followed
+    /// Whether the workspace is watched (inotify) for files with a hard link outside it and
+    /// special files: walked once, then followed
     /// by the kernel's change events, so a line run without a click needs no walk of it.
     /// `false`, or where inotify cannot be used (`check-config` says why), every such line
     /// first walks the whole workspace.
