@@ -3,7 +3,7 @@
 //! `autopep8`, `yapf`, `ruff format --check`, `ruff check --no-fix`, `pg_format`,
 //! `sqlformat`, `stylua --check`, `taplo fmt --check`, and the checkers that never write
 //! (`shellcheck`, `yamllint`, `hadolint`, `typos` without `-w`, `taplo check`, `pyflakes`,
-//! `pycodestyle`, `actionlint` without `-shellcheck`/`-pyflakes`), `tidy` and `js-beautify`
+//! `pycodestyle`), `tidy` and `js-beautify`
 //! to their output; with
 //! them the text tools that print what they convert or find (`nkf`, `lexgrog`,
 //! `llvm-strings`) and `jar t`, which lists an archive.
@@ -20,7 +20,6 @@ use super::table::{self, Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, c
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::{self, Item, Spec};
-use crate::tools::command::words::Arg;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
@@ -55,7 +54,6 @@ pub(super) const PROGRAMS: &[Program] = &[
             ..TABLE
         }),
     ),
-    Program::new(&["actionlint"], Rule::Judge(actionlint)),
     Program::new(
         // HTML Tidy: the tidied document (or with `-e` only the errors) to the output.
         // `-m` rewrites the files in place, `-o` and `-f` write the output or the errors
@@ -645,59 +643,6 @@ const TAPLO_ROW: Table = Table {
     }],
     ..TABLE
 };
-
-/// actionlint checks GitHub Actions workflows (its flags are Go's, one dash or two, a word
-/// each). `-shellcheck` and `-pyflakes` name the programs it runs on the scripts it finds,
-/// `-init-config` writes a configuration file; the programs it finds on PATH by itself are
-/// the system's.
-fn actionlint(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
-    const FLAGS: &[&str] = &[
-        "oneline", "color", "no-color", "verbose", "debug", "version", "h", "help",
-    ];
-    const VALUES: &[&str] = &["format", "ignore", "stdin-filename"];
-    let mut judgement = Judgement::whitelisted();
-    let mut words = invocation.args.iter();
-    while let Some(arg) = words.next() {
-        let Some(text) = arg.text() else {
-            judgement.unknown("`actionlint` is given a word only known when the line runs");
-            continue;
-        };
-        let Some(flag) = text
-            .strip_prefix("--")
-            .or_else(|| text.strip_prefix('-'))
-            .filter(|f| !f.is_empty())
-        else {
-            walker.check_path(&mut judgement, "actionlint", text);
-            continue;
-        };
-        let (name, attached) = match flag.split_once('=') {
-            Some((name, value)) => (name, Some(value)),
-            None => (flag, None),
-        };
-        if FLAGS.contains(&name) {
-            continue;
-        }
-        if VALUES.contains(&name) || name == "config-file" {
-            let value = match attached {
-                Some(value) => Some(value),
-                None => words.next().and_then(Arg::text),
-            };
-            if name == "config-file" {
-                match value {
-                    Some(path) => walker.check_path(&mut judgement, "actionlint", path),
-                    None => judgement.unknown(
-                        "`actionlint -config-file` reads a file only known when the line runs",
-                    ),
-                }
-            }
-            continue;
-        }
-        judgement.unknown(format!(
-            "`actionlint {text}` is not a flag known to only read (`-shellcheck` and `-pyflakes` name programs it runs)"
-        ));
-    }
-    judgement
-}
 
 /// `isort --check-only` (`-c`), `--diff` and `--stdout` (`-d`) report; otherwise isort
 /// rewrites its files.

@@ -20,6 +20,8 @@
 //!   removes, extracts or rewrites (`id3v2 -D`, `pngcheck -x`, `jpeginfo -d`, `gifsicle
 //!   -b`) writes; any other option waits.
 //! - `exiftool`: prints the tags of its files; its rule says what writes or waits.
+//! - `actionlint`: checks GitHub Actions workflows; `-shellcheck`, `-pyflakes` (programs it
+//!   runs) and `-init-config` wait.
 //! - `fdupes`/`jdupes`: list duplicate files; `-d` deletes them, `-L`/`-l`/`-B` replace
 //!   them with links, `--log` writes.
 //! - `mediainfo`: describes media files; `--LogFile` writes, and an output template read
@@ -44,6 +46,10 @@ pub(super) const PROGRAMS: &[Program] = &[
     // (`magick in.png out.jpg`, `mogrify`) write images and wait.
     Program::new(&["magick"], Rule::Subcommands(&MAGICK)),
     Program::new(&["exiftool"], Rule::Judge(exiftool)),
+    Program::new(
+        &["actionlint"],
+        Rule::Judge(|w, call| judge(w, call, &ACTIONLINT)),
+    ),
     Program::new(
         &["mediainfo"],
         Rule::Judge(|w, call| judge(w, call, &MEDIAINFO)),
@@ -215,6 +221,19 @@ fn exiftool(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     }
     judgement
 }
+
+/// actionlint checks GitHub Actions workflows (its flags are Go's, one dash or two, a word
+/// each). `-shellcheck` and `-pyflakes` name the programs it runs on the scripts it finds
+/// and `-init-config` writes a configuration file: like any flag not listed, they wait. The
+/// programs it finds on PATH by itself are the system's.
+const ACTIONLINT: Named = Named {
+    flags: &[
+        "oneline", "color", "no-color", "verbose", "debug", "version", "h", "help",
+    ],
+    values: &["format", "ignore", "stdin-filename"],
+    paths: &["config-file"],
+    ..NAMED
+};
 
 const MAGICK: Subcommands = Subcommands {
     verbs: &[Verb::judged(&["identify"], |w, call| {
