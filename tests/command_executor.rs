@@ -1009,6 +1009,10 @@ async fn builtins_that_report_answer_as_a_shell_of_the_line_would() {
         ("umask", "bash -c umask"),
         ("umask -S", "bash -c 'umask -S'"),
         ("help -d cd pwd", "bash -c 'help -d cd pwd'"),
+        ("trap -l | head -n 2", "bash -c 'trap -l' | head -n 2"),
+        ("shopt | grep -c .", "bash -c shopt | grep -c ."),
+        ("compgen -b | sort | head -n 3", "bash -c 'compgen -b' | sort | head -n 3"),
+        ("compgen -A signal | grep -c SIG", "bash -c 'compgen -A signal' | grep -c SIG"),
     ] {
         let (planned, err, exit) = outputs(&t, line, &auto).await;
         assert_eq!(exit, Exit::Code(0), "{line:?}: {err}");
@@ -1026,6 +1030,20 @@ async fn builtins_that_report_answer_as_a_shell_of_the_line_would() {
     let root = std::fs::canonicalize(&t.root).expect("canonical");
     let (out, _, _) = outputs(&t, "dirs", &auto).await;
     assert_eq!(out, format!("{}\n", root.display()));
+    // A new shell has no history, no traps and nothing hashed, and says so as bash does.
+    for (line, want_out, want_err) in [
+        ("history", "", ""),
+        ("trap - EXIT", "", ""),
+        ("fc -l", "", ""),
+        ("hash", "hash: hash table empty\n", ""),
+    ] {
+        let (out, err, exit) = outputs(&t, line, &auto).await;
+        assert_eq!(
+            (out.as_str(), err.as_str(), exit),
+            (want_out, want_err, Exit::Code(0)),
+            "{line:?}"
+        );
+    }
     // A word that would be shell text stays one argument of the builtin.
     let (out, err, _) = outputs(&t, "ulimit -n; echo ran", &auto).await;
     assert!(out.ends_with("ran\n"), "{out:?} {err:?}");

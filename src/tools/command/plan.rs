@@ -327,22 +327,66 @@ pub(super) fn state_only(program: &str, args: &[&str]) -> bool {
 }
 
 /// Builtins that only print what a shell of the line has, in the forms that change nothing
-/// ([`reports_only`]): `ulimit` without a value, `umask` without a mode, `times`, `dirs`.
-/// The plan runs each in a new `bash` (its words handed to the script as arguments, never
-/// read as shell text), whose limits, mask, times and directory are the line's, so the
-/// answer is the one a shell running the line would print.
-const REPORT_BUILTINS: &[&str] = &["ulimit", "umask", "times", "dirs", "help"];
+/// ([`reports_only`]): `ulimit` without a value, `umask` without a mode, `times`, `dirs`,
+/// the builtins' help, the history, traps, options, completions, key bindings and hashed
+/// programs of a shell. The plan runs each in a new `bash` (its words handed to the script
+/// as arguments, never read as shell text), whose limits, mask, times and directory are
+/// the line's, so the answer is the one a shell running the line would print (a
+/// non-interactive shell's: no history, no traps, no completions, nothing hashed).
+const REPORT_BUILTINS: &[&str] = &[
+    "ulimit", "umask", "times", "dirs", "help", "history", "trap", "shopt", "compgen",
+    "complete", "bind", "fc", "hash",
+];
+
+/// `compgen -A` actions that list names a shell knows, not files, users or hosts.
+const COMPGEN_ACTIONS: &[&str] = &[
+    "alias", "arrayvar", "binding", "builtin", "command", "disabled", "enabled", "export",
+    "function", "helptopic", "keyword", "running", "setopt", "shopt", "signal", "stopped",
+    "variable",
+];
 
 /// Whether `program args` is a [`REPORT_BUILTINS`] form that only prints: `ulimit` with
 /// options and no value (`ulimit -a`, `ulimit -Hn`), `umask [-S] [-p]`, `times`, `dirs
-/// [-lpv]`, `help [-dms] [PATTERN...]` (the builtins' own documentation).
+/// [-lpv]`, `help [-dms] [PATTERN...]` (the builtins' own documentation), `history [N]`,
+/// `trap` listing (`-l`, `-p [SIGNAL...]`) or resetting (`trap SIGNAL`, `trap - SIGNAL...`:
+/// never with an action, which the new shell would run as it exits), `shopt [-opq]
+/// [NAME...]`, `compgen` of the shell's own names (`-abcjksve`, `-A ACTION`; not files, and
+/// not `-W`/`-F`/`-C`, which run code), `complete [-p] [NAME...]`, `bind -lpPsSvV`, `fc -l
+/// [-nr] [FIRST [LAST]]`, `hash [-l]` and `hash -t NAME...`.
 pub(super) fn reports_only(program: &str, args: &[&str]) -> bool {
-    let flags = |allowed: &str| {
-        args.iter().all(|word| {
-            word.len() > 1
-                && word.starts_with('-')
-                && word[1..].chars().all(|c| allowed.contains(c))
-        })
+    let is_flags = |word: &str, allowed: &str| {
+        word.len() > 1 && word.starts_with('-') && word[1..].chars().all(|c| allowed.contains(c))
+    };
+    let flags = |allowed: &str| args.iter().all(|word| is_flags(word, allowed));
+    let number = |word: &str| !word.is_empty() && word.bytes().all(|b| b.is_ascii_digit());
+    // A signal's name or number (`INT`, `SIGRTMIN+1`, `15`), or a trap's pseudo-signal.
+    let signal = |word: &str| {
+        !word.starts_with('-')
+            && !word.is_empty()
+            && word.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-')
+    };
+    // A command's name: no option, no path.
+    let command = |word: &str| {
+        !word.starts_with('-')
+            && !word.is_empty()
+            && word
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_-.+".contains(&b))
+    };
+    // Options, then operands, split at the first word that is not an option (or `--`).
+    let split = |allowed: &str| -> Option<(Vec<&str>, Vec<&str>)> {
+        let mut options = Vec::new();
+        let mut words = args.iter().copied().peekable();
+        while let Some(word) = words.next_if(|w| w.starts_with('-') && *w != "-") {
+            if word == "--" {
+                break;
+            }
+            if !is_flags(word, allowed) {
+                return None;
+            }
+            options.push(word);
+        }
+        Some((options, words.collect()))
     };
     match program {
         "ulimit" => flags("abcdefiklmnpqrstuvxPRTHS"),
@@ -353,6 +397,71 @@ pub(super) fn reports_only(program: &str, args: &[&str]) -> bool {
             !word.starts_with('-')
                 || (word.len() > 1 && word[1..].chars().all(|c| "dms".contains(c)))
         }),
+        "history" => match args {
+            [] => true,
+            [count] => number(count),
+            _ => false,
+        },
+        "trap" => match split("lp") {
+            Some((options, operands)) if !options.is_empty() => {
+                operands.iter().all(|w| signal(w))
+            }
+            Some((_, operands)) => match operands.as_slice() {
+                [] => true,
+                [one] => signal(one),
+                ["-", rest @ ..] => !rest.is_empty() && rest.iter().all(|w| signal(w)),
+                _ => false,
+            },
+            None => false,
+        },
+        "shopt" => split("opq").is_some_and(|(_, names)| {
+            names
+                .iter()
+                .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        }),
+        "compgen" => {
+            let mut words = args.iter().copied();
+            let mut operand = None;
+            while let Some(word) = words.next() {
+                if operand.is_some() {
+                    return false;
+                }
+                match word {
+                    "-A" => {
+                        if !words.next().is_some_and(|a| COMPGEN_ACTIONS.contains(&a)) {
+                            return false;
+                        }
+                    }
+                    "--" => operand = words.next().or(Some("")),
+                    w if w.starts_with('-') && w != "-" => {
+                        if !is_flags(w, "abcjksve") {
+                            return false;
+                        }
+                    }
+                    w => operand = Some(w),
+                }
+            }
+            // The one word whose completions are listed: a name, never a path.
+            operand.is_none_or(|w| !w.contains('/'))
+        }
+        "complete" => split("p").is_some_and(|(_, names)| names.iter().all(|w| command(w))),
+        "bind" => flags("lpPsSvV"),
+        "fc" => match split("lnr") {
+            Some((options, range)) => {
+                options.iter().any(|o| o.contains('l'))
+                    && range.len() <= 2
+                    && range
+                        .iter()
+                        .all(|w| number(w) || (w.starts_with('-') && number(&w[1..])))
+            }
+            None => false,
+        },
+        "hash" => match args {
+            [] => true,
+            ["-l"] => true,
+            ["-t", names @ ..] => !names.is_empty() && names.iter().all(|w| command(w)),
+            _ => false,
+        },
         _ => false,
     }
 }
@@ -1199,7 +1308,22 @@ y"#
                 ]
             )]]
         );
-        for line in ["umask", "umask -S", "times", "dirs -v", "ulimit -Hn"] {
+        for line in [
+            "umask",
+            "umask -S",
+            "times",
+            "dirs -v",
+            "ulimit -Hn",
+            "history 5",
+            "trap -l",
+            "trap - INT TERM",
+            "shopt -q extglob",
+            "compgen -A signal",
+            "complete -p",
+            "bind -l",
+            "fc -ln 1 3",
+            "hash -t ls",
+        ] {
             let planned = plan(line).unwrap_or_else(|| panic!("{line:?} should have a plan"));
             let argv: Vec<&str> = planned.commands().flat_map(SimpleCommand::argv).collect();
             assert_eq!(argv[..3], ["bash", "-p", "-c"], "{line:?}");
@@ -1213,6 +1337,19 @@ y"#
             "dirs +1",
             "times x",
             "ulimit -n*",
+            "history -c",
+            "trap 'echo bye' EXIT",
+            "trap echo INT TERM",
+            "shopt -s extglob",
+            "compgen -W 'x y' x",
+            "compgen -C 'echo x' x",
+            "compgen -f",
+            "compgen -b -- a/b",
+            "complete -F f git",
+            "bind -x x:y",
+            "fc",
+            "fc -l -e vi",
+            "hash -r",
         ] {
             let program = line.split(' ').next().unwrap_or_default().to_owned();
             assert_eq!(

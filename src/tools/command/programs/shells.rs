@@ -41,14 +41,21 @@ pub(super) const PROGRAMS: &[Program] = &[
     ),
     Program::new(
         // What a shell of the line has: its limits, file mask, times and directory, in the
-        // forms that set nothing, and the builtins' help (the plan runs them in a new bash).
-        &["ulimit", "umask", "times", "dirs", "help"],
-        Rule::Judge(|_, call| match shown_words(call.args) {
-            Some(words) if reports_only(call.program, &words) => Judgement::whitelisted(),
-            _ => Judgement::other(format!(
-                "`{}` is given a value to set, which only lasts in a shell",
-                call.program
-            )),
+        // forms that set nothing, the builtins' help, and its history, options, completions
+        // and key bindings, listed (the plan runs them in a new bash).
+        &[
+            "ulimit", "umask", "times", "dirs", "help", "history", "shopt", "compgen", "complete",
+            "bind", "fc",
+        ],
+        Rule::Judge(|_, call| {
+            if reports(call) {
+                Judgement::whitelisted()
+            } else {
+                Judgement::other(format!(
+                    "`{}` is given a value to set or code to run, which only a shell can do",
+                    call.program
+                ))
+            }
         }),
     ),
     Program::new(&["cd"], Rule::Judge(cd_rule)),
@@ -63,6 +70,12 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
 ];
+
+/// Whether the call is a builtin's form that only prints what a new shell has
+/// ([`reports_only`]), every word shown.
+fn reports(invocation: &Invocation<'_>) -> bool {
+    shown_words(invocation.args).is_some_and(|words| reports_only(invocation.program, &words))
+}
 
 /// Whether the call is a question about names the runner answers itself, with every word
 /// shown: `command -v|-V NAME...`, `type [-afptP] NAME...` (`names.rs`). It prints where
@@ -314,6 +327,9 @@ fn eval(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
 
 /// `trap 'cmd' SIGNAL` runs `cmd` when the signal (or `EXIT`) arrives.
 fn trap(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    if reports(invocation) {
+        return Judgement::whitelisted();
+    }
     let action = invocation
         .args
         .iter()
@@ -385,6 +401,9 @@ fn source(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
 
 /// `hash -p /bin/rm ls` makes `ls` run `/bin/rm`: the program is judged as if it ran.
 fn hash(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    if reports(invocation) {
+        return Judgement::whitelisted();
+    }
     let items = options::parse(invocation.args, &Spec::values("p", &[]));
     for item in &items {
         if item.is(Some('p'), None, false) {
