@@ -1011,8 +1011,14 @@ async fn builtins_that_report_answer_as_a_shell_of_the_line_would() {
         ("help -d cd pwd", "bash -c 'help -d cd pwd'"),
         ("trap -l | head -n 2", "bash -c 'trap -l' | head -n 2"),
         ("shopt | grep -c .", "bash -c shopt | grep -c ."),
-        ("compgen -b | sort | head -n 3", "bash -c 'compgen -b' | sort | head -n 3"),
-        ("compgen -A signal | grep -c SIG", "bash -c 'compgen -A signal' | grep -c SIG"),
+        (
+            "compgen -b | sort | head -n 3",
+            "bash -c 'compgen -b' | sort | head -n 3",
+        ),
+        (
+            "compgen -A signal | grep -c SIG",
+            "bash -c 'compgen -A signal' | grep -c SIG",
+        ),
     ] {
         let (planned, err, exit) = outputs(&t, line, &auto).await;
         assert_eq!(exit, Exit::Code(0), "{line:?}: {err}");

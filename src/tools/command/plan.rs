@@ -334,14 +334,28 @@ pub(super) fn state_only(program: &str, args: &[&str]) -> bool {
 /// the line's, so the answer is the one a shell running the line would print (a
 /// non-interactive shell's: no history, no traps, no completions, nothing hashed).
 const REPORT_BUILTINS: &[&str] = &[
-    "ulimit", "umask", "times", "dirs", "help", "history", "trap", "shopt", "compgen",
-    "complete", "bind", "fc", "hash",
+    "ulimit", "umask", "times", "dirs", "help", "history", "trap", "shopt", "compgen", "complete",
+    "bind", "fc", "hash",
 ];
 
 /// `compgen -A` actions that list names a shell knows, not files, users or hosts.
 const COMPGEN_ACTIONS: &[&str] = &[
-    "alias", "arrayvar", "binding", "builtin", "command", "disabled", "enabled", "export",
-    "function", "helptopic", "keyword", "running", "setopt", "shopt", "signal", "stopped",
+    "alias",
+    "arrayvar",
+    "binding",
+    "builtin",
+    "command",
+    "disabled",
+    "enabled",
+    "export",
+    "function",
+    "helptopic",
+    "keyword",
+    "running",
+    "setopt",
+    "shopt",
+    "signal",
+    "stopped",
     "variable",
 ];
 
@@ -363,7 +377,9 @@ pub(super) fn reports_only(program: &str, args: &[&str]) -> bool {
     let signal = |word: &str| {
         !word.starts_with('-')
             && !word.is_empty()
-            && word.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-')
+            && word
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-')
     };
     // A command's name: no option, no path.
     let command = |word: &str| {
@@ -403,9 +419,7 @@ pub(super) fn reports_only(program: &str, args: &[&str]) -> bool {
             _ => false,
         },
         "trap" => match split("lp") {
-            Some((options, operands)) if !options.is_empty() => {
-                operands.iter().all(|w| signal(w))
-            }
+            Some((options, operands)) if !options.is_empty() => operands.iter().all(|w| signal(w)),
             Some((_, operands)) => match operands.as_slice() {
                 [] => true,
                 [one] => signal(one),

@@ -5,14 +5,17 @@
 //! info`/`pages`/`show`, the configuration languages' evaluators (`jsonnet`, `cue
 //! eval`/`export`/`vet`, `dhall-to-json`, `kustomize build`), the archive listers `7z l`,
 //! `unrar l` and `lsar`, `qpdf`'s inspecting forms (`--check`, `--json`, ...), `pygmentize`,
-//! `pup`, and `aspell list`.
+//! `pup`, `aspell list`, the Matroska readers (`mkvinfo`, `mkvmerge -i`/`-J`), `docx2txt FILE
+//! -`, `glow FILE` and `tesseract IMAGE stdout`.
 //!
 //! What would make one write or run something is refused: `pandoc -o` writes a file and
 //! its filters (`--lua-filter`, `--filter`, `--pdf-engine`, a defaults file) run programs;
 //! `xmlstarlet ed -L` edits in place and `xmlstarlet tr` runs XSLT, which may write files;
 //! `htmlq -o`, `xsv -o` and `in2csv --write-sheets` write; `7z d` deletes from an archive;
 //! `pygmentize -x` loads a lexer from a Python file; `aspell check` edits a file, and its
-//! configuration options may load filters, which are shared libraries.
+//! configuration options may load filters, which are shared libraries; `mkvmerge -o`,
+//! `docx2txt FILE` and `tesseract IMAGE BASE` write files (destructive), and tesseract's
+//! `-c` variables and configuration names other than an output format may write their own.
 //! An operand that is a URL (`pandoc https://...`, which pandoc fetches) waits: the
 //! network is closed to a line without a click, and reading it is not reading the
 //! workspace. `dc`, whose `!` runs a shell command, is not here; nor is `mlr`, whose
@@ -215,6 +218,40 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["zip"], Rule::Judge(zip_show)),
     Program::new(&["pdftk", "pdftk-java"], Rule::Judge(pdftk)),
     Program::new(&["json_pp"], Rule::Judge(json_pp)),
+    Program::new(
+        // A Matroska file's elements, printed; `-r` writes them to a file instead.
+        &["mkvinfo"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "r",
+                &[
+                    "redirect-output",
+                    "ui-language",
+                    "command-line-charset",
+                    "output-charset",
+                    "debug",
+                    "engage",
+                ],
+            ),
+            refused: &[
+                Refusal {
+                    options: &["r", "redirect-output"],
+                    effect: Effect::Writes,
+                    what: "writes what it prints to a file, replacing it",
+                },
+                Refusal {
+                    options: &["g", "gui"],
+                    effect: Effect::Unsafe,
+                    what: "opens a window",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(&["mkvmerge"], Rule::Judge(mkvmerge_identify)),
+    Program::new(&["docx2txt", "docx2txt.pl"], Rule::Judge(docx2txt)),
+    Program::new(&["glow"], Rule::Judge(glow)),
+    Program::new(&["tesseract"], Rule::Judge(tesseract)),
     Program::new(
         // Evaluates a Jsonnet file (a language without effects) and prints the JSON; `-o`
         // and `-m` write it to files. `-J` names a directory of libraries.
@@ -1019,6 +1056,195 @@ fn json_pp(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     Judgement::whitelisted()
 }
 
+/// `mkvmerge -i FILE` / `-J FILE` (and `--identify`, `--list-types`, `--list-languages`)
+/// prints what a file holds, or what the program knows, and writes nothing. Any other form
+/// writes the merged file `-o` names.
+fn mkvmerge_identify(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const IDENTIFY: &[&str] = &[
+        "-i",
+        "--identify",
+        "-J",
+        "--list-types",
+        "-l",
+        "--list-languages",
+    ];
+    let Some(words) = shown_words(call.args) else {
+        return Judgement::other("`mkvmerge` is given words only known when the line runs");
+    };
+    if let Some(output) = words.iter().find(|w| {
+        matches!(**w, "-o" | "--output" | "-r" | "--redirect-output")
+            || w.starts_with("--output=")
+            || w.starts_with("--redirect-output=")
+    }) {
+        return Judgement::destroys(format!("`mkvmerge {output}` writes a file, replacing it"));
+    }
+    if !words.iter().any(|w| IDENTIFY.contains(w)) {
+        return Judgement::other(
+            "`mkvmerge` merges into the file its `-o` names unless it only identifies (`-i`, `-J`)",
+        );
+    }
+    let mut judgement = Judgement::whitelisted();
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        match *word {
+            w if IDENTIFY.contains(&w) || matches!(w, "-v" | "--verbose" | "-q" | "--quiet") => {}
+            "-F"
+            | "--identification-format"
+            | "--ui-language"
+            | "--command-line-charset"
+            | "--output-charset" => {
+                words.next();
+            }
+            w if w.starts_with('@') => {
+                return Judgement::other(format!(
+                    "`mkvmerge {w}` reads more options from a file, which the line does not show"
+                ));
+            }
+            w if w.starts_with('-') && w != "-" => {
+                return Judgement::other(format!(
+                    "`mkvmerge {w}` is not an option known to only identify a file"
+                ));
+            }
+            path => walker.check_path(&mut judgement, call.program, path),
+        }
+    }
+    judgement
+}
+
+/// `docx2txt FILE -` prints a Word document's text; given the document alone, the Perl
+/// `docx2txt` writes the text into `FILE.txt` beside it, replacing what was there.
+fn docx2txt(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    match shown_words(call.args).as_deref() {
+        Some([input, "-"]) if !input.starts_with('-') || *input == "-" => {
+            let mut judgement = Judgement::whitelisted();
+            if *input != "-" {
+                walker.check_path(&mut judgement, call.program, input);
+            }
+            judgement
+        }
+        Some(["-h" | "--help"]) => Judgement::whitelisted(),
+        _ => Judgement::destroys(format!(
+            "`{}` writes the text into a file beside the document (or the one named), replacing it, unless its output is `-`",
+            call.program
+        )),
+    }
+}
+
+/// `glow FILE` renders Markdown as terminal text. Without a file it opens its browser of
+/// Markdown files, which needs a terminal; `glow config` opens an editor; `-p` runs a pager
+/// and `-t` the browser; a URL is fetched.
+fn glow(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const STYLES: &[&str] = &[
+        "auto",
+        "dark",
+        "light",
+        "notty",
+        "ascii",
+        "dracula",
+        "pink",
+        "tokyo-night",
+    ];
+    let items = options::parse(
+        call.args,
+        &Spec::values("sw", &["style", "width", "config"]),
+    );
+    let mut judgement = Judgement::whitelisted();
+    refuse_urls(&mut judgement, call);
+    for item in &items {
+        if item.named(&["p", "pager", "t", "tui"], false) {
+            judgement.unknown(format!(
+                "`glow {}` runs a pager or its browser, which needs a terminal",
+                item.shown()
+            ));
+        }
+        if item.named(&["config"], false) {
+            table::check_value(walker, &mut judgement, call.program, item);
+        }
+        if item.named(&["s", "style"], false)
+            && !item
+                .value()
+                .and_then(|v| v.text)
+                .is_some_and(|style| STYLES.contains(&style))
+        {
+            table::check_value(walker, &mut judgement, call.program, item);
+        }
+    }
+    let operands = options::operands(&items);
+    match operands.first().and_then(|arg| arg.text()) {
+        None if operands.is_empty() => judgement.unknown(
+            "`glow` without a file opens its browser of Markdown files, which needs a terminal",
+        ),
+        Some("config") => judgement.unknown("`glow config` opens an editor on its settings"),
+        _ => table::check_paths(walker, &mut judgement, call.program, &operands),
+    }
+    judgement
+}
+
+/// `tesseract IMAGE stdout` prints the text it recognises (`-` too, for the output);
+/// given another output base it writes `BASE.txt` (or `.pdf`, `.hocr`, ...), replacing it.
+/// After the output come configuration names: the ones that pick an output format are read
+/// here; others may write files of their own (`get.images`, `logfile`, `lstm.train`). `-c`
+/// sets an internal variable, some of which name files to write.
+fn tesseract(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const LISTS: &[&str] = &[
+        "--list-langs",
+        "--print-parameters",
+        "--help-extra",
+        "--help-psm",
+        "--help-oem",
+        "--version",
+        "-v",
+        "--help",
+        "-h",
+    ];
+    const FORMATS: &[&str] = &["txt", "tsv", "hocr", "alto", "pdf", "quiet"];
+    let Some(words) = shown_words(call.args) else {
+        return Judgement::other("`tesseract` is given words only known when the line runs");
+    };
+    let mut judgement = Judgement::whitelisted();
+    refuse_urls(&mut judgement, call);
+    let mut operands = Vec::new();
+    let mut lists = false;
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        match *word {
+            w if LISTS.contains(&w) => lists = true,
+            "-l" | "--psm" | "--oem" | "--dpi" | "--loglevel" => {
+                words.next();
+            }
+            "--tessdata-dir" | "--user-words" | "--user-patterns" => match words.next() {
+                Some(path) => walker.check_path(&mut judgement, call.program, path),
+                None => judgement.unknown(format!("`tesseract {word}` is given no value")),
+            },
+            "-c" => judgement.unknown(
+                "`tesseract -c` sets an internal variable, some of which name files to write",
+            ),
+            w if w.starts_with('-') && w != "-" => judgement.unknown(format!(
+                "`tesseract {w}` is not an option known to only print what it recognises"
+            )),
+            operand => operands.push(operand),
+        }
+    }
+    match operands.as_slice() {
+        [] if lists => {}
+        [image, "stdout" | "-", configs @ ..] => {
+            if *image != "-" && *image != "stdin" {
+                walker.check_path(&mut judgement, call.program, image);
+            }
+            if let Some(config) = configs.iter().find(|c| !FORMATS.contains(c)) {
+                judgement.unknown(format!(
+                    "`tesseract` is given the configuration `{config}`, which may write files of its own"
+                ));
+            }
+        }
+        [_, base, ..] => judgement.destructive(format!(
+            "`tesseract` writes what it recognises into `{base}.txt` (or another format's file), replacing it; `stdout` prints it"
+        )),
+        _ => judgement.unknown("`tesseract` is given no image and output to read"),
+    }
+    judgement
+}
+
 /// The operations of pdftk that only print the document's data.
 const PDFTK_DUMPS: &[&str] = &[
     "dump_data",
@@ -1191,6 +1417,45 @@ mod tests {
         check_in_workspace(&[
             ("zip -sf notes.txt", Safe),
             ("qpdf --check notes.txt", Safe),
+            ("mkvinfo notes.txt", Safe),
+            ("mkvinfo -r out.txt notes.txt", Destructive),
+            ("mkvinfo /etc/shadow", Unknown),
+            ("mkvmerge -i notes.txt", Safe),
+            ("mkvmerge -J notes.txt", Safe),
+            ("mkvmerge --list-types", Safe),
+            ("mkvmerge -o out.mkv notes.txt", Destructive),
+            ("mkvmerge -i notes.txt --output=out.mkv", Destructive),
+            ("mkvmerge -i @options.json", NotSafe),
+            ("mkvmerge -i notes.txt --split size:1G", NotSafe),
+            ("mkvmerge notes.txt", NotSafe),
+            ("docx2txt notes.txt -", Safe),
+            ("docx2txt notes.txt", Destructive),
+            ("docx2txt notes.txt out.txt", Destructive),
+            ("docx2txt /etc/shadow -", Unknown),
+            ("glow notes.txt", Safe),
+            ("glow -s dark -w 80 notes.txt", Safe),
+            ("glow -s style.json notes.txt", Safe),
+            ("glow -s /etc/style.json notes.txt", Unknown),
+            ("glow", NotSafe),
+            ("glow -p notes.txt", NotSafe),
+            ("glow -t", NotSafe),
+            ("glow config", NotSafe),
+            ("glow https://example.com/a.md", NotSafe),
+            ("tesseract notes.txt stdout", Safe),
+            ("tesseract notes.txt - -l eng --psm 6 tsv", Safe),
+            ("tesseract --list-langs", Safe),
+            ("tesseract notes.txt out", Destructive),
+            ("tesseract notes.txt stdout get.images", NotSafe),
+            ("tesseract notes.txt stdout logfile", NotSafe),
+            (
+                "tesseract notes.txt stdout -c tessedit_write_images=1",
+                NotSafe,
+            ),
+            (
+                "tesseract --user-words /etc/shadow notes.txt stdout",
+                Unknown,
+            ),
+            ("tesseract /etc/shadow stdout", Unknown),
             ("qpdf --show-npages --password=x notes.txt", Safe),
             ("qpdf --json=2 --json-key=pages notes.txt", Safe),
             ("qpdf notes.txt out.pdf", Destructive),

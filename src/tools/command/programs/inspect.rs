@@ -1,9 +1,11 @@
 //! Programs that show what files hold or how they differ, other than coreutils: `diff`,
 //! `diff3`, `ptx`, `addr2line`, `cmp`, `file`, `hexdump`, `tree`, `ogginfo`, the fuzzy and recursive hashers (`ssdeep`,
 //! `hashdeep`, `md5deep`, ...), and the readers of patches (`diffstat`, patchutils'
-//! `lsdiff`, `filterdiff`, `grepdiff`, `interdiff`) as [`Table`] rows; `xxd` (whose second file operand is
-//! written) and `jq` (whose filter may read the environment or load modules) with rules of
-//! their own.
+//! `lsdiff`, `filterdiff`, `grepdiff`, `interdiff`) and `icdiff` as [`Table`] rows; `xxd`
+//! (whose second file operand is written), `jq` (whose filter may read the environment or
+//! load modules), `patchelf --print-*` (any other option rewrites the file) and `patch
+//! --dry-run` (without it, `patch` rewrites the files its patch names: destructive) with
+//! rules of their own.
 
 use super::table::{
     Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, check_paths, output_file_check,
@@ -291,6 +293,29 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(
+        // Two files side by side, coloured; nothing is written.
+        &["icdiff"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "LU",
+                &[
+                    "cols",
+                    "encoding",
+                    "head",
+                    "label",
+                    "output-encoding",
+                    "tabsize",
+                    "unified",
+                    "exclude-lines",
+                    "color-map",
+                ],
+            ),
+            ..TABLE
+        }),
+    ),
+    Program::new(&["patchelf"], Rule::Judge(patchelf)),
+    Program::new(&["patch"], Rule::Judge(patch_dry_run)),
+    Program::new(
         &["cmp"],
         Rule::Table(&Table {
             spec: Spec::values("in", &["ignore-initial", "bytes"]),
@@ -479,13 +504,108 @@ fn jq_filter_problem(filter: &str) -> Option<String> {
     None
 }
 
+/// `patchelf --print-interpreter`, `--print-rpath`, `--print-needed`, ... print what an
+/// ELF file names; every other option rewrites the file in place (or into `--output`).
+fn patchelf(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const PRINTS: &[&str] = &[
+        "--print-interpreter",
+        "--print-os-abi",
+        "--print-soname",
+        "--print-rpath",
+        "--print-needed",
+        "--print-execstack",
+        "--debug",
+        "--version",
+        "--help",
+    ];
+    let Some(words) = crate::tools::command::words::shown_words(call.args) else {
+        return Judgement::other("`patchelf` is given words only known when the line runs");
+    };
+    let mut judgement = Judgement::whitelisted();
+    for word in words {
+        if PRINTS.contains(&word) {
+            continue;
+        }
+        if word.starts_with('-') && word != "-" {
+            return Judgement::destroys(format!(
+                "`patchelf {word}` rewrites the ELF file in place (or into the file `--output` names)"
+            ));
+        }
+        walker.check_path(&mut judgement, call.program, word);
+    }
+    judgement
+}
+
+/// `patch --dry-run` prints which hunks of the patch would apply, and changes no file. Any
+/// other form patches the files the patch names; `-o` and `-r` name files to write.
+fn patch_dry_run(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const PATCH: Table = Table {
+        spec: Spec::values(
+            "pFdiDVBYzgor",
+            &[
+                "strip",
+                "fuzz",
+                "directory",
+                "input",
+                "ifdef",
+                "version-control",
+                "prefix",
+                "basename-prefix",
+                "suffix",
+                "get",
+                "output",
+                "reject-file",
+                "quoting-style",
+                "reject-format",
+                "read-only",
+            ],
+        ),
+        path_options: &["d", "directory", "i", "input"],
+        refused: &[Refusal {
+            options: &["o", "output", "r", "reject-file"],
+            effect: Effect::Writes,
+            what: "names a file to write",
+        }],
+        ..TABLE
+    };
+    if !call.args.iter().any(|arg| arg.text() == Some("--dry-run")) {
+        return Judgement::destroys(
+            "`patch` rewrites the files its patch names (`--dry-run` only reports)".to_owned(),
+        );
+    }
+    super::table::judge(walker, call, &PATCH)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn inspect_rules_give_each_form_its_verdict() {
         {
-            use crate::tools::command::tests::Expect::{Safe, Unknown};
+            use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
             crate::tools::command::tests::check_in_workspace(&[
+                ("icdiff notes.txt notes.txt", Safe),
+                ("icdiff --cols=120 -U 3 -L a -L b notes.txt notes.txt", Safe),
+                ("icdiff notes.txt /etc/shadow", Unknown),
+                ("patchelf --print-interpreter notes.txt", Safe),
+                ("patchelf --print-rpath --print-needed notes.txt", Safe),
+                ("patchelf --set-rpath /opt notes.txt", Destructive),
+                ("patchelf --print-rpath --output out notes.txt", Destructive),
+                ("patchelf --print-soname /etc/shadow", Unknown),
+                ("patch --dry-run -p1 -i notes.txt", Safe),
+                ("patch --dry-run -p1 < notes.txt", Safe),
+                ("patch -p1 < notes.txt", Destructive),
+                ("patch -p1 -i notes.txt", Destructive),
+                (
+                    "patch --dry-run -o out.txt notes.txt notes.txt",
+                    Destructive,
+                ),
+                (
+                    "patch --dry-run -r rejects notes.txt notes.txt",
+                    Destructive,
+                ),
+                ("patch --dry-run -i /etc/shadow", Unknown),
+                ("patch --dry-run -d /etc -i notes.txt", Unknown),
+                ("patch $OPTS --dry-run -i notes.txt", NotSafe),
                 ("diff3 notes.txt notes.txt notes.txt", Safe),
                 (
                     "diff3 -m -L a -L b -L c notes.txt notes.txt notes.txt",

@@ -6,7 +6,8 @@
 //! pagers, `bc`, the look-ups in the manuals (`info`, `whatis`, `apropos`, `whereis`),
 //! and in the installed fonts and libraries (`fc-list`, `fc-match`, `pkg-config`), and the
 //! zip comment and member readers (`zipnote`, `zipgrep`), `uuencode`, `envsubst`, `mdcat`,
-//! `chafa`, and `sd` as a filter (given files without `-p`, it rewrites them).
+//! `chafa`, `getfattr`, `jot`, and `sd` as a filter (given files without `-p`, it rewrites
+//! them).
 //!
 //! The binutils (`nm`, `objdump`, `readelf`, `strings`, `size`, `c++filt`, `ar`,
 //! `addr2line`) replace an argument `@FILE` by the words the file holds, options among
@@ -448,6 +449,25 @@ pub(super) const PROGRAMS: &[Program] = &[
         // A file's attributes, access lists and path components; the colours `ls` uses.
         &["lsattr", "getfacl", "namei", "dircolors"],
         Rule::Table(&TABLE),
+    ),
+    Program::new(
+        // A file's extended attributes: the ones `-n` names or `-m` matches, shown in the
+        // encoding `-e` picks. Setting them is `setfattr`'s.
+        &["getfattr"],
+        Rule::Table(&Table {
+            spec: Spec::values("nme", &["name", "match", "encoding"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // BSD's sequence printer: counts, bounds and steps as operands, a format (`-w`),
+        // separator (`-s`) or precision (`-p`) as values.
+        &["jot"],
+        Rule::Table(&Table {
+            spec: Spec::values("wsbp", &[]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
     ),
     Program::new(
         &["clear"],
@@ -977,6 +997,11 @@ mod tests {
             ("c++filt @notes.txt", Unknown),
             ("lsattr -R src", Safe),
             ("getfacl notes.txt", Safe),
+            ("getfattr -d notes.txt", Safe),
+            ("getfattr -n user.origin -e hex notes.txt", Safe),
+            ("getfattr -R -d /etc", Unknown),
+            ("jot 5", Safe),
+            ("jot -w 'line%d' -s , 5 1", Safe),
             ("getfacl -R /etc", Unknown),
             ("namei -l src/main.rs", Safe),
             ("namei -l /etc/shadow", Unknown),

@@ -1,7 +1,9 @@
 //! The package and version managers of language toolchains, in their listing and showing
 //! forms: `gem list`, `conda list`, `npm ls`, `pyenv versions` (and `rbenv`, `plenv`,
-//! `nodenv`, `goenv`), `perlbrew list`, `brew list`, `port installed`, `go env`, and what
-//! the Rust compiler tells of itself (`rustc --print sysroot`).
+//! `nodenv`, `goenv`), `perlbrew list`, `brew list`, `port installed`, `go env`, what
+//! the Rust compiler tells of itself (`rustc --print sysroot`), and what a Ninja build file
+//! holds (`ninja -t targets`, `-t query`, `-t commands`: the tools that print, which run
+//! before Ninja would regenerate its build file; `-t clean` is destructive).
 //!
 //! Each reads what is installed and prints it; the forms that ask a package index over the
 //! network (`gem search`, `npm view`, `npm outdated`, `brew info`) are not among them. Their other forms install, upgrade or configure, and
@@ -36,6 +38,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["go"], Rule::Subcommands(&GO)),
     Program::new(&["rustc"], Rule::Judge(rustc)),
     Program::new(&["cmake"], Rule::Judge(cmake)),
+    Program::new(&["ninja", "samu"], Rule::Judge(ninja_tool)),
     // When a Perl module entered the core distribution: module names and versions.
     Program::new(&["corelist"], Rule::Table(&NAMES)),
 ];
@@ -432,6 +435,68 @@ const GO_DIST: Subcommands = Subcommands {
     ..SUBCOMMANDS
 };
 
+/// `ninja -t TOOL` for the tools that read the build file and print: `targets`, `query`,
+/// `graph`, `commands`, `inputs`, `rules`, `compdb`, `list`. Ninja runs them once the build
+/// file is loaded, before it would regenerate the build file or open its logs, and stops
+/// reading its own options at the tool (what follows is the tool's). Without `-t` it builds,
+/// running the project's commands; `-t clean` and `-t cleandead` delete what was built.
+fn ninja_tool(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const PRINTS: &[&str] = &[
+        "targets", "query", "graph", "commands", "inputs", "rules", "compdb", "list",
+    ];
+    let Some(words) = shown_words(call.args) else {
+        return Judgement::other(format!(
+            "`{}` is given words only known when the line runs",
+            call.program
+        ));
+    };
+    let mut judgement = Judgement::whitelisted();
+    let mut words = words.into_iter();
+    while let Some(word) = words.next() {
+        let (option, attached) = match word.get(..2) {
+            Some(flag) if word.starts_with('-') && !word.starts_with("--") => {
+                (flag, Some(&word[2..]).filter(|rest| !rest.is_empty()))
+            }
+            _ => (word, None),
+        };
+        let mut value = || attached.or_else(|| words.next());
+        match option {
+            "-t" => {
+                return match value() {
+                    Some(tool) if PRINTS.contains(&tool) => judgement,
+                    Some(tool @ ("clean" | "cleandead")) => Judgement::destroys(format!(
+                        "`{} -t {tool}` deletes the files the build made",
+                        call.program
+                    )),
+                    Some(tool) => Judgement::other(format!(
+                        "`{} -t {tool}` is not a tool known to only print",
+                        call.program
+                    )),
+                    None => Judgement::other(format!("`{} -t` names no tool", call.program)),
+                };
+            }
+            "-C" | "-f" => match value() {
+                Some(path) => walker.check_path(&mut judgement, call.program, path),
+                None => {
+                    return Judgement::other(format!(
+                        "`{} {option}` is given no value",
+                        call.program
+                    ));
+                }
+            },
+            "-j" | "-k" | "-l" | "-d" | "-w" => {
+                value();
+            }
+            "-v" | "--verbose" | "--quiet" => {}
+            _ => break,
+        }
+    }
+    Judgement::other(format!(
+        "`{}` builds, running the commands of the project's build file (`-t targets` and the like only print)",
+        call.program
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -439,6 +504,22 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("ninja -t targets", Safe),
+            ("ninja -t targets all", Safe),
+            ("ninja -C src -t query all", Safe),
+            ("ninja -Csrc -tcommands", Safe),
+            ("ninja -t compdb | jq length", Safe),
+            ("samu -t graph", Safe),
+            ("ninja -t clean", Destructive),
+            ("ninja -t cleandead", Destructive),
+            ("ninja -t browse", NotSafe),
+            ("ninja -t restat", NotSafe),
+            ("ninja", NotSafe),
+            ("ninja -C src", NotSafe),
+            ("ninja -n all", NotSafe),
+            ("ninja -C /etc -t targets", Unknown),
+            ("ninja -f /etc/build.ninja -t targets", Unknown),
+            ("ninja -t targets > targets.txt", Destructive),
             ("gem list", Safe),
             ("go fmt ./...", Destructive),
             ("cmake --help-command-list", Safe),
