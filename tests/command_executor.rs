@@ -1332,3 +1332,84 @@ async fn what_appears_in_a_watched_workspace_stops_the_next_line_without_a_click
     }
     assert_eq!(walks(), before);
 }
+
+/// Whether `program` is on this machine's PATH.
+fn installed(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+/// The facts a line without a click is let through to read answer as they do outside the
+/// walls: the CPUs (`/sys/devices/system/cpu`), the interfaces, addresses and sockets the
+/// kernel lists over routing and socket-diagnostics netlink, the manual. What those
+/// sockets could change is refused by the kernel, and no other socket opens.
+#[tokio::test]
+async fn machine_facts_answer_inside_the_walls_and_change_nothing() {
+    use riskgate::tools::command::sandbox::kernel_support;
+    if !kernel_support().is_ready() {
+        eprintln!("skipped: the kernel cannot build the sandbox, so no line runs without a click");
+        return;
+    }
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    let auto = Approval::Auto;
+    let cpus = std::thread::available_parallelism().expect("cpus").get();
+    let (out, err, exit) = outputs(&t, "nproc --all", &auto).await;
+    assert_eq!((out, exit), (format!("{cpus}\n"), Exit::Code(0)), "{err}");
+    if installed("lscpu") {
+        let (out, err, exit) = outputs(&t, "lscpu", &auto).await;
+        assert_eq!(exit, Exit::Code(0), "{err}");
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with("CPU(s):") && l.trim_end().ends_with(&format!(" {cpus}"))),
+            "{out}"
+        );
+    }
+    let python = installed("python3");
+    if python {
+        // Netlink of another family (the kernel's device events), and any other socket,
+        // stay refused.
+        for line in [
+            "python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 15)'",
+            "python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 9)'",
+            "python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)'",
+            "python3 -c 'import socket; socket.socket(socket.AF_UNIX)'",
+        ] {
+            let (_, err, exit) = outputs(&t, line, &auto).await;
+            assert_ne!(exit, Exit::Code(0), "{line}");
+            assert!(err.contains("PermissionError"), "{line}: {err}");
+        }
+        let (out, err, _) = outputs(
+            &t,
+            "python3 -c 'import socket; socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); print(\"route\")'",
+            &auto,
+        )
+        .await;
+        assert_eq!(out, "route\n", "{err}");
+    }
+    if installed("ip") {
+        let (out, err, exit) = outputs(&t, "ip -o link show lo", &auto).await;
+        assert_eq!(exit, Exit::Code(0), "{err}");
+        assert!(out.starts_with("1: lo:"), "{out}");
+        // A change asked over the same socket is refused: setting the loopback's MTU to
+        // the value it has (so that nothing would change even if the walls failed).
+        let mtu = std::fs::read_to_string("/sys/class/net/lo/mtu").expect("lo mtu");
+        let line = format!("ip link set lo mtu {}", mtu.trim());
+        let (_, err, exit) = outputs(&t, &line, &auto).await;
+        assert_ne!(exit, Exit::Code(0), "{line}");
+        assert!(err.contains("Operation not permitted"), "{err}");
+    }
+    if installed("ss") {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let (out, err, exit) = outputs(&t, "ss -tln", &auto).await;
+        assert_eq!(exit, Exit::Code(0), "{err}");
+        assert!(out.contains(&format!("127.0.0.1:{port}")), "{out}");
+        assert!(!err.contains("netlink"), "{err}");
+    }
+    if installed("man") && std::path::Path::new("/usr/share/man/man1").is_dir() {
+        let (out, err, _) = outputs(&t, "man man | head -n 3", &auto).await;
+        assert!(out.contains("NAME") || out.contains("MAN("), "{out} {err}");
+        assert!(!err.contains("manpath.config"), "{err}");
+    }
+}

@@ -4,12 +4,14 @@
 //! it runs. A line that runs without a click ([`Walls::ReadOnly`]) may:
 //! - read (and run programs from) the system directories, the directories of the programs on
 //!   the sandboxed PATH with their install prefixes, a few named files under `/etc` and
-//!   `/dev`, `/proc` (other processes' private files stay closed: Landlock refuses to trace
+//!   `/dev`, the CPU and memory-node facts of `/sys` ([`SYS_READ_PATHS`]), `/proc` (other processes' private files stay closed: Landlock refuses to trace
 //!   or inspect a process outside the sandbox, which `/proc/<pid>/environ` requires), the
 //!   operator's `command.sandbox.read_paths`, and the workspace;
 //! - write nothing but a private temporary directory (`TMPDIR`), removed after the line;
 //! - make no network connection (Landlock's TCP rules, and seccomp refuses `socket` for
-//!   every address family) and reach no other process (Landlock scopes signals and abstract
+//!   every address family but the kernel's own routing and socket-diagnostics netlink, which
+//!   `ip addr` and `ss` read and which change nothing for a process without capabilities)
+//!   and reach no other process (Landlock scopes signals and abstract
 //!   UNIX sockets; seccomp refuses ptrace, `process_vm_*`, io_uring, `setsid` and
 //!   `setpgid`, so nothing leaves the line's process group);
 //! - use at most the memory, CPU seconds, processes, file size and open files of the
@@ -117,6 +119,18 @@ pub const ETC_READ_PATHS: &[&str] = &[
     "/etc/ca-certificates",
     "/etc/pki/tls/certs",
     "/etc/crypto-policies",
+    "/etc/manpath.config",
+    "/etc/groff",
+];
+
+/// The parts of `/sys` that state facts about the CPUs and memory nodes (`lscpu`, `nproc`,
+/// `lsmem`, `numactl -H` read them): their topology, caches and frequencies. Nothing else of
+/// `/sys` is readable: not the devices' own directories, which hold serial numbers and
+/// hardware addresses, nor the firmware's tables.
+pub const SYS_READ_PATHS: &[&str] = &[
+    "/sys/devices/system/cpu",
+    "/sys/devices/system/node",
+    "/sys/devices/system/memory",
 ];
 
 /// Devices a sandboxed process may read.
@@ -552,6 +566,7 @@ impl Sandbox {
         let mut paths: Vec<PathBuf> = SYSTEM_READ_PATHS
             .iter()
             .chain(ETC_READ_PATHS)
+            .chain(SYS_READ_PATHS)
             .chain(READ_DEVICES)
             .map(PathBuf::from)
             .collect();
@@ -1387,7 +1402,8 @@ const NAMESPACE_FLAGS: &[libc::c_int] = &[
 /// - `clone3` answers `ENOSYS`: its flags are in memory a filter cannot read, and `ENOSYS`
 ///   makes the C library and language runtimes fall back to `clone`, whose flags are checked;
 /// - the architecture is checked (a call through another ABI kills the process), then the
-///   refused calls answer `EPERM` (`offline` also refuses `socket`), and `clone` with any
+///   refused calls answer `EPERM` (`offline` also refuses `socket` but for routing and
+///   socket-diagnostics netlink), and `clone` with any
 ///   namespace flag.
 #[derive(Default)]
 struct Filters {
@@ -1401,7 +1417,7 @@ fn errno_action(errno: libc::c_int) -> u32 {
 
 impl Filters {
     fn build(network: bool) -> Result<Self, String> {
-        let mut refused: Vec<libc::c_long> = vec![
+        let refused: Vec<libc::c_long> = vec![
             libc::SYS_ptrace,
             libc::SYS_process_vm_readv,
             libc::SYS_process_vm_writev,
@@ -1437,13 +1453,13 @@ impl Filters {
             libc::SYS_move_mount,
             libc::SYS_open_tree,
         ];
-        if !network {
-            refused.push(libc::SYS_socket);
-        }
         let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> = refused
             .into_iter()
             .map(|nr| (nr, Vec::<SeccompRule>::new()))
             .collect();
+        if !network {
+            rules.insert(libc::SYS_socket, offline_socket_rules()?);
+        }
         rules.insert(libc::SYS_clone, namespace_flag_rules()?);
         let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| e.to_string())?;
         let filter = SeccompFilter::new(
@@ -1473,6 +1489,40 @@ impl Filters {
 }
 
 /// One rule per namespace flag: `clone` whose first argument has it set.
+/// The sockets a line without network may not open: every one but a netlink socket of the
+/// routing or socket-diagnostics family, which is how `ip addr`, `ip route` and `ss` ask the
+/// kernel what they list. Without `CAP_NET_ADMIN` (a line holds no capability, and cannot
+/// make a user namespace to hold one) the kernel answers such a socket's questions and
+/// refuses every change it asks for (`ip link set`, `ss -K`), and it reaches no other
+/// process or machine.
+fn offline_socket_rules() -> Result<Vec<SeccompRule>, String> {
+    use seccompiler::{SeccompCmpArgLen, SeccompCmpOp, SeccompCondition};
+    let netlink = u64::from(libc::AF_NETLINK.unsigned_abs());
+    let condition = |arg: u8, op: SeccompCmpOp, value: u64| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(|e| e.to_string())
+    };
+    let rule =
+        |conditions: Vec<SeccompCondition>| SeccompRule::new(conditions).map_err(|e| e.to_string());
+    Ok(vec![
+        // Any family but netlink.
+        rule(vec![condition(0, SeccompCmpOp::Ne, netlink)?])?,
+        // Netlink, of any protocol but these two.
+        rule(vec![
+            condition(0, SeccompCmpOp::Eq, netlink)?,
+            condition(
+                2,
+                SeccompCmpOp::Ne,
+                u64::from(libc::NETLINK_ROUTE.unsigned_abs()),
+            )?,
+            condition(
+                2,
+                SeccompCmpOp::Ne,
+                u64::from(libc::NETLINK_SOCK_DIAG.unsigned_abs()),
+            )?,
+        ])?,
+    ])
+}
+
 fn namespace_flag_rules() -> Result<Vec<SeccompRule>, String> {
     use seccompiler::{SeccompCmpArgLen, SeccompCmpOp, SeccompCondition};
     NAMESPACE_FLAGS
