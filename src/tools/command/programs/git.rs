@@ -140,12 +140,33 @@ const GIT: Subcommands = Subcommands {
                 .args
                 .iter()
                 .all(|a| matches!(a.text(), Some("-v" | "--verbose")));
+            // `get-url NAME` prints the remote's URL from the configuration; `show` asks the
+            // remote itself, over the network.
+            let url = matches!(call.args.first().and_then(Arg::text), Some("get-url"))
+                && call.args[1..].iter().all(|a| {
+                    a.text()
+                        .is_some_and(|t| !t.starts_with('-') || matches!(t, "--push" | "--all"))
+                });
             reading(|j| {
-                if !listing {
-                    j.unknown("only `git remote` and `git remote -v` are whitelisted");
+                if !listing && !url {
+                    j.unknown("only `git remote`, `git remote -v` and `git remote get-url NAME` are whitelisted");
                 }
             })
         }),
+        Verb::reads(&["stripspace"], &STRIPSPACE),
+        Verb::reads(&["archive"], &ARCHIVE),
+        Verb::judged(&["format-patch"], |walker, call| {
+            if call.args.iter().any(|a| a.text() == Some("--stdout")) {
+                super::table::judge(walker, call, &FORMAT_PATCH)
+            } else {
+                Judgement::destroys(
+                    "`git format-patch` writes a file per commit, replacing files of the same names (`--stdout` prints them)".to_owned(),
+                )
+            }
+        }),
+        Verb::nested(&["bundle"], &BUNDLE),
+        Verb::nested(&["sparse-checkout"], &SPARSE_CHECKOUT),
+        Verb::nested(&["rerere"], &RERERE),
         Verb::judged(&["config"], |w, call| {
             reading(|j| config(w, call.args, j, call.depth))
         }),
@@ -198,6 +219,111 @@ const SUBMODULE: Subcommands = Subcommands {
 /// `git bisect log` prints the session; every other form moves `HEAD`.
 const BISECT: Subcommands = Subcommands {
     verbs: &[Verb::reads(&["log"], &REVISIONS)],
+    ..SUBCOMMANDS
+};
+
+/// `git stripspace`: its input without trailing blanks (and comments, with `-s`).
+const STRIPSPACE: Table = Table {
+    operands: Operands::Text,
+    ..TABLE
+};
+
+/// `git archive TREE [PATH...]`: an archive of a tree, to the output. `-o` writes it to a
+/// file; `--remote` asks another repository (over the network, running `--exec` there);
+/// `--add-file` reads a file into it.
+const ARCHIVE: Table = Table {
+    spec: Spec::values(
+        "o",
+        &[
+            "output",
+            "remote",
+            "exec",
+            "format",
+            "prefix",
+            "add-file",
+            "add-virtual-file",
+            "mtime",
+        ],
+    ),
+    operands: Operands::Text,
+    path_options: &["add-file"],
+    refused: &[
+        Refusal {
+            options: &["o", "output"],
+            effect: Effect::Writes,
+            what: "writes the archive to a file, replacing it",
+        },
+        Refusal {
+            options: &["remote", "exec"],
+            effect: Effect::Unsafe,
+            what: "asks another repository, over the network",
+        },
+    ],
+    ..TABLE
+};
+
+/// `git format-patch --stdout`: the commits as mails, to the output; `-o` names the
+/// directory the files would go to, and the files of `--signature-file` and
+/// `--description-file` are read.
+const FORMAT_PATCH: Table = Table {
+    spec: Spec::values(
+        "ov",
+        &[
+            "output-directory",
+            "start-number",
+            "subject-prefix",
+            "reroll-count",
+            "to",
+            "cc",
+            "from",
+            "in-reply-to",
+            "signature",
+            "signature-file",
+            "description-file",
+            "suffix",
+            "base",
+            "interdiff",
+            "range-diff",
+            "creation-factor",
+            "filename-max-length",
+        ],
+    ),
+    operands: Operands::Text,
+    path_options: &["signature-file", "description-file"],
+    refused: &[Refusal {
+        options: &["o", "output-directory"],
+        effect: Effect::Writes,
+        what: "writes the patches into a directory",
+    }],
+    ..TABLE
+};
+
+/// `git bundle verify` and `list-heads` read a bundle file; `create` writes one.
+const BUNDLE: Subcommands = Subcommands {
+    verbs: &[
+        Verb::destroys(&["create"], "writes a bundle file, replacing it"),
+        Verb::reads(&["verify", "list-heads"], &TABLE),
+    ],
+    ..SUBCOMMANDS
+};
+
+/// `git sparse-checkout list` prints the patterns; the other forms change which files the
+/// working tree holds.
+const SPARSE_CHECKOUT: Subcommands = Subcommands {
+    verbs: &[Verb::reads(&["list"], &REVISIONS)],
+    ..SUBCOMMANDS
+};
+
+/// `git rerere status`, `diff` and `remaining` show recorded conflict resolutions; `clear`,
+/// `forget` and `gc` delete them, and `rerere` alone records.
+const RERERE: Subcommands = Subcommands {
+    verbs: &[
+        Verb::destroys(
+            &["clear", "forget", "gc"],
+            "deletes recorded conflict resolutions",
+        ),
+        Verb::reads(&["status", "diff", "remaining"], &REVISIONS),
+    ],
     ..SUBCOMMANDS
 };
 
@@ -966,6 +1092,41 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("git remote get-url origin", Safe),
+            ("git remote get-url --push origin", Safe),
+            ("git remote show origin", NotSafe),
+            ("git remote set-url origin x", NotSafe),
+            ("git remote get-url -x origin", NotSafe),
+            ("git stripspace -s < notes.txt", Safe),
+            ("git archive HEAD | tar -t", Safe),
+            ("git archive --format=tar --prefix=p/ HEAD src", Safe),
+            ("git archive -o out.tar HEAD", Destructive),
+            ("git archive --output=out.zip HEAD", Destructive),
+            (
+                "git archive --remote=https://example.com/r.git HEAD",
+                NotSafe,
+            ),
+            ("git archive --add-file=/etc/shadow HEAD", Unknown),
+            ("git format-patch -1 --stdout", Safe),
+            ("git format-patch --stdout main..feature | wc -l", Safe),
+            ("git format-patch -1", Destructive),
+            ("git format-patch -1 --stdout -o out", Destructive),
+            (
+                "git format-patch --stdout --signature-file=/etc/shadow -1",
+                Unknown,
+            ),
+            ("git bundle verify notes.txt", Safe),
+            ("git bundle list-heads notes.txt", Safe),
+            ("git bundle verify /etc/shadow", Unknown),
+            ("git bundle create repo.bundle --all", Destructive),
+            ("git bundle unbundle notes.txt", NotSafe),
+            ("git sparse-checkout list", Safe),
+            ("git sparse-checkout set src", NotSafe),
+            ("git rerere status", Safe),
+            ("git rerere diff", Safe),
+            ("git rerere clear", Destructive),
+            ("git rerere forget notes.txt", Destructive),
+            ("git rerere", NotSafe),
             ("git range-diff @{u} @{1} @", Safe),
             ("git apply --check fix.patch", Safe),
             ("git apply --stat --numstat -p1 fix.patch", Safe),
