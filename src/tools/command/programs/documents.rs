@@ -6,7 +6,8 @@
 //! eval`/`export`/`vet`, `dhall-to-json`, `kustomize build`), the archive listers `7z l`,
 //! `unrar l` and `lsar`, `qpdf`'s inspecting forms (`--check`, `--json`, ...), `pygmentize`,
 //! `pup`, `aspell list`, the Matroska readers (`mkvinfo`, `mkvmerge -i`/`-J`), `docx2txt FILE
-//! -`, `glow FILE` and `tesseract IMAGE stdout`.
+//! -`, `glow FILE`, `tesseract IMAGE stdout`, Graphviz's layouts (`dot -Tsvg`), the text
+//! browsers' `-dump`, `pdfgrep`, `atool -l`, `ctags --list-*` and `dos2unix -i`.
 //!
 //! What would make one write or run something is refused: `pandoc -o` writes a file and
 //! its filters (`--lua-filter`, `--filter`, `--pdf-engine`, a defaults file) run programs;
@@ -252,6 +253,66 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["docx2txt", "docx2txt.pl"], Rule::Judge(docx2txt)),
     Program::new(&["glow"], Rule::Judge(glow)),
     Program::new(&["tesseract"], Rule::Judge(tesseract)),
+    Program::new(
+        // Graphviz's layouts, drawn to the output in the format `-T` names; `-o` and `-O`
+        // write files, `-l` reads a PostScript library.
+        &[
+            "dot",
+            "neato",
+            "twopi",
+            "circo",
+            "fdp",
+            "sfdp",
+            "osage",
+            "patchwork",
+        ],
+        Rule::Table(&Table {
+            spec: Spec::values("TKGNEloOy", &[]),
+            path_options: &["l"],
+            refused: &[Refusal {
+                options: &["o", "O"],
+                effect: Effect::Writes,
+                what: "writes the drawing to a file, replacing it",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["lynx", "links", "elinks", "w3m"],
+        Rule::Judge(text_browser_dump),
+    ),
+    Program::new(
+        // grep in the text of PDF files: a pattern, then files; `--cache` keeps the text
+        // under the (private) home.
+        &["pdfgrep"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "mefABC",
+                &[
+                    "max-count",
+                    "regexp",
+                    "file",
+                    "after-context",
+                    "before-context",
+                    "context",
+                    "page-range",
+                    "password",
+                    "color",
+                    "include",
+                    "exclude",
+                    "match-prefix-separator",
+                ],
+            ),
+            operands: Operands::PatternThenPaths(&["e", "regexp", "f", "file"]),
+            path_options: &["f", "file"],
+            ..TABLE
+        }),
+    ),
+    Program::new(&["atool", "als", "acat"], Rule::Judge(atool)),
+    Program::new(
+        &["ctags", "universal-ctags", "exuberant-ctags"],
+        Rule::Judge(ctags_lists),
+    ),
     Program::new(
         // Evaluates a Jsonnet file (a language without effects) and prints the JSON; `-o`
         // and `-m` write it to files. `-J` names a directory of libraries.
@@ -647,6 +708,29 @@ fn poppler(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
 /// files they rewrite them in place, or with `-n IN OUT` write `OUT`.
 fn newlines(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let program = invocation.program;
+    // `-i[FLAGS]` / `--info[=FLAGS]` counts each file's line breaks and converts nothing.
+    let words = shown_words(invocation.args);
+    let info = words.as_ref().is_some_and(|words| {
+        words.iter().any(|w| {
+            // Not `-iso`, a conversion mode.
+            w.strip_prefix("-i")
+                .is_some_and(|flags| flags.bytes().all(|b| b"0bcdhlmpstu".contains(&b)))
+                || *w == "--info"
+                || w.starts_with("--info=")
+        }) && !words
+            .iter()
+            .any(|w| matches!(*w, "-n" | "--newfile" | "-N" | "--new"))
+    });
+    if info {
+        let mut judgement = Judgement::whitelisted();
+        let files: Vec<_> = invocation
+            .args
+            .iter()
+            .filter(|arg| arg.text().is_some_and(|t| !t.starts_with('-')))
+            .collect();
+        table::check_paths(walker, &mut judgement, program, &files);
+        return judgement;
+    }
     let files: Vec<_> = invocation
         .args
         .iter()
@@ -1245,6 +1329,142 @@ fn tesseract(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     judgement
 }
 
+/// `lynx -dump FILE` (and `links`, `elinks`, `w3m`): a page rendered as text to the output.
+/// Without `-dump` the browser needs a terminal; a URL is fetched over the network; only
+/// options that shape the text are read here (others name configuration files, scripts of
+/// keystrokes, or places to save to).
+fn text_browser_dump(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const FLAGS: &[&str] = &[
+        "-dump",
+        "--dump",
+        "-nolist",
+        "-nonumbers",
+        "-no-numbering",
+        "-no-references",
+        "-force_html",
+        "-notitle",
+        "-underscore",
+        "-nomargins",
+    ];
+    const VALUED: &[&str] = &[
+        "-width",
+        "-cols",
+        "-dump-width",
+        "-T",
+        "-I",
+        "-O",
+        "-dump-charset",
+        "-display_charset",
+        "-assume_charset",
+    ];
+    let Some(words) = shown_words(call.args) else {
+        return Judgement::other(format!(
+            "`{}` is given words only known when the line runs",
+            call.program
+        ));
+    };
+    let mut judgement = Judgement::whitelisted();
+    refuse_urls(&mut judgement, call);
+    let mut dump = false;
+    let mut words = words.into_iter();
+    while let Some(word) = words.next() {
+        let (name, inline) = match word.split_once('=') {
+            Some((name, value)) if name.starts_with('-') => (name, Some(value)),
+            _ => (word, None),
+        };
+        if FLAGS.contains(&name) && inline.is_none() {
+            dump |= matches!(name, "-dump" | "--dump");
+        } else if VALUED.contains(&name) {
+            if inline.is_none() {
+                words.next();
+            }
+        } else if name.starts_with('-') && name != "-" {
+            return Judgement::other(format!(
+                "`{} {word}` is not an option known to only shape the text of `-dump`",
+                call.program
+            ));
+        } else {
+            walker.check_path(&mut judgement, call.program, word);
+        }
+    }
+    if !dump {
+        judgement.unknown(format!(
+            "`{}` without `-dump` opens the browser, which needs a terminal",
+            call.program
+        ));
+    }
+    judgement
+}
+
+/// `atool -l` (`als`) lists an archive and `atool -c` (`acat`) prints its files, through the
+/// archiver the archive's name calls for. Any other form extracts (writing over files of
+/// the same names: destructive), packs or compares; `-o` and `--config` change which
+/// programs it runs.
+fn atool(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let Some(words) = shown_words(call.args) else {
+        return Judgement::other(format!(
+            "`{}` is given words only known when the line runs",
+            call.program
+        ));
+    };
+    let mut reads = matches!(call.program, "als" | "acat");
+    let mut judgement = Judgement::whitelisted();
+    let mut words = words.into_iter();
+    while let Some(word) = words.next() {
+        match word {
+            "-l" | "--list" | "-c" | "--cat" => reads = true,
+            "-q" | "--quiet" | "-v" | "--verbose" | "-E" | "--explain" => {}
+            "-F" | "--format" => {
+                words.next();
+            }
+            w if w.starts_with("--format=") => {}
+            "-x" | "--extract" | "-X" | "--extract-to" | "-e" | "--each" => {
+                return Judgement::destroys(format!(
+                    "`{} {word}` extracts the archive, writing over files of the same names",
+                    call.program
+                ));
+            }
+            w if w.starts_with('-') && w != "-" => {
+                return Judgement::other(format!(
+                    "`{} {w}` is not an option known to only list or print an archive",
+                    call.program
+                ));
+            }
+            path => walker.check_path(&mut judgement, call.program, path),
+        }
+    }
+    if !reads {
+        return Judgement::other(format!(
+            "`{}` without `-l` or `-c` extracts or packs archives",
+            call.program
+        ));
+    }
+    judgement
+}
+
+/// `ctags --list-languages`, `--list-kinds` and the other `--list-*` options print what
+/// ctags knows and stop; any other form writes a `tags` file (or reads option files from
+/// the workspace).
+fn ctags_lists(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let lists = shown_words(call.args).is_some_and(|words| {
+        !words.is_empty()
+            && words.iter().all(|w| {
+                w.starts_with("--list-")
+                    && w.trim_start_matches("--list-").bytes().all(|b| {
+                        b.is_ascii_alphanumeric() || matches!(b, b'-' | b'=' | b'_' | b',')
+                    })
+            })
+    });
+    if lists {
+        Judgement::whitelisted()
+    } else {
+        Judgement::other(format!(
+            "`{}` writes a tags file (`--list-*` only prints what it knows)",
+            call.program
+        ))
+    }
+}
+
 /// The operations of pdftk that only print the document's data.
 const PDFTK_DUMPS: &[&str] = &[
     "dump_data",
@@ -1418,6 +1638,38 @@ mod tests {
             ("zip -sf notes.txt", Safe),
             ("qpdf --check notes.txt", Safe),
             ("mkvinfo notes.txt", Safe),
+            ("dot -Tsvg notes.txt", Safe),
+            ("neato -Tplain notes.txt | head", Safe),
+            ("dot -Tpng -o out.png notes.txt", Destructive),
+            ("dot -O -Tpng notes.txt", Destructive),
+            ("dot -l /etc/lib.ps notes.txt", Unknown),
+            ("lynx -dump notes.txt", Safe),
+            ("lynx -dump -width=120 -nolist notes.txt", Safe),
+            ("w3m -dump -cols 80 -T text/html notes.txt", Safe),
+            ("elinks --dump notes.txt", Safe),
+            ("lynx -dump https://example.com", NotSafe),
+            ("lynx notes.txt", NotSafe),
+            ("lynx -cmd_script=keys.txt -dump notes.txt", NotSafe),
+            ("lynx -dump /etc/shadow", Unknown),
+            ("pdfgrep -i -n foo notes.txt", Safe),
+            ("pdfgrep -f /etc/patterns notes.txt", Unknown),
+            ("atool -l notes.txt", Safe),
+            ("acat notes.txt member.txt", Safe),
+            ("atool -x notes.txt", Destructive),
+            ("atool notes.txt", NotSafe),
+            ("atool -o path_unzip=x -l notes.txt", NotSafe),
+            ("als /etc/shadow", Unknown),
+            ("ctags --list-languages", Safe),
+            ("ctags --list-kinds=c", Safe),
+            ("ctags -R .", NotSafe),
+            ("ctags --list-languages -R .", NotSafe),
+            ("dos2unix -i notes.txt", Safe),
+            ("dos2unix -ic notes.txt", Safe),
+            ("dos2unix --info=u notes.txt", Safe),
+            ("dos2unix -iso notes.txt", Destructive),
+            ("dos2unix notes.txt", Destructive),
+            ("dos2unix -i -n notes.txt out.txt", Destructive),
+            ("dos2unix -i /etc/shadow", Unknown),
             ("mkvinfo -r out.txt notes.txt", Destructive),
             ("mkvinfo /etc/shadow", Unknown),
             ("mkvmerge -i notes.txt", Safe),

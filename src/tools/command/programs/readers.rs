@@ -6,8 +6,10 @@
 //! pagers, `bc`, the look-ups in the manuals (`info`, `whatis`, `apropos`, `whereis`),
 //! and in the installed fonts and libraries (`fc-list`, `fc-match`, `pkg-config`), and the
 //! zip comment and member readers (`zipnote`, `zipgrep`), `uuencode`, `envsubst`, `mdcat`,
-//! `chafa`, `getfattr`, `jot`, and `sd` as a filter (given files without `-p`, it rewrites
-//! them).
+//! `chafa`, `getfattr`, `jot`, more checksums (`b3sum`, `sha3sum`, `xxhsum`), the JSON and
+//! field filters `choose`, `jp`, `json_reformat`, `diff-so-fancy`, `qrencode` to the
+//! terminal, `dfc`, `dstat`, `fzf --filter`, and `sd` as a filter (given files without
+//! `-p`, it rewrites them).
 //!
 //! The binutils (`nm`, `objdump`, `readelf`, `strings`, `size`, `c++filt`, `ar`,
 //! `addr2line`) replace an argument `@FILE` by the words the file holds, options among
@@ -459,6 +461,125 @@ pub(super) const PROGRAMS: &[Program] = &[
             ..TABLE
         }),
     ),
+    Program::new(
+        // Checksums beyond coreutils': BLAKE3 (`-l` output length, `--derive-key` context),
+        // SHA-3 (`-a` the variant), xxHash (`-H0`...`-H3` the width). `--check` reads a
+        // list of sums and files.
+        &["b3sum"],
+        Rule::Table(&Table {
+            spec: Spec::values("l", &["length", "num-threads", "derive-key", "seek"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["sha3sum"],
+        Rule::Table(&Table {
+            spec: Spec::values("a", &["algorithm"]),
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["xxhsum", "xxh32sum", "xxh64sum", "xxh128sum", "xxh3sum"],
+        Rule::Table(&TABLE),
+    ),
+    Program::new(
+        // Fields by index, like `cut` (`choose 0 2`, `choose -f , 1:3`); `-i` reads a file.
+        &["choose"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "fio",
+                &["field-separator", "input", "output-field-separator"],
+            ),
+            operands: Operands::Text,
+            path_options: &["i", "input"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // yajl's JSON filters: reformat (`-m` minimised, `-u` without checks) or verify.
+        &["json_reformat", "json_verify"],
+        Rule::Table(&Table {
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // A JMESPath expression over JSON: the input, or the file `-f` names (`-e` reads the
+        // expression from one).
+        &["jp"],
+        Rule::Table(&Table {
+            spec: Spec::values("fe", &["filename", "expr-file"]),
+            operands: Operands::Text,
+            path_options: &["f", "filename", "e", "expr-file"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // A QR code of the text, drawn as terminal text (`-t ANSI`, `UTF8`); `-o` writes an
+        // image, `-r` reads the text from a file.
+        &["qrencode"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "orsltvmd",
+                &[
+                    "output",
+                    "read-from",
+                    "size",
+                    "level",
+                    "type",
+                    "symversion",
+                    "margin",
+                    "dpi",
+                    "foreground",
+                    "background",
+                ],
+            ),
+            operands: Operands::Text,
+            path_options: &["r", "read-from"],
+            refused: &[OUTPUT_FILE],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // diff's output made readable, from its input; `--set-defaults` writes git's
+        // global configuration.
+        &["diff-so-fancy"],
+        Rule::Table(&Table {
+            operands: Operands::Text,
+            refused: &[Refusal {
+                options: &["set-defaults"],
+                effect: Effect::Writes,
+                what: "writes git's configuration",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Disk usage of the mounted file systems, like `df`; `-e` picks a format printed to
+        // the output.
+        &["dfc"],
+        Rule::Table(&Table {
+            spec: Spec::values("ceptqu", &[]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // System statistics from `/proc` every second (`dstat 1 5`: five times); `--output`
+        // writes them to a CSV file.
+        &["dstat"],
+        Rule::Table(&Table {
+            spec: Spec::values("CDIMNST", &["output"]),
+            operands: Operands::Text,
+            refused: &[Refusal {
+                options: &["output"],
+                effect: Effect::Writes,
+                what: "writes the statistics to a file",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(&["fzf", "sk"], Rule::Judge(fuzzy_filter)),
     Program::new(
         // BSD's sequence printer: counts, bounds and steps as operands, a format (`-w`),
         // separator (`-s`) or precision (`-p`) as values.
@@ -951,6 +1072,85 @@ fn sd(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     judgement
 }
 
+/// `fzf --filter QUERY` (and skim's `sk --filter`) prints the lines of its input that match,
+/// without starting the finder. Without `--filter` it needs a terminal; a preview, a
+/// history file or a listening server (`--preview`, `--history`, `--listen`) run or write
+/// something, so only options that shape the matching are read here.
+fn fuzzy_filter(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const FLAGS: &[&str] = &[
+        "-e",
+        "--exact",
+        "-i",
+        "+i",
+        "--ignore-case",
+        "--no-ignore-case",
+        "--smart-case",
+        "--no-sort",
+        "+s",
+        "--tac",
+        "--literal",
+        "--ansi",
+        "--read0",
+        "--print0",
+        "-1",
+        "--select-1",
+        "-0",
+        "--exit-0",
+        "--sync",
+        "-x",
+        "--extended",
+        "+x",
+        "--no-extended",
+    ];
+    const VALUED: &[&str] = &[
+        "-d",
+        "--delimiter",
+        "-n",
+        "--nth",
+        "--with-nth",
+        "--tiebreak",
+        "--algo",
+        "--scheme",
+    ];
+    let Some(words) = shown_words(call.args) else {
+        return Judgement::other(format!(
+            "`{}` is given words only known when the line runs",
+            call.program
+        ));
+    };
+    let mut filter = false;
+    let mut words = words.into_iter();
+    while let Some(word) = words.next() {
+        let (name, inline) = match word.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name, Some(value)),
+            _ => (word, None),
+        };
+        if matches!(name, "-f" | "--filter") {
+            filter = true;
+            if inline.is_none() && words.next().is_none() {
+                return Judgement::other(format!("`{} {name}` is given no query", call.program));
+            }
+        } else if VALUED.contains(&name) {
+            if inline.is_none() {
+                words.next();
+            }
+        } else if !FLAGS.contains(&name) || inline.is_some() {
+            return Judgement::other(format!(
+                "`{} {word}` is not an option known to only shape the matching of `--filter`",
+                call.program
+            ));
+        }
+    }
+    if filter {
+        Judgement::whitelisted()
+    } else {
+        Judgement::other(format!(
+            "`{}` without `--filter` opens its finder, which needs a terminal",
+            call.program
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -1001,6 +1201,29 @@ mod tests {
             ("getfattr -n user.origin -e hex notes.txt", Safe),
             ("getfattr -R -d /etc", Unknown),
             ("jot 5", Safe),
+            ("b3sum --check notes.txt", Safe),
+            ("sha3sum -a 256 notes.txt", Safe),
+            ("xxh64sum notes.txt", Safe),
+            ("b3sum /etc/shadow", Unknown),
+            ("choose -f , -i notes.txt 0 2", Safe),
+            ("choose -i /etc/shadow 0", Unknown),
+            ("json_reformat < notes.txt", Safe),
+            ("jp -f notes.txt 'a.b'", Safe),
+            ("jp -f /etc/x.json a", Unknown),
+            ("qrencode -t ANSI hello", Safe),
+            ("qrencode -o qr.png hello", Destructive),
+            ("qrencode -r /etc/shadow -t ANSI", Unknown),
+            ("git diff | diff-so-fancy", Safe),
+            ("diff-so-fancy --set-defaults", Destructive),
+            ("dfc -e csv", Safe),
+            ("dstat 1 5", Safe),
+            ("dstat --output out.csv 1 5", Destructive),
+            ("ls | fzf --filter main --exact", Safe),
+            ("fzf -f x -d : --nth 2 < notes.txt", Safe),
+            ("fzf", NotSafe),
+            ("fzf --preview 'rm {}' -f x", NotSafe),
+            ("fzf --listen -f x", NotSafe),
+            ("fzf --history=h.txt -f x", NotSafe),
             ("jot -w 'line%d' -s , 5 1", Safe),
             ("getfacl -R /etc", Unknown),
             ("namei -l src/main.rs", Safe),
