@@ -1413,3 +1413,38 @@ async fn machine_facts_answer_inside_the_walls_and_change_nothing() {
         assert!(!err.contains("manpath.config"), "{err}");
     }
 }
+
+/// A disk image's facts are read inside the walls, and a repair asked there changes
+/// nothing: the walls hold the image read-only whatever the gate said.
+#[tokio::test]
+async fn qemu_img_reads_an_image_inside_the_walls_and_changes_nothing() {
+    use riskgate::tools::command::sandbox::kernel_support;
+    if !kernel_support().is_ready() || !installed("qemu-img") {
+        eprintln!("skipped: no sandbox here, or no qemu-img on PATH");
+        return;
+    }
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    let image = t.root.join("disk.qcow2");
+    let status = std::process::Command::new("qemu-img")
+        .args(["create", "-q", "-f", "qcow2"])
+        .arg(&image)
+        .arg("1M")
+        .status()
+        .expect("qemu-img create");
+    assert!(status.success());
+    let before = std::fs::read(&image).expect("read image");
+    let (out, err, exit) = outputs(
+        &t,
+        "qemu-img info --output=json disk.qcow2",
+        &Approval::Auto,
+    )
+    .await;
+    assert_eq!(exit, Exit::Code(0), "{err}");
+    assert!(out.contains("\"virtual-size\": 1048576"), "{out}");
+    let (out, err, exit) = outputs(&t, "qemu-img check disk.qcow2", &Approval::Auto).await;
+    assert_eq!(exit, Exit::Code(0), "{out} {err}");
+    let (_, _, exit) = outputs(&t, "qemu-img resize disk.qcow2 2M", &Approval::Auto).await;
+    assert_ne!(exit, Exit::Code(0));
+    assert_eq!(std::fs::read(&image).expect("read image"), before);
+}

@@ -23,7 +23,7 @@ use crate::tools::command::options::{self, Item, Spec};
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
-    Program::new(&["gofmt"], Rule::Judge(gofmt)),
+    Program::new(&["gofmt", "goimports"], Rule::Judge(gofmt)),
     Program::new(&["rustfmt"], Rule::Judge(rustfmt)),
     Program::new(&["black"], Rule::Judge(black)),
     Program::new(&["isort"], Rule::Judge(isort)),
@@ -475,8 +475,8 @@ fn gofmt(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         .find(|arg| arg.text().is_none_or(|text| text.starts_with("--")))
     {
         judgement.unknown(format!(
-            "`gofmt {}` is an option written with two dashes, which is not read here",
-            long.raw
+            "`{} {}` is an option written with two dashes, which is not read here",
+            invocation.program, long.raw
         ));
     }
     judgement
@@ -813,6 +813,9 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("stylua --check src", Safe),
+            ("goimports -l .", Safe),
+            ("goimports -d src", Safe),
+            ("goimports -w src", Destructive),
             ("stylua -c -f notes.txt src", Safe),
             ("stylua src", Destructive),
             ("stylua --check -f /etc/stylua.toml src", Unknown),

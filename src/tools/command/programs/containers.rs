@@ -73,29 +73,71 @@ const DOCKER_OBJECTS: Subcommands = Subcommands {
 /// `docker compose` and `docker-compose`: `down -v` deletes the project's volumes, `rm`
 /// its stopped containers.
 const COMPOSE: Subcommands = Subcommands {
-    global: Global::Options(
-        Spec::values(
-            "fp",
-            &[
-                "file",
-                "project-name",
-                "project-directory",
-                "env-file",
-                "profile",
-                "ansi",
-                "progress",
-                "parallel",
-            ],
-        )
-        .exact()
-        .posix(),
-    ),
+    global: Global::Reader(compose_globals),
     verbs: &[
         Verb::judged(&["down"], compose_down),
         Verb::destroys(&["rm"], "removes the project's stopped containers"),
+        // The project's configuration, merged and with its variables put in, printed
+        // without asking the engine; `-o` writes it, `--resolve-image-digests` asks a
+        // registry.
+        Verb::reads(
+            &["config", "convert"],
+            &Table {
+                spec: Spec::values("o", &["output", "format", "hash"]),
+                operands: Operands::Text,
+                refused: &[
+                    Refusal {
+                        options: &["o", "output"],
+                        effect: Effect::Writes,
+                        what: "writes the configuration to a file, replacing it",
+                    },
+                    Refusal {
+                        options: &["resolve-image-digests"],
+                        effect: Effect::Unsafe,
+                        what: "asks the registry for each image's digest, over the network",
+                    },
+                ],
+                ..TABLE
+            },
+        ),
     ],
     ..SUBCOMMANDS
 };
+
+/// Compose's own options before its subcommand: the files they name (`-f`, `--env-file`,
+/// `--project-directory`) are read, so they are checked like operands. Returns where the
+/// subcommand is.
+fn compose_globals(
+    walker: &mut Walker<'_>,
+    invocation: &Invocation<'_>,
+    judgement: &mut Judgement,
+) -> usize {
+    const GLOBALS: Spec = Spec::values(
+        "fp",
+        &[
+            "file",
+            "project-name",
+            "project-directory",
+            "env-file",
+            "profile",
+            "ansi",
+            "progress",
+            "parallel",
+        ],
+    )
+    .exact()
+    .posix();
+    let items = options::parse(invocation.args, &GLOBALS);
+    for item in &items {
+        if item.named(&["f", "file", "env-file", "project-directory"], false) {
+            super::table::check_value(walker, judgement, invocation.program, item);
+        }
+    }
+    options::operands(&items)
+        .first()
+        .and_then(|first| invocation.args.iter().position(|a| std::ptr::eq(a, *first)))
+        .unwrap_or(invocation.args.len())
+}
 
 /// `docker exec [options] container cmd ...` runs `cmd` in the container: judged on its
 /// own, one level deeper.
@@ -298,6 +340,12 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("kubectl get pods", Unknown),
+            ("docker compose config", Safe),
+            ("docker-compose -f notes.txt config --services", Safe),
+            ("docker compose config -o out.yml", Destructive),
+            ("docker compose config --resolve-image-digests", Unknown),
+            ("docker compose -f /etc/compose.yml config", Unknown),
+            ("docker-compose --env-file /etc/secrets.env config", Unknown),
             ("docker ps", Unknown),
             ("docker-compose up -d", Unknown),
             ("docker run --rm alpine ls", Unknown),

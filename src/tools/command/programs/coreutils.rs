@@ -17,7 +17,7 @@ use crate::tools::command::words::Arg;
 pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["mktemp"], Rule::Judge(|_, call| mktemp(call))),
     Program::new(
-        &["ls"],
+        &["ls", "vdir"],
         Rule::Table(&Table {
             spec: Spec::values(
                 "ITw",
@@ -357,6 +357,10 @@ pub(super) const PROGRAMS: &[Program] = &[
     )
     .answering_standard_options(),
     Program::new(
+        &["rename", "file-rename", "prename", "perl-rename"],
+        Rule::Judge(rename),
+    ),
+    Program::new(
         &["mv"],
         Rule::Destroys("moves files, removing the old name and possibly replacing the target"),
     )
@@ -679,14 +683,110 @@ fn mktemp(call: &Invocation<'_>) -> Judgement {
     }
 }
 
+/// `rename` (Perl's `rename EXPR FILES`, or util-linux's `rename FROM TO FILES`) renames
+/// files, removing the old names and possibly replacing others: destructive, like `mv`.
+/// With `-n` (`--nono`, `--no-act`, `--dry-run`) either prints what it would rename and
+/// renames nothing; Perl's still evaluates its expression, so the call is read-only only
+/// when that expression is Perl the filter reader accepts whole (`s/\.jpeg$/.jpg/`).
+fn rename(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const DRY: &[&str] = &["-n", "--nono", "--no-act", "--dry-run", "--just-print"];
+    const FLAGS: &[&str] = &[
+        "-v",
+        "--verbose",
+        "-0",
+        "--null",
+        "-s",
+        "--symlink",
+        "-o",
+        "--no-overwrite",
+    ];
+    let program = call.program;
+    let bundled_dry = |w: &str| {
+        w.strip_prefix('-')
+            .filter(|flags| !flags.starts_with('-') && flags.contains('n'))
+            .is_some_and(|flags| flags.chars().all(|c| "nv0so".contains(c)))
+    };
+    let dry = call
+        .args
+        .iter()
+        .filter(|arg| arg.pattern.is_none())
+        .filter_map(Arg::text)
+        .any(|w| DRY.contains(&w) || bundled_dry(w));
+    if !dry {
+        return Judgement::destroys(format!(
+            "`{program}` renames files, removing the old names and possibly replacing others (`-n` only prints)"
+        ));
+    }
+    let mut codes: Vec<&Arg> = Vec::new();
+    let mut operands: Vec<&Arg> = Vec::new();
+    let mut args = call.args.iter();
+    while let Some(arg) = args.next() {
+        let Some(text) = arg.text() else {
+            return Judgement::other(format!(
+                "`{program}` is given `{}`, only known when the line runs",
+                arg.raw
+            ));
+        };
+        match text {
+            _ if arg.pattern.is_some() => operands.push(arg),
+            "-e" | "-E" => match args.next() {
+                Some(code) => codes.push(code),
+                None => {
+                    return Judgement::other(format!("`{program} {text}` is given no expression"));
+                }
+            },
+            "--" => operands.extend(args.by_ref()),
+            w if DRY.contains(&w) || FLAGS.contains(&w) || bundled_dry(w) => {}
+            w if w.starts_with('-') && w != "-" => {
+                return Judgement::other(format!("`{program} {w}` is not an option read here"));
+            }
+            _ => operands.push(arg),
+        }
+    }
+    let files = if codes.is_empty() {
+        match operands.split_first() {
+            Some((code, files)) => {
+                codes.push(code);
+                files
+            }
+            None => return Judgement::other(format!("`{program}` is given no expression")),
+        }
+    } else {
+        &operands[..]
+    };
+    if let Some(code) = codes
+        .iter()
+        .find(|code| code.pattern.is_some() || !code.text().is_some_and(super::perl::reads_code))
+    {
+        return Judgement::other(format!(
+            "`{program} -n` still evaluates `{}` as Perl, which the filter reader does not accept whole",
+            code.raw
+        ));
+    }
+    let mut judgement = Judgement::whitelisted();
+    super::table::check_paths(walker, &mut judgement, program, files);
+    judgement
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn coreutils_rules_give_each_form_its_verdict() {
-        use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
+        use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("mktemp -u", Safe),
+            ("vdir src", Safe),
+            ("rename -n 's/\\.jpeg$/.jpg/' *.txt", Safe),
+            ("rename -nv 'y/A-Z/a-z/' notes.txt", Safe),
+            ("rename 's/\\.jpeg$/.jpg/' *.txt", Destructive),
+            ("rename -v s/a/b/ notes.txt", Destructive),
+            ("rename foo bar notes.txt", Destructive),
+            ("rename -n 's/x/system(\"id\")/e' notes.txt", NotSafe),
+            ("rename -n 'system(\"rm x\")' notes.txt", NotSafe),
+            ("rename -n foo bar notes.txt", NotSafe),
+            ("rename -n s/a/b/ /etc/*", NotSafe),
+            ("rename -n -e s/a/b/ -e y/x/y/ notes.txt", Safe),
             ("mktemp -u -t build.XXXX", Safe),
             ("mktemp", Unknown),
             ("mktemp -d", Unknown),

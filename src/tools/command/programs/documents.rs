@@ -309,6 +309,24 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(&["atool", "als", "acat"], Rule::Judge(atool)),
+    Program::new(&["exiv2"], Rule::Judge(exiv2)),
+    Program::new(&["flac"], Rule::Judge(flac_test)),
+    Program::new(&["optipng"], Rule::Judge(optipng)),
+    Program::new(&["enca", "enconv"], Rule::Judge(enca)),
+    Program::new(
+        // Converts file names from one encoding to another: without `--notest` it only
+        // prints what it would rename.
+        &["convmv"],
+        Rule::Table(&Table {
+            spec: Spec::values("ft", &["map"]),
+            refused: &[Refusal {
+                options: &["notest"],
+                effect: Effect::Writes,
+                what: "renames the files",
+            }],
+            ..TABLE
+        }),
+    ),
     Program::new(
         &["ctags", "universal-ctags", "exuberant-ctags"],
         Rule::Judge(ctags_lists),
@@ -1628,6 +1646,140 @@ fn dpkg_deb(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     }
 }
 
+/// `exiv2 FILE` (or `exiv2 pr FILE`, `-p` what to print) prints an image's metadata. Every
+/// other action (`rm`, `mv`, `ex`, `in`, `ad`, `mo`, ...) and the options that modify (`-M`,
+/// `-m`, `-c`, ...) change the image or write files beside it.
+fn exiv2(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let Some(words) = shown_words(call.args) else {
+        return Judgement::other("`exiv2` is given words only known when the line runs");
+    };
+    let mut judgement = Judgement::whitelisted();
+    let mut files = Vec::new();
+    let mut words = words.into_iter().peekable();
+    while let Some(word) = words.next() {
+        match word {
+            "-p" | "-P" | "-g" | "-K" | "-n" | "-Q" => {
+                words.next();
+            }
+            w if w.len() > 2
+                && (w.starts_with("-p")
+                    || w.starts_with("-P")
+                    || w.starts_with("-g")
+                    || w.starts_with("-K")) => {}
+            "-b" | "-u" | "-q" | "-v" | "-h" | "-V" | "-k" => {}
+            w if w.starts_with('-') => {
+                return Judgement::destroys(format!(
+                    "`exiv2 {w}` is not an option known to only print; exiv2's other options modify the image or write files"
+                ));
+            }
+            "pr" | "print" if files.is_empty() => {}
+            "rm" | "delete" | "mv" | "rename" | "ex" | "extract" | "in" | "insert" | "ad"
+            | "adjust" | "mo" | "modify" | "fi" | "fixiso" | "fc" | "fixcom"
+                if files.is_empty() =>
+            {
+                return Judgement::destroys(format!(
+                    "`exiv2 {word}` changes the image, renames it or writes files beside it"
+                ));
+            }
+            path => files.push(path),
+        }
+    }
+    for path in files {
+        walker.check_path(&mut judgement, call.program, path);
+    }
+    judgement
+}
+
+/// `flac -t FILE` decodes to test the file and writes nothing; any other form encodes or
+/// decodes into a file beside it (and `--delete-input-file` deletes the original).
+fn flac_test(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let Some(words) = shown_words(call.args) else {
+        return Judgement::other("`flac` is given words only known when the line runs");
+    };
+    if words.iter().any(|w| w.starts_with("--delete-input")) {
+        return Judgement::destroys("`flac --delete-input-file` deletes each file it converts");
+    }
+    let tests = words.iter().any(|w| matches!(*w, "-t" | "--test"));
+    let mut judgement = Judgement::whitelisted();
+    for word in &words {
+        match *word {
+            "-t" | "--test" | "-s" | "--silent" | "-w" | "--warnings-as-errors" => {}
+            w if w.starts_with('-') => {
+                return Judgement::other(format!(
+                    "`flac {w}`: flac writes a file beside each one it is given unless it only tests (`-t`)"
+                ));
+            }
+            path => walker.check_path(&mut judgement, call.program, path),
+        }
+    }
+    if !tests {
+        return Judgement::other(
+            "`flac` writes a file beside each one it is given unless it only tests (`-t`)",
+        );
+    }
+    judgement
+}
+
+/// `optipng -simulate` reports what it would gain; otherwise it rewrites each PNG in place
+/// (or into `-out`, `-dir`).
+fn optipng(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let Some(words) = shown_words(call.args) else {
+        return Judgement::other("`optipng` is given words only known when the line runs");
+    };
+    if !words.contains(&"-simulate")
+        || words
+            .iter()
+            .any(|w| matches!(*w, "-out" | "-dir" | "-backup" | "-keep" | "-log"))
+    {
+        return Judgement::destroys(
+            "`optipng` rewrites each PNG in place, or writes the file `-out` names (`-simulate` only reports)"
+                .to_owned(),
+        );
+    }
+    let mut judgement = Judgement::whitelisted();
+    for word in words.iter().filter(|w| !w.starts_with('-')) {
+        walker.check_path(&mut judgement, call.program, word);
+    }
+    judgement
+}
+
+/// `enca FILE` says which encoding a text is in; `-x ENC` (`--convert-to`) and `-c`
+/// (`--auto-convert`) convert the files in place (with none, its input to its output), and
+/// `-E` names a program to convert with. `enconv` always converts.
+fn enca(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const ENCA: Table = Table {
+        spec: Spec::values(
+            "LxEC",
+            &[
+                "language",
+                "convert-to",
+                "external-converter-program",
+                "list",
+                "name",
+            ],
+        ),
+        refused: &[Refusal {
+            options: &["E", "external-converter-program"],
+            effect: Effect::Unsafe,
+            what: "names a program to convert with",
+        }],
+        ..TABLE
+    };
+    let items = options::parse(call.args, &ENCA.spec);
+    let converts = call.program == "enconv"
+        || items
+            .iter()
+            .any(|item| item.named(&["x", "convert-to", "c", "auto-convert"], true));
+    let mut judgement = table::judge(walker, call, &ENCA);
+    if converts && !options::operands(&items).is_empty() {
+        judgement.destructive(format!(
+            "`{}` converts the files it is given in place",
+            call.program
+        ));
+    }
+    judgement
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -1638,6 +1790,27 @@ mod tests {
             ("zip -sf notes.txt", Safe),
             ("qpdf --check notes.txt", Safe),
             ("mkvinfo notes.txt", Safe),
+            ("exiv2 notes.txt", Safe),
+            ("exiv2 -pa -K Exif.Image.Model notes.txt", Safe),
+            ("exiv2 pr notes.txt", Safe),
+            ("exiv2 rm notes.txt", Destructive),
+            ("exiv2 -M 'set Exif.Image.Artist x' notes.txt", Destructive),
+            ("exiv2 /etc/shadow", Unknown),
+            ("flac -t notes.txt", Safe),
+            ("flac notes.txt", NotSafe),
+            ("flac -t -o out.flac notes.txt", NotSafe),
+            ("flac --delete-input-file notes.txt", Destructive),
+            ("optipng -simulate notes.txt", Safe),
+            ("optipng notes.txt", Destructive),
+            ("optipng -simulate -out o.png notes.txt", Destructive),
+            ("enca notes.txt", Safe),
+            ("enca -x UTF-8 < notes.txt", Safe),
+            ("enca -x UTF-8 notes.txt", Destructive),
+            ("enca -c notes.txt", Destructive),
+            ("enconv notes.txt", Destructive),
+            ("enca -E iconv notes.txt", NotSafe),
+            ("convmv -f latin1 -t utf8 -r src", Safe),
+            ("convmv -f latin1 -t utf8 --notest -r src", Destructive),
             ("dot -Tsvg notes.txt", Safe),
             ("neato -Tplain notes.txt | head", Safe),
             ("dot -Tpng -o out.png notes.txt", Destructive),

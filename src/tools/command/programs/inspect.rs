@@ -314,6 +314,21 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(&["patchelf"], Rule::Judge(patchelf)),
+    Program::new(&["qemu-img"], Rule::Judge(qemu_img)),
+    Program::new(
+        // A Java class's members and bytecode. `-J` hands an option to the virtual machine
+        // it runs on (`-J-javaagent:...` loads code).
+        &["javap"],
+        Rule::Table(&Table {
+            refused: &[Refusal {
+                options: &["J"],
+                effect: Effect::Unsafe,
+                what: "hands an option to the Java virtual machine, which may load code",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(&["pax"], Rule::Judge(pax)),
     Program::new(&["patch"], Rule::Judge(patch_dry_run)),
     Program::new(
         &["cmp"],
@@ -347,7 +362,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(
-        &["hexdump"],
+        &["hexdump", "hd"],
         Rule::Table(&Table {
             spec: Spec::values("efns", &[]),
             path_options: &["f"],
@@ -576,6 +591,112 @@ fn patch_dry_run(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     super::table::judge(walker, call, &PATCH)
 }
 
+/// `qemu-img info`, `check` (not `-r`, which repairs), `compare`, `map`, `measure` and
+/// `snapshot -l` read disk images and print; the other subcommands create, convert, commit,
+/// rebase, resize or amend images. An image named by a protocol or a JSON description
+/// (`nbd:...`, `http://...`, `json:{...}`) is reached over the network or names other files;
+/// `--object` may read a secret's file.
+fn qemu_img(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const READS: &[&str] = &["info", "check", "compare", "map", "measure", "snapshot"];
+    let Some(words) = crate::tools::command::words::shown_words(call.args) else {
+        return Judgement::other("`qemu-img` is given words only known when the line runs");
+    };
+    let Some((&verb, rest)) = words.split_first() else {
+        return Judgement::other("`qemu-img` is given no subcommand");
+    };
+    if !READS.contains(&verb) {
+        return match verb {
+            "commit" | "rebase" | "resize" | "amend" | "convert" | "create" | "dd" | "bitmap" => {
+                Judgement::destroys(format!("`qemu-img {verb}` writes or changes disk images"))
+            }
+            _ => Judgement::other(format!(
+                "`qemu-img {verb}` is not a subcommand known to only read"
+            )),
+        };
+    }
+    let mut judgement = Judgement::whitelisted();
+    let mut listed = false;
+    let mut words = rest.iter();
+    while let Some(&word) = words.next() {
+        match word {
+            "-f" | "-F" | "-O" | "-o" | "-l" | "--size" | "--start-offset" | "--max-length"
+            | "-T" | "--cache" => {
+                listed |= word == "-l";
+                if word == "-l" && verb == "snapshot" {
+                    continue;
+                }
+                words.next();
+            }
+            "--object" => {
+                return Judgement::other(
+                    "`qemu-img --object` defines an object, which may read a secret's file",
+                );
+            }
+            "-r" if verb == "check" => {
+                return Judgement::destroys("`qemu-img check -r` repairs the image in place");
+            }
+            "-c" | "-a" | "-d" if verb == "snapshot" => {
+                return Judgement::destroys(format!(
+                    "`qemu-img snapshot {word}` creates, applies or deletes a snapshot in the image"
+                ));
+            }
+            w if w.starts_with('-') => {
+                if !w.starts_with("--output")
+                    && !matches!(
+                        w,
+                        "-q" | "-U" | "--force-share" | "--backing-chain" | "--image-opts" | "-s"
+                            | "-p" | "--limits"
+                    )
+                {
+                    return Judgement::other(format!(
+                        "`qemu-img {verb} {w}` is not an option known to only read"
+                    ));
+                }
+            }
+            path if path.contains(':') => judgement.unknown(format!(
+                "`qemu-img` is given `{path}`, an image reached through a protocol or described in JSON"
+            )),
+            path => walker.check_path(&mut judgement, call.program, path),
+        }
+    }
+    if verb == "snapshot" && !listed {
+        judgement.unknown("`qemu-img snapshot` without `-l` changes the image's snapshots");
+    }
+    judgement
+}
+
+/// `pax` lists an archive (`-f ARCHIVE`, or its input) unless `-r` or `-w` is given: `-r`
+/// extracts, writing over files of the same names; `-w` writes an archive of the files, to
+/// the output or into the file `-f` names (replacing it); `-a` appends to one; `-i` asks
+/// at the terminal.
+fn pax(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const PAX: Table = Table {
+        spec: Spec::values("bfopsxBEGTU", &[]),
+        path_options: &["f"],
+        refused: &[
+            Refusal {
+                options: &["r", "a"],
+                effect: Effect::Writes,
+                what: "extracts the archive, or appends to it, writing over files",
+            },
+            Refusal {
+                options: &["i"],
+                effect: Effect::Unsafe,
+                what: "asks at the terminal for each name",
+            },
+        ],
+        ..TABLE
+    };
+    let items = crate::tools::command::options::parse(call.args, &PAX.spec);
+    let writes = items.iter().any(|item| item.named(&["w"], false));
+    let into_file = items.iter().any(|item| item.named(&["f"], false));
+    let mut judgement = super::table::judge(walker, call, &PAX);
+    if writes && into_file {
+        judgement.destructive("`pax -w -f` writes an archive into the file, replacing it");
+    }
+    judgement
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -584,6 +705,37 @@ mod tests {
             use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
             crate::tools::command::tests::check_in_workspace(&[
                 ("icdiff notes.txt notes.txt", Safe),
+                ("hd notes.txt", Safe),
+                ("qemu-img info notes.txt", Safe),
+                (
+                    "qemu-img info --output=json --backing-chain -U notes.txt",
+                    Safe,
+                ),
+                ("qemu-img check notes.txt", Safe),
+                ("qemu-img snapshot -l notes.txt", Safe),
+                ("qemu-img compare notes.txt notes.txt", Safe),
+                ("qemu-img check -r all notes.txt", Destructive),
+                ("qemu-img snapshot -d s1 notes.txt", Destructive),
+                ("qemu-img convert -O raw notes.txt out.raw", Destructive),
+                ("qemu-img resize notes.txt +1G", Destructive),
+                ("qemu-img snapshot notes.txt", NotSafe),
+                ("qemu-img info nbd://host/x", NotSafe),
+                (
+                    "qemu-img info 'json:{\"file.filename\":\"/etc/shadow\"}'",
+                    NotSafe,
+                ),
+                (
+                    "qemu-img info --object secret,id=s,file=/etc/shadow notes.txt",
+                    NotSafe,
+                ),
+                ("qemu-img info /etc/shadow", Unknown),
+                ("javap -c notes.txt", Safe),
+                ("javap -J-javaagent:agent.jar Foo", NotSafe),
+                ("pax -f notes.txt", Safe),
+                ("pax -w src", Safe),
+                ("pax -r -f notes.txt", Destructive),
+                ("pax -w -f out.tar src", Destructive),
+                ("pax -f /etc/shadow", Unknown),
                 ("icdiff --cols=120 -U 3 -L a -L b notes.txt notes.txt", Safe),
                 ("icdiff notes.txt /etc/shadow", Unknown),
                 ("patchelf --print-interpreter notes.txt", Safe),

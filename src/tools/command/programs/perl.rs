@@ -175,6 +175,12 @@ pub(super) fn filter(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Op
     Some(judgement)
 }
 
+/// Whether `code` is Perl this reader accepts whole: what a filter may run (`s/a/b/`,
+/// `y/a-z/A-Z/`, `print if /x/`), nothing that runs a program or touches a file.
+pub(super) fn reads_code(code: &str) -> bool {
+    Reader::new(code).read().is_ok()
+}
+
 /// What a cluster of switches leaves to read.
 enum Switches<'a> {
     /// Nothing: only switches.

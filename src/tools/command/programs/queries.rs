@@ -157,7 +157,8 @@ pub(super) const PROGRAMS: &[Program] = &[
         &["apt", "apt-cache", "aptitude", "apt-mark"],
         Rule::Judge(apt),
     ),
-    Program::new(&["pacman"], Rule::Judge(pacman)),
+    Program::new(&["pacman", "yay", "paru"], Rule::Judge(pacman)),
+    Program::new(&["perf"], Rule::Judge(perf_list)),
     Program::new(&["pip", "pip3"], Rule::Subcommands(&PIP)),
     Program::new(
         &["update-alternatives", "alternatives"],
@@ -767,15 +768,18 @@ fn dpkg(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
 }
 
 /// `pacman -Q...` queries the local database and `-Ss`/`-Si` the sync database without
-/// refreshing it; every other operation installs, removes or downloads.
+/// refreshing it; every other operation installs, removes or downloads. The AUR helpers
+/// `yay` and `paru` pass `-Q` to pacman (their `-S` forms also ask the AUR, over the
+/// network, and alone they upgrade the system).
 fn pacman(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let program = invocation.program;
     let Some(first) = invocation.args.first().and_then(|a| a.text()) else {
-        return Judgement::not_whitelisted("pacman");
+        return Judgement::not_whitelisted(program);
     };
     let letters = first.strip_prefix('-').filter(|l| !l.starts_with('-'));
     let reads = match letters {
         Some(l) if l.starts_with('Q') => true,
-        Some(l) if l.starts_with('S') => {
+        Some(l) if l.starts_with('S') && program == "pacman" => {
             l.len() > 1
                 && l[1..]
                     .chars()
@@ -789,9 +793,25 @@ fn pacman(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     if reads && rest_plain {
         Judgement::whitelisted()
     } else if letters.is_some_and(|l| l.starts_with('R')) || first == "--remove" {
-        Judgement::destroys("`pacman -R` removes packages")
+        Judgement::destroys(format!("`{program} -R` removes packages"))
     } else {
-        Judgement::not_whitelisted("pacman")
+        Judgement::not_whitelisted(program)
+    }
+}
+
+/// `perf list [FILTER...]` prints the events perf knows; every other form records,
+/// traces or runs a program (and a line without a click cannot open performance events).
+fn perf_list(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    match crate::tools::command::words::shown_words(call.args).as_deref() {
+        Some(["list", rest @ ..])
+            if rest.iter().all(|w| {
+                !w.starts_with('-')
+                    || matches!(*w, "--long-desc" | "--details" | "--json" | "--no-desc")
+            }) =>
+        {
+            Judgement::whitelisted()
+        }
+        _ => Judgement::not_whitelisted("perf"),
     }
 }
 
@@ -803,6 +823,14 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("dpkg-architecture", Safe),
+            ("yay -Qe", Safe),
+            ("paru -Qi foo", Safe),
+            ("yay -Ss foo", NotSafe),
+            ("yay", NotSafe),
+            ("yay -Rns foo", Destructive),
+            ("perf list", Safe),
+            ("perf list cache", Safe),
+            ("perf record ls", NotSafe),
             ("dpkg-architecture -elinux-alpha", Safe),
             ("dpkg-architecture -amips -elinux-mips", Safe),
             ("dpkg-architecture -ilinux-any", Safe),

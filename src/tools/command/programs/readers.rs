@@ -310,6 +310,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             "nproc",
             "uptime",
             "cal",
+            "jcal",
             "ncal",
             "arch",
             "getconf",
@@ -580,6 +581,56 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(&["fzf", "sk"], Rule::Judge(fuzzy_filter)),
+    Program::new(
+        // UUIDs, made (`-n` how many, `-v` which version) or decoded (`-d`); `-o` writes
+        // them to a file.
+        &["uuid"],
+        Rule::Table(&Table {
+            spec: Spec::values("nvFo", &[]),
+            operands: Operands::Text,
+            refused: &[OUTPUT_FILE],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Pronounceable passwords; `-r` and `-b` name dictionary and filter files to check
+        // against.
+        &["apg"],
+        Rule::Table(&Table {
+            spec: Spec::values("anmxMErbpc", &[]),
+            operands: Operands::Text,
+            path_options: &["r", "b"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // qpdf's zlib filter: its input, compressed or uncompressed, to its output.
+        &["zlib-flate"],
+        Rule::Table(&Table {
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Which algorithm made a hash; `-o` writes the answer to a file.
+        &["hashid"],
+        Rule::Table(&Table {
+            spec: Spec::values("o", &["outfile"]),
+            operands: Operands::Text,
+            refused: &[Refusal {
+                options: &["o", "outfile"],
+                effect: Effect::Writes,
+                what: "writes its answer to a file",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // A `wc` of its own.
+        &["cw"],
+        Rule::Table(&TABLE),
+    ),
+    Program::new(&["dc"], Rule::Judge(dc)),
     Program::new(
         // BSD's sequence printer: counts, bounds and steps as operands, a format (`-w`),
         // separator (`-s`) or precision (`-p`) as values.
@@ -1151,6 +1202,44 @@ fn fuzzy_filter(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     }
 }
 
+/// `dc -e EXPR`: the desk calculator on expressions the line shows. `!` runs a shell
+/// command, `?` runs a line of the input as dc code, and `a` turns a number into a character
+/// (from which a command could be made), so an expression with any of them waits; so does a
+/// program read from files or the input, which the line does not show.
+fn dc(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let Some(words) = shown_words(call.args) else {
+        return Judgement::other("`dc` is given words only known when the line runs");
+    };
+    let mut expressions = Vec::new();
+    let mut words = words.into_iter();
+    while let Some(word) = words.next() {
+        match word {
+            "-e" | "--expression" => match words.next() {
+                Some(expression) => expressions.push(expression),
+                None => return Judgement::other("`dc -e` is given no expression"),
+            },
+            w if w.starts_with("--expression=") => {
+                expressions.push(&w["--expression=".len()..]);
+            }
+            w if w.starts_with("-e") && w.len() > 2 => expressions.push(&w[2..]),
+            _ => {
+                return Judgement::other(
+                    "`dc` runs a program from a file or its input, which the line does not show",
+                );
+            }
+        }
+    }
+    match expressions.iter().find(|e| e.contains(['!', '?', 'a'])) {
+        _ if expressions.is_empty() => {
+            Judgement::other("`dc` runs the program on its input, which the line does not show")
+        }
+        Some(expression) => Judgement::other(format!(
+            "`dc -e {expression}` may run a shell command (`!`), or code from its input (`?`)"
+        )),
+        None => Judgement::whitelisted(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -1201,6 +1290,21 @@ mod tests {
             ("getfattr -n user.origin -e hex notes.txt", Safe),
             ("getfattr -R -d /etc", Unknown),
             ("jot 5", Safe),
+            ("jcal", Safe),
+            ("uuid -n 3", Safe),
+            ("uuid -o out.txt", Destructive),
+            ("apg -n 5 -m 12", Safe),
+            ("apg -r /etc/shadow", Unknown),
+            ("zlib-flate -uncompress < notes.txt", Safe),
+            ("hashid 'abc'", Safe),
+            ("hashid -o out.txt abc", Destructive),
+            ("cw notes.txt", Safe),
+            ("dc -e '2 3 + p'", Safe),
+            ("dc -e '!rm notes.txt'", NotSafe),
+            ("dc -e '?'", NotSafe),
+            ("dc -e '33 a x'", NotSafe),
+            ("dc notes.txt", NotSafe),
+            ("echo '1 p' | dc", NotSafe),
             ("b3sum --check notes.txt", Safe),
             ("sha3sum -a 256 notes.txt", Safe),
             ("xxh64sum notes.txt", Safe),

@@ -4,6 +4,7 @@
 //! waits, and every other form makes, changes or removes keys, or edits `known_hosts`).
 
 use super::shells::{run_joined, script_from_input};
+use super::table;
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
 use crate::tools::command::options::{self, Spec};
@@ -13,7 +14,7 @@ use crate::tools::command::words::Arg;
 pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["ssh"], Rule::Judge(ssh)).running_code(),
     Program::new(&["ssh-keygen"], Rule::Judge(ssh_keygen)),
-    Program::new(&["rsync"], Rule::Judge(|_, call| rsync(call.args))),
+    Program::new(&["rsync"], Rule::Judge(rsync)),
 ];
 
 const SSH: Spec = Spec::values("BbcDEeFIiJLlmOoPpQRSWw", &[]).exact();
@@ -36,15 +37,144 @@ fn ssh(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     )
 }
 
-fn rsync(args: &[Arg]) -> Judgement {
+fn rsync(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    let args = invocation.args;
     let deletes = args
         .iter()
         .any(|a| a.may_be(|t| t.starts_with("--del") || t == "--remove-source-files"));
     if deletes {
-        Judgement::destroys("`rsync --delete` removes files at the destination")
-    } else {
-        Judgement::not_whitelisted("rsync")
+        return Judgement::destroys("`rsync --delete` removes files at the destination");
     }
+    rsync_dry_run(walker, args).unwrap_or_else(|| Judgement::not_whitelisted("rsync"))
+}
+
+/// `rsync -n` (`--dry-run`) between local directories lists what it would copy and copies
+/// nothing. Even then `--log-file` and the batch options write files, and a remote shell
+/// (`-e`), a daemon or another machine (`host:path`, `rsync://`) would be reached: those
+/// are not read here. `None` when the call is not such a dry run.
+fn rsync_dry_run(walker: &Walker<'_>, args: &[Arg]) -> Option<Judgement> {
+    const RSYNC: Spec = Spec::values(
+        "eBfTM",
+        &[
+            "rsh",
+            "rsync-path",
+            "filter",
+            "exclude",
+            "exclude-from",
+            "include",
+            "include-from",
+            "files-from",
+            "temp-dir",
+            "compare-dest",
+            "copy-dest",
+            "link-dest",
+            "backup-dir",
+            "suffix",
+            "log-file",
+            "log-file-format",
+            "write-batch",
+            "only-write-batch",
+            "read-batch",
+            "partial-dir",
+            "timeout",
+            "contimeout",
+            "port",
+            "sockopts",
+            "out-format",
+            "info",
+            "debug",
+            "chmod",
+            "chown",
+            "usermap",
+            "groupmap",
+            "max-size",
+            "min-size",
+            "max-delete",
+            "bwlimit",
+            "protocol",
+            "iconv",
+            "checksum-choice",
+            "compress-choice",
+            "compress-level",
+            "skip-compress",
+            "password-file",
+            "modify-window",
+            "block-size",
+            "outbuf",
+            "max-alloc",
+            "remote-option",
+            "address",
+            "config",
+            "dparam",
+        ],
+    );
+    const ELSEWHERE: &[&str] = &[
+        "e",
+        "rsh",
+        "rsync-path",
+        "M",
+        "remote-option",
+        "log-file",
+        "write-batch",
+        "only-write-batch",
+        "read-batch",
+        "password-file",
+        "daemon",
+        "config",
+        "dparam",
+        "address",
+        "port",
+        "server",
+        "sender",
+    ];
+    let items = options::parse(args, &RSYNC);
+    let dry = items
+        .iter()
+        .any(|item| item.named(&["n", "dry-run"], RSYNC.abbreviations));
+    if !dry || table::opaque(&items).is_some() {
+        return None;
+    }
+    let mut judgement = Judgement::whitelisted();
+    for item in &items {
+        if item.named(ELSEWHERE, RSYNC.abbreviations) {
+            judgement.unknown(format!(
+                "`rsync {}` writes a file even in a dry run, or reaches another program or machine",
+                item.shown()
+            ));
+        }
+        if item.named(
+            &[
+                "exclude-from",
+                "include-from",
+                "files-from",
+                "compare-dest",
+                "copy-dest",
+                "link-dest",
+            ],
+            RSYNC.abbreviations,
+        ) {
+            table::check_value(walker, &mut judgement, "rsync", item);
+        }
+    }
+    for operand in options::operands(&items) {
+        let text = operand.text()?;
+        // rsync reads `host:path` as another machine's path when the `:` comes before any
+        // `/`, and `host::module` or `rsync://` as a daemon's.
+        let remote = text.contains("::")
+            || text.starts_with("rsync://")
+            || text
+                .split('/')
+                .next()
+                .is_some_and(|first| first.contains(':'));
+        if remote {
+            judgement.unknown(format!(
+                "`rsync` is given `{text}`, another machine's path, reached over the network"
+            ));
+        } else {
+            walker.check_path(&mut judgement, "rsync", text);
+        }
+    }
+    Some(judgement)
 }
 
 /// `ssh-keygen -l -f FILE [-E HASH] [-v]` prints the fingerprints of the public keys in a
@@ -106,6 +236,17 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("ssh host ls", Unknown),
+            ("rsync -n -av src/ backup/", Safe),
+            ("rsync -avn --exclude-from=notes.txt src/ backup/", Safe),
+            ("rsync -av src/ backup/", NotSafe),
+            ("rsync -n -av src/ host:backup/", NotSafe),
+            ("rsync -n -av rsync://host/mod/ backup/", NotSafe),
+            ("rsync -n -e ssh src/ backup/", NotSafe),
+            ("rsync -n --log-file=log.txt src/ backup/", NotSafe),
+            ("rsync -n --write-batch=b src/ backup/", NotSafe),
+            ("rsync -n -av --delete src/ backup/", Destructive),
+            ("rsync -n -av /etc/ backup/", Unknown),
+            ("rsync -n --files-from=/etc/list src/ backup/", Unknown),
             ("rsync -a --delete src/ dst/", Destructive),
             ("ssh-keygen -l -f id.pub", Safe),
             ("ssh-keygen -lf src/known_hosts", Safe),

@@ -16,6 +16,7 @@ use crate::tools::command::words::Arg;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
+    Program::new(&["modprobe"], Rule::Judge(modprobe)),
     Program::new(
         &[
             "mke2fs",
@@ -350,6 +351,55 @@ fn hostname_rule(invocation: &Invocation<'_>) -> Judgement {
     judgement
 }
 
+/// `modprobe --show-depends MODULE` (`-D`), `--showconfig` (`-c`) and `--resolve-alias`
+/// (`-R`) print what loading would do, and load nothing. `-r` unloads modules; any other
+/// form loads one (which a line without a click cannot do anyway).
+fn modprobe(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let Some(words) = crate::tools::command::words::shown_words(call.args) else {
+        return Judgement::other("`modprobe` is given words only known when the line runs");
+    };
+    if words.iter().any(|w| {
+        matches!(
+            *w,
+            "-r" | "--remove" | "--remove-dependencies" | "--remove-holders"
+        )
+    }) {
+        return Judgement::destroys("`modprobe -r` unloads kernel modules".to_owned());
+    }
+    let shows = words.iter().any(|w| {
+        matches!(
+            *w,
+            "-D" | "--show-depends"
+                | "-c"
+                | "--showconfig"
+                | "--show-config"
+                | "-R"
+                | "--resolve-alias"
+        )
+    });
+    let others = words.iter().any(|w| {
+        w.starts_with('-')
+            && !matches!(
+                *w,
+                "-D" | "--show-depends"
+                    | "-c"
+                    | "--showconfig"
+                    | "--show-config"
+                    | "-R"
+                    | "--resolve-alias"
+                    | "-q"
+                    | "--quiet"
+                    | "-v"
+                    | "--verbose"
+            )
+    });
+    if shows && !others {
+        Judgement::whitelisted()
+    } else {
+        Judgement::other("`modprobe` loads a kernel module unless it only shows (`-D`, `-c`, `-R`)")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -358,6 +408,11 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("sysctl -a", Unknown),
+            ("modprobe --show-depends ext4", Safe),
+            ("modprobe -c", Safe),
+            ("modprobe ext4", Unknown),
+            ("modprobe -r ext4", Destructive),
+            ("modprobe -D -r ext4", Destructive),
             ("sysctl -ar tcp", Unknown),
             ("sysctl net.ipv4.tcp_fastopen_key", Unknown),
             ("sysctl kernel.hostname net.ipv4.ip_forward", Safe),

@@ -225,7 +225,6 @@ pub(super) const PROGRAMS: &[Program] = &[
     .running_code(),
     Program::new(
         &[
-            "nohup",
             "setsid",
             "builtin",
             "busybox",
@@ -238,6 +237,16 @@ pub(super) const PROGRAMS: &[Program] = &[
             "dbus-run-session",
         ],
         Rule::Wraps(&Wrapper { ..WRAPPER }),
+    )
+    .running_code(),
+    Program::new(
+        // Runs the command deaf to hangups, its output into `nohup.out` only when that
+        // output is a terminal (a line's never is); the line's end still kills it.
+        &["nohup"],
+        Rule::Wraps(&Wrapper {
+            transparent: true,
+            ..WRAPPER
+        }),
     )
     .running_code(),
     Program::new(
@@ -704,6 +713,9 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("prlimit --cpu=10 sort -u notes.txt", Safe),
+            ("nohup ls -l", Safe),
+            ("nohup rm notes.txt", Destructive),
+            ("nohup sort -o out.txt notes.txt", Destructive),
             ("numactl --hardware", Safe),
             ("jc --ls < notes.txt", Safe),
             ("ls -l | jc -p --ls", Safe),
