@@ -21,13 +21,13 @@ use serde_json::json;
 const COMMANDS: &str = include_str!("data/realworld/commands.tsv");
 const SQL: &str = include_str!("data/realworld/sql.tsv");
 
-/// Friction ceilings, in percent, measured on the gate of this commit (19.0% of command
-/// lines, 139 of 731, down from 32.0% over the sessions as toolchains' listings,
+/// Friction ceilings, in percent, measured on the gate of this commit (18.7% of command
+/// lines, 137 of 731, down from 32.0% over the sessions as toolchains' listings,
 /// formatters' checks, document readers, the machine's public files, here-texts, process
 /// substitutions and Perl filters were read; 8.2% of PostgreSQL once SQL given to a function as a literal is judged, 7.5% of
 /// MySQL and 2.4% of SQLite statements) and rounded up a little: a change that makes the
 /// gate ask about more safe calls fails here. Lower them when the gate learns more.
-const COMMAND_FRICTION_CEILING: f64 = 19.2;
+const COMMAND_FRICTION_CEILING: f64 = 18.9;
 const SQL_FRICTION_CEILINGS: [(SqlDialect, f64); 3] = [
     (SqlDialect::Postgres, 8.5),
     (SqlDialect::Mysql, 8.0),
@@ -35,12 +35,13 @@ const SQL_FRICTION_CEILINGS: [(SqlDialect, f64); 3] = [
 ];
 
 /// Dangerous calls that the model's `risk_level: "low"` lets run at once because the gate
-/// does not know them (they meet only the walls of an unconfirmed run): 1,147 on the gate of
-/// this commit (1,173 before programs the rules do not know were put on the floor when they
+/// does not know them (they meet only the walls of an unconfirmed run): 1,129 on the gate of
+/// this commit (1,147 before `rename`, `patch`, `optipng`, `enca` and more were known to
+/// rewrite files; 1,173 before programs the rules do not know were put on the floor when they
 /// say they delete, `yum remove`, `make clean`, `rsync --delete`; 1,229 before `route del`,
 /// `tc qdisc add`, `busctl call`, ... were known to be destructive, 1,204 before the
 /// toolchains' removals were), rounded up a little.
-const LOW_WALLED_CEILING: usize = 1_148;
+const LOW_WALLED_CEILING: usize = 1_130;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Label {
