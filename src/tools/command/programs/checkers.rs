@@ -3,8 +3,9 @@
 //! `autopep8`, `yapf`, `ruff format --check`, `ruff check --no-fix`, `pg_format`,
 //! `sqlformat`, `stylua --check`, `taplo fmt --check`, and the checkers that never write
 //! (`shellcheck`, `yamllint`, `hadolint`, `typos` without `-w`, `taplo check`, `pyflakes`,
-//! `pycodestyle`), `tidy` and `js-beautify`
-//! to their output; with
+//! `pycodestyle`, `checkbashisms`, `pydocstyle`, `vulture`, `xenon`, `radon`, `proselint`,
+//! `vale`, `bandit`, `statix check`, `biome check`, `tsc --noEmit`, `jsonlint`), `goimports`
+//! and the Nix formatters in check mode, `tidy` and `js-beautify` to their output; with
 //! them the text tools that print what they convert or find (`nkf`, `lexgrog`,
 //! `llvm-strings`) and `jar t`, which lists an archive.
 //!
@@ -30,6 +31,143 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["clang-format"], Rule::Judge(clang_format)),
     Program::new(&["ruff"], Rule::Subcommands(&RUFF)),
     Program::new(&["stylua"], Rule::Judge(stylua)),
+    Program::new(
+        // Nix formatters: given files they rewrite them unless checking (`-c`/`--check`).
+        &["nixfmt", "alejandra"],
+        Rule::Judge(|walker, call| {
+            formatter(
+                walker,
+                call,
+                &Table {
+                    spec: Spec::values("w", &["width", "indent", "threads", "experimental-config"]),
+                    ..TABLE
+                },
+                &["check", "c"],
+            )
+        }),
+    ),
+    Program::new(&["biome", "rome"], Rule::Subcommands(&BIOME)),
+    Program::new(
+        // Linters that read what they are given and report, loading no code of the
+        // project's: prose (`proselint`, whose `--clean` deletes its cache, `write-good`),
+        // Python docstrings and dead code (`pydocstyle`, `vulture`), the complexity
+        // thresholds of `xenon`, shell scripts' bashisms (`checkbashisms`).
+        &["proselint", "write-good", "checkbashisms"],
+        Rule::Table(&Table {
+            spec: Spec::values("", &["config"]),
+            path_options: &["config"],
+            refused: &[Refusal {
+                options: &["clean"],
+                effect: Effect::Writes,
+                what: "deletes its cache",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["pydocstyle", "vulture"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "",
+                &[
+                    "config",
+                    "convention",
+                    "select",
+                    "ignore",
+                    "add-select",
+                    "add-ignore",
+                    "match",
+                    "match-dir",
+                    "ignore-decorators",
+                    "ignore-names",
+                    "exclude",
+                    "min-confidence",
+                ],
+            ),
+            path_options: &["config"],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        &["xenon"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "ambei",
+                &[
+                    "max-average",
+                    "max-modules",
+                    "max-absolute",
+                    "exclude",
+                    "ignore",
+                ],
+            ),
+            ..TABLE
+        }),
+    ),
+    Program::new(&["statix"], Rule::Subcommands(&STATIX)),
+    Program::new(&["radon"], Rule::Subcommands(&RADON)),
+    Program::new(
+        // Prose linting with the styles of `.vale.ini`; `sync` downloads packages.
+        &["vale"],
+        Rule::Judge(|walker, call| {
+            if call.args.first().and_then(|a| a.text()) == Some("sync") {
+                return Judgement::other("`vale sync` downloads style packages over the network");
+            }
+            table::judge(
+                walker,
+                call,
+                &Table {
+                    spec: Spec::values(
+                        "",
+                        &["config", "glob", "minAlertLevel", "output", "filter", "ext"],
+                    ),
+                    path_options: &["config"],
+                    ..TABLE
+                },
+            )
+        }),
+    ),
+    Program::new(
+        // Python security linting; `-o` writes the report, `-c` and `-b` read a
+        // configuration and a baseline.
+        &["bandit"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "cpatsfobxn",
+                &[
+                    "configfile",
+                    "profile",
+                    "tests",
+                    "skip",
+                    "format",
+                    "output",
+                    "baseline",
+                    "exclude",
+                    "msg-template",
+                    "severity-level",
+                    "confidence-level",
+                    "ini",
+                ],
+            ),
+            path_options: &["c", "configfile", "b", "baseline", "ini"],
+            refused: &[OUTPUT_FILE],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // JSON validated and pretty-printed to the output; `-i` rewrites the file.
+        &["jsonlint", "jsonlint-php", "jsonlint-py"],
+        Rule::Table(&Table {
+            spec: Spec::values("", &["indent"]),
+            refused: &[Refusal {
+                options: &["i", "in-place"],
+                effect: Effect::Writes,
+                what: "rewrites the file in place",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(&["tsc"], Rule::Judge(tsc_no_emit)),
     Program::new(&["taplo"], Rule::Subcommands(&TAPLO)),
     Program::new(
         // Python's static checkers that never import what they read: pyflakes (no options)
@@ -805,6 +943,132 @@ fn jar_long(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     judgement
 }
 
+/// Biome (and Rome before it): `check`, `lint`, `format` and `ci` report; `--write`,
+/// `--apply`, `--fix` (and their unsafe forms) rewrite the files.
+const BIOME: Subcommands = Subcommands {
+    verbs: &[
+        Verb::reads(
+            &["check", "lint", "format", "ci"],
+            &Table {
+                spec: Spec::values(
+                    "",
+                    &[
+                        "config-path",
+                        "max-diagnostics",
+                        "reporter",
+                        "diagnostic-level",
+                        "log-level",
+                        "log-kind",
+                        "stdin-file-path",
+                        "vcs-root",
+                    ],
+                ),
+                path_options: &["config-path"],
+                refused: &[Refusal {
+                    options: &[
+                        "write",
+                        "apply",
+                        "apply-unsafe",
+                        "fix",
+                        "unsafe",
+                        "staged",
+                        "changed",
+                    ],
+                    effect: Effect::Writes,
+                    what: "rewrites the files, or asks git which ones to",
+                }],
+                ..TABLE
+            },
+        ),
+        Verb::reads(
+            &["version", "rage", "explain"],
+            &Table {
+                operands: Operands::Text,
+                ..TABLE
+            },
+        ),
+    ],
+    ..SUBCOMMANDS
+};
+
+/// `statix check` lists antipatterns in Nix code; `fix` rewrites the files and `single -i`
+/// one in place.
+const STATIX: Subcommands = Subcommands {
+    verbs: &[
+        Verb::destroys(&["fix"], "rewrites the Nix files it fixes"),
+        Verb::reads(
+            &["check", "list", "explain"],
+            &Table {
+                spec: Spec::values("ocs", &["format", "config", "ignore"]),
+                path_options: &["c", "config"],
+                ..TABLE
+            },
+        ),
+    ],
+    ..SUBCOMMANDS
+};
+
+/// Radon's metrics of Python code (`cc`, `mi`, `raw`, `hal`), printed; `-O` writes them.
+const RADON: Subcommands = Subcommands {
+    verbs: &[Verb::reads(
+        &["cc", "mi", "raw", "hal"],
+        &Table {
+            spec: Spec::values(
+                "neiOo",
+                &["min", "max", "exclude", "ignore", "output-file", "order"],
+            ),
+            refused: &[Refusal {
+                options: &["O", "output-file"],
+                effect: Effect::Writes,
+                what: "writes the report to a file",
+            }],
+            ..TABLE
+        },
+    )],
+    ..SUBCOMMANDS
+};
+
+/// `tsc --noEmit` type-checks and writes nothing (`-p` names the project's configuration);
+/// otherwise it writes the compiled files, and `--watch` never ends.
+fn tsc_no_emit(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const TSC: Table = Table {
+        spec: Spec::values(
+            "p",
+            &[
+                "project",
+                "target",
+                "module",
+                "lib",
+                "jsx",
+                "moduleResolution",
+            ],
+        ),
+        path_options: &["p", "project"],
+        refused: &[Refusal {
+            options: &[
+                "w",
+                "watch",
+                "b",
+                "build",
+                "outDir",
+                "outFile",
+                "generateTrace",
+                "init",
+            ],
+            effect: Effect::Unsafe,
+            what: "writes files or never ends",
+        }],
+        ..TABLE
+    };
+    if !call.args.iter().any(|arg| {
+        arg.text()
+            .is_some_and(|t| t.eq_ignore_ascii_case("--noemit"))
+    }) {
+        return Judgement::other("`tsc` writes the compiled files unless `--noEmit` is given");
+    }
+    table::judge(walker, call, &TSC)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -814,6 +1078,39 @@ mod tests {
         check_in_workspace(&[
             ("stylua --check src", Safe),
             ("goimports -l .", Safe),
+            ("nixfmt --check notes.txt", Safe),
+            ("nixfmt notes.txt", Destructive),
+            ("alejandra -c .", Safe),
+            ("alejandra .", Destructive),
+            ("biome check .", Safe),
+            ("biome format src", Safe),
+            ("biome check --write .", Destructive),
+            ("biome lint --apply .", Destructive),
+            ("biome check --config-path /etc/biome .", Unknown),
+            ("statix check", Safe),
+            ("statix fix", Destructive),
+            ("radon cc -a src", Safe),
+            ("radon mi -O out.txt src", Destructive),
+            ("proselint notes.txt", Safe),
+            ("proselint --clean", Destructive),
+            ("pydocstyle --convention=google src", Safe),
+            ("vulture src --min-confidence 80", Safe),
+            ("xenon --max-absolute B src", Safe),
+            ("checkbashisms -x notes.txt", Safe),
+            ("checkbashisms /etc/profile", Unknown),
+            ("vale notes.txt", Safe),
+            ("vale sync", NotSafe),
+            ("vale --config /etc/vale.ini notes.txt", Unknown),
+            ("bandit -r src -l", Safe),
+            ("bandit -r src -o report.json", Destructive),
+            ("bandit -c /etc/bandit.yaml -r src", Unknown),
+            ("jsonlint notes.txt", Safe),
+            ("jsonlint -i notes.txt", Destructive),
+            ("tsc --noEmit", Safe),
+            ("tsc --noEmit -p notes.txt", Safe),
+            ("tsc", NotSafe),
+            ("tsc --noEmit --watch", NotSafe),
+            ("tsc --noEmit -p /etc/tsconfig.json", Unknown),
             ("goimports -d src", Safe),
             ("goimports -w src", Destructive),
             ("stylua -c -f notes.txt src", Safe),

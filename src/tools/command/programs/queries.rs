@@ -13,10 +13,11 @@
 use super::subcommands::{
     Global, SUBCOMMANDS, SYSTEMD_ELSEWHERE, Subcommands, Verb, options_before_wait,
 };
-use super::table::{Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, check_paths};
+use super::table::{self, Effect, OUTPUT_FILE, Operands, Refusal, TABLE, Table, check_paths};
 use super::{Program, Rule};
-use crate::tools::command::assess::{Invocation, Judgement, Walker};
-use crate::tools::command::options::Spec;
+use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
+use crate::tools::command::options::{self, Spec};
+use crate::tools::command::words::Arg;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
@@ -168,45 +169,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         &["timedatectl", "hostnamectl", "localectl"],
         Rule::Subcommands(&CTL),
     ),
-    Program::new(
-        &["fd", "fdfind"],
-        Rule::Table(&Table {
-            spec: Spec::values(
-                "edtEcjSx",
-                &[
-                    "extension",
-                    "max-depth",
-                    "min-depth",
-                    "exact-depth",
-                    "type",
-                    "exclude",
-                    "ignore-file",
-                    "color",
-                    "threads",
-                    "size",
-                    "changed-within",
-                    "changed-before",
-                    "owner",
-                    "max-results",
-                    "base-directory",
-                    "path-separator",
-                    "search-path",
-                    "format",
-                    "exec",
-                    "exec-batch",
-                    "batch-size",
-                ],
-            ),
-            operands: Operands::PatternThenPaths(&[]),
-            path_options: &["ignore-file", "base-directory", "search-path"],
-            refused: &[Refusal {
-                options: &["x", "exec", "X", "exec-batch"],
-                effect: Effect::Unsafe,
-                what: "runs a command on every file it finds",
-            }],
-            ..TABLE
-        }),
-    ),
+    Program::new(&["fd", "fdfind"], Rule::Judge(fd)),
     Program::new(
         &["bat", "batcat"],
         Rule::Table(&Table {
@@ -815,6 +778,122 @@ fn perf_list(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     }
 }
 
+/// `fd`'s options and operands: a pattern, then the directories to search.
+const FD: Table = Table {
+    spec: Spec::values(
+        "edtEcjS",
+        &[
+            "extension",
+            "max-depth",
+            "min-depth",
+            "exact-depth",
+            "type",
+            "exclude",
+            "ignore-file",
+            "color",
+            "threads",
+            "size",
+            "changed-within",
+            "changed-before",
+            "owner",
+            "max-results",
+            "base-directory",
+            "path-separator",
+            "search-path",
+            "format",
+            "batch-size",
+        ],
+    ),
+    operands: Operands::PatternThenPaths(&[]),
+    path_options: &["ignore-file", "base-directory", "search-path"],
+    ..TABLE
+};
+
+/// `fd`: a search, judged by [`FD`]; with `-x`/`--exec` (once per file) or `-X`/
+/// `--exec-batch` (once, with every file) the words after it, up to a `;`, are a command,
+/// judged one level deeper like `find -exec`'s. The placeholders `{}`, `{/}`, `{//}`, `{.}`,
+/// `{/.}` stand for a path under the directory searched, never an option; a command with
+/// none gets the path (with `-X`, every path) as its last word.
+fn fd(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const EXEC: &[&str] = &["-x", "--exec", "-X", "--exec-batch"];
+    const PLACEHOLDERS: &[&str] = &["{}", "{/}", "{//}", "{.}", "{/.}"];
+    let args = call.args;
+    let Some(at) = args
+        .iter()
+        .position(|arg| arg.text().is_some_and(|t| EXEC.contains(&t)))
+    else {
+        let mut judgement = table::judge(walker, call, &FD);
+        if let Some(bundle) = args.iter().find(|arg| {
+            arg.text().is_none_or(|t| {
+                t.starts_with("--exec")
+                    || (t.starts_with('-') && !t.starts_with("--") && t.contains(['x', 'X']))
+            })
+        }) {
+            judgement.unknown(format!(
+                "`{} {}` may run a command on every file it finds",
+                call.program, bundle.raw
+            ));
+        }
+        return judgement;
+    };
+    let batch = matches!(args[at].text(), Some("-X" | "--exec-batch"));
+    let end = args[at + 1..]
+        .iter()
+        .position(|arg| arg.text() == Some(";"))
+        .map_or(args.len(), |n| at + 1 + n);
+    let own: Vec<Arg> = args[..at]
+        .iter()
+        .chain(args.get(end + 1..).unwrap_or_default())
+        .cloned()
+        .collect();
+    let own_call = Invocation {
+        program: call.program,
+        args: &own,
+        stdin: call.stdin,
+        depth: call.depth,
+    };
+    let mut judgement = fd(walker, &own_call);
+    let root = {
+        let items = options::parse(&own, &FD.spec);
+        options::operands(&items)
+            .get(1)
+            .and_then(|arg| arg.text())
+            .unwrap_or(".")
+            .trim_end_matches('/')
+            .to_owned()
+    };
+    let path = || Arg {
+        value: Some(format!("{root}/{{}}")),
+        several: batch,
+        ..Arg::opaque("{}")
+    };
+    let mut command: Vec<Arg> = args[at + 1..end]
+        .iter()
+        .enumerate()
+        .map(|(n, arg)| match arg.text() {
+            Some(t) if n > 0 && PLACEHOLDERS.contains(&t) => path(),
+            Some(t) if PLACEHOLDERS.iter().any(|p| t.contains(p)) => Arg::opaque(t),
+            _ => arg.clone(),
+        })
+        .collect();
+    if command.is_empty() {
+        judgement.unknown(format!(
+            "`{} {}` is given no command",
+            call.program, args[at].raw
+        ));
+        return judgement;
+    }
+    let placed = args[at + 1..end].iter().any(|arg| {
+        arg.text()
+            .is_some_and(|t| PLACEHOLDERS.iter().any(|p| t.contains(p)))
+    });
+    if !placed {
+        command.push(path());
+    }
+    walker.judge(&command, &Stdin::Inherited, call.depth + 1);
+    judgement
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -967,8 +1046,21 @@ mod tests {
             ("systemctl restart nginx", Unknown),
             ("systemctl stop nginx", Destructive),
             ("fd -e rs src", Safe),
-            ("fd -x rm", Unknown),
-            ("fd --exec-batch rm -rf", Unknown),
+            // `fd -x`/`-X` runs its command on each file found, or on all of them.
+            ("fd -x rm", Destructive),
+            ("fd --exec-batch rm -rf", Destructive),
+            ("fd -x wc -l", Safe),
+            ("fd -e txt -x cat {}", Safe),
+            ("fd -X wc -l", Safe),
+            ("fd -x cat {} \\; -e txt", Safe),
+            ("fd -e txt -X uniq", Destructive),
+            ("fd -x uniq {} {}", Destructive),
+            ("fd -x sed -i s/a/b/ {}", Destructive),
+            ("fd -x sh -c 'echo {}'", NotSafe),
+            ("fd -e jpg -x convert {} {.}.png", NotSafe),
+            ("fd . /etc -x cat", Unknown),
+            ("fd -Hx cat", NotSafe),
+            ("fd -x", NotSafe),
             ("bat notes.txt", Safe),
             ("bat --pager 'sh -c id' notes.txt", Unknown),
             ("tput cols", Safe),
