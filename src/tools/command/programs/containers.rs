@@ -1,8 +1,10 @@
-//! Containers, clusters and infrastructure: `docker`/`podman` (and their compose), `kubectl`
-//! and `terraform`/`tofu`. None is on the read-only whitelist; their removing forms
-//! (`docker rm`, `docker system prune`, `compose down -v`, `kubectl delete`/`drain`,
-//! `terraform destroy`) are destructive, and the command `docker exec` or `kubectl exec`
-//! runs inside a container is judged on its own, one level deeper.
+//! Containers, clusters and infrastructure: `docker`/`podman` (and their compose), `kubectl`,
+//! `helm` and `terraform`/`tofu`. Only what works on files and asks no engine or cluster is
+//! read-only (`compose config`, `helm lint`/`template` on a chart on disk, and the forms
+//! `kubectl`/`terraform` have below); their removing forms (`docker rm`, `docker system
+//! prune`, `compose down -v`, `kubectl delete`/`drain`, `helm uninstall`, `terraform
+//! destroy`) are destructive, and the command `docker exec` or `kubectl exec` runs inside a
+//! container is judged on its own, one level deeper.
 
 use super::subcommands::{Global, SUBCOMMANDS, Subcommands, Verb, options_before_wait};
 use super::table::{Effect, Operands, Refusal, TABLE, Table};
@@ -18,6 +20,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         Rule::Subcommands(&COMPOSE),
     ),
     Program::new(&["kubectl"], Rule::Subcommands(&KUBECTL)),
+    Program::new(&["helm"], Rule::Subcommands(&HELM)),
     Program::new(&["terraform", "tofu"], Rule::Subcommands(&TERRAFORM)),
 ];
 
@@ -332,6 +335,123 @@ fn terraform_apply(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     }
 }
 
+/// `helm`'s forms that work on a chart on disk and print: `lint`, `template` (rendered to
+/// the output; `--output-dir` writes, `--post-renderer` runs a program), `show`/`inspect`,
+/// `dependency list`, `version`, `env`. A chart named by a URL (`oci://...`, `https://...`)
+/// is fetched over the network. `uninstall` removes a release from the cluster; the other
+/// forms ask or change the cluster.
+const HELM: Subcommands = Subcommands {
+    global: Global::Options(
+        Spec::values(
+            "n",
+            &[
+                "kubeconfig",
+                "kube-context",
+                "namespace",
+                "registry-config",
+                "repository-cache",
+                "repository-config",
+                "kube-apiserver",
+                "kube-as-user",
+                "kube-as-group",
+                "kube-ca-file",
+                "kube-token",
+                "burst-limit",
+                "qps",
+            ],
+        )
+        .exact()
+        .posix(),
+    ),
+    verbs: &[
+        Verb::destroys(
+            &["uninstall", "delete", "del", "un"],
+            "removes a release and its resources from the cluster",
+        ),
+        Verb::judged(&["lint", "template"], helm_local),
+        Verb::nested(&["show", "inspect"], &HELM_SHOW),
+        Verb::nested(&["dependency", "dep", "dependencies"], &HELM_DEPENDENCY),
+        Verb::reads(
+            &["version", "env"],
+            &Table {
+                spec: Spec::values("", &["template"]),
+                operands: Operands::Text,
+                ..TABLE
+            },
+        ),
+    ],
+    ..SUBCOMMANDS
+};
+
+const HELM_SHOW: Subcommands = Subcommands {
+    verbs: &[Verb::judged(
+        &["all", "chart", "readme", "values", "crds"],
+        helm_local,
+    )],
+    ..SUBCOMMANDS
+};
+
+const HELM_DEPENDENCY: Subcommands = Subcommands {
+    verbs: &[Verb::reads(&["list", "ls"], &TABLE)],
+    ..SUBCOMMANDS
+};
+
+/// A chart on disk, rendered or checked: the values files (`-f`) and the chart are read;
+/// `--output-dir` writes, `--post-renderer` runs a program, `--set-file` reads a file named
+/// after its `=`, and a URL is fetched.
+fn helm_local(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const CHART: Table = Table {
+        spec: Spec::values(
+            "fn",
+            &[
+                "values",
+                "set",
+                "set-string",
+                "set-file",
+                "set-json",
+                "set-literal",
+                "version",
+                "namespace",
+                "kube-version",
+                "api-versions",
+                "repo",
+                "username",
+                "password",
+                "ca-file",
+                "cert-file",
+                "key-file",
+                "keyring",
+                "post-renderer",
+                "post-renderer-args",
+                "output-dir",
+                "release-name",
+                "name-template",
+                "show-only",
+                "description",
+                "jsonpath",
+            ],
+        )
+        .exact(),
+        path_options: &["f", "values", "ca-file", "cert-file", "key-file", "keyring"],
+        refused: &[
+            Refusal {
+                options: &["output-dir"],
+                effect: Effect::Writes,
+                what: "writes the rendered files into a directory",
+            },
+            Refusal {
+                options: &["post-renderer", "set-file", "repo"],
+                effect: Effect::Unsafe,
+                what: "runs a program, reads a file not checked here, or asks a chart repository",
+            },
+        ],
+        ..TABLE
+    };
+    let mut judgement = super::table::judge(walker, call, &CHART);
+    super::table::refuse_urls(&mut judgement, call);
+    judgement
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -339,7 +459,24 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
-            ("kubectl get pods", Unknown),
+            ("helm lint src", Safe),
+            ("helm template release src -f notes.txt --set a=b", Safe),
+            ("helm show values src", Safe),
+            ("helm dependency list src", Safe),
+            ("helm version", Safe),
+            ("helm template release src --output-dir out", Destructive),
+            ("helm template release src --post-renderer ./hook", Unknown),
+            (
+                "helm template release src --set-file k=/etc/shadow",
+                Unknown,
+            ),
+            ("helm template release oci://registry/chart", Unknown),
+            ("helm lint /etc/chart", Unknown),
+            ("helm template release src -f /etc/values.yaml", Unknown),
+            ("helm uninstall release", Destructive),
+            ("helm install release src", Unknown),
+            ("helm list", Unknown),
+            ("helm dependency update src", Unknown),
             ("docker compose config", Safe),
             ("docker-compose -f notes.txt config --services", Safe),
             ("docker compose config -o out.yml", Destructive),
