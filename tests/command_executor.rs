@@ -1448,3 +1448,51 @@ async fn qemu_img_reads_an_image_inside_the_walls_and_changes_nothing() {
     assert_ne!(exit, Exit::Code(0));
     assert_eq!(std::fs::read(&image).expect("read image"), before);
 }
+
+/// `time` writes how long the pipeline took and the CPU time its processes used, to the
+/// line's stderr and in bash's words, whatever the command's own redirections.
+#[tokio::test]
+async fn time_reports_as_bash_does() {
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    let auto = Approval::Auto;
+    let seconds = |text: &str| -> f64 {
+        let (minutes, rest) = text
+            .trim_end_matches('s')
+            .split_once('m')
+            .expect("XmY.YYYs");
+        minutes.parse::<f64>().expect("minutes") * 60.0 + rest.parse::<f64>().expect("seconds")
+    };
+    let (out, err, exit) = outputs(&t, "time sleep 0.3 2>/dev/null", &auto).await;
+    assert_eq!((out.as_str(), exit), ("", Exit::Code(0)));
+    let lines: Vec<&str> = err.split('\n').collect();
+    assert_eq!(lines.len(), 5, "{err:?}");
+    assert_eq!(lines[0], "");
+    let field = |line: &str, name: &str| -> f64 {
+        let (label, value) = line.split_once('\t').expect("tab");
+        assert_eq!(label, name, "{err:?}");
+        seconds(value)
+    };
+    let real = field(lines[1], "real");
+    assert!((0.3..5.0).contains(&real), "{err:?}");
+    assert!(field(lines[2], "user") < 0.2, "{err:?}");
+    assert!(field(lines[3], "sys") < 0.2, "{err:?}");
+    // CPU time is counted for the processes of the pipeline, and what they waited for.
+    let busy = "time -p sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' | cat";
+    let (_, err, exit) = outputs(&t, busy, &auto).await;
+    assert_eq!(exit, Exit::Code(0), "{err}");
+    let posix: Vec<(&str, f64)> = err
+        .lines()
+        .map(|line| {
+            let (name, value) = line.split_once(' ').expect("POSIX format");
+            (name, value.parse::<f64>().expect("seconds"))
+        })
+        .collect();
+    assert_eq!(
+        posix.iter().map(|(name, _)| *name).collect::<Vec<_>>(),
+        ["real", "user", "sys"],
+        "{err:?}"
+    );
+    assert!(posix[1].1 + posix[2].1 > 0.05, "{err:?}");
+    assert!(posix[0].1 >= posix[1].1 - 0.05, "{err:?}");
+}

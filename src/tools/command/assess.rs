@@ -447,8 +447,33 @@ impl<'p> Walker<'p> {
     }
 
     fn pipeline(&mut self, pipeline: &Pipeline, stdin: &Stdin, depth: usize) {
+        // `time` alone or `time -p` times a pipeline of programs, which the runner does as
+        // bash would; `time -f ...` (meant for GNU time, a command `-f` in bash) and a timed
+        // subshell or `cd` need bash.
         if pipeline.timed.is_some() {
-            self.unknown("`time` is not on the read-only whitelist".to_owned());
+            fn program(command: &Command) -> Option<&str> {
+                match command {
+                    Command::Simple(simple) => {
+                        simple.word_or_name.as_ref().map(|w| w.value.as_str())
+                    }
+                    _ => None,
+                }
+            }
+            let plain = pipeline
+                .seq
+                .iter()
+                .all(|c| program(c).is_some_and(|p| p != "cd"))
+                && pipeline
+                    .seq
+                    .first()
+                    .and_then(program)
+                    .is_some_and(|p| !p.starts_with('-'));
+            if !plain {
+                self.unknown(
+                    "`time` here needs a shell: it is given options other than `-p`, or times a subshell or `cd`"
+                        .to_owned(),
+                );
+            }
         }
         if pipeline.bang {
             self.unknown("`!` inverts a command's exit status".to_owned());

@@ -46,8 +46,8 @@ use tokio::task::JoinHandle;
 use super::expand::{ExpansionRefused, expand_in};
 use super::names::{Answer, Query, executables_on};
 use super::plan::{
-    AndOrList, Connector, Pipeline, Plan, Redirect, SimpleCommand, Stage, Subshell, cd_directory,
-    is_query_builtin, is_state_builtin,
+    AndOrList, Connector, Pipeline, Plan, Redirect, SimpleCommand, Stage, Subshell, Timing,
+    cd_directory, is_query_builtin, is_state_builtin,
 };
 use super::reaper::Reaper;
 use super::sandbox::{
@@ -592,6 +592,15 @@ impl<'r> Jail<'r> {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut members: Vec<MemberWait<'_>> = Vec::with_capacity(pipeline.stages.len());
+        // `time`: from the first process's start to the last one's end, and the CPU time
+        // each process (and what it waited for) used, as bash counts them.
+        let timing = pipeline.timed.map(|how| {
+            (
+                how,
+                Instant::now(),
+                Arc::new(Mutex::new(CpuTimes::default())),
+            )
+        });
         let mut stdin = Some(streams.input()?);
         let count = pipeline.stages.len();
         for (i, (stage, args)) in pipeline.stages.iter().zip(arguments).enumerate() {
@@ -653,7 +662,10 @@ impl<'r> Jail<'r> {
                     // The command holds the read ends now; the subshell's end of the pipe
                     // sees the command's exit.
                     drop(inputs);
-                    Box::pin(member.wait())
+                    match &timing {
+                        Some((_, _, used)) => Box::pin(member.wait_counting(Arc::clone(used))),
+                        None => Box::pin(member.wait()),
+                    }
                 }
                 Stage::Subshell(subshell) => {
                     self.subshell(subshell, programs, group, stage_streams, cwd.clone())
@@ -666,6 +678,10 @@ impl<'r> Jail<'r> {
         let mut exit = Exit::Code(0);
         for finished in futures_util::future::join_all(members).await {
             exit = finished?;
+        }
+        if let Some((how, started, used)) = timing {
+            let used = *lock(&used);
+            streams.complain(&used.report(how, started.elapsed()));
         }
         Ok(exit)
     }
@@ -1157,7 +1173,79 @@ impl Drop for ProcessGroup {
     }
 }
 
+/// The CPU time the processes of a timed pipeline used, in user and in system mode.
+#[derive(Debug, Clone, Copy, Default)]
+struct CpuTimes {
+    user: Duration,
+    system: Duration,
+}
+
+impl CpuTimes {
+    fn add(&mut self, usage: &libc::rusage) {
+        let time = |t: libc::timeval| {
+            Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+                + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+        };
+        self.user += time(usage.ru_utime);
+        self.system += time(usage.ru_stime);
+    }
+
+    /// What bash's `time` writes: its own format (`real\t0m1.500s`, after an empty line) or,
+    /// with `-p`, POSIX's (`real 1.50`).
+    fn report(self, how: Timing, real: Duration) -> String {
+        match how {
+            Timing::Bash => {
+                let bash = |d: Duration| {
+                    let millis = d.as_millis();
+                    format!(
+                        "{}m{}.{:03}s",
+                        millis / 60_000,
+                        millis / 1000 % 60,
+                        millis % 1000
+                    )
+                };
+                format!(
+                    "\nreal\t{}\nuser\t{}\nsys\t{}\n",
+                    bash(real),
+                    bash(self.user),
+                    bash(self.system)
+                )
+            }
+            Timing::Posix => {
+                let posix = |d: Duration| {
+                    let centis = d.as_millis() / 10;
+                    format!("{}.{:02}", centis / 100, centis % 100)
+                };
+                format!(
+                    "real {}\nuser {}\nsys {}\n",
+                    posix(real),
+                    posix(self.user),
+                    posix(self.system)
+                )
+            }
+        }
+    }
+}
+
 impl Member {
+    /// [`Member::wait`], adding the CPU time the process used (with the children it waited
+    /// for) to `used`: read from the zombie before it is reaped.
+    async fn wait_counting(self, used: Arc<Mutex<CpuTimes>>) -> Result<Exit, RunError> {
+        let pid = match &self {
+            Self::Leader(pid) => Some(*pid),
+            Self::Other(child) => child.id().and_then(|id| libc::pid_t::try_from(id).ok()),
+        };
+        if let Some(pid) = pid {
+            let usage = tokio::task::spawn_blocking(move || exited_usage(pid))
+                .await
+                .unwrap_or_else(|join| Err(io::Error::other(join)));
+            if let Ok(usage) = usage {
+                lock(&used).add(&usage);
+            }
+        }
+        self.wait().await
+    }
+
     async fn wait(self) -> Result<Exit, RunError> {
         let status = match self {
             Self::Other(mut child) => child.wait().await.map(Exit::from),
@@ -1166,6 +1254,38 @@ impl Member {
                 .unwrap_or_else(|join| Err(io::Error::other(join))),
         };
         status.map_err(RunError::Setup)
+    }
+}
+
+/// Blocks until the child `pid` has exited and returns the resources it and the children
+/// it reaped used, leaving it a zombie for [`Member::wait`] to reap.
+fn exited_usage(pid: libc::pid_t) -> io::Result<libc::rusage> {
+    let id = libc::id_t::try_from(pid).map_err(io::Error::other)?;
+    loop {
+        let mut info = MaybeUninit::<libc::siginfo_t>::zeroed();
+        let mut usage = MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: Linux's waitid takes a fifth argument, a rusage it fills for the child it
+        // reports (with WNOWAIT too, from the zombie); both buffers are valid and writable
+        // for the whole call, and the child stays waitable for tokio or `wait_without_reaping`.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_waitid,
+                libc::P_PID,
+                id,
+                info.as_mut_ptr(),
+                libc::WEXITED | libc::WNOWAIT,
+                usage.as_mut_ptr(),
+            )
+        };
+        if rc == 0 {
+            // SAFETY: the call succeeded and filled `usage` (zeroed before, so every field
+            // is initialised either way).
+            return Ok(unsafe { usage.assume_init() });
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
     }
 }
 

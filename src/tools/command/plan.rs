@@ -67,6 +67,18 @@ pub enum Connector {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pipeline {
     pub stages: Vec<Stage>,
+    /// `time PIPELINE`: once every stage has ended, the runner writes the time it took and
+    /// the CPU time its processes used to the line's stderr, as bash does.
+    pub timed: Option<Timing>,
+}
+
+/// How a timed pipeline's times are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timing {
+    /// bash's own: `real\t0m0.012s` and the like, after an empty line.
+    Bash,
+    /// `time -p`: POSIX's `real 0.01`.
+    Posix,
 }
 
 /// One stage of a pipeline: a program, or a subshell of planned lists.
@@ -239,7 +251,9 @@ pub enum NeedsShell {
     Function,
     #[error("it uses `[[ ... ]]`")]
     ExtendedTest,
-    #[error("it times a pipeline with `time`")]
+    #[error(
+        "it times with `time` a subshell, `cd`, or a command named like an option (`time -f` is GNU time's: write `/usr/bin/time -f ...`)"
+    )]
     Timed,
     #[error("it negates a pipeline with `!`")]
     Negation,
@@ -505,6 +519,18 @@ pub fn is_query_builtin(command: &SimpleCommand) -> bool {
     QUERY_PROGRAMS.contains(&command.program())
 }
 
+/// Whether a timed pipeline is one the runner times as bash would: processes only, the first
+/// not named like an option, no `cd`.
+pub(super) fn timed_plainly(stages: &[Stage]) -> bool {
+    stages.iter().all(|stage| match stage {
+        Stage::Command(command) => command.program() != "cd",
+        Stage::Subshell(_) => false,
+    }) && stages.first().is_some_and(|stage| match stage {
+        Stage::Command(command) => !command.program().starts_with('-'),
+        Stage::Subshell(_) => false,
+    })
+}
+
 /// The plan of `line`, or `None` when it needs a shell.
 pub fn plan(line: &str) -> Option<Plan> {
     plan_line(line).ok()
@@ -598,9 +624,13 @@ impl Planner {
     }
 
     fn pipeline(&mut self, pipeline: &ast::Pipeline) -> Result<Pipeline, NeedsShell> {
-        if pipeline.timed.is_some() {
-            return Err(NeedsShell::Timed);
-        }
+        let timed = pipeline.timed.as_ref().map(|timed| {
+            if timed.is_posix_output() {
+                Timing::Posix
+            } else {
+                Timing::Bash
+            }
+        });
         if pipeline.bang {
             return Err(NeedsShell::Negation);
         }
@@ -625,7 +655,13 @@ impl Planner {
                 return Err(NeedsShell::Builtin("cd".to_owned()));
             }
         }
-        Ok(Pipeline { stages })
+        // bash's `time` takes only `-p`: `time -f FMT cmd` runs a command named `-f` there
+        // (GNU time's options are meant), and it times a subshell or `cd` in the shell
+        // itself, whose CPU time only bash can tell.
+        if timed.is_some() && !timed_plainly(&stages) {
+            return Err(NeedsShell::Timed);
+        }
+        Ok(Pipeline { stages, timed })
     }
 
     fn subshell(
@@ -1233,7 +1269,7 @@ y"#
             "cat <(echo $x)",
             "cat <(ls &)",
             "! ls",
-            "time ls",
+            "time -f %E ls",
             "[[ -f x ]]",
             "f() { ls; }",
             "if true; then ls; fi",
@@ -1306,6 +1342,22 @@ y"#
             let planned = plan(line).expect("plan");
             let names: Vec<_> = planned.commands().map(SimpleCommand::program).collect();
             assert_eq!(names, ["a", "b", "c", "d", "e"], "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_timed_pipeline_of_programs_is_planned_and_other_timings_need_bash() {
+        let timing = |line: &str| plan(line).map(|p| p.lists[0].first.timed);
+        assert_eq!(timing("time ls -l"), Some(Some(Timing::Bash)));
+        assert_eq!(timing("time -p ls | wc -l"), Some(Some(Timing::Posix)));
+        assert_eq!(timing("ls"), Some(None));
+        for line in [
+            "time -f %E ls",
+            "time (ls)",
+            "time cd src",
+            "time ls | (cat)",
+        ] {
+            assert_eq!(plan_line(line), Err(NeedsShell::Timed), "{line:?}");
         }
     }
 

@@ -275,7 +275,7 @@ pub(super) fn judge(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Jud
 }
 
 /// Subcommands of the programs the rules do not know that delete what they name (`yum
-/// remove`, `helm uninstall`, `zfs destroy`, `make clean`, `virsh undefine`).
+/// remove`, `vagrant destroy`, `zfs destroy`, `make clean`, `virsh undefine`).
 const DELETING_WORDS: &[&str] = &[
     "remove",
     "rm",
@@ -396,7 +396,7 @@ mod tests {
             ("mytool --cleanup-hint x", NotDestructive),
             ("delta a.txt b.txt", NotDestructive),
             // Read-only forms and questions are not judged by their words.
-            ("helm uninstall --help", Safe),
+            ("vagrant destroy --help", Safe),
             ("git log --grep remove", Safe),
             ("grep -rn delete src", Safe),
             ("echo rm", Safe),
