@@ -99,19 +99,7 @@ const VERSION_FLAGS: &[(&[&str], &[&str])] = &[
     ),
     (&["dotnet"], &["--info", "--list-sdks", "--list-runtimes"]),
     (&["ssh", "tmux", "psql", "mysql", "mariadb"], &["-V"]),
-    (
-        &[
-            "dot",
-            "neato",
-            "twopi",
-            "circo",
-            "fdp",
-            "sfdp",
-            "patchwork",
-            "osage",
-        ],
-        &["-V"],
-    ),
+    (super::documents::GRAPHVIZ, &["-V"]),
     (&["redis-cli", "nginx", "screen"], &["-v"]),
     (&["nginx"], &["-V"]),
     // Programs whose `-h` is their help (never `shutdown -h` or `sort -h`).

@@ -29,6 +29,18 @@ use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::{self, Spec};
 use crate::tools::command::words::shown_words;
 
+/// Graphviz's layout programs, which share their options.
+pub(super) const GRAPHVIZ: &[&str] = &[
+    "dot",
+    "neato",
+    "twopi",
+    "circo",
+    "fdp",
+    "sfdp",
+    "osage",
+    "patchwork",
+];
+
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["pandoc"], Rule::Judge(pandoc)),
@@ -256,16 +268,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(
         // Graphviz's layouts, drawn to the output in the format `-T` names; `-o` and `-O`
         // write files, `-l` reads a PostScript library.
-        &[
-            "dot",
-            "neato",
-            "twopi",
-            "circo",
-            "fdp",
-            "sfdp",
-            "osage",
-            "patchwork",
-        ],
+        GRAPHVIZ,
         Rule::Table(&Table {
             spec: Spec::values("TKGNEloOy", &[]),
             path_options: &["l"],

@@ -366,32 +366,20 @@ fn modprobe(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     }) {
         return Judgement::destroys("`modprobe -r` unloads kernel modules".to_owned());
     }
-    let shows = words.iter().any(|w| {
-        matches!(
-            *w,
-            "-D" | "--show-depends"
-                | "-c"
-                | "--showconfig"
-                | "--show-config"
-                | "-R"
-                | "--resolve-alias"
-        )
-    });
+    const SHOWS: &[&str] = &[
+        "-D",
+        "--show-depends",
+        "-c",
+        "--showconfig",
+        "--show-config",
+        "-R",
+        "--resolve-alias",
+    ];
+    let shows = words.iter().any(|w| SHOWS.contains(w));
     let others = words.iter().any(|w| {
         w.starts_with('-')
-            && !matches!(
-                *w,
-                "-D" | "--show-depends"
-                    | "-c"
-                    | "--showconfig"
-                    | "--show-config"
-                    | "-R"
-                    | "--resolve-alias"
-                    | "-q"
-                    | "--quiet"
-                    | "-v"
-                    | "--verbose"
-            )
+            && !SHOWS.contains(w)
+            && !matches!(*w, "-q" | "--quiet" | "-v" | "--verbose")
     });
     if shows && !others {
         Judgement::whitelisted()
