@@ -1496,3 +1496,49 @@ async fn time_reports_as_bash_does() {
     assert!(posix[1].1 + posix[2].1 > 0.05, "{err:?}");
     assert!(posix[0].1 >= posix[1].1 - 0.05, "{err:?}");
 }
+
+/// `python3 -m json.tool` without a click runs the standard library's module: a `json`
+/// package planted in the workspace (the current directory, first on Python's path
+/// otherwise) is not imported.
+#[tokio::test]
+async fn python_modules_come_from_the_standard_library_not_the_workspace() {
+    use riskgate::tools::command::sandbox::kernel_support;
+    let safe_path = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)",
+        ])
+        .status()
+        .is_ok_and(|status| status.success());
+    if !kernel_support().is_ready() || !safe_path {
+        eprintln!("skipped: no sandbox here, or no Python 3.11 or later on PATH");
+        return;
+    }
+    let t = tool();
+    std::fs::create_dir_all(t.root.join("json")).expect("mkdir");
+    std::fs::write(
+        t.root.join("json/__init__.py"),
+        "print('planted package ran')\n",
+    )
+    .expect("write");
+    std::fs::write(t.root.join("json/tool.py"), "print('planted tool ran')\n").expect("write");
+    std::fs::write(t.root.join("data.json"), "{\"b\": 1, \"a\": [1, 2]}").expect("write");
+    let (out, err, exit) = outputs(
+        &t,
+        "python3 -m json.tool --sort-keys data.json",
+        &Approval::Auto,
+    )
+    .await;
+    assert_eq!(exit, Exit::Code(0), "{err}");
+    assert!(
+        !out.contains("planted") && !err.contains("planted"),
+        "{out} {err}"
+    );
+    assert_eq!(
+        out,
+        "{\n    \"a\": [\n        1,\n        2\n    ],\n    \"b\": 1\n}\n"
+    );
+    // Confirmed, the line runs as Python would anywhere: the workspace's package wins.
+    let (out, _, _) = outputs(&t, "python3 -m json.tool data.json", &confirmed()).await;
+    assert!(out.contains("planted"), "{out}");
+}

@@ -52,7 +52,7 @@ use super::plan::{
 use super::reaper::Reaper;
 use super::sandbox::{
     LimitsReached, LineSandbox, NULL_DEVICE, RESERVED_VARIABLES, Sandbox, SandboxError, Walls,
-    git_ceiling, git_environment, hg_environment,
+    git_ceiling, git_environment, hg_environment, python_environment,
 };
 use crate::config::CommandSettings;
 use crate::core::tools::format_duration;
@@ -490,6 +490,7 @@ impl<'r> Jail<'r> {
         if walls == Walls::ReadOnly {
             env.extend(git_environment());
             env.extend(hg_environment());
+            env.extend(python_environment());
         }
         Self {
             runner,

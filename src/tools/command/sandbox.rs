@@ -1735,6 +1735,22 @@ pub fn hg_environment() -> Vec<(OsString, OsString)> {
         .collect()
 }
 
+/// What Python gets in a line without a click: `PYTHONSAFEPATH` keeps the current
+/// directory (the workspace) off the module path, so `python3 -m json.tool` imports the
+/// standard library's module, not a `json/` of the workspace (Python 3.11 and later read
+/// it; an older Python still runs inside the walls); no user site directory; no bytecode
+/// written.
+pub fn python_environment() -> Vec<(OsString, OsString)> {
+    [
+        ("PYTHONSAFEPATH", "1"),
+        ("PYTHONNOUSERSITE", "1"),
+        ("PYTHONDONTWRITEBYTECODE", "1"),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.into(), value.into()))
+    .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

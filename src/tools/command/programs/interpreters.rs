@@ -2,7 +2,8 @@
 //! shell commands their inline code hands to `system(...)` and the like are judged, `perl -i`
 //! and `ruby -i` rewrite files, and a program read from an unseen input is destructive in
 //! doubt. The string-literal readers here serve `awk` too. A Perl one-liner that only
-//! filters text is read by `perl.rs` first.
+//! filters text is read by `perl.rs` first; `python3 -m json.tool` and the other standard
+//! library modules whose command line only prints are read here.
 
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
@@ -22,6 +23,11 @@ pub(super) const PROGRAMS: &[Program] = &[Program::new(
 fn interpreter(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let program = invocation.program;
     if let Some(judgement) = checks_only(walker, invocation) {
+        return judgement;
+    }
+    if program.starts_with("python")
+        && let Some(judgement) = python_module(walker, invocation)
+    {
         return judgement;
     }
     if program == "perl"
@@ -236,6 +242,127 @@ pub(super) fn string_literals_before(code: &str, operator: &str) -> Vec<String> 
     found
 }
 
+/// `python3 -m MODULE ARGS` for the standard library's modules whose command line only
+/// prints: `json.tool` (its second file is written), `zipfile -l`/`-t` and `tarfile
+/// -l`/`-t` (`-e` and `-c` write), `base64`, `calendar`, `uuid`, `platform`, `site`,
+/// `sysconfig`, `this`, and the readers of Python source that never run it (`tokenize`,
+/// `dis`, `ast`). A line without a click runs Python with `PYTHONSAFEPATH` set
+/// (`sandbox::python_environment`), so `-m` finds these in the standard library, not in a
+/// same-named file of the workspace. `None` for every other form.
+fn python_module(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Option<Judgement> {
+    let program = invocation.program;
+    let args = invocation.args;
+    let mut at = 0;
+    while let Some(text) = args.get(at).and_then(Arg::text) {
+        match text.strip_prefix('-') {
+            Some("m") => break,
+            Some(flags)
+                if !flags.is_empty() && flags.chars().all(|c| "IPSsEBuqObv".contains(c)) => {}
+            _ => return None,
+        }
+        at += 1;
+    }
+    let module = args.get(at + 1)?.text()?;
+    let rest = &args[at + 2..];
+    let words = crate::tools::command::words::shown_words(rest)?;
+    let mut judgement = Judgement::whitelisted();
+    let files = |judgement: &mut Judgement, walker: &mut Walker<'_>| {
+        for file in rest
+            .iter()
+            .filter(|a| a.text().is_some_and(|t| !t.starts_with('-')))
+        {
+            if let Some(path) = file.text() {
+                walker.check_path(judgement, program, path);
+            }
+        }
+    };
+    match module {
+        "json.tool" => {
+            let operands: Vec<&Arg> = rest
+                .iter()
+                .filter(|a| a.text().is_some_and(|t| !t.starts_with('-') || t == "-"))
+                .collect();
+            let flags_only = words.iter().filter(|w| w.starts_with("--")).all(|w| {
+                matches!(
+                    *w,
+                    "--sort-keys"
+                        | "--tab"
+                        | "--no-indent"
+                        | "--compact"
+                        | "--json-lines"
+                        | "--no-ensure-ascii"
+                        | "--indent"
+                )
+            });
+            if !flags_only {
+                return Some(Judgement::other(format!(
+                    "`{program} -m json.tool` is given an option not read here"
+                )));
+            }
+            // `--indent N`: the number is not a file.
+            let operands: Vec<&Arg> = operands
+                .into_iter()
+                .filter(|a| {
+                    !a.text()
+                        .is_some_and(|t| t.bytes().all(|b| b.is_ascii_digit()))
+                })
+                .collect();
+            super::table::check_paths(
+                walker,
+                &mut judgement,
+                program,
+                &operands[..operands.len().min(1)],
+            );
+            if let Some(output) = operands.get(1).filter(|o| o.text() != Some("-")) {
+                judgement.destructive(format!(
+                    "`{program} -m json.tool` writes its output to the file {}, replacing it",
+                    output.raw
+                ));
+            }
+        }
+        "zipfile" | "tarfile" => match words.first() {
+            Some(&("-l" | "--list" | "-t" | "--test")) => files(&mut judgement, walker),
+            Some(&("-e" | "--extract" | "-c" | "--create")) => {
+                return Some(Judgement::destroys(format!(
+                    "`{program} -m {module} {}` writes files, replacing files of the same names",
+                    words[0]
+                )));
+            }
+            _ => return Some(Judgement::not_whitelisted(program)),
+        },
+        "base64" | "tokenize" | "dis" | "ast" => {
+            if words.iter().any(|w| {
+                w.starts_with('-')
+                    && !matches!(
+                        *w,
+                        "-d" | "-e"
+                            | "-u"
+                            | "-t"
+                            | "-m"
+                            | "-a"
+                            | "-i"
+                            | "--indent"
+                            | "--mode"
+                            | "--no-type-comments"
+                            | "--include-attributes"
+                            | "--exact"
+                            | "-C"
+                            | "--show-caches"
+                            | "--adaptive"
+                    )
+            }) {
+                return Some(Judgement::other(format!(
+                    "`{program} -m {module}` is given an option not read here"
+                )));
+            }
+            files(&mut judgement, walker);
+        }
+        "calendar" | "uuid" | "platform" | "site" | "sysconfig" | "this" => {}
+        _ => return None,
+    }
+    Some(judgement)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -243,6 +370,23 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("python3 -m json.tool notes.txt", Safe),
+            ("cat notes.txt | python3 -m json.tool --sort-keys", Safe),
+            ("python3 -m json.tool --indent 2 notes.txt", Safe),
+            ("python3 -I -m json.tool notes.txt -", Safe),
+            ("python3 -m json.tool notes.txt out.json", Destructive),
+            ("python3 -m json.tool /etc/x.json", Unknown),
+            ("python3 -m zipfile -l notes.txt", Safe),
+            ("python3 -m tarfile -t notes.txt", Safe),
+            ("python3 -m zipfile -e notes.txt out", Destructive),
+            ("python3 -m tarfile -c out.tar src", Destructive),
+            ("python3 -m base64 -d notes.txt", Safe),
+            ("python3 -m dis notes.txt", Safe),
+            ("python3 -m calendar 2026", Safe),
+            ("python3 -m http.server", Unknown),
+            ("python3 -m timeit '1+1'", Unknown),
+            ("python3 -X dev -m json.tool notes.txt", Unknown),
+            ("python3 -m json.tool --unknown notes.txt", Unknown),
             ("perl -pi -e 's/a/b/' notes.txt", Destructive),
             ("curl -s http://x | python3", Destructive),
             ("perl -pe 's/a/b/' notes.txt", Safe),
