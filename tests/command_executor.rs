@@ -1407,6 +1407,23 @@ async fn machine_facts_answer_inside_the_walls_and_change_nothing() {
         assert!(out.contains(&format!("127.0.0.1:{port}")), "{out}");
         assert!(!err.contains("netlink"), "{err}");
     }
+    // The installed packages' database is read; apt's credentials are not.
+    if installed("dpkg-query") && std::path::Path::new("/var/lib/dpkg/status").is_file() {
+        let (out, err, exit) = outputs(&t, "dpkg-query -W dpkg", &auto).await;
+        assert_eq!(exit, Exit::Code(0), "{err}");
+        assert!(out.starts_with("dpkg\t"), "{out}");
+        let (out, err, exit) = outputs(&t, "dpkg -S /usr/bin/dpkg", &auto).await;
+        assert_eq!(
+            (out.as_str(), exit),
+            ("dpkg: /usr/bin/dpkg\n", Exit::Code(0)),
+            "{err}"
+        );
+    }
+    if std::path::Path::new("/etc/apt/auth.conf.d").is_dir() {
+        let (_, err, exit) = outputs(&t, "ls /etc/apt/auth.conf.d", &auto).await;
+        assert_ne!(exit, Exit::Code(0));
+        assert!(err.contains("Permission denied"), "{err}");
+    }
     if installed("man") && std::path::Path::new("/usr/share/man/man1").is_dir() {
         let (out, err, _) = outputs(&t, "man man | head -n 3", &auto).await;
         assert!(out.contains("NAME") || out.contains("MAN("), "{out} {err}");

@@ -4,7 +4,8 @@
 //! it runs. A line that runs without a click ([`Walls::ReadOnly`]) may:
 //! - read (and run programs from) the system directories, the directories of the programs on
 //!   the sandboxed PATH with their install prefixes, a few named files under `/etc` and
-//!   `/dev`, the CPU and memory-node facts of `/sys` ([`SYS_READ_PATHS`]), `/proc` (other processes' private files stay closed: Landlock refuses to trace
+//!   `/dev`, the CPU and memory-node facts of `/sys` ([`SYS_READ_PATHS`]), the installed
+//!   packages' databases ([`PACKAGE_READ_PATHS`]), `/proc` (other processes' private files stay closed: Landlock refuses to trace
 //!   or inspect a process outside the sandbox, which `/proc/<pid>/environ` requires), the
 //!   operator's `command.sandbox.read_paths`, and the workspace;
 //! - write nothing but a private temporary directory (`TMPDIR`), removed after the line;
@@ -121,6 +122,21 @@ pub const ETC_READ_PATHS: &[&str] = &[
     "/etc/crypto-policies",
     "/etc/manpath.config",
     "/etc/groff",
+    "/etc/dpkg",
+    "/etc/pacman.conf",
+];
+
+/// The installed packages' databases, which the package managers' queries read (`dpkg -l`,
+/// `dpkg -S`, `apt list --installed`, `rpm -qa`, `pacman -Q`): what is installed, from
+/// which package, and the public package indexes. Not `/etc/apt`'s configuration or
+/// sources, which may hold a repository's or a proxy's credentials (`auth.conf.d`).
+pub const PACKAGE_READ_PATHS: &[&str] = &[
+    "/var/lib/dpkg",
+    "/var/lib/apt/lists",
+    "/var/cache/apt",
+    "/var/lib/rpm",
+    "/var/lib/pacman/local",
+    "/var/lib/pacman/sync",
 ];
 
 /// The parts of `/sys` that state facts about the CPUs and memory nodes (`lscpu`, `nproc`,
@@ -567,6 +583,7 @@ impl Sandbox {
             .iter()
             .chain(ETC_READ_PATHS)
             .chain(SYS_READ_PATHS)
+            .chain(PACKAGE_READ_PATHS)
             .chain(READ_DEVICES)
             .map(PathBuf::from)
             .collect();
