@@ -521,13 +521,50 @@ fn global_refusal(judgement: &mut Judgement, option: &str) {
     judgement.unknown(reason);
 }
 
-/// `git -c key=value`: never safe; a key whose value git runs is judged as a script.
+/// Configuration keys that only shape what git prints (colours, columns, abbreviations,
+/// dates, renames in diffs): `git -c color.ui=always log` reads as `git log`. Not `log.*` as
+/// a whole (`log.showSignature` runs gpg), nor `pager.*`, `diff.*` drivers or `core.*`
+/// beyond these.
+const DISPLAY_KEYS: &[&str] = &[
+    "color.ui",
+    "color.diff",
+    "color.status",
+    "color.branch",
+    "color.grep",
+    "color.decorate",
+    "core.quotepath",
+    "core.abbrev",
+    "column.ui",
+    "log.date",
+    "log.decorate",
+    "log.abbrevcommit",
+    "diff.renames",
+    "diff.noprefix",
+    "diff.mnemonicprefix",
+    "diff.relative",
+    "status.short",
+    "status.branch",
+    "grep.linenumber",
+    "grep.extendedregexp",
+    "blame.date",
+    "i18n.logoutputencoding",
+];
+
+/// `git -c key=value`: safe only for a key that shapes what git prints ([`DISPLAY_KEYS`]);
+/// a key whose value git runs is judged as a script.
 fn config_override(
     walker: &mut Walker<'_>,
     judgement: &mut Judgement,
     setting: Option<&Arg>,
     depth: usize,
 ) {
+    let display = setting
+        .and_then(Arg::text)
+        .and_then(|text| text.split_once('='))
+        .is_some_and(|(key, _)| DISPLAY_KEYS.contains(&key.to_ascii_lowercase().as_str()));
+    if display {
+        return;
+    }
     judgement.unknown("`git -c` overrides configuration, which can make git run programs");
     let Some(setting) = setting else { return };
     let Some(text) = setting.text() else {
@@ -1205,6 +1242,11 @@ mod tests {
             ("git diff --textconv", Unknown),
             ("git log -c", Unknown),
             ("git -c core.pager=less log", Unknown),
+            ("git -c color.ui=always status", Safe),
+            ("git -c core.quotePath=false ls-files", Safe),
+            ("git -c log.showSignature=true log", Unknown),
+            ("git -c color.ui=always -c core.fsmonitor=x status", Unknown),
+            ("git -c color.ui log", Unknown),
             ("git --git-dir=/tmp/x log", Unknown),
             ("git --exec-path=/tmp log", Unknown),
             ("git grep -O foo", Unknown),
