@@ -9,7 +9,7 @@ use riskgate::config::{CommandSettings, OutputSettings, ToolRules};
 use riskgate::core::risk::Assessment;
 use riskgate::core::tools::{Approval, Tool, ToolError, ToolOutput};
 use riskgate::tools::Workspace;
-use riskgate::tools::command::sandbox::{git_environment, hg_environment};
+use riskgate::tools::command::sandbox::{git_environment, hg_environment, python_environment};
 use riskgate::tools::command::{
     CommandError, CommandPolicy, CommandTool, Exit, RunError, assess_command,
 };
@@ -297,7 +297,7 @@ async fn no_secret_reaches_a_command() {
     assert!(env.contains("GIT_CONFIG_GLOBAL=/dev/null"), "{env}");
     // Nothing else: PATH, LANG, the allow-listed variable, the line's private HOME, TMPDIR
     // and XDG directories, git's lock-down for every line, and (in a line run without a
-    // click) git's hardening and Mercurial's empty configuration.
+    // click) git's hardening, Mercurial's empty configuration and Python's safe path.
     let mut names: Vec<&str> = env
         .lines()
         .skip_while(|l| *l != "stdout:")
@@ -308,6 +308,7 @@ async fn no_secret_reaches_a_command() {
     let git: Vec<String> = git_environment()
         .into_iter()
         .chain(hg_environment())
+        .chain(python_environment())
         .map(|(name, _)| name.to_string_lossy().into_owned())
         .collect();
     assert!(git.len() > 6, "{git:?}");

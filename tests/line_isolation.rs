@@ -5,7 +5,7 @@
 //! - Calls run without a click plant what would steer a later line (git's XDG config with a
 //!   `core.fsmonitor` program, a Python `.pth` in the user site, a cloned repository's
 //!   tracked `.gitconfig`); a person then confirms an innocent `git add -A` and
-//!   `python3 -m platform`: the planted marker file is never written and the planted
+//!   a `python3 -c` line: the planted marker file is never written and the planted
 //!   listener never hears a connection, while the same plants do fire for programs run with
 //!   HOME = the workspace (the control).
 //! - A device node and a FIFO in the workspace are never read without a click; a confirmed
@@ -158,7 +158,10 @@ async fn a_confirmed_line_runs_nothing_that_calls_without_a_click_prepared() {
         Call::Write(&pth_path, &pth),
         Call::Write(".curlrc", "output = CURL-RAN\n"),
         Call::Line("git add -A", None),
-        Call::Line("python3 -m platform", None),
+        Call::Line(
+            "python3 -c 'import platform; print(platform.python_version())'",
+            None,
+        ),
         Call::Line(
             "cat ~/.config/git/config ~/.gitconfig 2>&1; ls -A ~; echo HOME-LISTED",
             None,

@@ -847,7 +847,7 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("./ls", Unknown),
             ("cargo check", Unknown),
             ("python3 -c 'print(1)'", Unknown),
-            ("cat data.json | python3 -m json.tool", Unknown),
+            ("cat data.json | python3 -m timeit -n 1 pass", Unknown),
             ("echo 'print(1)' | python3", Unknown),
             ("python3 script.py", Unknown),
             ("'git status'", Unknown),
