@@ -26,6 +26,99 @@ use crate::tools::command::options::Spec;
 pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["cowsay", "cowthink"], Rule::Judge(cowsay)),
     Program::new(
+        // Words in big letters, and a pony that says them.
+        &["banner", "ponysay", "ponythink"],
+        Rule::Table(&Table {
+            spec: Spec::values("wfW", &["width", "pony", "wrap"]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Images drawn as terminal text; `jp2a --output` and `timg -o` write a file.
+        &["jp2a", "img2txt", "catimg", "viu", "timg"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "whWHfgrlo",
+                &[
+                    "width",
+                    "height",
+                    "size",
+                    "format",
+                    "output",
+                    "chars",
+                    "background",
+                ],
+            ),
+            refused: &[Refusal {
+                options: &["o", "output"],
+                effect: Effect::Writes,
+                what: "writes the picture to a file, replacing it",
+            }],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // Colours for logs and source code, to the output. `highlight`'s language
+        // definitions, themes and plug-ins are Lua scripts: the options that load them
+        // from elsewhere than the system's directory run code; `-o`/`-d` write files.
+        &["ccze", "highlight"],
+        Rule::Table(&Table {
+            spec: Spec::values(
+                "moiSOdFp",
+                &[
+                    "mode",
+                    "outfile",
+                    "input",
+                    "syntax",
+                    "out-format",
+                    "outdir",
+                    "style",
+                    "plug-in",
+                    "data-dir",
+                    "add-data-dir",
+                    "config-file",
+                    "rcfile",
+                    "plugin",
+                ],
+            ),
+            path_options: &["i", "input"],
+            refused: &[
+                Refusal {
+                    options: &["o", "outfile", "d", "outdir"],
+                    effect: Effect::Writes,
+                    what: "writes the coloured text to a file",
+                },
+                Refusal {
+                    options: &[
+                        "plug-in",
+                        "data-dir",
+                        "add-data-dir",
+                        "config-file",
+                        "F",
+                        "rcfile",
+                        "p",
+                        "plugin",
+                    ],
+                    effect: Effect::Unsafe,
+                    what: "loads definitions or plug-ins, which are code, from a file",
+                },
+            ],
+            ..TABLE
+        }),
+    ),
+    Program::new(
+        // A manual page formatted to the output.
+        &["mandoc"],
+        Rule::Table(&Table {
+            spec: Spec::values("IKmMOTW", &[]),
+            ..TABLE
+        }),
+    ),
+    Program::new(&["asciinema"], Rule::Judge(asciinema_cat)),
+    Program::new(&["ncdu"], Rule::Judge(ncdu_export)),
+    Program::new(&["gum"], Rule::Judge(gum_prints)),
+    Program::new(
         &["figlet", "toilet"],
         Rule::Table(&Table {
             spec: Spec::values(
@@ -313,6 +406,61 @@ fn gron(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     judgement
 }
 
+/// `asciinema cat FILE` prints a recording's output at once; `play` replays it in real time,
+/// `rec` records a shell and `upload` sends a file over the network.
+fn asciinema_cat(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    match call.args.split_first() {
+        Some((verb, files)) if verb.text() == Some("cat") => {
+            let mut judgement = Judgement::whitelisted();
+            table::refuse_urls(&mut judgement, call);
+            table::check_paths(
+                walker,
+                &mut judgement,
+                call.program,
+                &files.iter().collect::<Vec<_>>(),
+            );
+            judgement
+        }
+        _ => Judgement::not_whitelisted(call.program),
+    }
+}
+
+/// `ncdu -o- DIR` scans a directory and prints what it found as JSON; any other form opens
+/// its browser, which needs a terminal (and can delete what it shows), or writes the scan
+/// to the file `-o` names.
+fn ncdu_export(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const NCDU: Table = Table {
+        spec: Spec::values("oeX", &["exclude", "exclude-from"]),
+        path_options: &["X", "exclude-from"],
+        ..TABLE
+    };
+    let items = crate::tools::command::options::parse(call.args, &NCDU.spec);
+    let to_output = items
+        .iter()
+        .filter(|item| item.named(&["o"], false))
+        .map(|item| item.value().and_then(|v| v.text))
+        .collect::<Vec<_>>();
+    match to_output.as_slice() {
+        [Some("-")] => table::judge(walker, call, &NCDU),
+        [] => Judgement::other(
+            "`ncdu` without `-o -` opens its browser, which needs a terminal and deletes what it is asked to",
+        ),
+        _ => Judgement::destroys(
+            "`ncdu -o FILE` writes the scan to the file, replacing it".to_owned(),
+        ),
+    }
+}
+
+/// `gum format`, `style`, `join` and `log` print what they are given; the other subcommands
+/// ask at the terminal (`choose`, `input`, `confirm`, `filter`, `file`, `pager`, `table`,
+/// `write`) or run a command (`spin`).
+fn gum_prints(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    match call.args.first().and_then(|arg| arg.text()) {
+        Some("format" | "style" | "join" | "log") => Judgement::whitelisted(),
+        _ => Judgement::not_whitelisted(call.program),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -320,6 +468,32 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("banner hello", Safe),
+            ("ponysay hello", Safe),
+            ("jp2a --width=80 notes.txt", Safe),
+            ("viu -w 40 notes.txt", Safe),
+            ("jp2a --output=art.txt notes.txt", Destructive),
+            ("timg -o out.txt notes.txt", Destructive),
+            ("img2txt /etc/shadow", Unknown),
+            ("ccze -A < notes.txt", Safe),
+            ("highlight -O ansi notes.txt", Safe),
+            ("highlight -o out.html notes.txt", Destructive),
+            ("highlight --plug-in=x.lua notes.txt", NotSafe),
+            ("highlight --data-dir=. notes.txt", NotSafe),
+            ("mandoc -T utf8 notes.txt", Safe),
+            ("asciinema cat notes.txt", Safe),
+            ("asciinema rec demo.cast", NotSafe),
+            ("asciinema upload notes.txt", NotSafe),
+            ("asciinema cat https://asciinema.org/a/1", NotSafe),
+            ("ncdu -o- .", Safe),
+            ("ncdu -x -o - src", Safe),
+            ("ncdu", NotSafe),
+            ("ncdu -o scan.json .", Destructive),
+            ("ncdu -o- /etc", Unknown),
+            ("gum format '# hi'", Safe),
+            ("gum style --bold hi", Safe),
+            ("gum spin -- rm -rf x", NotSafe),
+            ("gum choose a b", NotSafe),
             (
                 "scriptreplay --log-timing file.tm --log-out script.out",
                 Safe,

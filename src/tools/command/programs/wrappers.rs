@@ -250,6 +250,16 @@ pub(super) const PROGRAMS: &[Program] = &[
     )
     .running_code(),
     Program::new(
+        // Colours another command's output by the patterns of its configuration (`-c`).
+        &["grc"],
+        Rule::Wraps(&Wrapper {
+            spec: Spec::values("c", &["config", "colour"]),
+            transparent: true,
+            ..WRAPPER
+        }),
+    )
+    .running_code(),
+    Program::new(
         &["timeout", "gtimeout"],
         Rule::Wraps(&Wrapper {
             spec: Spec::values("sk", &["signal", "kill-after"]),
@@ -714,6 +724,9 @@ mod tests {
         check_in_workspace(&[
             ("prlimit --cpu=10 sort -u notes.txt", Safe),
             ("nohup ls -l", Safe),
+            ("grc tail notes.txt", Safe),
+            ("grc -e ping -c 1 host", NotSafe),
+            ("grc rm notes.txt", Destructive),
             ("nohup rm notes.txt", Destructive),
             ("nohup sort -o out.txt notes.txt", Destructive),
             ("numactl --hardware", Safe),
