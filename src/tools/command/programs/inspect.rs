@@ -619,12 +619,10 @@ fn qemu_img(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     let mut words = rest.iter();
     while let Some(&word) = words.next() {
         match word {
+            // `snapshot -l` lists; elsewhere (`measure -l`) `-l` names a snapshot.
+            "-l" if verb == "snapshot" => listed = true,
             "-f" | "-F" | "-O" | "-o" | "-l" | "--size" | "--start-offset" | "--max-length"
             | "-T" | "--cache" => {
-                listed |= word == "-l";
-                if word == "-l" && verb == "snapshot" {
-                    continue;
-                }
                 words.next();
             }
             "--object" => {
@@ -713,6 +711,7 @@ mod tests {
                 ),
                 ("qemu-img check notes.txt", Safe),
                 ("qemu-img snapshot -l notes.txt", Safe),
+                ("qemu-img measure -l snap -O raw notes.txt", Safe),
                 ("qemu-img compare notes.txt notes.txt", Safe),
                 ("qemu-img check -r all notes.txt", Destructive),
                 ("qemu-img snapshot -d s1 notes.txt", Destructive),

@@ -451,12 +451,12 @@ fn ncdu_export(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     }
 }
 
-/// `gum format`, `style`, `join` and `log` print what they are given; the other subcommands
-/// ask at the terminal (`choose`, `input`, `confirm`, `filter`, `file`, `pager`, `table`,
-/// `write`) or run a command (`spin`).
+/// `gum format`, `style` and `join` print what they are given; the other subcommands ask at
+/// the terminal (`choose`, `input`, `confirm`, `filter`, `file`, `pager`, `table`, `write`),
+/// run a command (`spin`) or may write a file (`log --file`).
 fn gum_prints(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     match call.args.first().and_then(|arg| arg.text()) {
-        Some("format" | "style" | "join" | "log") => Judgement::whitelisted(),
+        Some("format" | "style" | "join") => Judgement::whitelisted(),
         _ => Judgement::not_whitelisted(call.program),
     }
 }
@@ -494,6 +494,7 @@ mod tests {
             ("gum style --bold hi", Safe),
             ("gum spin -- rm -rf x", NotSafe),
             ("gum choose a b", NotSafe),
+            ("gum log --file out.log hi", NotSafe),
             (
                 "scriptreplay --log-timing file.tm --log-out script.out",
                 Safe,
