@@ -125,6 +125,18 @@ fn bench_gate(c: &mut Criterion) {
             r#"{"command": "grep -rn \"TODO\" src | sort | uniq -c | head -n 20"}"#,
             "execute_command",
         ),
+        // A command substitution (read three times: the line, its script, the line with a
+        // placeholder) and a `for` loop (read, then written out and read again).
+        (
+            "command_substitution",
+            r#"{"command": "wc -l $(find src -name '*.rs' | grep -v test) | sort -n"}"#,
+            "execute_command",
+        ),
+        (
+            "command_for_loop",
+            r#"{"command": "for f in a.txt b.txt c.txt; do grep -c TODO \"$f\"; done | sort"}"#,
+            "execute_command",
+        ),
     ];
     for (name, args, tool) in typical {
         let call = ToolCall {

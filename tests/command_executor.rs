@@ -1170,6 +1170,7 @@ async fn the_plan_the_gate_read_is_the_plan_that_runs() {
         line: "echo typed".to_owned(),
         plan: plan_line("echo carried"),
         lists_processes: None,
+        substituting: None,
     });
     let ran = t
         .tool
@@ -1559,4 +1560,125 @@ async fn python_modules_come_from_the_standard_library_not_the_workspace() {
     // Confirmed, the line runs as Python would anywhere: the workspace's package wins.
     let (out, _, _) = outputs(&t, "python3 -m json.tool data.json", &confirmed()).await;
     assert!(out.contains("planted"), "{out}");
+}
+
+#[tokio::test]
+async fn substitutions_run_first_and_give_what_a_shell_gives() {
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    std::fs::write(t.root.join("a.txt"), "alpha\n").expect("write");
+    std::fs::write(t.root.join("b c.txt"), "beta\n").expect("write");
+    std::fs::write(t.root.join("list.txt"), "a.txt\n").expect("write");
+    // Each line run without a click gives what the shell gives it when confirmed: the
+    // output split into words where unquoted (and its globs expanded), kept whole in
+    // double quotes, trailing newlines dropped, nothing in it run or expanded again.
+    for line in [
+        "cat $(cat list.txt)",
+        "echo \"files: $(ls *.txt | wc -l)\"",
+        "echo $(printf 'x  y\\n\\n') \"$(printf 'x  y\\n\\n')\"",
+        "echo $(echo '*.txt')",
+        "echo $(echo 'a;b' '$HOME' '~' '{a,b}' 'x=1' '#c' if)",
+        "wc -c $(find . -name 'a*' | sort)",
+        "echo \"$(cat $(cat list.txt))\" `cat list.txt`",
+        "ls $(echo 'b c.txt') 2>/dev/null || echo failed",
+        "echo $(ls missing 2>&1 | wc -l) done",
+    ] {
+        let auto = outputs(&t, line, &Approval::Auto).await;
+        let shell = outputs(&t, line, &confirmed()).await;
+        assert_eq!(auto, shell, "{line}");
+    }
+    let (out, err, exit) = outputs(&t, "echo $(ls missing) ok", &Approval::Auto).await;
+    assert_eq!((out.as_str(), exit), ("ok\n", Exit::Code(0)));
+    assert!(
+        err.contains("missing"),
+        "the substitution's stderr comes first: {err}"
+    );
+}
+
+#[tokio::test]
+async fn a_substitution_that_turns_the_line_is_refused_and_changes_nothing() {
+    let t = tool_with(settings(30, 64));
+    std::fs::create_dir_all(t.root.join("keep")).expect("mkdir");
+    std::fs::write(t.root.join("keep/file.txt"), "kept\n").expect("write");
+    // Judged before it runs, each line is safe; with the output in it, it is not, and
+    // the refusal shows the line it became.
+    for (line, became) in [
+        ("cat $(echo /etc/hostname)", "cat /etc/hostname"),
+        ("wc -l $(echo ../x)", "wc -l ../x"),
+    ] {
+        match t.execute(line, &Approval::Auto).await {
+            Err(ToolError::Refused(message)) => {
+                assert!(message.contains(&format!("`{became}`")), "{message}");
+                assert!(message.contains("waits for a person"), "{message}");
+            }
+            other => panic!("{line:?} should be refused, got {other:?}"),
+        }
+    }
+    // Where a substitution may become a writing option, the line waits before it runs.
+    let writes = "sort $(echo -o keep/file.txt) keep/file.txt";
+    assert!(
+        matches!(
+            t.execute(writes, &Approval::Auto).await,
+            Err(ToolError::Refused(_))
+        ),
+        "{writes}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(t.root.join("keep/file.txt")).expect("still there"),
+        "kept\n"
+    );
+    match t.execute("echo $(seq 1 100)", &Approval::Auto).await {
+        Err(ToolError::Refused(message)) => {
+            assert!(message.contains("command.output_limit_bytes"), "{message}");
+        }
+        other => panic!("a long substitution should be refused, got {other:?}"),
+    }
+    // A line that changes directory before its substitution is left to a shell.
+    match t.execute("cd keep && echo $(pwd)", &Approval::Auto).await {
+        Err(ToolError::Refused(message)) => assert!(message.contains("needs a shell"), "{message}"),
+        other => panic!("should need a shell, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn for_loops_run_written_out_and_give_what_a_shell_gives() {
+    let t = tool();
+    std::fs::create_dir_all(t.root.join("sub")).expect("mkdir");
+    std::fs::write(t.root.join("a.txt"), "alpha\n").expect("write");
+    std::fs::write(t.root.join("b c.txt"), "beta\ngamma\n").expect("write");
+    std::fs::write(t.root.join("x;y  $z.txt"), "delta\n").expect("write");
+    for line in [
+        "for i in 1 2 3; do echo $i; done",
+        "for f in *.txt; do wc -l \"$f\"; done",
+        "for f in *.txt; do echo $f; done | sort -r",
+        "for i in $(seq 1 4); do echo \"line $i\" '$i'; done",
+        "for i in `seq 2`; do for j in a b; do echo $i$j; done; done",
+        "for i in {1..3} x; do echo ${i}; done && echo after",
+        "for f in *.none; do echo \"$f\"; done",
+        "for f in *.txt; do echo $(wc -c < \"$f\"); done",
+    ] {
+        let policy = CommandPolicy::new(Workspace::new(&t.root), &[], &[]);
+        let assessment = assess_command(line, &policy);
+        assert!(
+            matches!(assessment, riskgate::core::risk::Assessment::Safe(_)),
+            "{line}: {assessment:?}"
+        );
+        // A confirmed loop runs written out too, so the shell's own run is the reference.
+        let (out, err, exit) = outputs(&t, line, &Approval::Auto).await;
+        let bash = std::process::Command::new("bash")
+            .args(["-c", line])
+            .current_dir(&t.root)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("LANG", "C.UTF-8")
+            .output()
+            .expect("bash runs");
+        assert_eq!(out, String::from_utf8_lossy(&bash.stdout), "{line}");
+        assert_eq!(err, String::from_utf8_lossy(&bash.stderr), "{line}");
+        assert_eq!(
+            exit,
+            Exit::Code(bash.status.code().expect("exited")),
+            "{line}"
+        );
+    }
 }

@@ -16,6 +16,7 @@ use std::str::FromStr;
 use riskgate::config::Settings;
 use riskgate::core::risk::{Assessment, ChannelMode, Decision};
 use riskgate::core::tools::{AssessContext, GatedCall, RiskGate, SqlDialect, ToolCall};
+use riskgate::tools::command::LinePlan;
 use serde_json::json;
 
 const COMMANDS: &str = include_str!("data/realworld/commands.tsv");
@@ -27,7 +28,7 @@ const SQL: &str = include_str!("data/realworld/sql.tsv");
 /// substitutions and Perl filters were read; 8.2% of PostgreSQL once SQL given to a function as a literal is judged, 7.5% of
 /// MySQL and 2.4% of SQLite statements) and rounded up a little: a change that makes the
 /// gate ask about more safe calls fails here. Lower them when the gate learns more.
-const COMMAND_FRICTION_CEILING: f64 = 18.7;
+const COMMAND_FRICTION_CEILING: f64 = 18.3;
 const SQL_FRICTION_CEILINGS: [(SqlDialect, f64); 3] = [
     (SqlDialect::Postgres, 8.5),
     (SqlDialect::Mysql, 8.0),
@@ -41,7 +42,7 @@ const SQL_FRICTION_CEILINGS: [(SqlDialect, f64); 3] = [
 /// say they delete, `yum remove`, `make clean`, `rsync --delete`; 1,229 before `route del`,
 /// `tc qdisc add`, `busctl call`, ... were known to be destructive, 1,204 before the
 /// toolchains' removals were), rounded up a little.
-const LOW_WALLED_CEILING: usize = 1_130;
+const LOW_WALLED_CEILING: usize = 1_128;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Label {
@@ -109,12 +110,21 @@ impl Case {
     }
 
     /// Why a safe case would wait for a click, or `None` if it runs at once: the gate asks
-    /// (or refuses), or a command line has no plan, so an auto run would be refused.
+    /// (or refuses), or a command line has neither a plan nor substitutions to run first
+    /// (the gate's reading of it), so an auto run would be refused.
     fn wait(&self, gated: &GatedCall) -> Option<String> {
         let planless = match self.dialect {
-            None => riskgate::tools::command::plan_line(&self.text)
-                .err()
-                .map(|e| format!("; needs a shell because {e}")),
+            None => {
+                let read = gated
+                    .reading
+                    .as_ref()
+                    .and_then(|reading| reading.get::<LinePlan>())
+                    .expect("the command tool leaves its reading");
+                match (&read.plan, &read.substituting) {
+                    (Err(e), None) => Some(format!("; needs a shell because {e}")),
+                    _ => None,
+                }
+            }
             Some(_) => None,
         };
         if gated.decision.decision == Decision::Auto && planless.is_none() {

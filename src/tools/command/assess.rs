@@ -25,8 +25,10 @@ use brush_parser::ast::{
     IoFileRedirectTarget, IoRedirect, Pipeline, SeparatorOperator, SimpleCommand,
 };
 
+use super::loops::{self, LoopFound};
 use super::plan::{self, NeedsShell, Plan};
 use super::sandbox::NULL_DEVICE;
+use super::substitute::{self, Substituting};
 use super::syntax::ParseFailure;
 use super::words::{self, Arg, WordReport};
 use super::{paths, programs, syntax};
@@ -83,9 +85,14 @@ const SUBSTITUTION_RAW: &str = "<(...)";
 /// Judges one command line.
 pub fn assess_command(line: &str, policy: &CommandPolicy) -> Assessment {
     let parsed = syntax::parse_script(line);
-    let assessment = walk_line(line, &parsed, policy).0;
+    let (assessment, walker) = walk_line(line, &parsed, policy);
     if matches!(assessment, Assessment::Safe(_)) {
         return planned_or_unknown(assessment, &plan::plan_parsed(&parsed));
+    }
+    if matches!(assessment, Assessment::Unknown(_))
+        && !(walker.line_substitutions.is_empty() && walker.line_loops.is_empty())
+    {
+        return read_line(line, policy).assessment;
     }
     assessment
 }
@@ -113,19 +120,146 @@ pub struct LineReading {
     /// The first read-only command of the line that lists processes (`ps`, `lsof`): it
     /// runs without a click only where the line sees its own processes alone.
     pub lists_processes: Option<String>,
+    /// A line of command substitutions judged safe: without a click it runs by running
+    /// them first and judging the line again with their output ([`substitute`]).
+    pub substituting: Option<Substituting>,
 }
 
 /// Parses `line` once, judges it and plans it; see [`LineReading`]. ([`assess_command`]
 /// plans only the lines whose verdict depends on having a plan.)
 pub fn read_line(line: &str, policy: &CommandPolicy) -> LineReading {
+    read_line_nested(line, policy, 0)
+}
+
+/// [`read_line`] for a line `nesting` substitutions deep.
+fn read_line_nested(line: &str, policy: &CommandPolicy, nesting: usize) -> LineReading {
     let parsed = syntax::parse_script(line);
     let (assessment, walker) = walk_line(line, &parsed, policy);
     let plan = plan::plan_parsed(&parsed);
+    let assessment = planned_or_unknown(assessment, &plan);
+    if matches!(assessment, Assessment::Unknown(_))
+        && !walker.line_substitutions.is_empty()
+        && let Some(reading) = read_substituting(line, policy, &walker.line_substitutions, nesting)
+    {
+        return LineReading { plan, ..reading };
+    }
+    if matches!(assessment, Assessment::Unknown(_))
+        && !walker.line_loops.is_empty()
+        && let Some(reading) = read_written_out(line, policy, &walker.line_loops, nesting)
+    {
+        return reading;
+    }
     LineReading {
-        assessment: planned_or_unknown(assessment, &plan),
+        assessment,
         plan,
         lists_processes: walker.lists_processes,
+        substituting: None,
     }
+}
+
+/// The reading of a line whose `for` loops, written out once for each of their words
+/// ([`loops`]), make a safe line: that line's reading, plan and all.
+fn read_written_out(
+    line: &str,
+    policy: &CommandPolicy,
+    found: &[LoopFound],
+    nesting: usize,
+) -> Option<LineReading> {
+    if nesting >= MAX_DEPTH {
+        return None;
+    }
+    let written = loops::write_out(line, found, |word| loop_words(word, &policy.workspace))?;
+    let reading = read_line_nested(&written, policy, nesting + 1);
+    let Assessment::Safe(reason) = &reading.assessment else {
+        return None;
+    };
+    if let Ok(plan) = &reading.plan
+        && plan::changes_directory(plan)
+    {
+        return None;
+    }
+    const WRITTEN_OUT: &str = "; its `for` loops are written out once for each of their words";
+    let reason = match reason.contains(WRITTEN_OUT) {
+        true => reason.clone(),
+        false => format!("{reason}{WRITTEN_OUT}"),
+    };
+    Some(LineReading {
+        assessment: Assessment::Safe(reason),
+        ..reading
+    })
+}
+
+/// The words one word of a `for` loop's list stands for before the loop starts: its braces
+/// and globs expanded (inside the workspace); `None` for one only known when the line runs.
+fn loop_words(raw: &str, workspace: &Workspace) -> Option<Vec<String>> {
+    let mut values = Vec::new();
+    for report in words::analyze_expanded(raw) {
+        if report.problem.is_some() || report.failure.is_some() || report.arg.tilde {
+            return None;
+        }
+        let word = plan::Word {
+            text: report.arg.value?,
+            pattern: report.arg.pattern,
+        };
+        for value in super::expand::expand(&word, workspace).ok()? {
+            values.push(value.into_string().ok()?);
+        }
+    }
+    Some(values)
+}
+
+/// The reading of a line whose only unknowns are its command substitutions, when each
+/// substitution's script is safe and so is the line with a placeholder word for each: it
+/// runs without a click by running the scripts first and judging the line again with their
+/// output ([`substitute`]). `parsed` are the scripts the parser found at the line's own
+/// level, which the scanner must find too. Its `plan` is left for the caller.
+fn read_substituting(
+    line: &str,
+    policy: &CommandPolicy,
+    parsed: &[String],
+    nesting: usize,
+) -> Option<LineReading> {
+    if nesting >= MAX_DEPTH {
+        return None;
+    }
+    let found = substitute::scan(line)?;
+    let mut scanned: Vec<&str> = found.iter().map(|found| found.script.as_str()).collect();
+    let mut parsed: Vec<&str> = parsed.iter().map(String::as_str).collect();
+    scanned.sort_unstable();
+    parsed.sort_unstable();
+    if scanned != parsed {
+        return None;
+    }
+    let substituting = Substituting {
+        line: line.to_owned(),
+        found,
+    };
+    let outer = read_line_nested(&substituting.placeholder_line(), policy, nesting + 1);
+    let (Assessment::Safe(outer_reason), Ok(outer_plan)) = (&outer.assessment, &outer.plan) else {
+        return None;
+    };
+    if plan::changes_directory(outer_plan) {
+        return None;
+    }
+    let mut lists_processes = outer.lists_processes.clone();
+    let mut first = Vec::new();
+    for found in &substituting.found {
+        let inner = read_line_nested(&found.script, policy, nesting + 1);
+        let Assessment::Safe(reason) = inner.assessment else {
+            return None;
+        };
+        lists_processes = lists_processes.or(inner.lists_processes);
+        first.push(reason);
+    }
+    Some(LineReading {
+        assessment: Assessment::Safe(format!(
+            "{outer_reason}; its substitutions run first ({}), and the line is judged again with their output",
+            first.join("; ")
+        )),
+        plan: Err(NeedsShell::NoCommand),
+        lists_processes,
+        substituting: Some(substituting),
+    })
 }
 
 fn walk_line<'p>(
@@ -155,6 +289,7 @@ pub(super) fn judged_words(line: &str, policy: &CommandPolicy) -> (LineReading, 
         assessment,
         plan,
         lists_processes: walker.lists_processes,
+        substituting: None,
     };
     (reading, walker.judged)
 }
@@ -283,6 +418,10 @@ pub(super) struct Walker<'p> {
     cd_targets: Option<(usize, Vec<String>)>,
     /// The first whitelisted command that lists processes (see [`LineReading`]).
     lists_processes: Option<String>,
+    /// The scripts of the command substitutions in the line's own words.
+    line_substitutions: Vec<String>,
+    /// The `for` loops of the line itself with a list of words.
+    line_loops: Vec<LoopFound>,
     /// The words of each command of the line itself, as judged (see [`judged_words`]).
     #[cfg(test)]
     judged: Vec<Vec<String>>,
@@ -297,6 +436,8 @@ impl<'p> Walker<'p> {
             cwds: vec![String::new()],
             cd_targets: None,
             lists_processes: None,
+            line_substitutions: Vec::new(),
+            line_loops: Vec::new(),
             #[cfg(test)]
             judged: Vec::new(),
         }
@@ -543,6 +684,18 @@ impl<'p> Walker<'p> {
             CompoundCommand::BraceGroup(group) => self.list(&group.list, stdin, depth),
             CompoundCommand::Subshell(subshell) => self.subshell(&subshell.list, stdin, depth),
             CompoundCommand::ForClause(clause) => {
+                if depth == 0
+                    && let Some(values) = &clause.values
+                {
+                    self.line_loops.push(LoopFound {
+                        start: clause.loc.start.index,
+                        end: clause.loc.end.index,
+                        name: clause.variable_name.clone(),
+                        words: values.iter().map(|word| word.value.clone()).collect(),
+                        body_start: clause.body.loc.start.index,
+                        body_end: clause.body.loc.end.index,
+                    });
+                }
                 for word in clause.values.iter().flatten() {
                     self.word(&word.value, depth);
                 }
@@ -634,6 +787,9 @@ impl<'p> Walker<'p> {
         }
         for script in substitutions {
             self.script(&script, &Stdin::Inherited, depth + 1);
+            if depth == 0 {
+                self.line_substitutions.push(script);
+            }
         }
         if let Some(pattern) = &arg.pattern
             && let Some(problem) = self.glob_problem(pattern, &arg.raw)

@@ -239,6 +239,20 @@ impl Captured {
     pub fn is_empty(&self) -> bool {
         self.total() == 0
     }
+
+    /// `before`, then this stream, kept to `limit` bytes in all as if read in that order.
+    pub(super) fn after(self, before: &[u8], limit: usize) -> Self {
+        let mut joined = Self::default();
+        joined.push(before, limit);
+        let newlines_before = joined.newlines;
+        joined.push(&self.bytes, limit);
+        joined.dropped += self.dropped;
+        joined.newlines = newlines_before + self.newlines;
+        if !self.is_empty() {
+            joined.open_line = self.open_line;
+        }
+        joined
+    }
 }
 
 /// A line that ran to its end.
@@ -305,6 +319,11 @@ pub struct CommandRunner {
 }
 
 impl CommandRunner {
+    /// Bytes of each output stream a line keeps (`command.output_limit_bytes`).
+    pub fn output_limit(&self) -> usize {
+        self.output_limit
+    }
+
     /// Takes the bot's environment as it is now.
     pub fn new(workspace: Workspace, settings: &CommandSettings) -> Self {
         let env = child_environment(|name| std::env::var_os(name), &settings.env_allow);

@@ -7,6 +7,9 @@
 //!   git, find, sed, awk, containers, system, wrappers, shells, ...) behind one registry.
 //!   `options` reads getopt-style options for them.
 //! - [`plan`](mod@plan) — can the line run without a shell, and as which argv vectors.
+//! - `loops` — a `for` loop over words the line shows, written out once for each word.
+//! - [`substitute`] — command substitutions on a line run without a click: their scripts
+//!   run first, and the line is judged again with their output.
 //! - `expand` — riskgate's own glob expansion, kept inside the workspace; [`braces`] and
 //!   `arith` — its own brace and integer arithmetic expansion, shared by the assessor and
 //!   the plan so both see the same words.
@@ -25,6 +28,7 @@ pub mod braces;
 pub mod cgroup;
 pub mod execute;
 pub mod expand;
+mod loops;
 pub(crate) mod names;
 mod options;
 mod paths;
@@ -36,6 +40,7 @@ pub mod sandbox;
 mod show;
 pub mod similar;
 mod structure;
+pub mod substitute;
 mod syntax;
 pub mod view;
 pub mod watch;
@@ -50,6 +55,7 @@ pub use expand::ExpansionRefused;
 pub use plan::{NeedsShell, Plan, plan, plan_line};
 pub use render::render;
 pub use sandbox::{Sandbox, Support, Walls};
+pub use substitute::Substituting;
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -104,6 +110,17 @@ pub enum CommandError {
         "`{0}` lists processes, and here a line sees every process on the machine (this bot cannot give lines a /proc of their own), command lines included, so it runs only when a person confirms it. Call {NAME} again with risk_level \"medium\" to ask"
     )]
     ProcessesShared(String),
+    /// A line of command substitutions ran them without a click, and with their output
+    /// it is no longer a line that may run so.
+    #[error(
+        "the line's command substitutions ran first, and with their output the line reads `{line}`, which waits for a person: {reason}. Call {NAME} again with that line and risk_level \"medium\" to ask"
+    )]
+    Substituted { line: String, reason: String },
+    /// A substitution's output cannot be put into the line.
+    #[error(
+        "{0}; call {NAME} again with the words written out, or with risk_level \"medium\" to ask"
+    )]
+    Substitution(String),
     #[error(transparent)]
     Run(#[from] RunError),
 }
@@ -115,6 +132,8 @@ impl From<CommandError> for ToolError {
             CommandError::Empty => Self::InvalidArguments(message),
             CommandError::NeedsConfirmation(_)
             | CommandError::ProcessesShared(_)
+            | CommandError::Substituted { .. }
+            | CommandError::Substitution(_)
             | CommandError::Run(RunError::Expansion(_)) => Self::Refused(message),
             // FIXME: `ToolError::Timeout` carries only the duration, so what the line wrote
             // before it was killed (`stdout`, `stderr`) stops here; `CommandTool::run` still
@@ -205,7 +224,65 @@ impl CommandTool {
     pub async fn run(&self, line: &str, approval: &Approval) -> Result<LineOutcome, CommandError> {
         let read = read_line(line, &self.policy);
         let lists = read.lists_processes.as_deref();
-        self.run_planned(line, &read.plan, lists, approval).await
+        let substituting = read.substituting.as_ref();
+        self.run_planned(line, &read.plan, lists, substituting, approval)
+            .await
+    }
+
+    /// Runs a line of command substitutions without a click: each script first (each
+    /// judged again, and run only if safe), then the line with their output put in, judged
+    /// again from scratch and run only if safe. What the scripts wrote to stderr comes
+    /// before the line's own, as in a shell; their exit statuses are not the line's.
+    fn run_substituting<'a>(
+        &'a self,
+        substituting: &'a Substituting,
+        approval: &'a Approval,
+    ) -> BoxFuture<'a, Result<LineOutcome, CommandError>> {
+        Box::pin(async move {
+            let started = std::time::Instant::now();
+            let mut outputs = Vec::with_capacity(substituting.found.len());
+            let mut stderr = Vec::new();
+            for found in &substituting.found {
+                let outcome = self.run_if_safe(&found.script, approval).await?;
+                if outcome.stdout.dropped > 0 {
+                    return Err(CommandError::Substitution(format!(
+                        "the output of `{}` is longer than command.output_limit_bytes ({} bytes)",
+                        found.script,
+                        self.runner.output_limit()
+                    )));
+                }
+                stderr.extend_from_slice(&outcome.stderr.bytes);
+                outputs.push(outcome.stdout.bytes);
+            }
+            let line = substituting
+                .splice(&outputs)
+                .map_err(|error| CommandError::Substitution(error.to_string()))?;
+            tracing::info!(substituted = %line, "command substitutions ran; the line is judged again");
+            let mut outcome = self.run_if_safe(&line, approval).await?;
+            outcome.stderr = outcome.stderr.after(&stderr, self.runner.output_limit());
+            outcome.elapsed = started.elapsed();
+            Ok(outcome)
+        })
+    }
+
+    /// Reads `line` and runs it if it is safe as it stands (a part of a line of
+    /// substitutions: the gate judged the line, not this part).
+    async fn run_if_safe(
+        &self,
+        line: &str,
+        approval: &Approval,
+    ) -> Result<LineOutcome, CommandError> {
+        let read = read_line(line, &self.policy);
+        if !matches!(read.assessment, Assessment::Safe(_)) {
+            return Err(CommandError::Substituted {
+                line: line.to_owned(),
+                reason: read.assessment.reason().to_owned(),
+            });
+        }
+        let lists = read.lists_processes.as_deref();
+        let substituting = read.substituting.as_ref();
+        self.run_planned(line, &read.plan, lists, substituting, approval)
+            .await
     }
 
     /// [`CommandTool::run`] with the line's plan as the gate read it.
@@ -219,6 +296,7 @@ impl CommandTool {
         line: &str,
         planned: &Result<Plan, NeedsShell>,
         lists_processes: Option<&str>,
+        substituting: Option<&Substituting>,
         approval: &Approval,
     ) -> Result<LineOutcome, CommandError> {
         tracing::Span::current().record("shell", planned.is_err());
@@ -229,6 +307,11 @@ impl CommandTool {
         ) {
             tracing::info!(%refused, "refused: an auto-approved line lists processes and lines share /proc here");
             return Err(refused);
+        }
+        if let Some(substituting) = substituting
+            && !approval.is_confirmed()
+        {
+            return self.run_substituting(substituting, approval).await;
         }
         let walls = self.walls(approval);
         let result = match planned {
@@ -303,6 +386,8 @@ pub struct LinePlan {
     pub plan: Result<Plan, NeedsShell>,
     /// The line's first read-only command that lists processes ([`LineReading`]).
     pub lists_processes: Option<String>,
+    /// How it runs without a click when it holds command substitutions ([`LineReading`]).
+    pub substituting: Option<Substituting>,
 }
 
 impl RiskAssessor for CommandTool {
@@ -325,6 +410,7 @@ impl RiskAssessor for CommandTool {
                     line: args.command,
                     plan: read.plan,
                     lists_processes: read.lists_processes,
+                    substituting: read.substituting,
                 };
                 (read.assessment, Some(Reading::new(plan)))
             }
@@ -344,7 +430,7 @@ impl Tool for CommandTool {
     }
 
     fn description(&self) -> &str {
-        "Run a command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person. Plain commands joined by |, &&, || and ; run without a shell, and so do `( ... )` subshells of them, `cd dir`, `< file`, `2>/dev/null`, `2>&1`, `{a,b}`, `$((1 + 2))`, `<<< 'text'`, here-documents without expansions, `<(cmd)` and `command -v NAME` / `type NAME`; lines that need one ($VAR, ~, $(...), writing redirections, loops) always need a person's confirmation."
+        "Run a command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person. Plain commands joined by |, &&, || and ; run without a shell, and so do `( ... )` subshells of them, `cd dir`, `< file`, `2>/dev/null`, `2>&1`, `{a,b}`, `$((1 + 2))`, `<<< 'text'`, here-documents without expansions, `<(cmd)` and `command -v NAME` / `type NAME`. A `$(cmd)` whose command only reads runs first, and the line is judged again with its output; a `for x in WORDS; do ...; done` loop is judged written out once for each word. Lines that need a shell ($VAR, ~, writing redirections, `while` loops) always need a person's confirmation."
     }
 
     fn execute<'a>(
@@ -371,7 +457,8 @@ impl Tool for CommandTool {
             let outcome = match judged {
                 Some(read) => {
                     let lists = read.lists_processes.as_deref();
-                    self.run_planned(&read.line, &read.plan, lists, approval)
+                    let substituting = read.substituting.as_ref();
+                    self.run_planned(&read.line, &read.plan, lists, substituting, approval)
                         .await?
                 }
                 None => self.run(&args.command, approval).await?,

@@ -531,6 +531,27 @@ pub(super) fn timed_plainly(stages: &[Stage]) -> bool {
     })
 }
 
+/// Whether any command of the plan, in a subshell or a process substitution too, is a
+/// `cd`: the directory a later command runs in depends on it.
+pub fn changes_directory(plan: &Plan) -> bool {
+    let command_changes = |command: &SimpleCommand| {
+        command.program() == "cd"
+            || command
+                .inputs
+                .iter()
+                .any(|(_, input)| changes_directory(&input.body))
+    };
+    plan.lists.iter().any(|list| {
+        std::iter::once(&list.first)
+            .chain(list.rest.iter().map(|(_, pipeline)| pipeline))
+            .flat_map(|pipeline| &pipeline.stages)
+            .any(|stage| match stage {
+                Stage::Command(command) => command_changes(command),
+                Stage::Subshell(subshell) => changes_directory(&subshell.body),
+            })
+    })
+}
+
 /// The plan of `line`, or `None` when it needs a shell.
 pub fn plan(line: &str) -> Option<Plan> {
     plan_line(line).ok()

@@ -668,7 +668,7 @@ fn their_dangerous_neighbours_still_wait() {
             ("ulimit -a > limits.txt", Destructive),
             ("dirs -c", NotSafe),
             ("help -x cd", NotSafe),
-            ("help $(id)", NotSafe),
+            ("help $topic", NotSafe),
             ("help cd > help.txt", Destructive),
             // The history, traps, options, completions and bindings are listed in a new
             // shell; a form that sets them, or hands them code, waits.
@@ -901,8 +901,7 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("echo $HOME", Unknown),
             ("echo \"$HOME\"", Unknown),
             ("echo ${HOME}", Unknown),
-            ("echo $(whoami)", Unknown),
-            ("echo `whoami`", Unknown),
+            ("echo $(uptime -s) > /dev/stderr", Unknown),
             ("echo {1..99999999999999999999999}", Unknown),
             ("echo $((x+1))", Unknown),
             ("echo {a,$b}", Unknown),
@@ -921,7 +920,7 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("{ ls; }", Unknown),
             ("ls\npwd", Unknown),
             ("if true; then ls; fi", Unknown),
-            ("for f in a b; do echo $f; done", Unknown),
+            ("for f; do echo $f; done", Unknown),
             ("time (ls)", Unknown),
             ("! ls", Unknown),
             ("cat <<< $x", Unknown),
@@ -1531,9 +1530,10 @@ proptest! {
     }
 
     /// Over words that need no quoting and commands whose operands are files, a safe
-    /// verdict never comes with an output redirection, an expansion, a background job, a path
-    /// outside the workspace, or (in command position) an assignment, a group or a
-    /// command off the whitelist. A `#` starts a comment.
+    /// verdict never comes with an output redirection, a variable or tilde expansion, a
+    /// background job, a path outside the workspace, or (in command position) an
+    /// assignment, a group, a substitution or a command off the whitelist. A `#` starts a
+    /// comment.
     #[test]
     fn safe_lines_have_no_dangerous_syntax(
         words in prop::collection::vec(prop::sample::select(vec![
@@ -1547,9 +1547,10 @@ proptest! {
         let line = words.join(" ");
         if let Assessment::Safe(_) = assess_command(&line, &policy) {
             // `<` from a file in the workspace and `2>&1` are safe: the plan runs them.
-            // A subshell is judged by what it holds, like the line.
-            let anywhere = ["&", ">", ">>", "$HOME", "$(ls)", "`ls`", "~", "..", "/etc"];
-            let as_command = ["rm", "sudo", "x=1", "{"];
+            // A subshell is judged by what it holds, like the line, and a command
+            // substitution of a read-only script runs first and its line is judged again.
+            let anywhere = ["&", ">", ">>", "$HOME", "~", "..", "/etc"];
+            let as_command = ["rm", "sudo", "x=1", "{", "$(ls)", "`ls`"];
             let mut command_position = true;
             for word in words.iter().take_while(|w| **w != "#") {
                 prop_assert!(!anywhere.contains(word), "{line:?} judged safe");
@@ -1610,4 +1611,77 @@ fn process_listers_wait_for_a_click_where_lines_share_proc() {
     assert!(super::processes_shared(Some("ps"), &Approval::Auto, true).is_none());
     assert!(super::processes_shared(Some("ps"), &confirmed, false).is_none());
     assert!(super::processes_shared(None, &Approval::Auto, false).is_none());
+}
+
+/// A command substitution whose script only reads runs first, and the line is judged again
+/// with its output; every substitution that could act, or a line that could act whatever
+/// the output, waits as before.
+#[test]
+fn substitutions_of_read_only_scripts_run_first() {
+    use Expect::*;
+    check_in_workspace(&[
+        ("echo $(date)", Safe),
+        ("echo \"Today is $(date +%F)\"", Safe),
+        ("basename $(pwd)", Safe),
+        ("wc -l $(find . -name '*.py')", Safe),
+        ("echo `whoami`", Safe),
+        ("ls -l $(which python3)", Safe),
+        ("grep -c TODO $(ls) | sort", Safe),
+        ("echo \"$(cat $(ls | head -1))\"", Safe),
+        // Left to a shell: the scanner or the plan cannot follow them as a shell would.
+        ("export X=$(date)", NotSafe),
+        ("echo {a,b}$(date)", NotSafe),
+        ("cd src && ls $(pwd)", NotSafe),
+        ("$(which python3) --version", NotSafe),
+        ("cat <<EOF\n$(date)\nEOF", NotSafe),
+        ("echo ${x:-$(date)}", NotSafe),
+        // What the script does, or the line, decides.
+        ("echo $(curl -s https://example.com)", NotSafe),
+        ("echo $(python3 -c 'print(1)')", NotSafe),
+        ("cat $(find / -name passwd)", NotSafe),
+        ("echo $(rm -rf x)", Destructive),
+        ("ls $(rm -rf /)", Destructive),
+        ("rm $(ls)", Destructive),
+        ("kill $(pgrep sleep)", Destructive),
+        ("sort $(echo -o f) f", Destructive),
+        ("find $(pwd) -delete", Destructive),
+        ("echo $(date) > f", Destructive),
+        ("echo $(gzip f)", Destructive),
+        ("echo $(date) &", Destructive),
+    ]);
+}
+
+/// A `for` loop over words the line shows is written out once for each word and judged as
+/// that line; its acting neighbours wait as before.
+#[test]
+fn for_loops_are_judged_written_out() {
+    use Expect::*;
+    check_in_workspace(&[
+        ("for i in 1 2 3; do echo $i; done", Safe),
+        ("for f in *.txt; do wc -l \"$f\"; done", Safe),
+        ("for i in $(seq 3); do echo \"n=$i\"; done", Safe),
+        ("for i in {1..3}; do echo $i; done | sort -r", Safe),
+        (
+            "for i in a b; do for j in 1 2; do echo $i$j; done; done",
+            Safe,
+        ),
+        // Left to a shell.
+        ("for i; do echo $i; done", NotSafe),
+        ("for d in */; do (cd $d && ls); done", NotSafe),
+        ("for i in 1; do echo ${i%x}; done", NotSafe),
+        ("for i in 1; do i=2; echo $i; done", NotSafe),
+        ("for i in ~/x; do cat $i; done", NotSafe),
+        ("while read l; do echo $l; done < notes.txt", NotSafe),
+        // What the body does decides.
+        ("for h in a b; do ssh $h uptime; done", NotSafe),
+        ("for f in ../*; do cat $f; done", NotSafe),
+        ("for f in /etc/*; do cat $f; done", NotSafe),
+        ("for f in *.log; do rm $f; done", Destructive),
+        ("for f in a b; do gzip $f; done", Destructive),
+        ("for i in 1 2; do echo $i > out$i; done", Destructive),
+        ("for i in 1 2; do echo $i; done &", Destructive),
+        ("for f in a b; do sed -i s/a/b/ $f; done", Destructive),
+        ("for f in $(ls); do rm $f; done", Destructive),
+        ("for i in 1 2; do echo $i; done; rm x", Destructive),
+    ]);
 }

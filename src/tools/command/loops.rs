@@ -1,0 +1,225 @@
+//! `for NAME in WORDS; do BODY; done` on a line run without a click: written out, one copy
+//! of the body for each word, as a subshell (`( BODY1 \n BODY2 \n )`), and judged and planned
+//! as that line.
+//!
+//! The words are expanded as the shell would before the loop starts (braces, then globs,
+//! inside the workspace); each copy of the body has `$NAME` and `${NAME}` replaced by its
+//! word, written as [`substitute`](super::substitute) writes a substitution's output: split
+//! and with its globs active where unquoted, kept whole inside double quotes. So the argv
+//! vectors that run are the words that were judged, as for any planned line. A loop whose
+//! words are only known when the line runs (`for i in $(seq 3)`) is written out once their
+//! substitution has run. Left to a shell: a loop without words (`for i; do`), one with more
+//! than [`MAX_ITERATIONS`] words, a body that uses the name otherwise (`${NAME%.txt}`,
+//! `NAME=`, inside backquotes), and a line whose written-out form changes directory (each
+//! copy runs in one subshell, where a `cd` would not outlive the loop as it does in the shell).
+
+use super::substitute::{as_words, in_double_quotes};
+
+/// Most words one loop is written out for.
+pub const MAX_ITERATIONS: usize = 256;
+/// Most bytes a line's loops may be written out to.
+const MAX_WRITTEN_BYTES: usize = 128 * 1024;
+
+/// A `for` loop of the line, as the parser found it: where it is (in characters), its
+/// name, its words as written, and where its body is (`do ... done`, in characters).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct LoopFound {
+    pub start: usize,
+    pub end: usize,
+    pub name: String,
+    pub words: Vec<String>,
+    pub body_start: usize,
+    pub body_end: usize,
+}
+
+/// The line with each of its outermost loops written out, each loop's words given by
+/// `expand` (one word as written to the words it stands for); `None` where a loop is left
+/// to a shell.
+pub(super) fn write_out(
+    line: &str,
+    loops: &[LoopFound],
+    expand: impl Fn(&str) -> Option<Vec<String>>,
+) -> Option<String> {
+    let bytes = |chars: usize| {
+        line.char_indices()
+            .map(|(at, _)| at)
+            .chain(std::iter::once(line.len()))
+            .nth(chars)
+    };
+    let mut outermost: Vec<&LoopFound> = loops
+        .iter()
+        .filter(|inner| {
+            !loops.iter().any(|outer| {
+                outer != *inner && outer.start <= inner.start && inner.end <= outer.end
+            })
+        })
+        .collect();
+    outermost.sort_by_key(|found| found.start);
+    let mut written = String::with_capacity(line.len());
+    let mut from = 0;
+    for found in outermost {
+        let (start, end) = (bytes(found.start)?, bytes(found.end)?);
+        let body = line
+            .get(bytes(found.body_start)?..bytes(found.body_end)?)?
+            .strip_prefix("do")?
+            .strip_suffix("done")?
+            .trim();
+        let mut values = Vec::new();
+        for word in &found.words {
+            values.extend(expand(word)?);
+            if values.len() > MAX_ITERATIONS {
+                return None;
+            }
+        }
+        if values.is_empty() || start < from {
+            return None;
+        }
+        written.push_str(line.get(from..start)?);
+        written.push_str("(\n");
+        for value in &values {
+            written.push_str(&with_value(body, &found.name, value)?);
+            written.push('\n');
+            if written.len() > MAX_WRITTEN_BYTES {
+                return None;
+            }
+        }
+        written.push(')');
+        from = end;
+    }
+    written.push_str(line.get(from..)?);
+    Some(written)
+}
+
+/// `body` with each `$name` and `${name}` the shell would expand replaced by `value`.
+fn with_value(body: &str, name: &str, value: &str) -> Option<String> {
+    let text = body.as_bytes();
+    let mut out = String::with_capacity(body.len());
+    let mut at = 0;
+    let mut quoted = false;
+    let mut from = 0;
+    while at < text.len() {
+        match text[at] {
+            b'\\' => at += 2,
+            b'\'' if !quoted => {
+                at += 1 + text[at + 1..].iter().position(|&c| c == b'\'')? + 1;
+            }
+            b'"' => {
+                quoted = !quoted;
+                at += 1;
+            }
+            b'`' => return None,
+            b'$' if quoted && text.get(at + 1) == Some(&b'(') => return None,
+            b'$' => {
+                let rest = &body[at + 1..];
+                let braced = rest.starts_with('{');
+                let named = if braced { &rest[1..] } else { rest };
+                let length = named
+                    .bytes()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                    .count();
+                if &named[..length] != name {
+                    at += 1;
+                    continue;
+                }
+                let taken = if braced {
+                    if !named[length..].starts_with('}') {
+                        return None;
+                    }
+                    length + 2
+                } else {
+                    length
+                };
+                out.push_str(&body[from..at]);
+                out.push_str(&if quoted {
+                    in_double_quotes(value)
+                } else {
+                    as_words(value)
+                });
+                at += 1 + taken;
+                from = at;
+            }
+            _ => {
+                let word_start = at == 0
+                    || matches!(
+                        text[at - 1],
+                        b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'('
+                    );
+                let assigns = body
+                    .get(at..)
+                    .and_then(|rest| rest.strip_prefix(name))
+                    .is_some_and(|rest| rest.starts_with('=') || rest.starts_with("+="));
+                if !quoted && word_start && assigns {
+                    return None;
+                }
+                at += 1;
+            }
+        }
+    }
+    out.push_str(body.get(from..)?);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(line: &str) -> LoopFound {
+        let chars = |byte: usize| line[..byte].chars().count();
+        let start = line.find("for ").unwrap();
+        let end = line.rfind("done").unwrap() + 4;
+        let body_start = line.find("do ").unwrap();
+        let head = &line[start + 4..start + line[start..].find(';').unwrap()];
+        let mut words = head.split(' ');
+        let name = words.next().unwrap().to_owned();
+        assert_eq!(words.next(), Some("in"));
+        LoopFound {
+            start: chars(start),
+            end: chars(end),
+            name,
+            words: words.map(str::to_owned).collect(),
+            body_start: chars(body_start),
+            body_end: chars(end),
+        }
+    }
+
+    fn written(line: &str) -> Option<String> {
+        write_out(line, &[found(line)], |word| {
+            Some(match word {
+                "*.txt" => vec!["a.txt".to_owned(), "b c.txt".to_owned()],
+                other => vec![other.to_owned()],
+            })
+        })
+    }
+
+    #[test]
+    fn a_loop_is_written_out_once_for_each_word() {
+        assert_eq!(
+            written("for i in 1 2; do echo $i \"${i}x\" '$i' $in; done | sort").as_deref(),
+            Some("(\necho 1 \"1x\" '$i' $in;\necho 2 \"2x\" '$i' $in;\n) | sort")
+        );
+        assert_eq!(
+            written("é; for f in *.txt; do wc -l \"$f\" $f; done").as_deref(),
+            Some("é; (\nwc -l \"a.txt\" a.txt;\nwc -l \"b c.txt\" b c.txt;\n)")
+        );
+        // Forms of the name the writing out does not follow.
+        assert_eq!(written("for i in 1; do echo ${i%x}; done"), None);
+        assert_eq!(written("for i in 1; do echo `echo $i`; done"), None);
+        assert_eq!(written("for i in 1; do i=2; echo $i; done"), None);
+        assert_eq!(written("for i in 1; do echo \"$(echo $i)\"; done"), None);
+        assert_eq!(
+            written("for i in 1; do echo hi=$i $(echo $i); done").as_deref(),
+            Some("(\necho hi=1 $(echo 1);\n)")
+        );
+    }
+
+    #[test]
+    fn too_many_words_are_left_to_a_shell() {
+        let many = (0..=MAX_ITERATIONS)
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>();
+        let line = format!("for i in {}; do echo $i; done", many.join(" "));
+        assert_eq!(written(&line), None);
+        let line = format!("for i in {}; do echo $i; done", many[1..].join(" "));
+        assert!(written(&line).is_some());
+    }
+}
