@@ -1682,3 +1682,25 @@ async fn for_loops_run_written_out_and_give_what_a_shell_gives() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_line_of_substitutions_gets_one_lines_time_in_all() {
+    let t = tool_with(settings(2, 1024 * 1024));
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    let started = Instant::now();
+    match t
+        .execute("echo $(sleep 1.2) $(sleep 7.77)", &Approval::Auto)
+        .await
+    {
+        Err(ToolError::Refused(message)) => {
+            assert!(message.contains("command.timeout_secs (2 s)"), "{message}");
+        }
+        other => panic!("the line should be stopped, got {other:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_all_gone("sleep 7.77").await;
+}

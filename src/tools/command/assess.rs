@@ -227,10 +227,11 @@ fn read_substituting(
     let mut parsed: Vec<&str> = parsed.iter().map(String::as_str).collect();
     scanned.sort_unstable();
     parsed.sort_unstable();
-    if scanned != parsed {
+    if scanned != parsed || found.len() > substitute::MAX_SCRIPTS {
         return None;
     }
-    let substituting = Substituting {
+    let mut substituting = Substituting {
+        scripts: found.len(),
         line: line.to_owned(),
         found,
     };
@@ -248,8 +249,14 @@ fn read_substituting(
         let Assessment::Safe(reason) = inner.assessment else {
             return None;
         };
+        substituting.scripts += inner.substituting.map_or(0, |inner| inner.scripts);
+        if substituting.scripts > substitute::MAX_SCRIPTS {
+            return None;
+        }
         lists_processes = lists_processes.or(inner.lists_processes);
-        first.push(reason);
+        if !first.contains(&reason) {
+            first.push(reason);
+        }
     }
     Some(LineReading {
         assessment: Assessment::Safe(format!(

@@ -232,8 +232,26 @@ impl CommandTool {
     /// Runs a line of command substitutions without a click: each script first (each
     /// judged again, and run only if safe), then the line with their output put in, judged
     /// again from scratch and run only if safe. What the scripts wrote to stderr comes
-    /// before the line's own, as in a shell; their exit statuses are not the line's.
-    fn run_substituting<'a>(
+    /// before the line's own, as in a shell; their exit statuses are not the line's. All of
+    /// it together gets the time one line gets (`command.timeout_secs`): past it, what runs
+    /// is stopped with its processes.
+    async fn run_substituting(
+        &self,
+        substituting: &Substituting,
+        approval: &Approval,
+    ) -> Result<LineOutcome, CommandError> {
+        let limit = self.runner.timeout();
+        tokio::time::timeout(limit, self.run_substitutions(substituting, approval))
+            .await
+            .unwrap_or_else(|_| {
+                Err(CommandError::Substitution(format!(
+                    "the line's substitutions and the line itself did not end within command.timeout_secs ({} s) in all, and were stopped",
+                    limit.as_secs()
+                )))
+            })
+    }
+
+    fn run_substitutions<'a>(
         &'a self,
         substituting: &'a Substituting,
         approval: &'a Approval,

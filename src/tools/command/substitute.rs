@@ -27,6 +27,9 @@ pub(super) const PLACEHOLDER: &str = "substituted";
 
 /// Most bytes the substitutions of one line may put into it.
 pub const MAX_SUBSTITUTED_BYTES: usize = 128 * 1024;
+/// Most scripts one line runs first, its substitutions' own substitutions counted: each
+/// is a run of its own, and a line written out from a loop may hold many.
+pub const MAX_SCRIPTS: usize = 8;
 
 /// One command substitution at the line's own level.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +48,8 @@ pub struct Found {
 pub struct Substituting {
     pub line: String,
     pub found: Vec<Found>,
+    /// The scripts it runs in all, its substitutions' own substitutions counted.
+    pub scripts: usize,
 }
 
 /// Why a substitution's output cannot be put into the line.
@@ -426,6 +431,7 @@ mod tests {
         Substituting {
             line: line.to_owned(),
             found,
+            scripts: 1,
         }
         .splice(&outputs)
     }
@@ -459,6 +465,7 @@ mod tests {
         let line = Substituting {
             line: "ls $(x)".into(),
             found,
+            scripts: 1,
         };
         assert_eq!(line.splice(&outputs), Err(SpliceError::NotText("x".into())));
         let long = "a ".repeat(MAX_SUBSTITUTED_BYTES);
@@ -471,6 +478,7 @@ mod tests {
         let substituting = Substituting {
             line: line.into(),
             found: scan(line).unwrap(),
+            scripts: 2,
         };
         assert_eq!(
             substituting.placeholder_line(),

@@ -1628,6 +1628,23 @@ fn substitutions_of_read_only_scripts_run_first() {
         ("ls -l $(which python3)", Safe),
         ("grep -c TODO $(ls) | sort", Safe),
         ("echo \"$(cat $(ls | head -1))\"", Safe),
+        (
+            "echo $(echo 1) $(echo 2) $(echo 3) $(echo 4) $(echo 5) $(echo 6) $(echo 7) $(echo 8)",
+            Safe,
+        ),
+        // Each script is a run of its own: a line runs at most eight first.
+        (
+            "echo $(echo 1) $(echo 2) $(echo 3) $(echo 4) $(echo 5) $(echo 6) $(echo 7) $(echo 8) $(echo 9)",
+            NotSafe,
+        ),
+        (
+            "echo $(echo 1 $(echo 2 $(echo 3)) $(echo 4 $(echo 5 $(echo 6 $(echo 7 $(echo 8 $(echo 9)))))))",
+            NotSafe,
+        ),
+        (
+            "for i in 1 2 3 4 5 6 7 8 9; do echo $(echo $i); done",
+            NotSafe,
+        ),
         // Left to a shell: the scanner or the plan cannot follow them as a shell would.
         ("export X=$(date)", NotSafe),
         ("echo {a,b}$(date)", NotSafe),
