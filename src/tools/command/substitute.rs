@@ -135,14 +135,14 @@ pub(super) fn as_words(text: &str) -> String {
     let mut words = Vec::new();
     for word in text.split([' ', '\t', '\n']).filter(|w| !w.is_empty()) {
         let mut written = String::with_capacity(word.len() + 4);
-        if RESERVED.contains(&word) {
-            written.push('\\');
-        }
-        for c in word.chars() {
-            let plain = c.is_ascii_alphanumeric()
-                || !c.is_ascii()
-                || matches!(c, '_' | '.' | '/' | ',' | ':' | '+' | '@' | '%' | '^' | '-')
-                || matches!(c, '*' | '?' | '[' | ']');
+        let reserved = RESERVED.contains(&word);
+        for (at, c) in word.chars().enumerate() {
+            // A reserved word's first character is quoted, whatever it is.
+            let plain = !(reserved && at == 0)
+                && (c.is_ascii_alphanumeric()
+                    || !c.is_ascii()
+                    || matches!(c, '_' | '.' | '/' | ',' | ':' | '+' | '@' | '%' | '^' | '-')
+                    || matches!(c, '*' | '?' | '[' | ']'));
             if !plain {
                 written.push('\\');
             }
@@ -454,6 +454,7 @@ mod tests {
             "ls *.md \\~/a \\$HOME a\\;rm b\\|c \\{a,b\\} x\\=1 \\#c"
         );
         assert_eq!(splice("$(x) y", &["if then"]).unwrap(), "\\if \\then y");
+        assert_eq!(splice("$(x) y", &["[[ } {"]).unwrap(), "\\[[ \\} \\{ y");
         assert_eq!(
             splice("ls $(x)", &["\u{0}a\u{0}b"]).unwrap(),
             "ls ab",

@@ -1529,6 +1529,27 @@ proptest! {
         );
     }
 
+    /// A substitution's output, put into a line as riskgate puts it, reads back as the words
+    /// the shell makes of it: split on blanks where unquoted, whole inside double quotes,
+    /// nothing in it expanded (glob characters, which stay active, are left out here).
+    #[test]
+    fn substituted_output_reads_back_as_the_shells_words(
+        text in "[ -~\t\n\u{e9}\u{4e2d}]{0,40}"
+    ) {
+        let text: String = text.chars().filter(|c| !matches!(c, '*' | '?' | '[' | ']')).collect();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let policy = policy_for(dir.path(), &[], &[]);
+        let mut expected = vec!["echo".to_owned()];
+        expected.extend(text.split([' ', '\t', '\n']).filter(|w| !w.is_empty()).map(str::to_owned));
+        let line = format!("echo {}", super::substitute::as_words(&text));
+        let (_, words) = judged_words(&line, &policy);
+        prop_assert_eq!(&words, &vec![expected], "{}", line);
+        let kept = text.trim_end_matches('\n');
+        let line = format!("echo \"{}\"", super::substitute::in_double_quotes(kept));
+        let (_, words) = judged_words(&line, &policy);
+        prop_assert_eq!(&words, &vec![vec!["echo".to_owned(), kept.to_owned()]], "{}", line);
+    }
+
     /// Over words that need no quoting and commands whose operands are files, a safe
     /// verdict never comes with an output redirection, a variable or tilde expansion, a
     /// background job, a path outside the workspace, or (in command position) an
