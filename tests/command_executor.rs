@@ -1704,3 +1704,39 @@ async fn a_line_of_substitutions_gets_one_lines_time_in_all() {
     );
     assert_all_gone("sleep 7.77").await;
 }
+
+#[tokio::test]
+async fn the_machines_variables_are_the_lines_own_values() {
+    let t = tool();
+    std::fs::create_dir_all(t.root.join("sub")).expect("mkdir");
+    let auto = Approval::Auto;
+    let (path, _, _) = outputs(&t, "printenv PATH", &auto).await;
+    let (pwd, _, _) = outputs(&t, "pwd", &auto).await;
+    let (lang, _, _) = outputs(&t, "printenv LANG", &auto).await;
+    let (out, _, _) = outputs(&t, "echo \"$PATH\" ${LANG} '$PWD' $PWD", &auto).await;
+    assert_eq!(
+        out,
+        format!(
+            "{} {} $PWD {}\n",
+            path.trim_end(),
+            lang.trim_end(),
+            pwd.trim_end()
+        )
+    );
+    let (out, _, _) = outputs(&t, "echo $PATH | tr : '\\n' | head -n 1", &auto).await;
+    assert_eq!(
+        out.trim_end(),
+        path.trim_end().split(':').next().expect("an entry")
+    );
+    let (out, _, _) = outputs(&t, "ls $PWD", &auto).await;
+    assert_eq!(out, "sub\n");
+    // A secret's name, the line's own directories and a directory changed first wait.
+    for line in ["echo $MY_SECRET_TOKEN", "echo $HOME", "cd sub && echo $PWD"] {
+        match t.execute(line, &auto).await {
+            Err(ToolError::Refused(message)) => {
+                assert!(message.contains("needs a shell"), "{message}")
+            }
+            other => panic!("{line:?} should wait, got {other:?}"),
+        }
+    }
+}

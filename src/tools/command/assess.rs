@@ -54,6 +54,10 @@ pub struct CommandPolicy {
     /// The SQL tool's rules, for SQL given to a database client on the line (`psql -c`):
     /// a name the operator denies to `execute_sql` is denied there too.
     pub sql: SqlRules,
+    /// Variables every line starts with whose values are the machine's, not a secret
+    /// (`PATH`, `LANG`): a line's `$PATH` is judged and run as its value. The workspace's
+    /// directory is `PWD` for a line that does not change directory.
+    pub variables: Vec<(String, String)>,
 }
 
 impl CommandPolicy {
@@ -70,12 +74,30 @@ impl CommandPolicy {
             allow: words(allow),
             deny: words(deny),
             sql: SqlRules::default(),
+            variables: Vec::new(),
         }
     }
 
     /// The SQL tool's rules for SQL on the line (by default, none).
     pub fn with_sql_rules(self, sql: SqlRules) -> Self {
         Self { sql, ..self }
+    }
+
+    /// The variables every line starts with that are not secret (by default, none).
+    pub fn with_variables(self, variables: Vec<(String, String)>) -> Self {
+        Self { variables, ..self }
+    }
+
+    /// The values a line's `$NAME` stands for ([`CommandPolicy::variables`] and `PWD`).
+    fn known_values(&self) -> Vec<(String, String)> {
+        let mut known = self.variables.clone();
+        if let Some(root) = std::fs::canonicalize(self.workspace.root())
+            .ok()
+            .and_then(|root| root.to_str().map(str::to_owned))
+        {
+            known.push(("PWD".to_owned(), root));
+        }
+        known
     }
 }
 
@@ -89,8 +111,12 @@ pub fn assess_command(line: &str, policy: &CommandPolicy) -> Assessment {
     if matches!(assessment, Assessment::Safe(_)) {
         return planned_or_unknown(assessment, &plan::plan_parsed(&parsed));
     }
-    if matches!(assessment, Assessment::Unknown(_))
-        && !(walker.line_substitutions.is_empty() && walker.line_loops.is_empty())
+    if matches!(
+        assessment,
+        Assessment::Unknown(_) | Assessment::Destructive(_)
+    ) && !(walker.line_substitutions.is_empty()
+        && walker.line_loops.is_empty()
+        && !walker.line_variables)
     {
         return read_line(line, policy).assessment;
     }
@@ -143,9 +169,23 @@ fn read_line_nested(line: &str, policy: &CommandPolicy, nesting: usize) -> LineR
     {
         return LineReading { plan, ..reading };
     }
-    if matches!(assessment, Assessment::Unknown(_))
+    // A loop written out, or a machine's variable put in, is what the shell runs, word for
+    // word: the line it makes is judged instead, even where a word only known when the line
+    // runs made this reading destructive (`find $PWD ...` may have become `find -delete`).
+    let rewritable = parsed.is_ok()
+        && matches!(
+            assessment,
+            Assessment::Unknown(_) | Assessment::Destructive(_)
+        );
+    if rewritable
         && !walker.line_loops.is_empty()
         && let Some(reading) = read_written_out(line, policy, &walker.line_loops, nesting)
+    {
+        return reading;
+    }
+    if rewritable
+        && walker.line_variables
+        && let Some(reading) = read_with_values(line, policy, nesting)
     {
         return reading;
     }
@@ -182,6 +222,35 @@ fn read_written_out(
     let reason = match reason.contains(WRITTEN_OUT) {
         true => reason.clone(),
         false => format!("{reason}{WRITTEN_OUT}"),
+    };
+    Some(LineReading {
+        assessment: Assessment::Safe(reason),
+        ..reading
+    })
+}
+
+/// The reading of a line whose variables of the machine (`$PATH`, `$PWD`: [`CommandPolicy`])
+/// are put in as their values, as a substitution's output is, when that line is safe and
+/// does not change directory (which would change `PWD`).
+fn read_with_values(line: &str, policy: &CommandPolicy, nesting: usize) -> Option<LineReading> {
+    if nesting >= MAX_DEPTH {
+        return None;
+    }
+    let written = loops::with_values(line, &policy.known_values())?;
+    let reading = read_line_nested(&written, policy, nesting + 1);
+    let Assessment::Safe(reason) = &reading.assessment else {
+        return None;
+    };
+    if let Ok(plan) = &reading.plan
+        && plan::changes_directory(plan)
+    {
+        return None;
+    }
+    const VALUES: &str =
+        "; its variables are the machine's (PATH, LANG, PWD), put in as their values";
+    let reason = match reason.contains(VALUES) {
+        true => reason.clone(),
+        false => format!("{reason}{VALUES}"),
     };
     Some(LineReading {
         assessment: Assessment::Safe(reason),
@@ -429,6 +498,8 @@ pub(super) struct Walker<'p> {
     line_substitutions: Vec<String>,
     /// The `for` loops of the line itself with a list of words.
     line_loops: Vec<LoopFound>,
+    /// Whether a word of the line itself expands a variable.
+    line_variables: bool,
     /// The words of each command of the line itself, as judged (see [`judged_words`]).
     #[cfg(test)]
     judged: Vec<Vec<String>>,
@@ -445,6 +516,7 @@ impl<'p> Walker<'p> {
             lists_processes: None,
             line_substitutions: Vec::new(),
             line_loops: Vec::new(),
+            line_variables: false,
             #[cfg(test)]
             judged: Vec::new(),
         }
@@ -790,6 +862,7 @@ impl<'p> Walker<'p> {
             self.destructive(failure.reason());
         }
         if let Some(problem) = problem {
+            self.line_variables |= depth == 0 && arg.raw.contains('$');
             self.unknown(problem);
         }
         for script in substitutions {

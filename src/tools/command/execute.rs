@@ -319,6 +319,18 @@ pub struct CommandRunner {
 }
 
 impl CommandRunner {
+    /// The variables every line starts with whose values are the machine's, not a secret
+    /// nor the line's own: `PATH` and `LANG` (the gate judges `$PATH` as its value).
+    pub fn machine_variables(&self) -> Vec<(String, String)> {
+        self.env
+            .iter()
+            .filter(|(name, _)| name == "PATH" || name == "LANG")
+            .filter_map(|(name, value)| {
+                Some((name.to_str()?.to_owned(), value.to_str()?.to_owned()))
+            })
+            .collect()
+    }
+
     /// Bytes of each output stream a line keeps (`command.output_limit_bytes`).
     pub fn output_limit(&self) -> usize {
         self.output_limit

@@ -90,6 +90,20 @@ pub(super) fn write_out(
     Some(written)
 }
 
+/// `line` with each `$NAME` and `${NAME}` of `values` the shell would expand replaced by its
+/// value; `None` where none is, or where the line has what this does not follow (a
+/// here-document, whose quoted form expands nothing; backquotes; another form of a name).
+pub(super) fn with_values(line: &str, values: &[(String, String)]) -> Option<String> {
+    if line.replace("<<<", "").contains("<<") {
+        return None;
+    }
+    let mut written = line.to_owned();
+    for (name, value) in values {
+        written = with_value(&written, name, value)?;
+    }
+    (written != line).then_some(written)
+}
+
 /// `body` with each `$name` and `${name}` the shell would expand replaced by `value`.
 fn with_value(body: &str, name: &str, value: &str) -> Option<String> {
     let text = body.as_bytes();
@@ -109,6 +123,8 @@ fn with_value(body: &str, name: &str, value: &str) -> Option<String> {
             }
             b'`' => return None,
             b'$' if quoted && text.get(at + 1) == Some(&b'(') => return None,
+            // `$'...'`, whose backslashes escape its quote.
+            b'$' if !quoted && text.get(at + 1) == Some(&b'\'') => return None,
             b'$' => {
                 let rest = &body[at + 1..];
                 let braced = rest.starts_with('{');
@@ -205,6 +221,7 @@ mod tests {
         assert_eq!(written("for i in 1; do echo ${i%x}; done"), None);
         assert_eq!(written("for i in 1; do echo `echo $i`; done"), None);
         assert_eq!(written("for i in 1; do i=2; echo $i; done"), None);
+        assert_eq!(written("for i in 1; do echo $'\\' $i'; done"), None);
         assert_eq!(written("for i in 1; do echo \"$(echo $i)\"; done"), None);
         assert_eq!(
             written("for i in 1; do echo hi=$i $(echo $i); done").as_deref(),

@@ -170,9 +170,11 @@ impl CommandTool {
         settings: &CommandSettings,
         budgets: &OutputSettings,
     ) -> Self {
+        let runner = CommandRunner::new(workspace.clone(), settings);
         Self {
-            policy: CommandPolicy::new(workspace.clone(), &rules.allow, &rules.deny),
-            runner: CommandRunner::new(workspace.clone(), settings),
+            policy: CommandPolicy::new(workspace.clone(), &rules.allow, &rules.deny)
+                .with_variables(runner.machine_variables()),
+            runner,
             workspace,
             budgets: budgets.clone(),
             sandbox: settings.sandbox.clone(),
@@ -448,7 +450,7 @@ impl Tool for CommandTool {
     }
 
     fn description(&self) -> &str {
-        "Run a command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person. Plain commands joined by |, &&, || and ; run without a shell, and so do `( ... )` subshells of them, `cd dir`, `< file`, `2>/dev/null`, `2>&1`, `{a,b}`, `$((1 + 2))`, `<<< 'text'`, here-documents without expansions, `<(cmd)` and `command -v NAME` / `type NAME`. A `$(cmd)` whose command only reads runs first, and the line is judged again with its output; a `for x in WORDS; do ...; done` loop is judged written out once for each word. Lines that need a shell ($VAR, ~, writing redirections, `while` loops) always need a person's confirmation."
+        "Run a command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person. Plain commands joined by |, &&, || and ; run without a shell, and so do `( ... )` subshells of them, `cd dir`, `< file`, `2>/dev/null`, `2>&1`, `{a,b}`, `$((1 + 2))`, `<<< 'text'`, here-documents without expansions, `<(cmd)` and `command -v NAME` / `type NAME`. A `$(cmd)` whose command only reads runs first, and the line is judged again with its output; a `for x in WORDS; do ...; done` loop is judged written out once for each word. $PATH, $LANG and $PWD are their values. Lines that need a shell (other $VARs, ~, writing redirections, `while` loops) always need a person's confirmation."
     }
 
     fn execute<'a>(

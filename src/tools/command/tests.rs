@@ -1703,6 +1703,9 @@ fn for_loops_are_judged_written_out() {
             "for i in a b; do for j in 1 2; do echo $i$j; done; done",
             Safe,
         ),
+        // Written out, the word is known: `find $f` cannot become `find -delete`.
+        ("for f in src docs; do find $f -name '*.md'; done", Safe),
+        ("for f in -delete; do find . $f; done", Destructive),
         // Left to a shell.
         ("for i; do echo $i; done", NotSafe),
         ("for d in */; do (cd $d && ls); done", NotSafe),
@@ -1722,4 +1725,39 @@ fn for_loops_are_judged_written_out() {
         ("for f in $(ls); do rm $f; done", Destructive),
         ("for i in 1 2; do echo $i; done; rm x", Destructive),
     ]);
+}
+
+/// The machine's variables (`PATH`, `LANG`, and `PWD` where the workspace exists) are put
+/// in as their values; any other variable, or another form of these, waits.
+#[test]
+fn the_machines_variables_are_judged_as_their_values() {
+    use Expect::*;
+    let dir = workspace();
+    let policy = policy_for(dir.path(), &[], &[]).with_variables(vec![
+        ("PATH".to_owned(), "/usr/bin:/bin".to_owned()),
+        ("LANG".to_owned(), "C.UTF-8".to_owned()),
+    ]);
+    check_table(
+        &policy,
+        &[
+            ("echo $PATH | tr : '\\n'", Safe),
+            ("echo \"${PATH}\" $LANG", Safe),
+            ("ls $PWD", Safe),
+            ("find $PWD -name '*.rs'", Safe),
+            (
+                "for d in $(echo $PATH | tr : ' '); do ls $d | wc -l; done",
+                Safe,
+            ),
+            ("echo ${PATH%:*}", NotSafe),
+            ("PATH=/tmp ls", NotSafe),
+            ("echo $HOME $PATH", NotSafe),
+            ("echo $PATH$OTHER", NotSafe),
+            ("$PATH", NotSafe),
+            ("cd src && ls $PWD", NotSafe),
+            ("cat <<EOF\n$PATH\nEOF", NotSafe),
+            ("echo $PATH > f", Destructive),
+            ("rm -r $PWD/src", Destructive),
+            ("find $PWD -delete", Destructive),
+        ],
+    );
 }
