@@ -94,9 +94,6 @@ pub(super) fn write_out(
 /// value; `None` where none is, or where the line has what this does not follow (a
 /// here-document, whose quoted form expands nothing; backquotes; another form of a name).
 pub(super) fn with_values(line: &str, values: &[(String, String)]) -> Option<String> {
-    if line.replace("<<<", "").contains("<<") {
-        return None;
-    }
     let mut written = line.to_owned();
     for (name, value) in values {
         written = with_value(&written, name, value)?;
@@ -104,8 +101,13 @@ pub(super) fn with_values(line: &str, values: &[(String, String)]) -> Option<Str
     (written != line).then_some(written)
 }
 
-/// `body` with each `$name` and `${name}` the shell would expand replaced by `value`.
+/// `body` with each `$name` and `${name}` the shell would expand replaced by `value`; `None`
+/// for a body with a here-document (a quoted one expands nothing, and the scan does not
+/// tell them apart).
 fn with_value(body: &str, name: &str, value: &str) -> Option<String> {
+    if body.replace("<<<", "").contains("<<") {
+        return None;
+    }
     let text = body.as_bytes();
     let mut out = String::with_capacity(body.len());
     let mut at = 0;
@@ -222,6 +224,7 @@ mod tests {
         assert_eq!(written("for i in 1; do echo `echo $i`; done"), None);
         assert_eq!(written("for i in 1; do i=2; echo $i; done"), None);
         assert_eq!(written("for i in 1; do echo $'\\' $i'; done"), None);
+        assert_eq!(written("for i in 1; do cat <<'E'\n$i\nE\n done"), None);
         assert_eq!(written("for i in 1; do echo \"$(echo $i)\"; done"), None);
         assert_eq!(
             written("for i in 1; do echo hi=$i $(echo $i); done").as_deref(),
