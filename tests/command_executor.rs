@@ -1165,6 +1165,20 @@ async fn the_plan_the_gate_read_is_the_plan_that_runs() {
         .expect("runs");
     assert_eq!(stdout(ran), "judged");
 
+    // A line of substitutions, and a loop, run from the gate's reading.
+    for (line, printed) in [
+        ("echo $(echo sub)stituted", "substituted"),
+        ("for w in looped; do echo $w; done", "looped"),
+    ] {
+        let judged = read(line);
+        let ran = t
+            .tool
+            .execute_read(&arguments(line), &Approval::Auto, Some(&judged))
+            .await
+            .expect("runs");
+        assert_eq!(stdout(ran), printed, "{line}");
+    }
+
     // A reading whose plan differs from a fresh reading of its line: its plan runs.
     let carried = Reading::new(LinePlan {
         line: "echo typed".to_owned(),
