@@ -205,39 +205,41 @@ fn read_written_out(
     found: &[LoopFound],
     nesting: usize,
 ) -> Option<LineReading> {
-    if nesting >= MAX_DEPTH {
-        return None;
-    }
     let written = loops::write_out(line, found, |word| loop_words(word, &policy.workspace))?;
-    let reading = read_line_nested(&written, policy, nesting + 1);
-    let Assessment::Safe(reason) = &reading.assessment else {
-        return None;
-    };
-    if let Ok(plan) = &reading.plan
-        && plan::changes_directory(plan)
-    {
-        return None;
-    }
-    const WRITTEN_OUT: &str = "; its `for` loops are written out once for each of their words";
-    let reason = match reason.contains(WRITTEN_OUT) {
-        true => reason.clone(),
-        false => format!("{reason}{WRITTEN_OUT}"),
-    };
-    Some(LineReading {
-        assessment: Assessment::Safe(reason),
-        ..reading
-    })
+    read_rewritten(
+        &written,
+        policy,
+        nesting,
+        "; its `for` loops are written out once for each of their words",
+    )
 }
 
 /// The reading of a line whose variables of the machine (`$PATH`, `$PWD`: [`CommandPolicy`])
-/// are put in as their values, as a substitution's output is, when that line is safe and
-/// does not change directory (which would change `PWD`).
+/// are put in as their values, as a substitution's output is, when that line is safe.
 fn read_with_values(line: &str, policy: &CommandPolicy, nesting: usize) -> Option<LineReading> {
+    let written = loops::with_values(line, &policy.known_values())?;
+    read_rewritten(
+        &written,
+        policy,
+        nesting,
+        "; its variables are the machine's (PATH, LANG, PWD), put in as their values",
+    )
+}
+
+/// The reading of `written`, a line rewritten as the shell would run it word for word, when
+/// it is safe and changes no directory (a written-out loop runs in one subshell, and `PWD`
+/// is the workspace's only where nothing changes it); its reason says how it was written
+/// (`how`, once however deep).
+fn read_rewritten(
+    written: &str,
+    policy: &CommandPolicy,
+    nesting: usize,
+    how: &str,
+) -> Option<LineReading> {
     if nesting >= MAX_DEPTH {
         return None;
     }
-    let written = loops::with_values(line, &policy.known_values())?;
-    let reading = read_line_nested(&written, policy, nesting + 1);
+    let reading = read_line_nested(written, policy, nesting + 1);
     let Assessment::Safe(reason) = &reading.assessment else {
         return None;
     };
@@ -246,11 +248,9 @@ fn read_with_values(line: &str, policy: &CommandPolicy, nesting: usize) -> Optio
     {
         return None;
     }
-    const VALUES: &str =
-        "; its variables are the machine's (PATH, LANG, PWD), put in as their values";
-    let reason = match reason.contains(VALUES) {
+    let reason = match reason.contains(how) {
         true => reason.clone(),
-        false => format!("{reason}{VALUES}"),
+        false => format!("{reason}{how}"),
     };
     Some(LineReading {
         assessment: Assessment::Safe(reason),
