@@ -51,26 +51,38 @@ pub fn init(settings: &LogSettings) {
 }
 
 /// The directives the subscriber uses for `filter`: the start-up report let through
-/// ([`with_status`]) and the MCP SDK's message dumps held back ([`with_rmcp_quiet`]).
+/// ([`with_status`]) and the dumps of what libraries read held back ([`with_dumps_quiet`]).
 pub fn directives(filter: &str) -> String {
-    with_rmcp_quiet(&with_status(filter))
+    with_dumps_quiet(&with_status(filter))
 }
 
-/// `filter` with `rmcp=warn` added when its default level would show the SDK's `info`,
-/// `debug` or `trace` lines (whole protocol messages, results included), unless it names
-/// `rmcp` itself.
-fn with_rmcp_quiet(filter: &str) -> String {
-    let verbose = filter.split(',').map(str::trim).any(|directive| {
+/// Targets whose `info`, `debug` and `trace` lines dump what a library read: the MCP SDK's
+/// whole protocol messages (results included), and brush-parser's tokens and words of every
+/// command line riskgate parses, which for a line of substitutions hold the scripts' output.
+const DUMPING_TARGETS: &[&str] = &["rmcp", "tokenize", "parse", "expansion", "arithmetic"];
+
+/// `filter` with `TARGET=warn` added for each of [`DUMPING_TARGETS`] when its default level
+/// would show their lines, unless it names the target itself.
+fn with_dumps_quiet(filter: &str) -> String {
+    let directives: Vec<&str> = filter.split(',').map(str::trim).collect();
+    let verbose = directives.iter().any(|directive| {
         !directive.contains('=')
             && ["info", "debug", "trace"]
                 .iter()
                 .any(|level| directive.eq_ignore_ascii_case(level))
     });
-    if verbose && !filter.contains("rmcp") {
-        format!("{filter},rmcp=warn")
-    } else {
-        filter.to_owned()
+    let mut quiet = filter.to_owned();
+    if verbose {
+        for target in DUMPING_TARGETS {
+            let named = directives
+                .iter()
+                .any(|directive| directive.split('=').next() == Some(*target));
+            if !named {
+                quiet.push_str(&format!(",{target}=warn"));
+            }
+        }
     }
+    quiet
 }
 
 /// `filter` with the start-up report let through at `info`, unless it is `off` or decides
@@ -119,17 +131,25 @@ mod tests {
     }
 
     #[test]
-    fn the_mcp_sdks_message_dumps_are_held_back_unless_asked_for() {
+    fn libraries_dumps_of_what_they_read_are_held_back_unless_asked_for() {
+        const PARSER: &str = "tokenize=warn,parse=warn,expansion=warn,arithmetic=warn";
         for (filter, expected) in [
-            ("warn", "warn,riskgate::status=info"),
-            ("error", "error,riskgate::status=info"),
-            ("trace", "trace,riskgate::status=info,rmcp=warn"),
+            ("warn", "warn,riskgate::status=info".to_owned()),
+            ("error", "error,riskgate::status=info".to_owned()),
+            ("trace", format!("trace,riskgate::status=info,rmcp=warn,{PARSER}")),
             (
                 "riskgate=debug,INFO",
-                "riskgate=debug,INFO,riskgate::status=info,rmcp=warn",
+                format!("riskgate=debug,INFO,riskgate::status=info,rmcp=warn,{PARSER}"),
             ),
-            ("debug,rmcp=trace", "debug,rmcp=trace,riskgate::status=info"),
-            ("off", "off"),
+            (
+                "debug,rmcp=trace",
+                format!("debug,rmcp=trace,riskgate::status=info,{PARSER}"),
+            ),
+            (
+                "debug,parse=debug",
+                "debug,parse=debug,riskgate::status=info,rmcp=warn,tokenize=warn,expansion=warn,arithmetic=warn".to_owned(),
+            ),
+            ("off", "off".to_owned()),
         ] {
             assert_eq!(directives(filter), expected, "{filter:?}");
             assert!(EnvFilter::try_new(directives(filter)).is_ok(), "{filter:?}");

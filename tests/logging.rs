@@ -16,13 +16,25 @@ const SECRETS: [&str; 4] = [
     "riskgate-env-key-zyxwvu",
 ];
 
+/// What a file in the workspace holds: a line of substitutions runs `cat` on it and puts it
+/// into the line it judges again, and that line is not logged (command output never is).
+const FILE_CONTENT: &str = "workspace-file-content-4711";
+
 async fn session(format: &str) -> (String, String) {
     let fake = FakeLlm::start(vec![
-        fake_llm::tool_calls(&[("c1", "execute_command", json!({"command": "env"}))]),
+        fake_llm::tool_calls(&[
+            ("c1", "execute_command", json!({"command": "env"})),
+            (
+                "c2",
+                "execute_command",
+                json!({"command": "echo $(cat notes.txt)"}),
+            ),
+        ]),
         fake_llm::text("done"),
     ])
     .await;
     let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("notes.txt"), FILE_CONTENT).expect("notes");
     std::fs::write(
         dir.path().join("riskgate.toml"),
         format!(
@@ -85,6 +97,14 @@ async fn no_secret_in_text_logs_at_trace_level() {
     let (stdout, stderr) = session("text").await;
     assert!(stderr.lines().count() > 10, "trace logging is on: {stderr}");
     assert_no_secret(&stderr, "the log");
+    assert!(
+        stderr.contains("the line they make is judged again"),
+        "the substitution ran: {stderr}"
+    );
+    assert!(
+        !stderr.contains(FILE_CONTENT),
+        "the log holds command output"
+    );
     assert_no_secret(&stdout, "the output");
 }
 

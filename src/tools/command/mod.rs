@@ -277,7 +277,10 @@ impl CommandTool {
             let line = substituting
                 .splice(&outputs)
                 .map_err(|error| CommandError::Substitution(error.to_string()))?;
-            tracing::info!(substituted = %line, "command substitutions ran; the line is judged again");
+            tracing::info!(
+                substituted_bytes = line.len(),
+                "command substitutions ran; the line they make is judged again"
+            );
             let mut outcome = self.run_if_safe(&line, approval).await?;
             outcome.stderr = outcome.stderr.after(&stderr, self.runner.output_limit());
             outcome.elapsed = started.elapsed();
@@ -301,7 +304,7 @@ impl CommandTool {
         }
         let lists = read.lists_processes.as_deref();
         let substituting = read.substituting.as_ref();
-        self.run_planned(line, &read.plan, lists, substituting, approval)
+        self.run_read(line, &read.plan, lists, substituting, approval)
             .await
     }
 
@@ -320,6 +323,21 @@ impl CommandTool {
         approval: &Approval,
     ) -> Result<LineOutcome, CommandError> {
         tracing::Span::current().record("shell", planned.is_err());
+        self.run_read(line, planned, lists_processes, substituting, approval)
+            .await
+    }
+
+    /// [`CommandTool::run_planned`] without a span of its own: the parts of a line of
+    /// substitutions run in the span of the line the model wrote, so that what the line
+    /// they make holds (the scripts' output) is never logged.
+    async fn run_read(
+        &self,
+        line: &str,
+        planned: &Result<Plan, NeedsShell>,
+        lists_processes: Option<&str>,
+        substituting: Option<&Substituting>,
+        approval: &Approval,
+    ) -> Result<LineOutcome, CommandError> {
         if let Some(refused) = processes_shared(
             lists_processes,
             approval,
