@@ -323,6 +323,9 @@ async fn git_in_a_cloned_repository_runs_no_program_of_its_config() {
         ("git show", None),
         ("git diff --stat", Some("low")),
         ("git log", None),
+        // The clean filter of `.gitattributes` is a program too.
+        ("git hash-object a.txt", None),
+        ("git symbolic-ref HEAD", None),
         // Git under a wrapper may execute only git too.
         ("timeout 20 git diff", Some("low")),
         ("env git log -p", Some("low")),
@@ -332,7 +335,7 @@ async fn git_in_a_cloned_repository_runs_no_program_of_its_config() {
     let events = scene.run(
         &fake,
         &format!("what changed?\n{}", "n\n".repeat(lines.len())),
-        &[],
+        &[("RISKGATE__AGENT__MAX_ITERATIONS", "20")],
     );
     let saw = model_saw(&fake).await;
     assert!(
@@ -343,6 +346,18 @@ async fn git_in_a_cloned_repository_runs_no_program_of_its_config() {
         saw.contains("initial import"),
         "git log still works:\n{saw}"
     );
+    // What `git hash-object` prints for the file as it is, no filter applied.
+    let unfiltered = Command::new("git")
+        .args(["hash-object", "--no-filters", "a.txt"])
+        .current_dir(&scene.ws)
+        .output()
+        .expect("git");
+    let unfiltered = String::from_utf8_lossy(&unfiltered.stdout)
+        .trim()
+        .to_owned();
+    assert_eq!(unfiltered.len(), 40, "{unfiltered}");
+    assert!(saw.contains(&unfiltered), "git hash-object ran:\n{saw}");
+    assert!(saw.contains("refs/heads/"), "git symbolic-ref ran:\n{saw}");
     let auto = decisions(&events).iter().filter(|d| *d == "auto").count();
     assert_eq!(auto, lines.len(), "{:?}", decisions(&events));
 }

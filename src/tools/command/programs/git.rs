@@ -141,19 +141,33 @@ const GIT: Subcommands = Subcommands {
                 .iter()
                 .all(|a| matches!(a.text(), Some("-v" | "--verbose")));
             // `get-url NAME` prints the remote's URL from the configuration; `show` asks the
-            // remote itself, over the network.
-            let url = matches!(call.args.first().and_then(Arg::text), Some("get-url"))
-                && call.args[1..].iter().all(|a| {
+            // remote itself, over the network, unless `-n` keeps it to what is known here.
+            let rest_is = |allowed: &[&str]| {
+                call.args[1..].iter().all(|a| {
                     a.text()
-                        .is_some_and(|t| !t.starts_with('-') || matches!(t, "--push" | "--all"))
-                });
+                        .is_some_and(|t| !t.starts_with('-') || allowed.contains(&t))
+                })
+            };
+            let url = matches!(call.args.first().and_then(Arg::text), Some("get-url"))
+                && rest_is(&["--push", "--all"]);
+            let shown_here = matches!(call.args.first().and_then(Arg::text), Some("show"))
+                && call.args[1..].iter().any(|a| a.text() == Some("-n"))
+                && rest_is(&["-n", "-v", "--verbose"]);
             reading(|j| {
-                if !listing && !url {
-                    j.unknown("only `git remote`, `git remote -v` and `git remote get-url NAME` are whitelisted");
+                if !listing && !url && !shown_here {
+                    j.unknown("only `git remote`, `git remote -v`, `git remote get-url NAME` and `git remote show -n NAME` are whitelisted");
                 }
             })
         }),
-        Verb::reads(&["stripspace"], &STRIPSPACE),
+        Verb::reads(
+            &["stripspace", "patch-id", "get-tar-commit-id"],
+            &STRIPSPACE,
+        ),
+        Verb::reads(&["check-mailmap"], &CHECK_MAILMAP),
+        Verb::reads(&["show-index"], &SHOW_INDEX),
+        Verb::judged(&["symbolic-ref"], symbolic_ref),
+        Verb::judged(&["hash-object"], hash_object),
+        Verb::nested(&["commit-graph"], &COMMIT_GRAPH),
         Verb::reads(&["archive"], &ARCHIVE),
         Verb::judged(&["format-patch"], |walker, call| {
             if call.args.iter().any(|a| a.text() == Some("--stdout")) {
@@ -227,6 +241,75 @@ const STRIPSPACE: Table = Table {
     operands: Operands::Text,
     ..TABLE
 };
+
+/// `git check-mailmap`: the canonical name and address of each contact given (or read from
+/// the input, `--stdin`), by the repository's mailmap or the one `--mailmap-file` names.
+const CHECK_MAILMAP: Table = Table {
+    spec: Spec::values("", &["mailmap-file", "mailmap-blob"]),
+    operands: Operands::Text,
+    path_options: &["mailmap-file"],
+    ..TABLE
+};
+
+/// `git show-index`: the objects of the pack index on its input.
+const SHOW_INDEX: Table = Table {
+    spec: Spec::values("", &["object-format"]),
+    operands: Operands::Text,
+    ..TABLE
+};
+
+/// `git commit-graph verify` checks the commit-graph file; `write` replaces it.
+const COMMIT_GRAPH: Subcommands = Subcommands {
+    global: Global::Options(Spec::values("", &["object-dir"])),
+    verbs: &[Verb::reads(
+        &["verify"],
+        &Table {
+            spec: Spec::values("", &["object-dir"]),
+            path_options: &["object-dir"],
+            ..REVISIONS
+        },
+    )],
+    ..SUBCOMMANDS
+};
+
+/// `git symbolic-ref NAME` prints where a symbolic ref points; given a second name it
+/// points it there, and `-d` deletes it.
+fn symbolic_ref(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let spec = Spec::values("m", &[]);
+    let items = options::parse(call.args, &spec);
+    if items.iter().any(|item| item.named(&["d", "delete"], true)) {
+        return Judgement::destroys("`git symbolic-ref -d` deletes a symbolic ref".to_owned());
+    }
+    let operands = options::operands(&items);
+    let opaque = super::table::opaque(&items).is_some();
+    reading(|j| {
+        if operands.len() != 1 || opaque || items.iter().any(|item| item.named(&["m"], false)) {
+            j.unknown("`git symbolic-ref` with more than one name points a ref elsewhere");
+        }
+    })
+}
+
+/// `git hash-object FILE...` prints the object name a file would have; `-w` writes the
+/// object into the repository, and `--stdin-paths` reads the files' names from the input,
+/// where they cannot be checked.
+fn hash_object(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let spec = Spec::values("t", &["path"]);
+    let items = options::parse(call.args, &spec);
+    let mut judgement = Judgement::whitelisted();
+    if items.iter().any(|item| item.is(Some('w'), None, false)) {
+        judgement.unknown("`git hash-object -w` writes the object into the repository");
+    }
+    if items.iter().any(|item| item.named(&["stdin-paths"], true)) {
+        judgement.unknown(
+            "`git hash-object --stdin-paths` reads the names of the files to hash from its input, which cannot be checked",
+        );
+    }
+    if super::table::opaque(&items).is_some() {
+        judgement.unknown("`git hash-object` is given a word only known when the line runs");
+    }
+    operands_as_paths(walker, "git hash-object", &items, &mut judgement);
+    judgement
+}
 
 /// `git archive TREE [PATH...]`: an archive of a tree, to the output. `-o` writes it to a
 /// file; `--remote` asks another repository (over the network, running `--exec` there);
@@ -1135,6 +1218,33 @@ mod tests {
             ("git remote set-url origin x", NotSafe),
             ("git remote get-url -x origin", NotSafe),
             ("git stripspace -s < notes.txt", Safe),
+            ("git remote show -n origin", Safe),
+            ("git remote show origin -n", Safe),
+            ("git remote show -x -n origin", NotSafe),
+            ("git patch-id --stable < notes.txt", Safe),
+            ("git get-tar-commit-id < notes.txt", Safe),
+            ("git show-index < notes.txt", Safe),
+            ("git check-mailmap 'Alice <a@example.com>'", Safe),
+            ("git check-mailmap --mailmap-file=notes.txt Alice", Safe),
+            (
+                "git check-mailmap --mailmap-file=/etc/passwd Alice",
+                NotSafe,
+            ),
+            ("git symbolic-ref HEAD", Safe),
+            ("git symbolic-ref --short -q HEAD", Safe),
+            ("git symbolic-ref HEAD refs/heads/other", NotSafe),
+            ("git symbolic-ref -m why HEAD", NotSafe),
+            ("git symbolic-ref -d HEAD", Destructive),
+            ("git symbolic-ref --delete HEAD", Destructive),
+            ("git hash-object notes.txt", Safe),
+            ("git hash-object -t blob --path=x.txt notes.txt", Safe),
+            ("git hash-object -w notes.txt", NotSafe),
+            ("git hash-object --stdin-paths < notes.txt", NotSafe),
+            ("git hash-object ../outside.txt", NotSafe),
+            ("git commit-graph verify", Safe),
+            ("git commit-graph verify --shallow", Safe),
+            ("git commit-graph verify --object-dir=/etc", NotSafe),
+            ("git commit-graph write", NotSafe),
             ("git archive HEAD | tar -t", Safe),
             ("git archive --format=tar --prefix=p/ HEAD src", Safe),
             ("git archive -o out.tar HEAD", Destructive),
