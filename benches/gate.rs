@@ -137,6 +137,12 @@ fn bench_gate(c: &mut Criterion) {
             r#"{"command": "for f in a.txt b.txt c.txt; do grep -c TODO \"$f\"; done | sort"}"#,
             "execute_command",
         ),
+        // The line's own variable, put in (read, then rewritten and read again).
+        (
+            "command_own_variable",
+            r#"{"command": "pattern=TODO; grep -rn \"$pattern\" src | head -n 20"}"#,
+            "execute_command",
+        ),
     ];
     for (name, args, tool) in typical {
         let call = ToolCall {

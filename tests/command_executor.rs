@@ -1596,6 +1596,8 @@ async fn substitutions_run_first_and_give_what_a_shell_gives() {
         "echo \"$(cat $(cat list.txt))\" `cat list.txt`",
         "ls $(echo 'b c.txt') 2>/dev/null || echo failed",
         "echo $(ls missing 2>&1 | wc -l) done",
+        // Blanks at either end of an output part it from the text beside it.
+        "echo a$(printf ' b ')c d$(printf ' ')e f$(printf '\\t')g",
     ] {
         let auto = outputs(&t, line, &Approval::Auto).await;
         let shell = outputs(&t, line, &confirmed()).await;
@@ -1671,30 +1673,72 @@ async fn for_loops_run_written_out_and_give_what_a_shell_gives() {
         "for f in *.none; do echo \"$f\"; done",
         "for f in *.txt; do echo $(wc -c < \"$f\"); done",
     ] {
-        let policy = CommandPolicy::new(Workspace::new(&t.root), &[], &[]);
-        let assessment = assess_command(line, &policy);
-        assert!(
-            matches!(assessment, riskgate::core::risk::Assessment::Safe(_)),
-            "{line}: {assessment:?}"
-        );
         // A confirmed loop runs written out too, so the shell's own run is the reference.
-        let (out, err, exit) = outputs(&t, line, &Approval::Auto).await;
-        let bash = std::process::Command::new("bash")
-            .args(["-c", line])
-            .current_dir(&t.root)
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("LANG", "C.UTF-8")
-            .output()
-            .expect("bash runs");
-        assert_eq!(out, String::from_utf8_lossy(&bash.stdout), "{line}");
-        assert_eq!(err, String::from_utf8_lossy(&bash.stderr), "{line}");
-        assert_eq!(
-            exit,
-            Exit::Code(bash.status.code().expect("exited")),
-            "{line}"
-        );
+        assert_safe_and_runs_as_bash(&t, line).await;
     }
+}
+
+/// `line` is safe, and run without a click it prints and exits as `bash -c` does in an
+/// environment of PATH and LANG alone.
+async fn assert_safe_and_runs_as_bash(t: &TestTool, line: &str) {
+    let policy = CommandPolicy::new(Workspace::new(&t.root), &[], &[]);
+    let assessment = assess_command(line, &policy);
+    assert!(
+        matches!(assessment, riskgate::core::risk::Assessment::Safe(_)),
+        "{line}: {assessment:?}"
+    );
+    let (out, err, exit) = outputs(t, line, &Approval::Auto).await;
+    let bash = std::process::Command::new("bash")
+        .args(["-c", line])
+        .current_dir(&t.root)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("LANG", "C.UTF-8")
+        .output()
+        .expect("bash runs");
+    assert_eq!(out, String::from_utf8_lossy(&bash.stdout), "{line}");
+    assert_eq!(err, String::from_utf8_lossy(&bash.stderr), "{line}");
+    assert_eq!(
+        exit,
+        Exit::Code(bash.status.code().expect("exited")),
+        "{line}"
+    );
+}
+
+#[tokio::test]
+async fn the_lines_own_variables_give_what_a_shell_gives() {
+    let t = tool();
+    std::fs::create_dir_all(t.root.join("my docs")).expect("mkdir");
+    std::fs::write(t.root.join("my docs/a.txt"), "alpha\nbeta\ngamma\n").expect("write");
+    std::fs::write(t.root.join("b c.txt"), "delta\n").expect("write");
+    for line in [
+        "name=world; echo \"hello $name\" '$name'",
+        "dir='my docs' && ls \"$dir\" && wc -l \"${dir}/a.txt\"",
+        "n=2; head -n $n \"my docs/a.txt\"",
+        "pat=*.txt; ls $pat",
+        "a=1\nb=\"two words\"\necho $a-$b [$b]",
+        "echo \"[$unset]\" [$unset] a${unset}b",
+        "ls $nowhere",
+        "sep=,; echo \"$PWD\" | tr / \"$sep\" | wc -c",
+    ] {
+        assert_safe_and_runs_as_bash(&t, line).await;
+    }
+    // What the values make is judged: a path outside, a deletion, a name set twice or
+    // set after its use, and a name the shell or the environment holds, all wait.
+    for line in [
+        "dir=/etc; ls $dir",
+        "f=\"b c.txt\"; rm \"$f\"",
+        "x=a; x=b; echo $x",
+        "echo $x; x=1",
+        "PATH=/tmp; ls",
+        "echo $HOME",
+    ] {
+        match t.execute(line, &Approval::Auto).await {
+            Err(ToolError::Refused(_)) => {}
+            other => panic!("{line:?} should wait, got {other:?}"),
+        }
+    }
+    assert!(t.root.join("b c.txt").exists());
 }
 
 #[tokio::test]

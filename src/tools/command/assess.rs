@@ -31,7 +31,7 @@ use super::sandbox::NULL_DEVICE;
 use super::substitute::{self, Substituting};
 use super::syntax::ParseFailure;
 use super::words::{self, Arg, WordReport};
-use super::{paths, programs, syntax};
+use super::{paths, programs, syntax, variables};
 use crate::core::risk::Assessment;
 use crate::tools::Workspace;
 use crate::tools::sql::SqlRules;
@@ -58,6 +58,8 @@ pub struct CommandPolicy {
     /// (`PATH`, `LANG`): a line's `$PATH` is judged and run as its value. The workspace's
     /// directory is `PWD` for a line that does not change directory.
     pub variables: Vec<(String, String)>,
+    /// The names every line's environment holds, whatever their values (none by default).
+    pub environment: Vec<String>,
 }
 
 impl CommandPolicy {
@@ -75,6 +77,7 @@ impl CommandPolicy {
             deny: words(deny),
             sql: SqlRules::default(),
             variables: Vec::new(),
+            environment: Vec::new(),
         }
     }
 
@@ -86,6 +89,15 @@ impl CommandPolicy {
     /// The variables every line starts with that are not secret (by default, none).
     pub fn with_variables(self, variables: Vec<(String, String)>) -> Self {
         Self { variables, ..self }
+    }
+
+    /// The names of the variables every line's environment holds (by default, none): a
+    /// name among them is never taken for one the line owns ([`variables`]).
+    pub fn with_environment(self, environment: Vec<String>) -> Self {
+        Self {
+            environment,
+            ..self
+        }
     }
 
     /// The values a line's `$NAME` stands for ([`CommandPolicy::variables`] and `PWD`).
@@ -154,11 +166,41 @@ pub struct LineReading {
 /// Parses `line` once, judges it and plans it; see [`LineReading`]. ([`assess_command`]
 /// plans only the lines whose verdict depends on having a plan.)
 pub fn read_line(line: &str, policy: &CommandPolicy) -> LineReading {
-    read_line_nested(line, policy, 0)
+    read_line_nested(line, policy, Nesting::LINE)
 }
 
-/// [`read_line`] for a line `nesting` substitutions deep.
-fn read_line_nested(line: &str, policy: &CommandPolicy, nesting: usize) -> LineReading {
+/// Where a line being read stands: how many rewrites and substitutions deep, and whether it
+/// is a substitution's script, whose names the line around it may set (`for i in 1 2; do
+/// echo $(echo $i); done`), so that none of them is taken for one never set.
+#[derive(Debug, Clone, Copy)]
+struct Nesting {
+    depth: usize,
+    script: bool,
+}
+
+impl Nesting {
+    const LINE: Self = Self {
+        depth: 0,
+        script: false,
+    };
+
+    fn deeper(self) -> Self {
+        Self {
+            depth: self.depth + 1,
+            ..self
+        }
+    }
+
+    fn script(self) -> Self {
+        Self {
+            depth: self.depth + 1,
+            script: true,
+        }
+    }
+}
+
+/// [`read_line`] for a line `nesting` deep.
+fn read_line_nested(line: &str, policy: &CommandPolicy, nesting: Nesting) -> LineReading {
     let parsed = syntax::parse_script(line);
     let (assessment, walker) = walk_line(line, &parsed, policy);
     let plan = plan::plan_parsed(&parsed);
@@ -203,7 +245,7 @@ fn read_written_out(
     line: &str,
     policy: &CommandPolicy,
     found: &[LoopFound],
-    nesting: usize,
+    nesting: Nesting,
 ) -> Option<LineReading> {
     let written = loops::write_out(line, found, |word| loop_words(word, &policy.workspace))?;
     read_rewritten(
@@ -214,15 +256,17 @@ fn read_written_out(
     )
 }
 
-/// The reading of a line whose variables of the machine (`$PATH`, `$PWD`: [`CommandPolicy`])
-/// are put in as their values, as a substitution's output is, when that line is safe.
-fn read_with_values(line: &str, policy: &CommandPolicy, nesting: usize) -> Option<LineReading> {
-    let written = loops::with_values(line, &policy.known_values())?;
+/// The reading of a line whose variables — the machine's (`$PATH`, `$PWD`:
+/// [`CommandPolicy`]) and the line's own ([`variables`]) — are put in as their values, as a
+/// substitution's output is, when that line is safe.
+fn read_with_values(line: &str, policy: &CommandPolicy, nesting: Nesting) -> Option<LineReading> {
+    let environment = (!nesting.script).then_some(policy.environment.as_slice());
+    let written = variables::put_in(line, &policy.known_values(), environment)?;
     read_rewritten(
         &written,
         policy,
         nesting,
-        "; its variables are the machine's (PATH, LANG, PWD), put in as their values",
+        "; its variables are put in as their values (the machine's PATH, LANG and PWD, and the line's own: a name it never sets is empty)",
     )
 }
 
@@ -233,13 +277,13 @@ fn read_with_values(line: &str, policy: &CommandPolicy, nesting: usize) -> Optio
 fn read_rewritten(
     written: &str,
     policy: &CommandPolicy,
-    nesting: usize,
+    nesting: Nesting,
     how: &str,
 ) -> Option<LineReading> {
-    if nesting >= MAX_DEPTH {
+    if nesting.depth >= MAX_DEPTH {
         return None;
     }
-    let reading = read_line_nested(written, policy, nesting + 1);
+    let reading = read_line_nested(written, policy, nesting.deeper());
     let Assessment::Safe(reason) = &reading.assessment else {
         return None;
     };
@@ -286,9 +330,9 @@ fn read_substituting(
     line: &str,
     policy: &CommandPolicy,
     parsed: &[String],
-    nesting: usize,
+    nesting: Nesting,
 ) -> Option<LineReading> {
-    if nesting >= MAX_DEPTH {
+    if nesting.depth >= MAX_DEPTH {
         return None;
     }
     let found = substitute::scan(line)?;
@@ -304,7 +348,7 @@ fn read_substituting(
         line: line.to_owned(),
         found,
     };
-    let outer = read_line_nested(&substituting.placeholder_line(), policy, nesting + 1);
+    let outer = read_line_nested(&substituting.placeholder_line(), policy, nesting.deeper());
     let (Assessment::Safe(outer_reason), Ok(outer_plan)) = (&outer.assessment, &outer.plan) else {
         return None;
     };
@@ -314,7 +358,7 @@ fn read_substituting(
     let mut lists_processes = outer.lists_processes.clone();
     let mut first = Vec::new();
     for found in &substituting.found {
-        let inner = read_line_nested(&found.script, policy, nesting + 1);
+        let inner = read_line_nested(&found.script, policy, nesting.script());
         let Assessment::Safe(reason) = inner.assessment else {
             return None;
         };

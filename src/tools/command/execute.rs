@@ -331,6 +331,17 @@ impl CommandRunner {
             .collect()
     }
 
+    /// The names of every variable a line's environment holds (the machine's, the
+    /// operator's `command.env_allow`, and those each line sets itself): a name the line
+    /// expands that is none of these, nor one the shell sets, is empty when it starts.
+    pub fn environment_names(&self) -> Vec<String> {
+        self.env
+            .iter()
+            .filter_map(|(name, _)| name.to_str().map(str::to_owned))
+            .chain(RESERVED_VARIABLES.iter().map(|name| (*name).to_owned()))
+            .collect()
+    }
+
     /// Bytes of each output stream a line keeps (`command.output_limit_bytes`).
     pub fn output_limit(&self) -> usize {
         self.output_limit

@@ -90,21 +90,10 @@ pub(super) fn write_out(
     Some(written)
 }
 
-/// `line` with each `$NAME` and `${NAME}` of `values` the shell would expand replaced by its
-/// value; `None` where none is, or where the line has what this does not follow (a
-/// here-document, whose quoted form expands nothing; backquotes; another form of a name).
-pub(super) fn with_values(line: &str, values: &[(String, String)]) -> Option<String> {
-    let mut written = line.to_owned();
-    for (name, value) in values {
-        written = with_value(&written, name, value)?;
-    }
-    (written != line).then_some(written)
-}
-
 /// `body` with each `$name` and `${name}` the shell would expand replaced by `value`; `None`
 /// for a body with a here-document (a quoted one expands nothing, and the scan does not
 /// tell them apart).
-fn with_value(body: &str, name: &str, value: &str) -> Option<String> {
+pub(super) fn with_value(body: &str, name: &str, value: &str) -> Option<String> {
     if body.replace("<<<", "").contains("<<") {
         return None;
     }

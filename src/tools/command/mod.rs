@@ -42,6 +42,7 @@ pub mod similar;
 mod structure;
 pub mod substitute;
 mod syntax;
+mod variables;
 pub mod view;
 pub mod watch;
 mod words;
@@ -173,7 +174,8 @@ impl CommandTool {
         let runner = CommandRunner::new(workspace.clone(), settings);
         Self {
             policy: CommandPolicy::new(workspace.clone(), &rules.allow, &rules.deny)
-                .with_variables(runner.machine_variables()),
+                .with_variables(runner.machine_variables())
+                .with_environment(runner.environment_names()),
             runner,
             workspace,
             budgets: budgets.clone(),

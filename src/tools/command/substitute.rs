@@ -150,7 +150,16 @@ pub(super) fn as_words(text: &str) -> String {
         }
         words.push(written);
     }
-    words.join(" ")
+    // A blank at either end parts the words from the text beside them (`a$(echo ' b')` is
+    // the two words `a` and `b`), as the shell's splitting does.
+    let blank = |c: char| matches!(c, ' ' | '\t' | '\n');
+    let before = if text.starts_with(blank) { " " } else { "" };
+    let after = if text.ends_with(blank) { " " } else { "" };
+    match words.is_empty() {
+        true if !text.is_empty() => " ".to_owned(),
+        true => String::new(),
+        false => format!("{before}{}{after}", words.join(" ")),
+    }
 }
 
 /// A double-quoted substitution's output as the text of the string it stands in.

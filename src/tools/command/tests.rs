@@ -668,7 +668,7 @@ fn their_dangerous_neighbours_still_wait() {
             ("ulimit -a > limits.txt", Destructive),
             ("dirs -c", NotSafe),
             ("help -x cd", NotSafe),
-            ("help $topic", NotSafe),
+            ("help $TOPIC", NotSafe),
             ("help cd > help.txt", Destructive),
             // The history, traps, options, completions and bindings are listed in a new
             // shell; a form that sets them, or hands them code, waits.
@@ -904,7 +904,7 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("echo $(uptime -s) > /dev/stderr", Unknown),
             ("echo {1..99999999999999999999999}", Unknown),
             ("echo $((x+1))", Unknown),
-            ("echo {a,$b}", Unknown),
+            ("echo {a,$B}", Unknown),
             ("ls 2>/dev/stderr", Unknown),
             ("ls 3>&1", Unknown),
             ("ls 2>&-", Unknown),
@@ -914,7 +914,7 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("ls @(src|docs)", Unknown),
             ("cat $FILE", Unknown),
             ("grep $PATTERN notes.txt", Unknown),
-            ("wc -l \"$f\"", Unknown),
+            ("wc -l \"$F\"", Unknown),
             // Structure.
             ("FOO=bar ls", Unknown),
             ("{ ls; }", Unknown),
@@ -1156,8 +1156,9 @@ fn destructive_commands_anywhere() {
         "/usr/bin/time -o out.txt ls",
         // Read differently by dash (/bin/sh), which runs lines the executor cannot plan;
         // each was checked against dash 0.5 and bash 5.2. (`ls &> /dev/null rm -rf x` has a
-        // plan, so bash's reading, `ls rm -rf x`, is what runs; `$x` takes the plan away.)
-        "ls &> /dev/null rm -rf $x",
+        // plan, so bash's reading, `ls rm -rf x`, is what runs; `$HOME`, which is not put
+        // in, takes the plan away. An unset `$x` is put in, empty, and the plan stays.)
+        "ls &> /dev/null rm -rf $HOME",
         "((rm -rf x))",
         "(( a > out.txt ))",
         "[[ a > out.txt ]]",
@@ -1758,6 +1759,58 @@ fn the_machines_variables_are_judged_as_their_values() {
             ("echo $PATH > f", Destructive),
             ("rm -r $PWD/src", Destructive),
             ("find $PWD -delete", Destructive),
+        ],
+    );
+}
+
+/// The line's own variables: names with a small letter that it sets first, as commands of
+/// their own, with plain values, or never sets (empty, as in a new shell). Their
+/// neighbours — values that make a line act or leave the workspace, names set twice, set
+/// after their use, counted, exported, or held by the environment — are judged as before.
+#[test]
+fn the_lines_own_variables_are_judged_as_their_values() {
+    use Expect::*;
+    let dir = workspace();
+    let policy = policy_for(dir.path(), &[], &[])
+        .with_variables(vec![("PATH".to_owned(), "/usr/bin:/bin".to_owned())])
+        .with_environment(vec!["PATH".to_owned(), "http_proxy".to_owned()]);
+    check_table(
+        &policy,
+        &[
+            ("x=5; echo $x", Safe),
+            ("name=world; echo \"hello $name\"", Safe),
+            ("dir=src && ls -l $dir", Safe),
+            ("n=3; head -n $n notes.txt", Safe),
+            ("ls $dir", Safe),
+            ("find $dir -name '*.txt' | wc -l", Safe),
+            ("pat='*.txt'; ls $pat", Safe),
+            ("x=5; echo $x $PATH", Safe),
+            ("f=notes.txt; for w in a b; do grep -c $w $f; done", Safe),
+            ("dir=/etc; ls $dir", NotSafe),
+            ("f=../notes.txt; cat $f", NotSafe),
+            ("x=a; x=b; echo $x", NotSafe),
+            ("echo $x; x=1", NotSafe),
+            ("x=1 echo $x", NotSafe),
+            ("x=1 || echo $x", NotSafe),
+            ("x=$(ls); echo $x", NotSafe),
+            ("x=~; ls $x", NotSafe),
+            ("export x=1; echo $x", NotSafe),
+            ("read x; echo $x", NotSafe),
+            ("echo $((x+1)) $x", NotSafe),
+            ("echo ${x:-/etc}", NotSafe),
+            ("echo $http_proxy", NotSafe),
+            ("echo $USER", NotSafe),
+            ("IFS=/; echo $x", NotSafe),
+            // The value is text of the line: the command it names is judged.
+            ("cmd=ls; $cmd", Safe),
+            ("cmd=rm; $cmd -f notes.txt", Destructive),
+            ("url=https://example.com; curl $url", NotSafe),
+            ("f=notes.txt; rm $f", Destructive),
+            ("opt=-delete; find . $opt", Destructive),
+            ("x=5; echo $x > out.txt", Destructive),
+            ("dir=src; rm -r $dir", Destructive),
+            ("f=notes.txt; sed -i s/a/b/ $f", Destructive),
+            ("find . $nothing -delete", Destructive),
         ],
     );
 }

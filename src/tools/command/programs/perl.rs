@@ -877,7 +877,7 @@ mod tests {
             ("perl -MO=Deparse,-p -ne 'print if /x/'", Safe),
             ("perl -MO=Deparse -e 'system(1)'", NotSafe),
             ("perl -MO=Debug -e 'print 1'", NotSafe),
-            ("perl -MO=Deparse,$opts -e 'print 1'", NotSafe),
+            ("perl -MO=Deparse,$OPTS -e 'print 1'", NotSafe),
             ("perl -e'print q|{\"a\":1}|' | json_pp", Safe),
             ("perl -le'system(1)'", NotSafe),
             ("perl -CSD -ne 'print' notes.txt", Safe),

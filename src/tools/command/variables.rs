@@ -1,0 +1,309 @@
+//! The line's own variables, put in as their values, so that the line the shell would run
+//! is the line judged.
+//!
+//! A line starts in a new shell whose variables are known: the machine's (`PATH`, `LANG`,
+//! and `PWD`, the workspace), the rest of its environment (the line's private `HOME` and
+//! `TMPDIR`, the operator's `command.env_allow`), and the shell's own, every one of which
+//! is named in capitals. So a name with a small letter that the environment does not hold
+//! is unset when the line starts, and `$name` is empty, as in any new shell. And a line
+//! that begins by setting such names (`name=world; echo "hello $name"`, `dir=src && ls
+//! $dir`) gives each the value written, once, before anything else runs.
+//!
+//! [`put_in`] takes those leading assignments away and writes every `$name` and `${name}`
+//! as its value ([`loops::with_value`](super::loops), as a substitution's output is
+//! written: split and with its globs active where unquoted, whole inside double quotes).
+//! It follows only what it can be sure of: a value of plain text (no `$`, backquote,
+//! backslash, `~` or parenthesis in it, no space at either end), a name that appears
+//! nowhere else in the line but as `$name` or `${name}` (not set again, read by `read`,
+//! counted in `$(( ))`, exported or used as `${name%x}`), and capitalised names only for
+//! the machine's values. Anything else leaves the line as it was, and it waits.
+
+use super::loops::with_value;
+
+/// The line with its leading assignments of the line's own names taken away and the
+/// variables it expands put in: the machine's (`known`) as their values, its own as theirs,
+/// and names it never sets that the environment (`environment`) does not hold as nothing.
+/// Without `environment` (a substitution's script, whose names the line around it may
+/// set), only the machine's. `None` where nothing was put in, or where the line uses a name
+/// in a way this does not follow.
+pub(super) fn put_in(
+    line: &str,
+    known: &[(String, String)],
+    environment: Option<&[String]>,
+) -> Option<String> {
+    let own = |name: &str| environment.is_some_and(|held| is_own_name(name, held));
+    let (assigned, body) = match environment {
+        Some(_) => leading_assignments(line),
+        None => (Vec::new(), line),
+    };
+    let mut values: Vec<(String, String)> = Vec::new();
+    for (name, value) in &assigned {
+        if !own(name)
+            || values.iter().any(|(seen, _)| seen == name)
+            || value.starts_with([' ', '\t', '\n'])
+            || value.ends_with([' ', '\t', '\n'])
+        {
+            return None;
+        }
+        values.push((name.clone(), value.clone()));
+    }
+    for name in expanded_names(body) {
+        if values.iter().any(|(seen, _)| *seen == name) {
+            continue;
+        }
+        if let Some((_, value)) = known.iter().find(|(known, _)| *known == name) {
+            values.push((name, value.clone()));
+        } else if own(&name) {
+            values.push((name, String::new()));
+        }
+    }
+    for (name, _) in &values {
+        if own(name) && named_otherwise(body, name) {
+            return None;
+        }
+    }
+    if body.trim().is_empty() {
+        return None;
+    }
+    let mut written = body.to_owned();
+    for (name, value) in &values {
+        written = with_value(&written, name, value)?;
+    }
+    (written != line).then_some(written)
+}
+
+/// A name the line itself owns: one with a small letter (every variable the shell sets
+/// itself, and every one riskgate gives a line, is named in capitals), that the line's
+/// environment does not hold (`command.env_allow` may name `http_proxy`), and not `_`.
+fn is_own_name(name: &str, environment: &[String]) -> bool {
+    is_name(name)
+        && name.bytes().any(|b| b.is_ascii_lowercase())
+        && !environment.iter().any(|held| held == name)
+}
+
+fn is_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// The assignments `name=value` the line starts with, each a command of its own followed by
+/// `;`, `&&` or a new line, with the values the shell gives them (quotes removed); and the
+/// rest of the line. An assignment this does not read (a value with an expansion, an
+/// escape or a `~`, an array, or one that prefixes a command: `x=1 cmd`) ends them, and
+/// stays in the rest.
+fn leading_assignments(line: &str) -> (Vec<(String, String)>, &str) {
+    let mut assigned = Vec::new();
+    let mut rest = line;
+    while let Some((name, value, after)) = one_assignment(rest) {
+        assigned.push((name, value));
+        rest = after;
+    }
+    (assigned, rest)
+}
+
+/// One leading `name=value` followed by its separator: the name, the value, and what
+/// follows the separator.
+fn one_assignment(text: &str) -> Option<(String, String, &str)> {
+    let text = text.trim_start_matches([' ', '\t', '\n']);
+    let name_len = text
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count();
+    let name = &text[..name_len];
+    if !is_name(name) || text.as_bytes().get(name_len) != Some(&b'=') {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    let mut at = name_len + 1;
+    let mut value = String::new();
+    while let Some(&b) = bytes.get(at) {
+        match b {
+            b'\'' => {
+                let close = at + 1 + text[at + 1..].find('\'')?;
+                value.push_str(&text[at + 1..close]);
+                at = close + 1;
+            }
+            b'"' => {
+                let close = at + 1 + text[at + 1..].find('"')?;
+                let inner = &text[at + 1..close];
+                if inner.contains(['$', '`', '\\']) {
+                    return None;
+                }
+                value.push_str(inner);
+                at = close + 1;
+            }
+            b' ' | b'\t' | b'\n' | b';' | b'&' => break,
+            b'$' | b'`' | b'\\' | b'~' | b'(' | b')' | b'<' | b'>' | b'|' | b'#' => return None,
+            _ => {
+                let c = text[at..].chars().next()?;
+                value.push(c);
+                at += c.len_utf8();
+            }
+        }
+    }
+    let after = text[at..].trim_start_matches([' ', '\t']);
+    let rest = if let Some(rest) = after.strip_prefix("&&") {
+        rest
+    } else if let Some(rest) = after.strip_prefix(';') {
+        if rest.starts_with([';', '&']) {
+            return None;
+        }
+        rest
+    } else if let Some(rest) = after.strip_prefix('\n') {
+        rest
+    } else if after.is_empty() {
+        after
+    } else {
+        return None;
+    };
+    Some((name.to_owned(), value, rest))
+}
+
+/// Every name the line writes as `$name` or `${name}`, once each.
+fn expanded_names(line: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (at, _) in line.match_indices('$') {
+        let rest = &line[at + 1..];
+        let rest = rest.strip_prefix('{').unwrap_or(rest);
+        let len = rest
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count();
+        let name = &rest[..len];
+        if is_name(name) && !names.iter().any(|seen| seen == name) {
+            names.push(name.to_owned());
+        }
+    }
+    names
+}
+
+/// Whether `name` stands in the line anywhere but right after `$` or `${`: where it may be
+/// set (`name=`, `read name`, `for name`), counted (`$((name + 1))`) or used otherwise
+/// (`${#name}`, `${name%x}` leave `name` after another character). Right after a `-` it is
+/// an option's name (`head -n $n`), unless the line has a place where the shell counts
+/// (`$(( ))`, `(( ))`, `$[ ]`, `let`, `[[ ]]`, a declaration), where `-n` may be a negation.
+fn named_otherwise(line: &str, name: &str) -> bool {
+    const COUNTING: &[&str] = &["((", "$[", "let", "[[", "declare", "typeset", "local"];
+    let counts = COUNTING.iter().any(|marker| line.contains(marker));
+    let bytes = line.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut at = 0;
+    while at < bytes.len() {
+        if !word(bytes[at]) {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < bytes.len() && word(bytes[at]) {
+            at += 1;
+        }
+        if &line[start..at] != name {
+            continue;
+        }
+        let before = &line[..start];
+        let option = before.ends_with('-') && !counts;
+        if !(before.ends_with('$') || before.ends_with("${") || option) {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(line: &str) -> Option<String> {
+        let known = [("PATH".to_owned(), "/usr/bin:/bin".to_owned())];
+        put_in(line, &known, Some(&["http_proxy".to_owned()]))
+    }
+
+    #[test]
+    fn leading_assignments_are_taken_away_and_put_in() {
+        assert_eq!(put("x=5; echo $x").as_deref(), Some(" echo 5"));
+        assert_eq!(
+            put("name=world; echo \"hello $name\"").as_deref(),
+            Some(" echo \"hello world\"")
+        );
+        assert_eq!(
+            put("dir='my docs' && ls $dir \"${dir}\"").as_deref(),
+            Some(" ls my docs \"my docs\"")
+        );
+        assert_eq!(
+            put("a=1\nb=\"two\"\necho $a $b $PATH").as_deref(),
+            Some("echo 1 two /usr/bin:/bin")
+        );
+        assert_eq!(put("pat=*.txt; ls $pat").as_deref(), Some(" ls *.txt"));
+        // An option of the same name is not the variable.
+        assert_eq!(
+            put("n=3; head -n $n a.txt").as_deref(),
+            Some(" head -n 3 a.txt")
+        );
+    }
+
+    #[test]
+    fn names_the_line_never_sets_are_empty() {
+        assert_eq!(put("ls $dir").as_deref(), Some("ls "));
+        assert_eq!(
+            put("echo \"[$dir]\" a${dir}b").as_deref(),
+            Some("echo \"[]\" ab")
+        );
+        assert_eq!(put("echo '$dir'"), None);
+        // Capitalised names and the environment's are not the line's own.
+        assert_eq!(put("echo $HOME"), None);
+        assert_eq!(put("echo $http_proxy"), None);
+        assert_eq!(put("echo $_"), None);
+        // In a substitution's script, the line around it may set any name.
+        let known = [("PATH".to_owned(), "/bin".to_owned())];
+        assert_eq!(put_in("echo $i", &known, None), None);
+        assert_eq!(put_in("x=1; echo $x", &known, None), None);
+        // A name of the line around it stays, so the script waits.
+        assert_eq!(
+            put_in("echo $i $PATH", &known, None).as_deref(),
+            Some("echo $i /bin")
+        );
+        assert_eq!(
+            put_in("echo $PATH", &known, None).as_deref(),
+            Some("echo /bin")
+        );
+    }
+
+    #[test]
+    fn forms_this_does_not_follow_leave_the_line_as_it_was() {
+        for line in [
+            "x=5 echo $x",
+            "x=5 || echo $x",
+            "x=5 | cat $x",
+            "x=5 & echo $x",
+            "x=5; x=6; echo $x",
+            "x=5; echo $x; x=6",
+            "echo $x; x=6",
+            "x=$(date); echo $x",
+            "x=`date`; echo $x",
+            "x=~/a; echo $x",
+            "x=\"$y\"; echo $x",
+            "x=(a b); echo $x",
+            "x=a\\ b; echo $x",
+            "x=' a'; echo pre$x",
+            "PATH=/tmp; echo $PATH",
+            "http_proxy=x; echo $http_proxy",
+            "read x; echo $x",
+            "for f in a b; do echo $f; done",
+            "echo ${#x} $x",
+            "echo ${x%a}",
+            "echo $((x + 1)) $x",
+            "echo $((-x)) $x",
+            "let -x; echo $x",
+            "[[ -x -eq 1 ]] && echo $x",
+            "printf -v x hi; echo $x",
+            "export x=5; echo $x",
+            "x=5;",
+            "x=5",
+        ] {
+            assert_eq!(put(line), None, "{line}");
+        }
+    }
+}
