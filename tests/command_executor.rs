@@ -1706,6 +1706,23 @@ async fn assert_safe_and_runs_as_bash(t: &TestTool, line: &str) {
 }
 
 #[tokio::test]
+async fn ansi_c_quoting_gives_what_bash_gives() {
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    std::fs::write(t.root.join("data.tsv"), "b\t2\na\t3\nc\t1\n").expect("write");
+    std::fs::write(t.root.join("tab\tname.txt"), "x\n").expect("write");
+    for line in [
+        "sort -t $'\\t' -k2 data.tsv",
+        "cut -d $'\\t' -f1 data.tsv | tr $'\\n' ,",
+        "echo $'a\\tb' $'\\x41\\101' $'it\\'s' $'\\\\' x$'\\e'y | od -c",
+        "printf '%s\\n' $'*' | wc -c",
+        "cat $'tab\\tname.txt'",
+    ] {
+        assert_safe_and_runs_as_bash(&t, line).await;
+    }
+}
+
+#[tokio::test]
 async fn the_lines_own_variables_give_what_a_shell_gives() {
     let t = tool();
     std::fs::create_dir_all(t.root.join("my docs")).expect("mkdir");

@@ -1014,6 +1014,11 @@ fn word(raw: &str, assignment_shaped: bool, options: &ParserOptions) -> Result<W
             }
             WordPiece::SingleQuotedText(text) => unquoted.push_quoted(text),
             WordPiece::EscapeSequence(escaped) => unquoted.push_quoted(unescape(escaped)),
+            WordPiece::AnsiCQuotedText(inner) => {
+                let text =
+                    super::words::ansi_c(inner).ok_or_else(|| expansion(expansion_kind(piece)))?;
+                unquoted.push_quoted(&text);
+            }
             WordPiece::ArithmeticExpression(expression) => {
                 let number = super::arith::evaluate(&expression.value)
                     .ok_or_else(|| expansion("arithmetic expansion"))?;

@@ -1814,3 +1814,24 @@ fn the_lines_own_variables_are_judged_as_their_values() {
         ],
     );
 }
+
+/// ANSI-C quoting (`$'\t'`) is decoded as bash decodes it, and the word it makes is judged
+/// like any other; escapes whose text depends on the locale, or a NUL, still wait.
+#[test]
+fn ansi_c_quoted_words_are_judged_by_their_text() {
+    use Expect::*;
+    check_in_workspace(&[
+        ("sort -t $'\\t' -k2 notes.txt", Safe),
+        ("cut -d $'\\t' -f1 notes.txt | tr $'\\n' ,", Safe),
+        ("echo $'it\\'s' $'\\x41'", Safe),
+        ("echo $'\\u00e9'", NotSafe),
+        ("echo $'a\\0b'", NotSafe),
+        ("cat $'/etc/passwd'", NotSafe),
+        ("cat $'..'/x", NotSafe),
+        ("rm $'-rf' x", Destructive),
+        ("find . $'-delete'", Destructive),
+        ("find . $'-\\x64elete'", Destructive),
+        ("sed $'-i' s/a/b/ notes.txt", Destructive),
+        ("echo hi > $'out.txt'", Destructive),
+    ]);
+}

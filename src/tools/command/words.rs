@@ -166,6 +166,11 @@ pub(super) fn analyze(raw: &str) -> WordReport {
                 escape_into(&mut pattern, unescaped);
                 unquoted.push(QUOTED);
             }
+            WordPiece::AnsiCQuotedText(inner) if let Some(text) = ansi_c(inner) => {
+                value.push_str(&text);
+                escape_into(&mut pattern, &text);
+                unquoted.push(QUOTED);
+            }
             WordPiece::DoubleQuotedSequence(inner) => {
                 unquoted.push(QUOTED);
                 for inner_piece in inner {
@@ -441,6 +446,62 @@ fn slice<'a>(text: &'a str, piece: &WordPieceWithSource) -> &'a str {
 }
 
 /// `\x` -> `x`; a backslash-newline (line continuation) disappears.
+/// The text of ANSI-C quoting (`$'...'`, given what stands between the quotes) as bash
+/// decodes it: `\n`, `\t`, `\\`, `\'`, octal `\NNN` and hex `\xHH` escapes, and the rest.
+/// `None` for what this does not decode the way every locale would: a NUL (which ends the
+/// string), a byte above ASCII, `\u`/`\U` characters, `\c` controls and escapes bash
+/// leaves alone (`\z`).
+pub(super) fn ansi_c(inner: &str) -> Option<String> {
+    let mut text = String::with_capacity(inner.len());
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            text.push(c);
+            continue;
+        }
+        let decoded = match chars.next()? {
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'e' | 'E' => '\u{1b}',
+            'f' => '\u{c}',
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'v' => '\u{b}',
+            c @ ('\\' | '\'' | '"' | '?') => c,
+            digit @ '0'..='7' => {
+                let mut value = digit.to_digit(8)?;
+                for _ in 0..2 {
+                    match chars.peek().and_then(|c| c.to_digit(8)) {
+                        Some(next) => {
+                            value = value * 8 + next;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                ascii(value)?
+            }
+            'x' => {
+                let mut value = chars.next()?.to_digit(16)?;
+                if let Some(next) = chars.peek().and_then(|c| c.to_digit(16)) {
+                    value = value * 16 + next;
+                    chars.next();
+                }
+                ascii(value)?
+            }
+            _ => return None,
+        };
+        text.push(decoded);
+    }
+    Some(text)
+}
+
+/// A byte value as its ASCII character, but for NUL (which ends a string in the shell).
+fn ascii(value: u32) -> Option<char> {
+    (1..0x80).contains(&value).then(|| char::from_u32(value))?
+}
+
 fn unescape(escape: &str) -> &str {
     let rest = escape.strip_prefix('\\').unwrap_or(escape);
     if rest == "\n" { "" } else { rest }
@@ -518,6 +579,31 @@ pub(super) fn has_extglob(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ansi_c_quoting_is_decoded_as_bash_does() {
+        for (inner, text) in [
+            ("\\t", "\t"),
+            ("a\\nb", "a\nb"),
+            ("\\\\ \\' \\\" \\?", "\\ ' \" ?"),
+            ("\\101\\102\\x41\\x4a", "ABAJ"),
+            ("\\e[1m\\E", "\u{1b}[1m\u{1b}"),
+            ("plain é", "plain é"),
+        ] {
+            assert_eq!(ansi_c(inner).as_deref(), Some(text), "{inner}");
+        }
+        for inner in [
+            "\\0", "a\\x00", "\\x", "\\xg", "\\200", "\\xff", "\\u00e9", "\\cA", "\\z", "\\",
+        ] {
+            assert_eq!(ansi_c(inner), None, "{inner}");
+        }
+        let report = analyze("$'a\\tb'x");
+        assert_eq!(report.arg.value.as_deref(), Some("a\tbx"));
+        assert_eq!(report.problem, None);
+        let report = analyze("$'*'");
+        assert_eq!(report.arg.pattern, None, "a quoted star is no glob");
+        assert!(analyze("$'\\u00e9'").problem.is_some());
+    }
 
     #[test]
     fn literal_words_keep_their_value() {
