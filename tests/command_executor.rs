@@ -1723,6 +1723,28 @@ async fn ansi_c_quoting_gives_what_bash_gives() {
 }
 
 #[tokio::test]
+async fn brace_groups_give_what_bash_gives() {
+    let t = tool();
+    std::fs::create_dir_all(t.root.join("src")).expect("mkdir");
+    std::fs::write(t.root.join("notes.txt"), "b\na\n").expect("write");
+    for line in [
+        "{ ls; pwd; } | wc -l",
+        "{ cat notes.txt; echo c; } | sort",
+        "ls missing 2>/dev/null && { echo found; } || { echo none; ls src; }",
+        "{ ls missing; echo after; } 2>/dev/null",
+        "{ false; } || echo failed",
+    ] {
+        assert_safe_and_runs_as_bash(&t, line).await;
+    }
+    // A `cd` in a group lasts after it, which a plan's subshell would not do: a shell runs
+    // that line once confirmed.
+    match t.execute("{ cd src; }; pwd", &Approval::Auto).await {
+        Err(ToolError::Refused(message)) => assert!(message.contains("needs a shell"), "{message}"),
+        other => panic!("a group that changes directory should wait, got {other:?}"),
+    }
+}
+
+#[tokio::test]
 async fn the_lines_own_variables_give_what_a_shell_gives() {
     let t = tool();
     std::fs::create_dir_all(t.root.join("my docs")).expect("mkdir");

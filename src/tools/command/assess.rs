@@ -787,6 +787,12 @@ impl<'p> Walker<'p> {
             self.subshell(&subshell.list, stdin, depth);
             return;
         }
+        // A group runs its list in the line's own shell: a `cd` in it lasts after it (the
+        // plan runs a group as a subshell, so it takes none that changes directory).
+        if let CompoundCommand::BraceGroup(group) = compound {
+            self.list(&group.list, stdin, depth);
+            return;
+        }
         self.unknown(format!(
             "{} is not a simple command",
             describe_compound(compound)

@@ -663,6 +663,15 @@ impl Planner {
                 ast::Command::Compound(ast::CompoundCommand::Subshell(subshell), redirects) => self
                     .subshell(&subshell.list, redirects.as_ref())
                     .map(Stage::Subshell),
+                // `{ ...; }` runs in the shell itself, a subshell in a pipeline: as a
+                // subshell it does the same unless it changes directory, which would last.
+                ast::Command::Compound(ast::CompoundCommand::BraceGroup(group), redirects) => {
+                    let group = self.subshell(&group.list, redirects.as_ref())?;
+                    match changes_directory(&group.body) {
+                        true => Err(NeedsShell::Compound),
+                        false => Ok(Stage::Subshell(group)),
+                    }
+                }
                 ast::Command::Compound(..) => Err(NeedsShell::Compound),
                 ast::Command::Function(_) => Err(NeedsShell::Function),
                 ast::Command::ExtendedTest(..) => Err(NeedsShell::ExtendedTest),

@@ -1835,3 +1835,23 @@ fn ansi_c_quoted_words_are_judged_by_their_text() {
         ("echo hi > $'out.txt'", Destructive),
     ]);
 }
+
+/// A `{ ...; }` group is judged by its commands and runs as a subshell, unless it changes
+/// directory (which lasts after a group); its neighbours that act are judged as anywhere.
+#[test]
+fn brace_groups_are_judged_by_their_contents() {
+    use Expect::*;
+    check_in_workspace(&[
+        ("{ ls; pwd; } | wc -l", Safe),
+        ("ls && { echo ok; cat notes.txt; }", Safe),
+        ("{ ls; } 2>/dev/null", Safe),
+        ("{ cd src; ls; }", NotSafe),
+        ("{ cd src; }; ls", NotSafe),
+        ("{ cat ../x; }", NotSafe),
+        ("{ ls; } &", NotSafe),
+        ("{ ls; rm notes.txt; }", Destructive),
+        ("{ echo a; } > out.txt", Destructive),
+        ("{ ls; } | tee out.txt", Destructive),
+        ("ls | { sed -i s/a/b/ notes.txt; }", Destructive),
+    ]);
+}
