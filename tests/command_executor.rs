@@ -666,7 +666,12 @@ async fn process_listers_see_only_the_lines_own_processes() {
 async fn an_auto_line_that_needs_a_shell_is_refused_and_runs_when_confirmed() {
     let t = tool();
     std::fs::create_dir_all(&t.root).expect("mkdir");
-    for line in ["echo $HOME", "ls > listing.txt", "cd - && ls", "{ ls; }"] {
+    for line in [
+        "echo $HOME",
+        "ls > listing.txt",
+        "cd - && ls",
+        "{ cd .; ls; }",
+    ] {
         match t.execute(line, &Approval::Auto).await {
             Err(ToolError::Refused(message)) => {
                 assert!(message.contains("needs a shell"), "{message}");
@@ -1741,6 +1746,34 @@ async fn brace_groups_give_what_bash_gives() {
     match t.execute("{ cd src; }; pwd", &Approval::Auto).await {
         Err(ToolError::Refused(message)) => assert!(message.contains("needs a shell"), "{message}"),
         other => panic!("a group that changes directory should wait, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn if_statements_give_what_bash_gives() {
+    let t = tool();
+    std::fs::create_dir_all(t.root.join("src")).expect("mkdir");
+    std::fs::write(t.root.join("notes.txt"), "foo\nbar\n").expect("write");
+    for line in [
+        "if [ -f notes.txt ]; then echo yes; else echo no; fi",
+        "if [ -f missing ]; then echo yes; else echo no; fi",
+        "if grep -q baz notes.txt; then echo found; fi; echo after",
+        "if false; then echo a; elif grep -c foo notes.txt; then echo b; else echo c; fi | sort",
+        "if false; then echo a; elif false; then echo b; fi && echo none-ran",
+        "if true; then false; fi || echo the-body-failed",
+        "if ls missing; then echo a; fi 2>/dev/null; echo status-kept",
+        "ls src && if [ -d src ]; then ls -d src; fi",
+        "if ! grep -q baz notes.txt; then echo missing; fi",
+        "! grep -q foo notes.txt || echo present; ! ls missing 2>/dev/null && echo gone",
+    ] {
+        assert_safe_and_runs_as_bash(&t, line).await;
+    }
+    match t
+        .execute("if true; then cd src; fi; pwd", &Approval::Auto)
+        .await
+    {
+        Err(ToolError::Refused(message)) => assert!(message.contains("needs a shell"), "{message}"),
+        other => panic!("an `if` that changes directory should wait, got {other:?}"),
     }
 }
 

@@ -739,9 +739,6 @@ impl<'p> Walker<'p> {
                 );
             }
         }
-        if pipeline.bang {
-            self.unknown("`!` inverts a command's exit status".to_owned());
-        }
         let mut input = stdin.clone();
         for command in &pipeline.seq {
             input = self.command(command, &input, depth);
@@ -793,6 +790,12 @@ impl<'p> Walker<'p> {
             self.list(&group.list, stdin, depth);
             return;
         }
+        // An `if` runs its conditions and bodies in the line's own shell: judged by them (the
+        // plan takes none that changes directory).
+        if let CompoundCommand::IfClause(clause) = compound {
+            self.if_clause(clause, stdin, depth);
+            return;
+        }
         self.unknown(format!(
             "{} is not a simple command",
             describe_compound(compound)
@@ -841,16 +844,7 @@ impl<'p> Walker<'p> {
                     }
                 }
             }
-            CompoundCommand::IfClause(clause) => {
-                self.list(&clause.condition, stdin, depth);
-                self.list(&clause.then, stdin, depth);
-                for branch in clause.elses.iter().flatten() {
-                    if let Some(condition) = &branch.condition {
-                        self.list(condition, stdin, depth);
-                    }
-                    self.list(&branch.body, stdin, depth);
-                }
-            }
+            CompoundCommand::IfClause(clause) => self.if_clause(clause, stdin, depth),
             CompoundCommand::WhileClause(clause) | CompoundCommand::UntilClause(clause) => {
                 self.list(&clause.0, stdin, depth);
                 self.list(&clause.1.list, stdin, depth);
@@ -858,6 +852,17 @@ impl<'p> Walker<'p> {
             CompoundCommand::Coprocess(coprocess) => {
                 self.command(&coprocess.body, &Stdin::Inherited, depth);
             }
+        }
+    }
+
+    fn if_clause(&mut self, clause: &ast::IfClauseCommand, stdin: &Stdin, depth: usize) {
+        self.list(&clause.condition, stdin, depth);
+        self.list(&clause.then, stdin, depth);
+        for branch in clause.elses.iter().flatten() {
+            if let Some(condition) = &branch.condition {
+                self.list(condition, stdin, depth);
+            }
+            self.list(&branch.body, stdin, depth);
         }
     }
 

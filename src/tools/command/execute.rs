@@ -46,8 +46,8 @@ use tokio::task::JoinHandle;
 use super::expand::{ExpansionRefused, expand_in};
 use super::names::{Answer, Query, executables_on};
 use super::plan::{
-    AndOrList, Connector, Pipeline, Plan, Redirect, SimpleCommand, Stage, Subshell, Timing,
-    cd_directory, is_query_builtin, is_state_builtin,
+    AndOrList, Conditional, Connector, Pipeline, Plan, Redirect, SimpleCommand, Stage, Subshell,
+    Timing, cd_directory, is_query_builtin, is_state_builtin,
 };
 use super::reaper::Reaper;
 use super::sandbox::{
@@ -613,7 +613,26 @@ impl<'r> Jail<'r> {
         Ok(last)
     }
 
+    /// Runs one pipeline and gives its status (inverted after `!`).
     async fn run_pipeline(
+        &self,
+        pipeline: &Pipeline,
+        programs: &HashMap<&str, PathBuf>,
+        group: &ProcessGroup,
+        streams: &Streams,
+        cwd: &mut PathBuf,
+    ) -> Result<Exit, RunError> {
+        let exit = self
+            .run_stages(pipeline, programs, group, streams, cwd)
+            .await?;
+        Ok(match (pipeline.negated, exit.success()) {
+            (false, _) => exit,
+            (true, true) => Exit::Code(1),
+            (true, false) => Exit::Code(0),
+        })
+    }
+
+    async fn run_stages(
         &self,
         pipeline: &Pipeline,
         programs: &HashMap<&str, PathBuf>,
@@ -631,7 +650,7 @@ impl<'r> Jail<'r> {
             .iter()
             .map(|stage| match stage {
                 Stage::Command(command) => self.arguments(command, cwd),
-                Stage::Subshell(_) => Ok(Vec::new()),
+                Stage::Subshell(_) | Stage::If(_) => Ok(Vec::new()),
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut members: Vec<MemberWait<'_>> = Vec::with_capacity(pipeline.stages.len());
@@ -664,6 +683,7 @@ impl<'r> Jail<'r> {
             let redirects = match stage {
                 Stage::Command(command) => &command.redirects,
                 Stage::Subshell(subshell) => &subshell.redirects,
+                Stage::If(conditional) => &conditional.redirects,
             };
             let [input, output, error] = match self.redirected(base, redirects, cwd) {
                 Ok(fds) => fds,
@@ -712,6 +732,9 @@ impl<'r> Jail<'r> {
                 }
                 Stage::Subshell(subshell) => {
                     self.subshell(subshell, programs, group, stage_streams, cwd.clone())
+                }
+                Stage::If(conditional) => {
+                    self.conditional(conditional, programs, group, stage_streams, cwd.clone())
                 }
             });
         }
@@ -853,6 +876,37 @@ impl<'r> Jail<'r> {
         Box::pin(async move {
             self.run_lists(&subshell.body.lists, programs, group, &streams, &mut cwd)
                 .await
+        })
+    }
+
+    /// An `if`: each condition in turn until one succeeds, then its body; 0 when no body
+    /// runs. Like a subshell, in a copy of the directory (the plan holds no `cd` in it).
+    fn conditional<'a>(
+        &'a self,
+        conditional: &'a Conditional,
+        programs: &'a HashMap<&str, PathBuf>,
+        group: &'a ProcessGroup,
+        streams: Streams,
+        mut cwd: PathBuf,
+    ) -> MemberWait<'a> {
+        Box::pin(async move {
+            for (condition, body) in &conditional.branches {
+                let chosen = self
+                    .run_lists(&condition.lists, programs, group, &streams, &mut cwd)
+                    .await?;
+                if chosen.success() {
+                    return self
+                        .run_lists(&body.lists, programs, group, &streams, &mut cwd)
+                        .await;
+                }
+            }
+            match &conditional.otherwise {
+                Some(body) => {
+                    self.run_lists(&body.lists, programs, group, &streams, &mut cwd)
+                        .await
+                }
+                None => Ok(Exit::Code(0)),
+            }
         })
     }
 

@@ -70,6 +70,8 @@ pub struct Pipeline {
     /// `time PIPELINE`: once every stage has ended, the runner writes the time it took and
     /// the CPU time its processes used to the line's stderr, as bash does.
     pub timed: Option<Timing>,
+    /// `! PIPELINE`: its status inverted (0 when it failed, 1 when it succeeded).
+    pub negated: bool,
 }
 
 /// How a timed pipeline's times are written.
@@ -86,6 +88,30 @@ pub enum Timing {
 pub enum Stage {
     Command(SimpleCommand),
     Subshell(Subshell),
+    If(Conditional),
+}
+
+/// `if C1; then B1; elif C2; then B2; else B3; fi`: each condition runs in turn until one
+/// succeeds, then its body; the status is the body's, or 0 when no body runs. Planned like a
+/// subshell, in a copy of the line's directory, which is what it does as long as nothing
+/// in it changes directory (such an `if` needs a shell).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conditional {
+    /// Each condition with the body it chooses, in order.
+    pub branches: Vec<(Plan, Plan)>,
+    /// The `else` body.
+    pub otherwise: Option<Plan>,
+    pub redirects: Vec<Redirect>,
+}
+
+impl Conditional {
+    /// Every list it may run: conditions, bodies and the `else` body.
+    pub fn plans(&self) -> impl Iterator<Item = &Plan> {
+        self.branches
+            .iter()
+            .flat_map(|(condition, body)| [condition, body])
+            .chain(self.otherwise.iter())
+    }
 }
 
 /// `( lists )`: and-or lists run one after the other on the stage's standard streams, in a
@@ -215,6 +241,11 @@ impl Plan {
                     }
                 }
                 Stage::Subshell(subshell) => subshell.body.collect_commands(into),
+                Stage::If(conditional) => {
+                    for plan in conditional.plans() {
+                        plan.collect_commands(into);
+                    }
+                }
             }
         }
     }
@@ -255,8 +286,6 @@ pub enum NeedsShell {
         "it times with `time` a subshell, `cd`, or a command named like an option (`time -f` is GNU time's: write `/usr/bin/time -f ...`)"
     )]
     Timed,
-    #[error("it negates a pipeline with `!`")]
-    Negation,
     #[error("it redirects input or output (`{0}`)")]
     Redirection(String),
     #[error("it uses process substitution")]
@@ -524,10 +553,10 @@ pub fn is_query_builtin(command: &SimpleCommand) -> bool {
 pub(super) fn timed_plainly(stages: &[Stage]) -> bool {
     stages.iter().all(|stage| match stage {
         Stage::Command(command) => command.program() != "cd",
-        Stage::Subshell(_) => false,
+        Stage::Subshell(_) | Stage::If(_) => false,
     }) && stages.first().is_some_and(|stage| match stage {
         Stage::Command(command) => !command.program().starts_with('-'),
-        Stage::Subshell(_) => false,
+        Stage::Subshell(_) | Stage::If(_) => false,
     })
 }
 
@@ -548,6 +577,7 @@ pub fn changes_directory(plan: &Plan) -> bool {
             .any(|stage| match stage {
                 Stage::Command(command) => command_changes(command),
                 Stage::Subshell(subshell) => changes_directory(&subshell.body),
+                Stage::If(conditional) => conditional.plans().any(changes_directory),
             })
     })
 }
@@ -652,9 +682,6 @@ impl Planner {
                 Timing::Bash
             }
         });
-        if pipeline.bang {
-            return Err(NeedsShell::Negation);
-        }
         let stages = pipeline
             .seq
             .iter()
@@ -671,6 +698,9 @@ impl Planner {
                         true => Err(NeedsShell::Compound),
                         false => Ok(Stage::Subshell(group)),
                     }
+                }
+                ast::Command::Compound(ast::CompoundCommand::IfClause(clause), redirects) => {
+                    self.conditional(clause, redirects.as_ref()).map(Stage::If)
                 }
                 ast::Command::Compound(..) => Err(NeedsShell::Compound),
                 ast::Command::Function(_) => Err(NeedsShell::Function),
@@ -691,7 +721,55 @@ impl Planner {
         if timed.is_some() && !timed_plainly(&stages) {
             return Err(NeedsShell::Timed);
         }
-        Ok(Pipeline { stages, timed })
+        Ok(Pipeline {
+            stages,
+            timed,
+            negated: pipeline.bang,
+        })
+    }
+
+    fn conditional(
+        &mut self,
+        clause: &ast::IfClauseCommand,
+        redirects: Option<&ast::RedirectList>,
+    ) -> Result<Conditional, NeedsShell> {
+        // The redirections and the depth of a subshell, with the clause's lists.
+        let Subshell { body, redirects } = self.subshell(&clause.condition, redirects)?;
+        self.subshells += 1;
+        let rest = self.branches(clause, body);
+        self.subshells -= 1;
+        let (branches, otherwise) = rest?;
+        let conditional = Conditional {
+            branches,
+            otherwise,
+            redirects,
+        };
+        if conditional.plans().any(changes_directory) {
+            return Err(NeedsShell::Compound);
+        }
+        Ok(conditional)
+    }
+
+    /// The branches of an `if` whose first condition is planned (`condition`).
+    #[allow(clippy::type_complexity)]
+    fn branches(
+        &mut self,
+        clause: &ast::IfClauseCommand,
+        condition: Plan,
+    ) -> Result<(Vec<(Plan, Plan)>, Option<Plan>), NeedsShell> {
+        let mut branches = vec![(condition, self.lists(&clause.then)?)];
+        let mut otherwise = None;
+        for branch in clause.elses.iter().flatten() {
+            let body = self.lists(&branch.body)?;
+            match &branch.condition {
+                Some(condition) if otherwise.is_none() => {
+                    branches.push((self.lists(condition)?, body));
+                }
+                None if otherwise.is_none() => otherwise = Some(body),
+                _ => return Err(NeedsShell::Compound),
+            }
+        }
+        Ok((branches, otherwise))
     }
 
     fn subshell(
@@ -1133,6 +1211,7 @@ mod tests {
                 .map(|stage| match stage {
                     Stage::Command(c) => c.argv().into_iter().map(str::to_owned).collect(),
                     Stage::Subshell(_) => vec!["(subshell)".to_owned()],
+                    Stage::If(_) => vec!["(if)".to_owned()],
                 })
                 .collect::<Vec<Vec<String>>>()
         };
@@ -1266,11 +1345,11 @@ y"#
             "cat < *.txt",
             "cat < $f",
             "cat <> x",
-            "{ ls; }",
+            "{ cd src; }",
             "(ls &)",
             "(ls) > x",
             "(echo $x)",
-            "(ls; { pwd; })",
+            "(ls; { cd src; })",
             "a=b ls",
             "a=b",
             "TZ=UTC",
@@ -1295,7 +1374,7 @@ y"#
             "make DIR=~/x",
             "echo {a,$b}",
             "echo x{1..999}",
-            "echo $'a\\n'",
+            "echo $'\\u00e9'",
             "echo $\"a\"",
             "tee >(wc -l)",
             "wc -l < <(ls)",
@@ -1303,11 +1382,10 @@ y"#
             "cat <(ls) <(ls) <(ls) <(ls) <(ls) <(ls) <(ls) <(ls) <(ls)",
             "cat <(echo $x)",
             "cat <(ls &)",
-            "! ls",
             "time -f %E ls",
             "[[ -f x ]]",
             "f() { ls; }",
-            "if true; then ls; fi",
+            "if true; then cd src; fi",
             "for f in a; do ls; done",
             "cd - && ls",
             "cd -x src",
