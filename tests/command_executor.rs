@@ -1750,6 +1750,27 @@ async fn brace_groups_give_what_bash_gives() {
 }
 
 #[tokio::test]
+async fn the_machines_programs_and_interrupts_are_read_in_the_walls() {
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    // The libraries' names (their load addresses move from run to run).
+    let names = "ldd /usr/bin/ls | awk '{print $1}'";
+    let (out, err, exit) = outputs(&t, names, &Approval::Auto).await;
+    let direct = std::process::Command::new("bash")
+        .args(["-c", names])
+        .output()
+        .expect("bash runs");
+    assert_eq!(exit, Exit::Code(0), "{err}");
+    assert_eq!(out, String::from_utf8_lossy(&direct.stdout));
+    assert!(out.contains("libc.so"), "{out}");
+    if std::path::Path::new("/usr/bin/lsirq").exists() {
+        let (out, err, exit) = outputs(&t, "lsirq -n -o IRQ | wc -l", &Approval::Auto).await;
+        assert_eq!(exit, Exit::Code(0), "{err}");
+        assert!(out.trim().parse::<u32>().is_ok_and(|n| n > 0), "{out}");
+    }
+}
+
+#[tokio::test]
 async fn if_statements_give_what_bash_gives() {
     let t = tool();
     std::fs::create_dir_all(t.root.join("src")).expect("mkdir");

@@ -314,6 +314,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         }),
     ),
     Program::new(&["patchelf"], Rule::Judge(patchelf)),
+    Program::new(&["ldd"], Rule::Judge(ldd)),
     Program::new(&["qemu-img"], Rule::Judge(qemu_img)),
     Program::new(
         // A Java class's members and bytecode. `-J` hands an option to the virtual machine
@@ -551,6 +552,42 @@ fn patchelf(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     judgement
 }
 
+/// `ldd PROGRAM...`: the shared libraries a program loads, as the dynamic loader resolves
+/// them. The loader loads the program to tell, and a program built to can run code as it is
+/// loaded, so only the machine's own installed programs (under `/usr`, `/bin`, `/lib`: the
+/// public trees, never the workspace's files) are asked about.
+fn ldd(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    const OPTIONS: &[&str] = &[
+        "-v",
+        "--verbose",
+        "-u",
+        "--unused",
+        "-d",
+        "--data-relocs",
+        "-r",
+        "--function-relocs",
+    ];
+    let Some(words) = crate::tools::command::words::shown_words(call.args) else {
+        return Judgement::other("`ldd` is given words only known when the line runs");
+    };
+    let mut programs = 0;
+    for word in words {
+        if OPTIONS.contains(&word) {
+            continue;
+        }
+        if word.starts_with('-') || !crate::tools::command::paths::is_public_system_path(word) {
+            return Judgement::other(format!(
+                "`ldd` has the loader load {word}, which runs code of the program's own as it loads; only the machine's installed programs (under /usr, /bin, /lib) are asked about without a click"
+            ));
+        }
+        programs += 1;
+    }
+    match programs {
+        0 => Judgement::other("`ldd` without a program to ask about"),
+        _ => Judgement::whitelisted(),
+    }
+}
+
 /// `patch --dry-run` prints which hunks of the patch would apply, and changes no file. Any
 /// other form patches the files the patch names; `-o` and `-r` name files to write.
 fn patch_dry_run(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
@@ -739,6 +776,15 @@ mod tests {
                 ("icdiff notes.txt /etc/shadow", Unknown),
                 ("patchelf --print-interpreter notes.txt", Safe),
                 ("patchelf --print-rpath --print-needed notes.txt", Safe),
+                ("ldd /usr/bin/ls", Safe),
+                ("ldd -v -u /bin/sh /usr/bin/env", Safe),
+                ("ldd notes.txt", Unknown),
+                ("ldd ./a.out /usr/bin/ls", Unknown),
+                ("ldd /usr/local/bin/tool", Unknown),
+                ("ldd /usr/bin/../../tmp/x", Unknown),
+                ("ldd -x /usr/bin/ls", Unknown),
+                ("ldd", Unknown),
+                ("ldd /usr/bin/ls > libs.txt", Destructive),
                 ("patchelf --set-rpath /opt notes.txt", Destructive),
                 ("patchelf --print-rpath --output out notes.txt", Destructive),
                 ("patchelf --print-soname /etc/shadow", Unknown),

@@ -1,5 +1,5 @@
 //! Programs that list processes and what they hold: `ps`, `pgrep`, `pidof`, `pstree`, the
-//! batch form of `top`, `lsof`, and `lsns`, `lslocks`, `lsipc`, `ipcs`. None of them writes or signals anything in the forms let
+//! batch form of `top`, `lsof`, `lsfd`, and `lsns`, `lslocks`, `lsipc`, `ipcs`. None of them writes or signals anything in the forms let
 //! through (`pkill` and `kill` are in `system.rs`), and what they print is what the line can
 //! see of `/proc`: in a line's view a `/proc` of its own with `hidepid=invisible`, where a
 //! sandboxed process sees only its own descendants (Landlock refuses to trace any other), so
@@ -108,6 +108,16 @@ pub(super) const PROGRAMS: &[Program] = &[
     .listing_processes(),
     Program::new(&["top"], Rule::Judge(top)).listing_processes(),
     Program::new(&["lsof"], Rule::Judge(lsof)).listing_processes(),
+    // util-linux's `lsfd`: the files the processes hold, as columns; it writes nothing.
+    Program::new(
+        &["lsfd"],
+        Rule::Table(&Table {
+            spec: Spec::values("opQC", &["output", "pid", "filter", "counter"]),
+            operands: Operands::Text,
+            ..TABLE
+        }),
+    )
+    .listing_processes(),
 ];
 
 /// `top`'s options that take a value (`-n 1`, `-d 0.5`, `-p 1,2`); `-w` may have one
@@ -185,6 +195,10 @@ mod tests {
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
             ("ps", Safe),
+            ("lsfd", Safe),
+            ("lsfd -p 1 -o PID,FD,NAME -J", Safe),
+            ("lsfd -Q 'FD == 1' | head", Safe),
+            ("lsfd > fds.txt", Destructive),
             ("ps aux", Safe),
             ("ps axjf", Safe),
             ("ps -ef", Safe),

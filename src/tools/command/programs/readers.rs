@@ -333,6 +333,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             "systemd-detect-virt",
             "validlocale",
             "ipcalc",
+            "lsirq",
         ],
         Rule::Table(&Table {
             spec: Spec::values(
