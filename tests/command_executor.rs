@@ -1603,6 +1603,8 @@ async fn substitutions_run_first_and_give_what_a_shell_gives() {
         "echo $(ls missing 2>&1 | wc -l) done",
         // Blanks at either end of an output part it from the text beside it.
         "echo a$(printf ' b ')c d$(printf ' ')e f$(printf '\\t')g",
+        // Beside forms dash reads otherwise (the line is walked twice).
+        "echo $(echo a) $((1+1)) | od -c",
     ] {
         let auto = outputs(&t, line, &Approval::Auto).await;
         let shell = outputs(&t, line, &confirmed()).await;
@@ -1677,6 +1679,7 @@ async fn for_loops_run_written_out_and_give_what_a_shell_gives() {
         "for i in {1..3} x; do echo ${i}; done && echo after",
         "for f in *.none; do echo \"$f\"; done",
         "for f in *.txt; do echo $(wc -c < \"$f\"); done",
+        "for i in 1 2 3; do echo $(($i * 2)); done",
     ] {
         // A confirmed loop runs written out too, so the shell's own run is the reference.
         assert_safe_and_runs_as_bash(&t, line).await;

@@ -544,6 +544,9 @@ pub(super) struct Walker<'p> {
     line_loops: Vec<LoopFound>,
     /// Whether a word of the line itself expands a variable.
     line_variables: bool,
+    /// Walking the line again as dash reads it: what the line holds for a rewrite was found
+    /// on the first walk, and is not found twice.
+    as_dash: bool,
     /// The words of each command of the line itself, as judged (see [`judged_words`]).
     #[cfg(test)]
     judged: Vec<Vec<String>>,
@@ -561,6 +564,7 @@ impl<'p> Walker<'p> {
             line_substitutions: Vec::new(),
             line_loops: Vec::new(),
             line_variables: false,
+            as_dash: false,
             #[cfg(test)]
             judged: Vec::new(),
         }
@@ -654,9 +658,11 @@ impl<'p> Walker<'p> {
             if level == Level::Line && plan::plan_parsed(parsed).is_ok() {
                 return;
             }
+            self.as_dash = true;
             for list in &dash.complete_commands {
                 self.list(list, stdin, depth);
             }
+            self.as_dash = false;
         }
     }
 
@@ -817,6 +823,7 @@ impl<'p> Walker<'p> {
             CompoundCommand::Subshell(subshell) => self.subshell(&subshell.list, stdin, depth),
             CompoundCommand::ForClause(clause) => {
                 if depth == 0
+                    && !self.as_dash
                     && let Some(values) = &clause.values
                 {
                     self.line_loops.push(LoopFound {
@@ -922,7 +929,7 @@ impl<'p> Walker<'p> {
         }
         for script in substitutions {
             self.script(&script, &Stdin::Inherited, depth + 1);
-            if depth == 0 {
+            if depth == 0 && !self.as_dash {
                 self.line_substitutions.push(script);
             }
         }

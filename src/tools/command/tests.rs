@@ -1831,6 +1831,10 @@ fn ansi_c_quoted_words_are_judged_by_their_text() {
         ("rm $'-rf' x", Destructive),
         ("find . $'-delete'", Destructive),
         ("find . $'-\\x64elete'", Destructive),
+        // Beside a substitution or a loop (such a line is also read as dash reads it).
+        ("echo $(date) $'\\t' $((1+1))", Safe),
+        ("for i in 1 2; do echo $(($i+1)); done", Safe),
+        ("for i in 1 2; do rm $(($i+1)); done", Destructive),
         ("sed $'-i' s/a/b/ notes.txt", Destructive),
         ("echo hi > $'out.txt'", Destructive),
     ]);
