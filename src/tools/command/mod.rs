@@ -7,7 +7,9 @@
 //!   git, find, sed, awk, containers, system, wrappers, shells, ...) behind one registry.
 //!   `options` reads getopt-style options for them.
 //! - [`plan`](mod@plan) — can the line run without a shell, and as which argv vectors.
-//! - `loops` — a `for` loop over words the line shows, written out once for each word.
+//! - `loops` — a `for` loop over words the line shows, written out once for each word;
+//!   `variables` — the line's own variables (set first with plain values, or never set) and
+//!   the machine's, put in as their values.
 //! - [`substitute`] — command substitutions on a line run without a click: their scripts
 //!   run first, and the line is judged again with their output.
 //! - `expand` — riskgate's own glob expansion, kept inside the workspace; [`braces`] and
@@ -470,7 +472,7 @@ impl Tool for CommandTool {
     }
 
     fn description(&self) -> &str {
-        "Run a command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person. Plain commands joined by |, &&, || and ; run without a shell, and so do `( ... )` subshells of them, `cd dir`, `< file`, `2>/dev/null`, `2>&1`, `{a,b}`, `$((1 + 2))`, `<<< 'text'`, here-documents without expansions, `<(cmd)` and `command -v NAME` / `type NAME`. A `$(cmd)` whose command only reads runs first, and the line is judged again with its output; a `for x in WORDS; do ...; done` loop is judged written out once for each word. $PATH, $LANG and $PWD are their values. Lines that need a shell (other $VARs, ~, writing redirections, `while` loops) always need a person's confirmation."
+        "Run a command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person. Plain commands joined by |, &&, || and ; run without a shell, and so do `( ... )` subshells and `{ ...; }` groups of them, `if ...; then ...; fi`, `! cmd`, `cd dir`, `< file`, `2>/dev/null`, `2>&1`, `{a,b}`, `$((1 + 2))`, `$'\\t'`, `<<< 'text'`, here-documents without expansions, `<(cmd)` and `command -v NAME` / `type NAME`. A `$(cmd)` whose command only reads runs first, and the line is judged again with its output; a `for x in WORDS; do ...; done` loop is judged written out once for each word. $PATH, $LANG and $PWD are their values, and so are the line's own lower-case variables: `name=value; cmd $name` as written, `$name` never set as empty. Lines that need a shell (other $VARs such as $HOME, ~, writing redirections, `while` loops, `case`) always need a person's confirmation."
     }
 
     fn execute<'a>(
