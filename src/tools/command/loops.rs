@@ -73,7 +73,10 @@ pub(super) fn write_out(
                 return None;
             }
         }
-        if values.is_empty() || start < from {
+        // The name keeps its last word after the loop, which the written-out subshell would
+        // not: a line that names it outside the loops that set it (or in their words) is
+        // left to a shell.
+        if values.is_empty() || start < from || named_outside(line, loops, &found.name, &bytes)? {
             return None;
         }
         written.push_str(line.get(from..start)?);
@@ -90,6 +93,40 @@ pub(super) fn write_out(
     }
     written.push_str(line.get(from..)?);
     Some(written)
+}
+
+/// Whether `line` names `name` outside the loops that set it, or in the words of one of them
+/// (`for i in $i`, which reads the value an earlier loop left).
+fn named_outside(
+    line: &str,
+    loops: &[LoopFound],
+    name: &str,
+    bytes: &impl Fn(usize) -> Option<usize>,
+) -> Option<bool> {
+    let mut setting: Vec<&LoopFound> = loops.iter().filter(|found| found.name == name).collect();
+    setting.sort_by_key(|found| found.start);
+    let mut outside = String::with_capacity(line.len());
+    let mut from = 0;
+    for found in setting {
+        if found.words.iter().any(|word| names(word, name)) {
+            return Some(true);
+        }
+        let start = bytes(found.start)?;
+        if start >= from {
+            outside.push_str(line.get(from..start)?);
+            outside.push('\n');
+        }
+        from = from.max(bytes(found.end)?);
+    }
+    outside.push_str(line.get(from..)?);
+    Some(names(&outside, name))
+}
+
+/// Whether `text` holds `name` as a whole word of letters, digits and underscores (`$name`,
+/// `${name}`, `name=`, `$((name))` alike).
+fn names(text: &str, name: &str) -> bool {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|word| word == name)
 }
 
 /// `body` with each `$name` and `${name}` the shell would expand replaced by `value`; `None`
@@ -217,6 +254,21 @@ mod tests {
         assert_eq!(written("for i in 1; do echo $'\\' $i'; done"), None);
         assert_eq!(written("for i in 1; do cat <<'E'\n$i\nE\n done"), None);
         assert_eq!(written("for i in 1; do echo \"$(echo $i)\"; done"), None);
+        // The name after the loop holds its last word, which the subshell would not keep.
+        assert_eq!(written("for i in 1 2; do echo $i; done; echo $i"), None);
+        assert_eq!(written("echo ${i}; for i in 1; do echo $i; done"), None);
+        assert!(written("for i in 1 2; do echo $i; done; echo $in").is_some());
+        let line = "for i in 1; do echo $i; done; for i in $i; do echo $i; done";
+        let second = LoopFound {
+            start: line.rfind("for").unwrap(),
+            body_start: line.rfind("do ").unwrap(),
+            words: vec!["$i".to_owned()],
+            ..found(line)
+        };
+        assert_eq!(
+            write_out(line, &[found(line), second], |w| Some(vec![w.to_owned()])),
+            None
+        );
         // Found twice (a line dash may read otherwise is walked twice), written out once.
         let line = "for i in 1; do echo $i; done";
         assert_eq!(

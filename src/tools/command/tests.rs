@@ -1785,6 +1785,9 @@ fn the_lines_own_variables_are_judged_as_their_values() {
             ("find $dir -name '*.txt' | wc -l", Safe),
             ("pat='*.txt'; ls $pat", Safe),
             ("x=5; echo $x $PATH", Safe),
+            // A loop's name keeps its last word after the loop.
+            ("for i in 1 2; do echo $i; done; echo \"last $i\"", NotSafe),
+            ("for i in 1 2; do echo $i; done; echo $j", Safe),
             ("f=notes.txt; for w in a b; do grep -c $w $f; done", Safe),
             ("dir=/etc; ls $dir", NotSafe),
             ("f=../notes.txt; cat $f", NotSafe),
