@@ -247,6 +247,14 @@ fn read_written_out(
     found: &[LoopFound],
     nesting: Nesting,
 ) -> Option<LineReading> {
+    // A name the shell or the line's programs read (`for PATH in bin; do ls; done` looks
+    // `ls` up there) would not be set in the written-out subshell.
+    if found
+        .iter()
+        .any(|found| variables::read_by_the_shell(&found.name, &policy.environment))
+    {
+        return None;
+    }
     let written = loops::write_out(line, found, |word| loop_words(word, &policy.workspace))?;
     read_rewritten(
         &written,

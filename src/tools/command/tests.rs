@@ -1788,6 +1788,11 @@ fn the_lines_own_variables_are_judged_as_their_values() {
             // A loop's name keeps its last word after the loop.
             ("for i in 1 2; do echo $i; done; echo \"last $i\"", NotSafe),
             ("for i in 1 2; do echo $i; done; echo $j", Safe),
+            // A loop over a name the shell or the programs read is left to a shell.
+            ("for PATH in bin; do ls; done", NotSafe),
+            ("for IFS in :; do echo a; done", NotSafe),
+            ("for LC_ALL in C; do sort notes.txt; done", NotSafe),
+            ("for FILE in notes.txt; do wc -l $FILE; done", Safe),
             ("f=notes.txt; for w in a b; do grep -c $w $f; done", Safe),
             ("dir=/etc; ls $dir", NotSafe),
             ("f=../notes.txt; cat $f", NotSafe),

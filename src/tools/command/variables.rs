@@ -81,6 +81,72 @@ fn is_own_name(name: &str, environment: &[String]) -> bool {
         && !environment.iter().any(|held| held == name)
 }
 
+/// Variables the shell itself reads or sets (its field separator, its search path, its
+/// counters and facts), named in capitals; with `BASH_`, `COMP_`, `HIST`, `LC_` and
+/// `READLINE_` names.
+const SHELL_VARIABLES: &[&str] = &[
+    "IFS",
+    "PATH",
+    "CDPATH",
+    "GLOBIGNORE",
+    "PS1",
+    "PS2",
+    "PS3",
+    "PS4",
+    "OPTIND",
+    "OPTARG",
+    "OPTERR",
+    "RANDOM",
+    "SRANDOM",
+    "SECONDS",
+    "LINENO",
+    "PPID",
+    "UID",
+    "EUID",
+    "GROUPS",
+    "HOSTNAME",
+    "HOSTTYPE",
+    "MACHTYPE",
+    "OSTYPE",
+    "SHELL",
+    "SHELLOPTS",
+    "SHLVL",
+    "TERM",
+    "PWD",
+    "OLDPWD",
+    "DIRSTACK",
+    "EPOCHSECONDS",
+    "EPOCHREALTIME",
+    "ENV",
+    "POSIXLY_CORRECT",
+    "TZ",
+    "TMOUT",
+    "FUNCNEST",
+    "HOME",
+    "LANG",
+    "LANGUAGE",
+    "TMPDIR",
+    "COLUMNS",
+    "LINES",
+    "MAIL",
+    "MAILPATH",
+    "PROMPT_COMMAND",
+    "TIMEFORMAT",
+    "FIGNORE",
+    "EXECIGNORE",
+    "INPUTRC",
+];
+
+/// Whether setting `name` changes what the shell or the line's programs do: a variable of
+/// the line's environment (exported, so its programs see it) or one the shell reads or
+/// sets itself ([`SHELL_VARIABLES`]). A `for` loop over such a name is left to a shell.
+pub(super) fn read_by_the_shell(name: &str, environment: &[String]) -> bool {
+    const PREFIXES: &[&str] = &["BASH", "COMP_", "HIST", "LC_", "READLINE_"];
+    environment.iter().any(|held| held == name)
+        || SHELL_VARIABLES.contains(&name)
+        || PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+}
+
 fn is_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     bytes
@@ -269,6 +335,25 @@ mod tests {
             put_in("echo $PATH", &known, None).as_deref(),
             Some("echo /bin")
         );
+    }
+
+    #[test]
+    fn names_the_shell_reads_are_known() {
+        let environment = ["http_proxy".to_owned(), "MY_SETTING".to_owned()];
+        for name in [
+            "PATH",
+            "IFS",
+            "LC_ALL",
+            "BASH_ENV",
+            "HISTFILE",
+            "http_proxy",
+            "MY_SETTING",
+        ] {
+            assert!(read_by_the_shell(name, &environment), "{name}");
+        }
+        for name in ["f", "FILE", "i", "Dir", "path"] {
+            assert!(!read_by_the_shell(name, &environment), "{name}");
+        }
     }
 
     #[test]
