@@ -1663,13 +1663,20 @@ async fn a_substitution_that_turns_the_line_is_refused_and_changes_nothing() {
     }
 }
 
-#[tokio::test]
-async fn for_loops_run_written_out_and_give_what_a_shell_gives() {
+/// A tool whose workspace holds a directory and files whose names a shell would split or
+/// expand (a blank, `;`, `$`, `*`).
+fn tool_with_loop_files() -> TestTool {
     let t = tool();
     std::fs::create_dir_all(t.root.join("sub")).expect("mkdir");
     std::fs::write(t.root.join("a.txt"), "alpha\n").expect("write");
     std::fs::write(t.root.join("b c.txt"), "beta\ngamma\n").expect("write");
-    std::fs::write(t.root.join("x;y  $z.txt"), "delta\n").expect("write");
+    std::fs::write(t.root.join("x;y  $z*.txt"), "delta\n").expect("write");
+    t
+}
+
+#[tokio::test]
+async fn for_loops_run_written_out_and_give_what_a_shell_gives() {
+    let t = tool_with_loop_files();
     for line in [
         "for i in 1 2 3; do echo $i; done",
         "for f in *.txt; do wc -l \"$f\"; done",
@@ -1683,6 +1690,68 @@ async fn for_loops_run_written_out_and_give_what_a_shell_gives() {
     ] {
         // A confirmed loop runs written out too, so the shell's own run is the reference.
         assert_safe_and_runs_as_bash(&t, line).await;
+    }
+}
+
+#[tokio::test]
+async fn while_read_loops_run_over_their_input_and_give_what_a_shell_gives() {
+    let t = tool_with_loop_files();
+    // Blanks at either end, a quote, a glob character, an empty line, and a last line
+    // without a newline (which `read` does not return).
+    std::fs::write(
+        t.root.join("lines"),
+        "  two  spaces  \nit's\n*.txt\n\n\tlast\tbut one\nno newline",
+    )
+    .expect("write");
+    std::fs::write(t.root.join("empty"), "").expect("write");
+    for line in [
+        "cat lines | while read line; do echo \"[$line]\"; done",
+        "cat lines | while read -r line; do echo [$line]; done",
+        "while IFS= read -r line; do echo \"[$line]\"; done < lines",
+        "while read -r l; do printf '%s|' \"$l\"; done < lines; echo",
+        "ls | while read -r f; do wc -l \"$f\"; done | sort",
+        "find . -name '*.txt' | sort | while read -r f; do echo \"== $f\"; head -n 1 \"$f\"; done",
+        "while read -r f; do echo \"$f\"; done < <(ls sub)",
+        "while read -r f; do echo \"$f\"; done < empty && echo none",
+        "n=1; ls *.txt | while read -r f; do head -n $n \"$f\"; done",
+    ] {
+        assert_safe_and_runs_as_bash(&t, line).await;
+    }
+    // `read` without -r would take a backslash apart: refused when the line runs, the
+    // person asked.
+    std::fs::write(t.root.join("slashes"), "a\\b\n").expect("write");
+    match t
+        .execute(
+            "cat slashes | while read l; do echo $l; done",
+            &Approval::Auto,
+        )
+        .await
+    {
+        Err(ToolError::Refused(message)) => assert!(message.contains("read -r"), "{message}"),
+        other => panic!("a backslash for read without -r should be refused, got {other:?}"),
+    }
+    assert_safe_and_runs_as_bash(&t, "cat slashes | while read -r l; do echo $l; done").await;
+    // A line of the input that makes the body read outside the workspace is judged when
+    // the line runs: refused, and what is there is not seen.
+    let outside = t.root.parent().expect("parent").join("outside.txt");
+    std::fs::write(&outside, "not-for-the-chat\n").expect("write");
+    std::fs::write(
+        t.root.join("names"),
+        format!("a.txt\n{}\n", outside.display()),
+    )
+    .expect("write");
+    match t
+        .execute(
+            "cat names | while read -r f; do cat \"$f\"; done",
+            &Approval::Auto,
+        )
+        .await
+    {
+        Err(ToolError::Refused(message)) => {
+            assert!(message.contains("outside the workspace"), "{message}");
+            assert!(!message.contains("not-for-the-chat"), "{message}");
+        }
+        other => panic!("a read outside should be refused when the line runs, got {other:?}"),
     }
 }
 

@@ -27,6 +27,7 @@ use brush_parser::ast::{
 
 use super::loops::{self, LoopFound};
 use super::plan::{self, NeedsShell, Plan};
+use super::reads::{self, ReadLoop, ReadMode};
 use super::sandbox::NULL_DEVICE;
 use super::substitute::{self, Substituting};
 use super::syntax::ParseFailure;
@@ -207,7 +208,8 @@ fn read_line_nested(line: &str, policy: &CommandPolicy, nesting: Nesting) -> Lin
     let assessment = planned_or_unknown(assessment, &plan);
     if matches!(assessment, Assessment::Unknown(_))
         && !walker.line_substitutions.is_empty()
-        && let Some(reading) = read_substituting(line, policy, &walker.line_substitutions, nesting)
+        && let Some(reading) =
+            read_substituting(line, policy, &walker.line_substitutions, nesting, &[])
     {
         return LineReading { plan, ..reading };
     }
@@ -219,18 +221,37 @@ fn read_line_nested(line: &str, policy: &CommandPolicy, nesting: Nesting) -> Lin
             assessment,
             Assessment::Unknown(_) | Assessment::Destructive(_)
         );
+    // Where the line it makes is not safe, its verdict is the more exact one: the person is
+    // told what the loop runs (`cat /etc/passwd`), not only that it is a loop.
+    let mut exact = None;
+    if rewritable && !walker.line_loops.is_empty() {
+        match read_written_out(line, policy, &walker.line_loops, nesting) {
+            Ok(reading) => return reading,
+            Err(judged) => exact = exact.or(judged),
+        }
+    }
+    if rewritable && walker.line_variables {
+        match read_with_values(line, policy, nesting) {
+            Ok(reading) => return reading,
+            Err(judged) => exact = exact.or(judged),
+        }
+    }
     if rewritable
-        && !walker.line_loops.is_empty()
-        && let Some(reading) = read_written_out(line, policy, &walker.line_loops, nesting)
+        && !walker.line_reads.is_empty()
+        && let Some(reading) = read_while_reads(line, policy, &walker.line_reads, nesting)
     {
         return reading;
     }
-    if rewritable
-        && walker.line_variables
-        && let Some(reading) = read_with_values(line, policy, nesting)
-    {
-        return reading;
-    }
+    let assessment = match exact {
+        // Never less severe than this reading.
+        Some(judged)
+            if !matches!(assessment, Assessment::Destructive(_))
+                || matches!(judged, Assessment::Destructive(_)) =>
+        {
+            judged
+        }
+        _ => assessment,
+    };
     LineReading {
         assessment,
         plan,
@@ -239,6 +260,10 @@ fn read_line_nested(line: &str, policy: &CommandPolicy, nesting: Nesting) -> Lin
     }
 }
 
+/// What a line rewritten as the shell runs it gives: its reading when safe; otherwise the
+/// verdict on the line it makes, when it could be made and judged.
+type Rewritten = Result<LineReading, Option<Assessment>>;
+
 /// The reading of a line whose `for` loops, written out once for each of their words
 /// ([`loops`]), make a safe line: that line's reading, plan and all.
 fn read_written_out(
@@ -246,16 +271,17 @@ fn read_written_out(
     policy: &CommandPolicy,
     found: &[LoopFound],
     nesting: Nesting,
-) -> Option<LineReading> {
+) -> Rewritten {
     // A name the shell or the line's programs read (`for PATH in bin; do ls; done` looks
     // `ls` up there) would not be set in the written-out subshell.
     if found
         .iter()
         .any(|found| variables::read_by_the_shell(&found.name, &policy.environment))
     {
-        return None;
+        return Err(None);
     }
-    let written = loops::write_out(line, found, |word| loop_words(word, &policy.workspace))?;
+    let written =
+        loops::write_out(line, found, |word| loop_words(word, &policy.workspace)).ok_or(None)?;
     read_rewritten(
         &written,
         policy,
@@ -264,12 +290,50 @@ fn read_written_out(
     )
 }
 
+/// The reading of a line whose `while read` loops, rewritten as `for` loops over their
+/// input ([`reads`]), make a line of substitutions judged safe: the input runs first when
+/// the line runs, and the loops are written out once for each line it gives.
+fn read_while_reads(
+    line: &str,
+    policy: &CommandPolicy,
+    found: &[ReadLoop],
+    nesting: Nesting,
+) -> Option<LineReading> {
+    if nesting.depth >= MAX_DEPTH {
+        return None;
+    }
+    let (written, marks) = reads::rewrite(line, found)?;
+    // Only the substitutions of the rewritten line know how to read their output: it is
+    // read as a line of substitutions or not at all (a rewriting of it would lose them).
+    let parsed = syntax::parse_script(&written);
+    let (assessment, walker) = walk_line(&written, &parsed, policy);
+    if !matches!(assessment, Assessment::Unknown(_)) || walker.line_substitutions.is_empty() {
+        return None;
+    }
+    let reading = read_substituting(
+        &written,
+        policy,
+        &walker.line_substitutions,
+        nesting.deeper(),
+        &marks,
+    )?;
+    let Assessment::Safe(reason) = &reading.assessment else {
+        return None;
+    };
+    Some(LineReading {
+        assessment: Assessment::Safe(format!(
+            "{reason}; its `while read` loops are read as `for` loops over the lines their input gives"
+        )),
+        ..reading
+    })
+}
+
 /// The reading of a line whose variables — the machine's (`$PATH`, `$PWD`:
 /// [`CommandPolicy`]) and the line's own ([`variables`]) — are put in as their values, as a
 /// substitution's output is, when that line is safe.
-fn read_with_values(line: &str, policy: &CommandPolicy, nesting: Nesting) -> Option<LineReading> {
+fn read_with_values(line: &str, policy: &CommandPolicy, nesting: Nesting) -> Rewritten {
     let environment = (!nesting.script).then_some(policy.environment.as_slice());
-    let written = variables::put_in(line, &policy.known_values(), environment)?;
+    let written = variables::put_in(line, &policy.known_values(), environment).ok_or(None)?;
     read_rewritten(
         &written,
         policy,
@@ -282,29 +346,27 @@ fn read_with_values(line: &str, policy: &CommandPolicy, nesting: Nesting) -> Opt
 /// it is safe and changes no directory (a written-out loop runs in one subshell, and `PWD`
 /// is the workspace's only where nothing changes it); its reason says how it was written
 /// (`how`, once however deep).
-fn read_rewritten(
-    written: &str,
-    policy: &CommandPolicy,
-    nesting: Nesting,
-    how: &str,
-) -> Option<LineReading> {
+fn read_rewritten(written: &str, policy: &CommandPolicy, nesting: Nesting, how: &str) -> Rewritten {
     if nesting.depth >= MAX_DEPTH {
-        return None;
+        return Err(None);
     }
     let reading = read_line_nested(written, policy, nesting.deeper());
     let Assessment::Safe(reason) = &reading.assessment else {
-        return None;
+        // A line the rewriting made that the parser cannot read is not what the shell runs
+        // (`cat <<< $x` with `x` empty).
+        let exact = syntax::parse_script(written).is_ok();
+        return Err(exact.then_some(reading.assessment));
     };
     if let Ok(plan) = &reading.plan
         && plan::changes_directory(plan)
     {
-        return None;
+        return Err(None);
     }
     let reason = match reason.contains(how) {
         true => reason.clone(),
         false => format!("{reason}{how}"),
     };
-    Some(LineReading {
+    Ok(LineReading {
         assessment: Assessment::Safe(reason),
         ..reading
     })
@@ -339,11 +401,15 @@ fn read_substituting(
     policy: &CommandPolicy,
     parsed: &[String],
     nesting: Nesting,
+    lines: &[(usize, ReadMode)],
 ) -> Option<LineReading> {
     if nesting.depth >= MAX_DEPTH {
         return None;
     }
-    let found = substitute::scan(line)?;
+    let mut found = substitute::scan(line)?;
+    for (start, mode) in lines {
+        found.iter_mut().find(|found| found.start == *start)?.lines = Some(*mode);
+    }
     let mut scanned: Vec<&str> = found.iter().map(|found| found.script.as_str()).collect();
     let mut parsed: Vec<&str> = parsed.iter().map(String::as_str).collect();
     scanned.sort_unstable();
@@ -550,6 +616,8 @@ pub(super) struct Walker<'p> {
     line_substitutions: Vec<String>,
     /// The `for` loops of the line itself with a list of words.
     line_loops: Vec<LoopFound>,
+    /// The `while read` loops of the line itself in a form [`reads`] takes.
+    line_reads: Vec<ReadLoop>,
     /// Whether a word of the line itself expands a variable.
     line_variables: bool,
     /// Walking the line again as dash reads it: what the line holds for a rewrite was found
@@ -571,6 +639,7 @@ impl<'p> Walker<'p> {
             lists_processes: None,
             line_substitutions: Vec::new(),
             line_loops: Vec::new(),
+            line_reads: Vec::new(),
             line_variables: false,
             as_dash: false,
             #[cfg(test)]
@@ -753,6 +822,12 @@ impl<'p> Walker<'p> {
                 );
             }
         }
+        if depth == 0
+            && !self.as_dash
+            && let Some(found) = reads::find(pipeline)
+        {
+            self.line_reads.push(found);
+        }
         let mut input = stdin.clone();
         for command in &pipeline.seq {
             input = self.command(command, &input, depth);
@@ -830,15 +905,15 @@ impl<'p> Walker<'p> {
             CompoundCommand::BraceGroup(group) => self.list(&group.list, stdin, depth),
             CompoundCommand::Subshell(subshell) => self.subshell(&subshell.list, stdin, depth),
             CompoundCommand::ForClause(clause) => {
-                if depth == 0
-                    && !self.as_dash
-                    && let Some(values) = &clause.values
-                {
+                if depth == 0 && !self.as_dash {
+                    // The parser gives no list both for `for i; do` and for `for i in ; do`,
+                    // which [`loops::write_out`] tells apart.
+                    let values = clause.values.iter().flatten();
                     self.line_loops.push(LoopFound {
                         start: clause.loc.start.index,
                         end: clause.loc.end.index,
                         name: clause.variable_name.clone(),
-                        words: values.iter().map(|word| word.value.clone()).collect(),
+                        words: values.map(|word| word.value.clone()).collect(),
                         body_start: clause.body.loc.start.index,
                         body_end: clause.body.loc.end.index,
                     });

@@ -8,10 +8,11 @@
 //! and with its globs active where unquoted, kept whole inside double quotes. So the argv
 //! vectors that run are the words that were judged, as for any planned line. A loop whose
 //! words are only known when the line runs (`for i in $(seq 3)`) is written out once their
-//! substitution has run. Left to a shell: a loop without words (`for i; do`), one with more
-//! than [`MAX_ITERATIONS`] words, a body that uses the name otherwise (`${NAME%.txt}`,
-//! `NAME=`, inside backquotes), and a line whose written-out form changes directory (each
-//! copy runs in one subshell, where a `cd` would not outlive the loop as it does in the shell).
+//! substitution has run; one over no words is `true`. Left to a shell: a loop without a word
+//! list (`for i; do`), one with more than [`MAX_ITERATIONS`] words, a body that uses the name
+//! otherwise (`${NAME%.txt}`, `NAME=`, inside backquotes), and a line whose written-out form
+//! changes directory (each copy runs in one subshell, where a `cd` would not outlive the loop
+//! as it does in the shell).
 
 use super::substitute::{as_words, in_double_quotes};
 
@@ -66,6 +67,10 @@ pub(super) fn write_out(
             .strip_prefix("do")?
             .strip_suffix("done")?
             .trim();
+        // `for i; do` loops over the positional parameters; `for i in ; do` over nothing.
+        if found.words.is_empty() && !lists_nothing(line.get(start..bytes(found.body_start)?)?) {
+            return None;
+        }
         let mut values = Vec::new();
         for word in &found.words {
             values.extend(expand(word)?);
@@ -76,10 +81,17 @@ pub(super) fn write_out(
         // The name keeps its last word after the loop, which the written-out subshell would
         // not: a line that names it outside the loops that set it (or in their words) is
         // left to a shell.
-        if values.is_empty() || start < from || named_outside(line, loops, &found.name, &bytes)? {
+        if start < from || named_outside(line, loops, &found.name, &bytes)? {
             return None;
         }
         written.push_str(line.get(from..start)?);
+        // A loop over no words runs nothing and succeeds (`for i in $(true)`, or a `while
+        // read` loop whose input is empty).
+        if values.is_empty() {
+            written.push_str("true");
+            from = end;
+            continue;
+        }
         written.push_str("(\n");
         for value in &values {
             written.push_str(&with_value(body, &found.name, value)?);
@@ -93,6 +105,15 @@ pub(super) fn write_out(
     }
     written.push_str(line.get(from..)?);
     Some(written)
+}
+
+/// Whether a loop's head (`for NAME in ;`) names an empty list of words.
+fn lists_nothing(head: &str) -> bool {
+    let words: Vec<&str> = head
+        .split(|c: char| c.is_whitespace() || c == ';')
+        .filter(|word| !word.is_empty())
+        .collect();
+    matches!(words.as_slice(), ["for", _, "in"])
 }
 
 /// Whether `line` names `name` outside the loops that set it, or in the words of one of them
@@ -246,6 +267,31 @@ mod tests {
         assert_eq!(
             written("é; for f in *.txt; do wc -l \"$f\" $f; done").as_deref(),
             Some("é; (\nwc -l \"a.txt\" a.txt;\nwc -l \"b c.txt\" b c.txt;\n)")
+        );
+        // A loop over no words runs nothing; one without a list is the shell's.
+        let empty = |line: &str| {
+            let found = LoopFound {
+                words: Vec::new(),
+                ..found(line)
+            };
+            write_out(line, &[found], |w| Some(vec![w.to_owned()]))
+        };
+        assert_eq!(
+            empty("for i in ; do rm $i; done | sort").as_deref(),
+            Some("true | sort")
+        );
+        let line = "for i; do echo $i; done";
+        let without = LoopFound {
+            start: 0,
+            end: line.len(),
+            name: "i".to_owned(),
+            words: Vec::new(),
+            body_start: line.find("do").unwrap(),
+            body_end: line.len(),
+        };
+        assert_eq!(
+            write_out(line, &[without], |w| Some(vec![w.to_owned()])),
+            None
         );
         // Forms of the name the writing out does not follow.
         assert_eq!(written("for i in 1; do echo ${i%x}; done"), None);

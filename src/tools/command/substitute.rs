@@ -22,6 +22,8 @@
 //! here-document, backslashes inside backquotes) is left to a shell, and what it finds must
 //! be exactly the scripts the parser found at the line's own level.
 
+use super::reads::{self, ReadMode};
+
 /// What stands for a substitution's output when the line is judged before it runs.
 pub(super) const PLACEHOLDER: &str = "substituted";
 
@@ -41,6 +43,9 @@ pub struct Found {
     pub script: String,
     /// Whether it stands inside a double-quoted string (its output is not split into words).
     pub quoted: bool,
+    /// Set for the input of a `while read` loop rewritten as a `for` loop over it: its
+    /// output is put in as `read` takes it apart, one quoted word a line ([`reads`]).
+    pub lines: Option<ReadMode>,
 }
 
 /// A line whose substitutions run first; see the module's documentation.
@@ -57,6 +62,10 @@ pub struct Substituting {
 pub enum SpliceError {
     #[error("the output of `{0}` is not text")]
     NotText(String),
+    #[error(
+        "a line the input of `{0}` gives holds a backslash, which `read` without -r takes apart as riskgate does not; write `read -r` if the backslashes are part of the data"
+    )]
+    Unread(String),
     #[error(
         "the output of the line's substitutions is longer than {MAX_SUBSTITUTED_BYTES} bytes, more than riskgate puts into one line"
     )]
@@ -76,11 +85,11 @@ impl Substituting {
                 .chars()
                 .filter(|&c| c != '\0')
                 .collect();
-            let text = text.trim_end_matches('\n');
-            let rendered = if found.quoted {
-                in_double_quotes(text)
-            } else {
-                as_words(text)
+            let rendered = match found.lines {
+                Some(mode) => reads::as_words(&text, mode)
+                    .ok_or_else(|| SpliceError::Unread(found.script.clone()))?,
+                None if found.quoted => in_double_quotes(text.trim_end_matches('\n')),
+                None => as_words(text.trim_end_matches('\n')),
             };
             added += rendered.len();
             if added > MAX_SUBSTITUTED_BYTES {
@@ -320,6 +329,7 @@ impl Scanner<'_> {
                 end: close + 1,
                 script: self.line.get(at + 2..close)?.to_owned(),
                 quoted,
+                lines: None,
             });
         }
         Some(close + 1)
@@ -362,6 +372,7 @@ impl Scanner<'_> {
                 end: close + 1,
                 script: self.line.get(from..close)?.to_owned(),
                 quoted,
+                lines: None,
             });
         }
         Some(close + 1)

@@ -1713,7 +1713,7 @@ fn for_loops_are_judged_written_out() {
         ("for i in 1; do echo ${i%x}; done", NotSafe),
         ("for i in 1; do i=2; echo $i; done", NotSafe),
         ("for i in ~/x; do cat $i; done", NotSafe),
-        ("while read l; do echo $l; done < notes.txt", NotSafe),
+        ("for i in ; do echo $i; done", Safe),
         // What the body does decides.
         ("for h in a b; do ssh $h uptime; done", NotSafe),
         ("for f in ../*; do cat $f; done", NotSafe),
@@ -1726,6 +1726,81 @@ fn for_loops_are_judged_written_out() {
         ("for f in $(ls); do rm $f; done", Destructive),
         ("for i in 1 2; do echo $i; done; rm x", Destructive),
     ]);
+}
+
+/// A `while read` loop over what a read-only command prints, or over a file, is judged as
+/// a `for` loop over those lines; its acting neighbours and the forms of `read` it does not
+/// follow wait.
+#[test]
+fn while_read_loops_are_judged_over_their_input() {
+    use Expect::*;
+    check_in_workspace(&[
+        ("while read l; do echo $l; done < notes.txt", Safe),
+        (
+            "cat notes.txt | while read -r l; do echo \"$l\"; done",
+            Safe,
+        ),
+        (
+            "ls | while IFS= read -r f; do wc -l \"$f\"; done | sort",
+            Safe,
+        ),
+        ("while read -r f; do head -n 1 \"$f\"; done < <(ls)", Safe),
+        (
+            "n=2; ls | while read -r f; do head -n $n \"$f\"; done",
+            Safe,
+        ),
+        // What the body does decides, and so does the input.
+        ("ls | while read -r f; do rm \"$f\"; done", Destructive),
+        ("ls | while read -r f; do gzip $f; done", Destructive),
+        ("ls | while read -r f; do echo $f > out; done", Destructive),
+        (
+            "ls | while read -r f; do sed -i s/a/b/ $f; done",
+            Destructive,
+        ),
+        ("ls | while read -r f; do echo $f; done &", Destructive),
+        ("ls | while read -r h; do ssh $h uptime; done", NotSafe),
+        ("cat ../x | while read -r l; do echo $l; done", NotSafe),
+        ("while read -r l; do echo $l; done < /etc/shadow", NotSafe),
+        ("while read -r l; do echo $l; done < ~/.netrc", NotSafe),
+        ("while read -r l; do echo $l; done < <(curl x)", NotSafe),
+        (
+            "find . | while read -r f; do find $f -delete; done",
+            Destructive,
+        ),
+        // Forms of `read` and of the loop not followed: left to a shell.
+        ("ls | while read a b; do echo $a; done", NotSafe),
+        ("ls | while read -d x f; do echo $f; done", NotSafe),
+        ("ls | while read; do echo $REPLY; done", NotSafe),
+        ("ls | while IFS=, read -r f; do echo $f; done", NotSafe),
+        ("ls | while read -r PATH; do ls; done", NotSafe),
+        ("ls | while read -r f; do echo $f; done; echo $f", NotSafe),
+        ("ls | while read -r f && true; do echo $f; done", NotSafe),
+        ("ls | while read -r f; do f=x; echo $f; done", NotSafe),
+        ("ls | until read -r f; do echo $f; done", NotSafe),
+        ("while read -r f; do echo $f; done", NotSafe),
+        (
+            "ls | while read -r f; do echo $f; done < notes.txt",
+            NotSafe,
+        ),
+        ("while true; do ls; done", NotSafe),
+    ]);
+}
+
+/// A loop written out that is not safe is refused for what it runs, not for being a loop.
+#[test]
+fn a_loop_that_waits_says_what_it_runs() {
+    let dir = workspace();
+    let policy = policy_for(dir.path(), &[], &[]);
+    let reason = |line: &str| assess_command(line, &policy).reason().to_owned();
+    let outside = reason("for f in notes.txt ../x; do cat $f; done");
+    assert!(outside.contains("`cat` reads ../x"), "{outside}");
+    let acting = reason("for f in a b; do gzip $f; done");
+    assert!(acting.contains("gzip"), "{acting}");
+    // Never less severe than the line as written.
+    assert!(matches!(
+        assess_command("for f in a; do echo $f; done; rm -r $g", &policy),
+        Assessment::Destructive(_)
+    ));
 }
 
 /// The machine's variables (`PATH`, `LANG`, and `PWD` where the workspace exists) are put
