@@ -1755,6 +1755,22 @@ async fn while_read_loops_run_over_their_input_and_give_what_a_shell_gives() {
     }
 }
 
+#[tokio::test]
+async fn a_substitution_assigned_to_a_name_is_one_word_as_in_a_shell() {
+    let t = tool_with_loop_files();
+    std::fs::write(t.root.join("quote"), "it's \"q\" \\n $HOME\n\n").expect("write");
+    for line in [
+        "q=$(cat quote); echo \"[$q]\" $q",
+        "n=$(wc -l < a.txt); echo \"lines: $n\"",
+        "x=`ls`; echo $x",
+        "files=$(ls *.txt); echo \"$files\"",
+        "f=$(ls *.txt | head -n 1) && wc -l \"$f\"",
+        "count=$(grep -c a *.txt); echo found $count",
+    ] {
+        assert_safe_and_runs_as_bash(&t, line).await;
+    }
+}
+
 /// `line` is safe, and run without a click it prints and exits as `bash -c` does in an
 /// environment of PATH and LANG alone.
 async fn assert_safe_and_runs_as_bash(t: &TestTool, line: &str) {

@@ -10,7 +10,8 @@
 //! - when it runs, the scripts run first (read-only, in the same walls), their output is
 //!   put in the line as the shell would put it — split into words where the substitution
 //!   is unquoted, each word quoted so that only its glob characters stay active (the shell
-//!   expands those too), or as the text of the double-quoted string it stands in — and that
+//!   expands those too), or as the text of the double-quoted string it stands in, or as one
+//!   word of literal text where it is the value of an assignment (`n=$(wc -l < f)`) — and that
 //!   line, now without substitutions, is judged again from scratch. Only a safe reading of
 //!   it runs; any other is refused, the line it became shown whole, so that a person can be
 //!   asked for exactly that.
@@ -43,6 +44,9 @@ pub struct Found {
     pub script: String,
     /// Whether it stands inside a double-quoted string (its output is not split into words).
     pub quoted: bool,
+    /// Whether it is the value of an assignment where a command starts (`n=$(wc -l < f)`),
+    /// which the shell does not split into words either.
+    pub assigned: bool,
     /// Set for the input of a `while read` loop rewritten as a `for` loop over it: its
     /// output is put in as `read` takes it apart, one quoted word a line ([`reads`]).
     pub lines: Option<ReadMode>,
@@ -89,6 +93,7 @@ impl Substituting {
                 Some(mode) => reads::as_words(&text, mode)
                     .ok_or_else(|| SpliceError::Unread(found.script.clone()))?,
                 None if found.quoted => in_double_quotes(text.trim_end_matches('\n')),
+                None if found.assigned => single_quoted(text.trim_end_matches('\n')),
                 None => as_words(text.trim_end_matches('\n')),
             };
             added += rendered.len();
@@ -117,8 +122,23 @@ impl Substituting {
     }
 }
 
+/// `text` as one word of literal text: in single quotes, each of its own written `"'"`
+/// between them (`it's` is `'it'"'"'s'`), so that no backslash is needed.
+fn single_quoted(text: &str) -> String {
+    let parts: Vec<String> = text.split('\'').map(|part| format!("'{part}'")).collect();
+    parts.join("\"'\"")
+}
+
+/// Whether a word after `before` starts a command: nothing but blanks since the line's start
+/// or an operator (`;`, `&&`, `|`, `(`, a newline).
+fn starts_command(before: &[u8]) -> bool {
+    let before = before.trim_ascii_end();
+    before.is_empty() || matches!(before.last(), Some(b';' | b'&' | b'|' | b'(' | b'\n'))
+}
+
 /// Whether a word so far is `NAME=` or `NAME+=`: the shell does not split a substitution in
-/// an assignment into words (`export X=$(cmd)`), so it is left to a shell.
+/// an assignment into words; one where a command starts is put in as one word, and any other
+/// (`export X=$(cmd)`) is left to a shell.
 fn is_assignment(word: &[u8]) -> bool {
     let Some(equals) = word.iter().position(|&c| c == b'=') else {
         return false;
@@ -232,16 +252,27 @@ impl Scanner<'_> {
                         .map_or(text.len(), |p| at + p);
                     continue;
                 }
-                b'$' => {
-                    if found.is_some()
-                        && text[at..].starts_with(b"$(")
-                        && is_assignment(&text[word_begin..at])
-                    {
+                b'$' | b'`' => {
+                    // In an assignment the shell does not split the output into words: one
+                    // where a command starts is put in whole; elsewhere (`echo a=$(cmd)`, an
+                    // argument split as any) or after `export` it is left to a shell.
+                    let substitutes = c == b'`' || text[at..].starts_with(b"$(");
+                    let assigned = substitutes && is_assignment(&text[word_begin..at]);
+                    if found.is_some() && assigned && !starts_command(&text[..word_begin]) {
                         return None;
                     }
-                    at = self.dollar(at, found.as_deref_mut(), false)?;
+                    let before = found.as_ref().map_or(0, |found| found.len());
+                    at = match c {
+                        b'$' => self.dollar(at, found.as_deref_mut(), false)?,
+                        _ => self.backquoted(at, found.as_deref_mut(), false)?,
+                    };
+                    if assigned
+                        && let Some(found) = found.as_deref_mut()
+                        && found.len() > before
+                    {
+                        found.last_mut()?.assigned = true;
+                    }
                 }
-                b'`' => at = self.backquoted(at, found.as_deref_mut(), false)?,
                 b'<' if text[at..].starts_with(b"<<<") => at += 3,
                 b'<' if text[at..].starts_with(b"<<") => return None,
                 b'{' => {
@@ -329,6 +360,7 @@ impl Scanner<'_> {
                 end: close + 1,
                 script: self.line.get(at + 2..close)?.to_owned(),
                 quoted,
+                assigned: false,
                 lines: None,
             });
         }
@@ -372,6 +404,7 @@ impl Scanner<'_> {
                 end: close + 1,
                 script: self.line.get(from..close)?.to_owned(),
                 quoted,
+                assigned: false,
                 lines: None,
             });
         }
@@ -437,8 +470,12 @@ mod tests {
         assert_eq!(scripts("echo ${x:-$(date)}"), None);
         assert_eq!(scripts("echo {a,b}$(date)"), None);
         assert_eq!(scripts("echo {1..3} $(date)"), None);
+        // An assignment's, where a command starts, is found (put in whole); one after
+        // `export`, or an argument shaped like one, is left to a shell.
+        assert_eq!(scripts("X+=$(date) env"), owned(&[("date", false)]));
+        assert_eq!(scripts("ls && n=`date`; x"), owned(&[("date", false)]));
         assert_eq!(scripts("export X=$(date)"), None);
-        assert_eq!(scripts("X+=$(date) env"), None);
+        assert_eq!(scripts("echo a=$(date)"), None);
         assert_eq!(
             scripts("echo {} $(date) x=\"$(pwd)\""),
             owned(&[("date", false), ("pwd", true)])
@@ -467,6 +504,15 @@ mod tests {
             "echo \"now: it's \\$5 \\\"x\\\" \\`y\\` \\\\\""
         );
         assert_eq!(splice("ls $(x) -l", &[""]).unwrap(), "ls  -l");
+        // An assignment's value is one word, whatever it holds.
+        assert_eq!(
+            splice("n=$(x); echo $n", &["a  b*\n$c\\\n\n"]).unwrap(),
+            "n='a  b*\n$c\\'; echo $n"
+        );
+        assert_eq!(
+            splice("n=pre`x`; echo $n", &["it's"]).unwrap(),
+            "n=pre'it'\"'\"'s'; echo $n"
+        );
         assert_eq!(splice("ls \"$(x)\"", &["\n"]).unwrap(), "ls \"\"");
         // Globs stay active; what the shell does not expand in output is quoted.
         assert_eq!(
