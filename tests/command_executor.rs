@@ -1766,6 +1766,7 @@ async fn a_substitution_assigned_to_a_name_is_one_word_as_in_a_shell() {
         "files=$(ls *.txt); echo \"$files\"",
         "f=$(ls *.txt | head -n 1) && wc -l \"$f\"",
         "count=$(grep -c a *.txt); echo found $count",
+        "FILES=$(ls *.txt); echo $FILES; echo \"$FILES\"",
     ] {
         assert_safe_and_runs_as_bash(&t, line).await;
     }

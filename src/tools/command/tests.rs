@@ -1860,6 +1860,19 @@ fn the_lines_own_variables_are_judged_as_their_values() {
             ("find $dir -name '*.txt' | wc -l", Safe),
             ("pat='*.txt'; ls $pat", Safe),
             ("x=5; echo $x $PATH", Safe),
+            // A name in capitals the line sets first, which neither the shell nor the
+            // environment holds; never set, it is not known to be empty.
+            ("FILES=$(ls); echo $FILES", Safe),
+            ("DIR=src && ls -l $DIR", Safe),
+            ("echo $FILES", NotSafe),
+            ("DIR=/etc && ls $DIR", NotSafe),
+            ("PATH=/tmp; ls", NotSafe),
+            ("IFS=:; echo $IFS", NotSafe),
+            ("LC_ALL=C; sort notes.txt", NotSafe),
+            ("BASH_ENV=x; echo $BASH_ENV", NotSafe),
+            ("N=3; read N; echo $N", NotSafe),
+            ("T=rm; $T notes.txt", NotSafe),
+            ("F=notes.txt; rm $F", Destructive),
             // A loop's name keeps its last word after the loop.
             ("for i in 1 2; do echo $i; done; echo \"last $i\"", NotSafe),
             ("for i in 1 2; do echo $i; done; echo $j", Safe),

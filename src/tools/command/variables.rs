@@ -16,7 +16,9 @@
 //! backslash, `~` or parenthesis in it, no space at either end), a name that appears
 //! nowhere else in the line but as `$name` or `${name}` (not set again, read by `read`,
 //! counted in `$(( ))`, exported or used as `${name%x}`), and capitalised names only for
-//! the machine's values. Anything else leaves the line as it was, and it waits.
+//! the machine's values and where the line sets them first (`FILES=$(ls); echo $FILES`)
+//! with a name neither the shell nor the environment holds (not `IFS`, `PATH`, `LC_ALL`,
+//! `BASH_ENV`, ...). Anything else leaves the line as it was, and it waits.
 
 use super::loops::with_value;
 
@@ -36,9 +38,18 @@ pub(super) fn put_in(
         Some(_) => leading_assignments(line),
         None => (Vec::new(), line),
     };
+    // A name in capitals is the line's own only where the line sets it first, and the shell
+    // and the environment do not hold it (`FILES=$(ls); echo $FILES`): the shell sets some
+    // itself, so one never set is not known to be empty.
+    let line_owns = |name: &str| {
+        own(name)
+            || (is_name(name)
+                && assigned.iter().any(|(set, _)| set == name)
+                && environment.is_some_and(|held| !read_by_the_shell(name, held)))
+    };
     let mut values: Vec<(String, String)> = Vec::new();
     for (name, value) in &assigned {
-        if !own(name)
+        if !line_owns(name)
             || values.iter().any(|(seen, _)| seen == name)
             || value.starts_with([' ', '\t', '\n'])
             || value.ends_with([' ', '\t', '\n'])
@@ -58,7 +69,7 @@ pub(super) fn put_in(
         }
     }
     for (name, _) in &values {
-        if own(name) && named_otherwise(body, name) {
+        if line_owns(name) && named_otherwise(body, name) {
             return None;
         }
     }
@@ -135,6 +146,18 @@ const SHELL_VARIABLES: &[&str] = &[
     "FIGNORE",
     "EXECIGNORE",
     "INPUTRC",
+    "PIPESTATUS",
+    "FUNCNAME",
+    "REPLY",
+    "COPROC",
+    "MAPFILE",
+    "MAILCHECK",
+    "PROMPT_DIRTRIM",
+    "PS0",
+    "CHILD_MAX",
+    "EMACS",
+    "HOSTFILE",
+    "IGNOREEOF",
 ];
 
 /// Whether setting `name` changes what the shell or the line's programs do: a variable of
