@@ -1720,16 +1720,8 @@ async fn while_read_loops_run_over_their_input_and_give_what_a_shell_gives() {
     // `read` without -r would take a backslash apart: refused when the line runs, the
     // person asked.
     std::fs::write(t.root.join("slashes"), "a\\b\n").expect("write");
-    match t
-        .execute(
-            "cat slashes | while read l; do echo $l; done",
-            &Approval::Auto,
-        )
-        .await
-    {
-        Err(ToolError::Refused(message)) => assert!(message.contains("read -r"), "{message}"),
-        other => panic!("a backslash for read without -r should be refused, got {other:?}"),
-    }
+    let message = refused(&t, "cat slashes | while read l; do echo $l; done").await;
+    assert!(message.contains("read -r"), "{message}");
     assert_safe_and_runs_as_bash(&t, "cat slashes | while read -r l; do echo $l; done").await;
     // A line of the input that makes the body read outside the workspace is judged when
     // the line runs: refused, and what is there is not seen.
@@ -1740,19 +1732,9 @@ async fn while_read_loops_run_over_their_input_and_give_what_a_shell_gives() {
         format!("a.txt\n{}\n", outside.display()),
     )
     .expect("write");
-    match t
-        .execute(
-            "cat names | while read -r f; do cat \"$f\"; done",
-            &Approval::Auto,
-        )
-        .await
-    {
-        Err(ToolError::Refused(message)) => {
-            assert!(message.contains("outside the workspace"), "{message}");
-            assert!(!message.contains("not-for-the-chat"), "{message}");
-        }
-        other => panic!("a read outside should be refused when the line runs, got {other:?}"),
-    }
+    let message = refused(&t, "cat names | while read -r f; do cat \"$f\"; done").await;
+    assert!(message.contains("outside the workspace"), "{message}");
+    assert!(!message.contains("not-for-the-chat"), "{message}");
 }
 
 #[tokio::test]
@@ -1769,6 +1751,37 @@ async fn a_substitution_assigned_to_a_name_is_one_word_as_in_a_shell() {
         "FILES=$(ls *.txt); echo $FILES; echo \"$FILES\"",
     ] {
         assert_safe_and_runs_as_bash(&t, line).await;
+    }
+}
+
+#[tokio::test]
+async fn conditional_expressions_run_as_test_commands_and_give_what_a_shell_gives() {
+    let t = tool_with_loop_files();
+    std::fs::write(t.root.join("empty"), "").expect("write");
+    for line in [
+        "[[ -f a.txt ]] && echo file",
+        "[[ -d a.txt ]] || echo not a directory",
+        "[[ -s empty ]] || echo empty",
+        "[[ -e sub && ( -f 'b c.txt' || ! -d sub ) ]] && echo yes",
+        "[[ ! -e missing && abc == \"abc\" && 10 -gt -2 ]] && echo all",
+        "[[ x != y ]] && [[ -z \"\" ]] && [[ -n 'a b' ]] && echo strings",
+        "if [[ -d sub ]]; then ls sub; else echo none; fi",
+        "for f in a*.txt; do [[ -s $f ]] && wc -l \"$f\"; done",
+        "n=3; [[ $n -ge 2 ]] && echo big",
+    ] {
+        assert_safe_and_runs_as_bash(&t, line).await;
+    }
+    // `[[ ]]` would not split a substitution's output: several words there make a line that
+    // is refused when it runs.
+    let message = refused(&t, "[[ -f $(echo a.txt sub) ]] && echo y").await;
+    assert!(message.contains("a.txt sub"), "{message}");
+}
+
+/// Why `line`, run without a click, is refused (the test fails if it runs).
+async fn refused(t: &TestTool, line: &str) -> String {
+    match t.execute(line, &Approval::Auto).await {
+        Err(ToolError::Refused(message)) => message,
+        other => panic!("{line} should be refused, got {other:?}"),
     }
 }
 

@@ -25,6 +25,7 @@ use brush_parser::ast::{
     IoFileRedirectTarget, IoRedirect, Pipeline, SeparatorOperator, SimpleCommand,
 };
 
+use super::conditions::{self, TestFound};
 use super::loops::{self, LoopFound};
 use super::plan::{self, NeedsShell, Plan};
 use super::reads::{self, ReadLoop, ReadMode};
@@ -129,6 +130,8 @@ pub fn assess_command(line: &str, policy: &CommandPolicy) -> Assessment {
         Assessment::Unknown(_) | Assessment::Destructive(_)
     ) && !(walker.line_substitutions.is_empty()
         && walker.line_loops.is_empty()
+        && walker.line_reads.is_empty()
+        && walker.line_tests.is_empty()
         && !walker.line_variables)
     {
         return read_line(line, policy).assessment;
@@ -236,6 +239,12 @@ fn read_line_nested(line: &str, policy: &CommandPolicy, nesting: Nesting) -> Lin
             Err(judged) => exact = exact.or(judged),
         }
     }
+    if rewritable && !walker.line_tests.is_empty() {
+        match read_as_test_commands(line, policy, &walker.line_tests, nesting) {
+            Ok(reading) => return reading,
+            Err(judged) => exact = exact.or(judged),
+        }
+    }
     if rewritable
         && !walker.line_reads.is_empty()
         && let Some(reading) = read_while_reads(line, policy, &walker.line_reads, nesting)
@@ -326,6 +335,23 @@ fn read_while_reads(
         )),
         ..reading
     })
+}
+
+/// The reading of a line whose `[[ ... ]]` are read as the `test` commands they amount to
+/// ([`conditions`]), when that line is safe.
+fn read_as_test_commands(
+    line: &str,
+    policy: &CommandPolicy,
+    found: &[TestFound],
+    nesting: Nesting,
+) -> Rewritten {
+    let written = conditions::rewrite(line, found).ok_or(None)?;
+    read_rewritten(
+        &written,
+        policy,
+        nesting,
+        "; its `[[ ... ]]` are read as the `test` commands they amount to",
+    )
 }
 
 /// The reading of a line whose variables — the machine's (`$PATH`, `$PWD`:
@@ -618,6 +644,8 @@ pub(super) struct Walker<'p> {
     line_loops: Vec<LoopFound>,
     /// The `while read` loops of the line itself in a form [`reads`] takes.
     line_reads: Vec<ReadLoop>,
+    /// The `[[ ... ]]` of the line itself that amount to `test` commands ([`conditions`]).
+    line_tests: Vec<TestFound>,
     /// Whether a word of the line itself expands a variable.
     line_variables: bool,
     /// Walking the line again as dash reads it: what the line holds for a rewrite was found
@@ -640,6 +668,7 @@ impl<'p> Walker<'p> {
             line_substitutions: Vec::new(),
             line_loops: Vec::new(),
             line_reads: Vec::new(),
+            line_tests: Vec::new(),
             line_variables: false,
             as_dash: false,
             #[cfg(test)]
@@ -859,6 +888,17 @@ impl<'p> Walker<'p> {
             }
             Command::ExtendedTest(test, redirects) => {
                 self.unknown("`[[ ... ]]` is not on the read-only whitelist".to_owned());
+                if depth == 0
+                    && !self.as_dash
+                    && redirects.is_none()
+                    && let Some(written) = conditions::as_test_commands(&test.expr)
+                {
+                    self.line_tests.push(TestFound {
+                        start: test.loc.start.index,
+                        end: test.loc.end.index,
+                        written,
+                    });
+                }
                 self.extended_test(&test.expr, depth);
                 for redirect in redirects.iter().flat_map(|list| list.0.iter()) {
                     self.redirect(redirect, depth);

@@ -41,12 +41,7 @@ pub(super) fn write_out(
     loops: &[LoopFound],
     expand: impl Fn(&str) -> Option<Vec<String>>,
 ) -> Option<String> {
-    let bytes = |chars: usize| {
-        line.char_indices()
-            .map(|(at, _)| at)
-            .chain(std::iter::once(line.len()))
-            .nth(chars)
-    };
+    let bytes = |chars: usize| super::syntax::byte_offset(line, chars);
     let mut outermost: Vec<&LoopFound> = loops
         .iter()
         .filter(|inner| {

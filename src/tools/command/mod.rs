@@ -28,6 +28,7 @@ mod arith;
 mod assess;
 pub mod braces;
 pub mod cgroup;
+mod conditions;
 pub mod execute;
 pub mod expand;
 mod loops;
@@ -473,7 +474,7 @@ impl Tool for CommandTool {
     }
 
     fn description(&self) -> &str {
-        "Run a command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person. Plain commands joined by |, &&, || and ; run without a shell, and so do `( ... )` subshells and `{ ...; }` groups of them, `if ...; then ...; fi`, `! cmd`, `cd dir`, `< file`, `2>/dev/null`, `2>&1`, `{a,b}`, `$((1 + 2))`, `$'\\t'`, `<<< 'text'`, here-documents without expansions, `<(cmd)` and `command -v NAME` / `type NAME`. A `$(cmd)` whose command only reads runs first, and the line is judged again with its output; a `for x in WORDS; do ...; done` loop is judged written out once for each word, and `cmd | while read -r x; do ...; done` (or `done < file`) once for each line `cmd` prints, after it runs. $PATH, $LANG and $PWD are their values, and so are the line's own variables: `name=value; cmd $name` (or `NAME=...`, not one the shell reads) as written, a lower-case `$name` never set as empty. Lines that need a shell (other $VARs such as $HOME, ~, writing redirections, other `while` loops, `case`) always need a person's confirmation."
+        "Run a command line in the workspace directory and return its output and exit status. Read-only commands (ls, cat, grep, git status, ...) run at once; anything else waits for a person. Plain commands joined by |, &&, || and ; run without a shell, and so do `( ... )` subshells and `{ ...; }` groups of them, `if ...; then ...; fi`, `[[ -f file ]]` (its file, string and number tests, as `test`), `! cmd`, `cd dir`, `< file`, `2>/dev/null`, `2>&1`, `{a,b}`, `$((1 + 2))`, `$'\\t'`, `<<< 'text'`, here-documents without expansions, `<(cmd)` and `command -v NAME` / `type NAME`. A `$(cmd)` whose command only reads runs first, and the line is judged again with its output; a `for x in WORDS; do ...; done` loop is judged written out once for each word, and `cmd | while read -r x; do ...; done` (or `done < file`) once for each line `cmd` prints, after it runs. $PATH, $LANG and $PWD are their values, and so are the line's own variables: `name=value; cmd $name` (or `NAME=...`, not one the shell reads) as written, a lower-case `$name` never set as empty. Lines that need a shell (other $VARs such as $HOME, ~, writing redirections, other `while` loops, `case`) always need a person's confirmation."
     }
 
     fn execute<'a>(

@@ -173,12 +173,7 @@ fn redirected_input(redirect: &ast::IoRedirect) -> Option<Input> {
 /// The line with each loop of `found` rewritten as a `for` loop over a substitution, and
 /// where (in bytes) each of those substitutions starts, with how its output is read.
 pub(super) fn rewrite(line: &str, found: &[ReadLoop]) -> Option<(String, Vec<(usize, ReadMode)>)> {
-    let bytes = |chars: usize| {
-        line.char_indices()
-            .map(|(at, _)| at)
-            .chain(std::iter::once(line.len()))
-            .nth(chars)
-    };
+    let bytes = |chars: usize| super::syntax::byte_offset(line, chars);
     let mut sorted: Vec<&ReadLoop> = found.iter().collect();
     sorted.sort_by_key(|found| found.start);
     sorted.dedup();

@@ -87,6 +87,15 @@ fn sh_options() -> ParserOptions {
     }
 }
 
+/// The byte offset in `text` of the character at `chars` (the parser counts positions in
+/// characters); its length for the position just after its end.
+pub(super) fn byte_offset(text: &str, chars: usize) -> Option<usize> {
+    text.char_indices()
+        .map(|(at, _)| at)
+        .chain(std::iter::once(text.len()))
+        .nth(chars)
+}
+
 /// Parses a whole script (a command line, a `sh -c` script, a here-document fed to a shell)
 /// as bash does.
 pub(super) fn parse_script(text: &str) -> Result<Program, ParseFailure> {

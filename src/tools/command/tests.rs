@@ -932,7 +932,7 @@ fn unknown_lines_need_a_person_but_are_not_destructive() {
             ("tr a-z A-Z <<< hi > out.txt", Expect::Destructive),
             ("cat <<< hi", Expect::Safe),
             ("sort <<'EOF' | uniq -c\nb\na\nEOF", Expect::Safe),
-            ("[[ -f x ]]", Unknown),
+            ("[[ x =~ y ]]", Unknown),
             // Unsafe options of whitelisted commands.
             ("curl https://example.com", Unknown),
         ],
@@ -1745,6 +1745,7 @@ fn while_read_loops_are_judged_over_their_input() {
             Safe,
         ),
         ("while read -r f; do head -n 1 \"$f\"; done < <(ls)", Safe),
+        ("ls | while read -r f; do echo found one; done", Safe),
         (
             "n=2; ls | while read -r f; do head -n $n \"$f\"; done",
             Safe,
@@ -1801,6 +1802,38 @@ fn a_loop_that_waits_says_what_it_runs() {
         assess_command("for f in a; do echo $f; done; rm -r $g", &policy),
         Assessment::Destructive(_)
     ));
+}
+
+/// `[[ ... ]]` in the forms that mean what `test` with the same words means is judged as
+/// those `test` commands; the others, and the acting neighbours, wait.
+#[test]
+fn conditional_expressions_are_judged_as_test_commands() {
+    use Expect::*;
+    check_in_workspace(&[
+        ("[[ -f notes.txt ]] && echo yes", Safe),
+        ("[[ -d src && ! -s notes.txt ]] || echo no", Safe),
+        ("if [[ -e notes.txt ]]; then wc -l notes.txt; fi", Safe),
+        ("[[ abc == abc && 3 -lt 10 ]]", Safe),
+        ("x=2; [[ -n $x ]] && echo $x", Safe),
+        // Run first, its output judged again in the test: several words or a glob there
+        // make a line that is refused when it runs.
+        ("[[ -f $(ls) ]]", Safe),
+        // What the test reads decides, and so do its neighbours.
+        ("[[ -f /etc/shadow ]] && echo y", NotSafe),
+        ("[[ -f ../x ]]", NotSafe),
+        ("[[ -f notes.txt ]] && rm notes.txt", Destructive),
+        ("[[ -f notes.txt ]] > out", Destructive),
+        ("[[ -f notes.txt ]] &", Destructive),
+        // Forms `test` reads otherwise, or lacks.
+        ("[[ $f == *.txt ]]", NotSafe),
+        ("[[ notes.txt == *.txt ]]", NotSafe),
+        ("[[ a =~ ^a ]]", NotSafe),
+        ("[[ a < b ]]", NotSafe),
+        ("[[ 010 -eq 8 ]]", NotSafe),
+        ("[[ -o errexit ]]", NotSafe),
+        ("[[ -v HOME ]]", NotSafe),
+        ("[[ -f ~/.netrc ]]", NotSafe),
+    ]);
 }
 
 /// The machine's variables (`PATH`, `LANG`, and `PWD` where the workspace exists) are put
