@@ -143,6 +143,19 @@ fn bench_gate(c: &mut Criterion) {
             r#"{"command": "pattern=TODO; grep -rn \"$pattern\" src | head -n 20"}"#,
             "execute_command",
         ),
+        // A `while read` loop: rewritten as a `for` loop over a substitution, whose producer
+        // and placeholder line are read.
+        (
+            "command_while_read",
+            r#"{"command": "find . -name '*.md' | while read -r f; do wc -l \"$f\"; done"}"#,
+            "execute_command",
+        ),
+        // `[[ ... ]]`, read again as the `test` commands it amounts to.
+        (
+            "command_conditional",
+            r#"{"command": "[[ -f Cargo.toml && -d src ]] && echo rust"}"#,
+            "execute_command",
+        ),
     ];
     for (name, args, tool) in typical {
         let call = ToolCall {
