@@ -95,7 +95,6 @@ pub(super) fn rewrite(line: &str, found: &[TestFound]) -> Option<String> {
     let bytes = |chars: usize| super::syntax::byte_offset(line, chars);
     let mut sorted: Vec<&TestFound> = found.iter().collect();
     sorted.sort_by_key(|found| found.start);
-    sorted.dedup();
     let mut written = String::with_capacity(line.len() + 16);
     let mut from = 0;
     for found in sorted {

@@ -51,8 +51,6 @@ pub(super) fn write_out(
         })
         .collect();
     outermost.sort_by_key(|found| found.start);
-    // A line dash may read otherwise is walked twice, and finds its loops twice.
-    outermost.dedup();
     let mut written = String::with_capacity(line.len());
     let mut from = 0;
     for found in outermost {
@@ -309,15 +307,6 @@ mod tests {
         assert_eq!(
             write_out(line, &[found(line), second], |w| Some(vec![w.to_owned()])),
             None
-        );
-        // Found twice (a line dash may read otherwise is walked twice), written out once.
-        let line = "for i in 1; do echo $i; done";
-        assert_eq!(
-            write_out(line, &[found(line), found(line)], |w| Some(vec![
-                w.to_owned()
-            ]))
-            .as_deref(),
-            Some("(\necho 1;\n)")
         );
         assert_eq!(
             written("for i in 1; do echo hi=$i $(echo $i); done").as_deref(),

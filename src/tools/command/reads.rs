@@ -176,7 +176,6 @@ pub(super) fn rewrite(line: &str, found: &[ReadLoop]) -> Option<(String, Vec<(us
     let bytes = |chars: usize| super::syntax::byte_offset(line, chars);
     let mut sorted: Vec<&ReadLoop> = found.iter().collect();
     sorted.sort_by_key(|found| found.start);
-    sorted.dedup();
     let mut written = String::with_capacity(line.len() + 32);
     let mut marks = Vec::new();
     let mut from = 0;

@@ -124,7 +124,7 @@ impl Substituting {
 
 /// `text` as one word of literal text: in single quotes, each of its own written `"'"`
 /// between them (`it's` is `'it'"'"'s'`), so that no backslash is needed.
-fn single_quoted(text: &str) -> String {
+pub(super) fn single_quoted(text: &str) -> String {
     let parts: Vec<String> = text.split('\'').map(|part| format!("'{part}'")).collect();
     parts.join("\"'\"")
 }

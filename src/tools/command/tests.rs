@@ -1551,6 +1551,37 @@ proptest! {
         prop_assert_eq!(&words, &vec![vec!["echo".to_owned(), kept.to_owned()]], "{}", line);
     }
 
+    /// A `while read` loop's input, put in as riskgate puts it, reads back as the lines
+    /// `read -r` takes from it (a last line without a newline not among them), every
+    /// character kept, glob characters included; and an assigned substitution's output as
+    /// one word, its trailing newlines dropped.
+    #[test]
+    fn read_lines_and_assigned_output_read_back_whole(
+        text in "[ -~\t\n\u{e9}\u{4e2d}]{0,60}"
+    ) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let policy = policy_for(dir.path(), &[], &[]);
+        let raw = super::reads::ReadMode { raw: true, trim: false };
+        let words = super::reads::as_words(&text, raw).expect("raw lines are always read");
+        let line = format!("printf '%s\\n' {words}");
+        let mut lines: Vec<&str> = text.split('\n').collect();
+        lines.pop();
+        if !lines.is_empty() {
+            let (_, judged) = judged_words(&line, &policy);
+            let mut expected = vec!["printf".to_owned(), "%s\\n".to_owned()];
+            expected.extend(lines.iter().map(|l| (*l).to_owned()));
+            prop_assert_eq!(&judged, &vec![expected], "{}", line);
+        }
+        let assigned = super::substitute::single_quoted(text.trim_end_matches('\n'));
+        let (_, judged) = judged_words(&format!("echo {assigned}"), &policy);
+        prop_assert_eq!(
+            &judged,
+            &vec![vec!["echo".to_owned(), text.trim_end_matches('\n').to_owned()]],
+            "{}",
+            assigned
+        );
+    }
+
     /// Over words that need no quoting and commands whose operands are files, a safe
     /// verdict never comes with an output redirection, a variable or tilde expansion, a
     /// background job, a path outside the workspace, or (in command position) an
