@@ -1687,6 +1687,9 @@ async fn for_loops_run_written_out_and_give_what_a_shell_gives() {
         "for f in *.none; do echo \"$f\"; done",
         "for f in *.txt; do echo $(wc -c < \"$f\"); done",
         "for i in 1 2 3; do echo $(($i * 2)); done",
+        "for ((i=1; i<=3; i++)); do echo \"Welcome $i times\"; done",
+        "for (( n = 10; n > 0; n -= 4 )); do head -c $n a.txt; echo; done | sort",
+        "for ((i=0; i<0; i++)); do echo never; done && echo none",
     ] {
         // A confirmed loop runs written out too, so the shell's own run is the reference.
         assert_safe_and_runs_as_bash(&t, line).await;

@@ -26,7 +26,7 @@ use brush_parser::ast::{
 };
 
 use super::conditions::{self, TestFound};
-use super::loops::{self, LoopFound};
+use super::loops::{self, CountedLoop, LoopFound};
 use super::plan::{self, NeedsShell, Plan};
 use super::reads::{self, ReadLoop, ReadMode};
 use super::sandbox::NULL_DEVICE;
@@ -132,6 +132,7 @@ pub fn assess_command(line: &str, policy: &CommandPolicy) -> Assessment {
         && walker.line_loops.is_empty()
         && walker.line_reads.is_empty()
         && walker.line_tests.is_empty()
+        && walker.line_counted.is_empty()
         && !walker.line_variables)
     {
         return read_line(line, policy).assessment;
@@ -237,6 +238,21 @@ fn read_line_nested(line: &str, policy: &CommandPolicy, nesting: Nesting) -> Lin
         match read_with_values(line, policy, nesting) {
             Ok(reading) => return reading,
             Err(judged) => exact = exact.or(judged),
+        }
+    }
+    if rewritable && !walker.line_counted.is_empty() {
+        let written = loops::write_counted(line, &walker.line_counted);
+        match written.map(|written| {
+            read_rewritten(
+                &written,
+                policy,
+                nesting,
+                "; its `for ((...))` loops are counted out",
+            )
+        }) {
+            Some(Ok(reading)) => return reading,
+            Some(Err(judged)) => exact = exact.or(judged),
+            None => {}
         }
     }
     if rewritable && !walker.line_tests.is_empty() {
@@ -646,6 +662,8 @@ pub(super) struct Walker<'p> {
     line_reads: Vec<ReadLoop>,
     /// The `[[ ... ]]` of the line itself that amount to `test` commands ([`conditions`]).
     line_tests: Vec<TestFound>,
+    /// The counting loops (`for ((i=0; i<3; i++))`) of the line itself that count plainly.
+    line_counted: Vec<CountedLoop>,
     /// Whether a word of the line itself expands a variable.
     line_variables: bool,
     /// Walking the line again as dash reads it: what the line holds for a rewrite was found
@@ -669,6 +687,7 @@ impl<'p> Walker<'p> {
             line_loops: Vec::new(),
             line_reads: Vec::new(),
             line_tests: Vec::new(),
+            line_counted: Vec::new(),
             line_variables: false,
             as_dash: false,
             #[cfg(test)]
@@ -934,6 +953,25 @@ impl<'p> Walker<'p> {
                 self.hidden(&arithmetic.expr.value, depth);
             }
             CompoundCommand::ArithmeticForClause(clause) => {
+                let part = |expr: &Option<ast::UnexpandedArithmeticExpr>| {
+                    expr.as_ref()
+                        .map_or(String::new(), |expr| expr.value.clone())
+                };
+                if depth == 0
+                    && !self.as_dash
+                    && let Some((name, values)) = loops::counted(
+                        &part(&clause.initializer),
+                        &part(&clause.condition),
+                        &part(&clause.updater),
+                    )
+                {
+                    self.line_counted.push(CountedLoop {
+                        start: clause.loc.start.index,
+                        body_start: clause.body.loc.start.index,
+                        name,
+                        values,
+                    });
+                }
                 for expr in [&clause.initializer, &clause.condition, &clause.updater]
                     .into_iter()
                     .flatten()

@@ -12,7 +12,9 @@
 //! list (`for i; do`), one with more than [`MAX_ITERATIONS`] words, a body that uses the name
 //! otherwise (`${NAME%.txt}`, `NAME=`, inside backquotes), and a line whose written-out form
 //! changes directory (each copy runs in one subshell, where a `cd` would not outlive the loop
-//! as it does in the shell).
+//! as it does in the shell). A counting loop (`for ((i=1; i<=3; i++))`) in its plain forms
+//! is first written as the `for` loop over the values it counts ([`counted`]); a body that
+//! reads the name in arithmetic (`$((i*2))`) still waits.
 
 use super::substitute::{as_words, in_double_quotes};
 
@@ -95,6 +97,104 @@ pub(super) fn write_out(
         }
         written.push(')');
         from = end;
+    }
+    written.push_str(line.get(from..)?);
+    Some(written)
+}
+
+/// A counting loop of the line, `for ((NAME=A; NAME<B; NAME++)); do BODY; done`, as the
+/// parser found it (positions in characters): where it starts and where its body (`do`)
+/// starts, its name, and the values the name takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct CountedLoop {
+    pub start: usize,
+    pub body_start: usize,
+    pub name: String,
+    pub values: Vec<i64>,
+}
+
+/// The name a counting loop counts with and the values it takes, when its three parts are
+/// the plain forms `NAME=A`, `NAME<B` (or `<=`, `>`, `>=`, `!=`) and `NAME++` (or `++NAME`,
+/// `NAME--`, `--NAME`, `NAME+=N`, `NAME-=N`) with decimal numbers, and it takes at most
+/// [`MAX_ITERATIONS`] values.
+pub(super) fn counted(
+    initializer: &str,
+    condition: &str,
+    updater: &str,
+) -> Option<(String, Vec<i64>)> {
+    let squeeze = |text: &str| -> String { text.chars().filter(|c| !c.is_whitespace()).collect() };
+    let (initializer, condition, updater) =
+        (squeeze(initializer), squeeze(condition), squeeze(updater));
+    let (name, start) = initializer.split_once('=')?;
+    if !name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return None;
+    }
+    let mut value = decimal(start)?;
+    let bound = condition.strip_prefix(name)?;
+    let (operator, limit) = ["<=", ">=", "!=", "<", ">"]
+        .iter()
+        .find_map(|op| Some((*op, decimal(bound.strip_prefix(op)?)?)))?;
+    let step = match updater.as_str() {
+        u if u == format!("{name}++") || u == format!("++{name}") => 1,
+        u if u == format!("{name}--") || u == format!("--{name}") => -1,
+        u => {
+            let rest = u.strip_prefix(name)?;
+            match (rest.strip_prefix("+="), rest.strip_prefix("-=")) {
+                (Some(n), _) => decimal(n)?,
+                (_, Some(n)) => decimal(n)?.checked_neg()?,
+                _ => return None,
+            }
+        }
+    };
+    let holds = |v: i64| match operator {
+        "<=" => v <= limit,
+        ">=" => v >= limit,
+        "!=" => v != limit,
+        "<" => v < limit,
+        _ => v > limit,
+    };
+    let mut values = Vec::new();
+    while holds(value) {
+        if values.len() == MAX_ITERATIONS {
+            return None;
+        }
+        values.push(value);
+        value = value.checked_add(step)?;
+    }
+    Some((name.to_owned(), values))
+}
+
+/// A decimal integer as bash's arithmetic reads it (no leading zero: that is octal).
+fn decimal(text: &str) -> Option<i64> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let plain = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'));
+    plain.then(|| text.parse().ok())?
+}
+
+/// The line with each counting loop's head written as a `for` loop over the values it
+/// counts (`for ((i=1; i<=3; i++)); do` is `for i in 1 2 3; do`).
+pub(super) fn write_counted(line: &str, found: &[CountedLoop]) -> Option<String> {
+    let bytes = |chars: usize| super::syntax::byte_offset(line, chars);
+    let mut sorted: Vec<&CountedLoop> = found.iter().collect();
+    sorted.sort_by_key(|found| found.start);
+    let mut written = String::with_capacity(line.len() + 64);
+    let mut from = 0;
+    for found in sorted {
+        let (start, body) = (bytes(found.start)?, bytes(found.body_start)?);
+        if start < from || !line.get(start..body)?.starts_with("for") {
+            return None;
+        }
+        let values: Vec<String> = found.values.iter().map(i64::to_string).collect();
+        written.push_str(line.get(from..start)?);
+        written.push_str(&format!("for {} in {}; ", found.name, values.join(" ")));
+        from = body;
     }
     written.push_str(line.get(from..)?);
     Some(written)
@@ -311,6 +411,43 @@ mod tests {
         assert_eq!(
             written("for i in 1; do echo hi=$i $(echo $i); done").as_deref(),
             Some("(\necho hi=1 $(echo 1);\n)")
+        );
+    }
+
+    #[test]
+    fn counting_loops_are_counted_out() {
+        let count = |i: &str, c: &str, u: &str| counted(i, c, u);
+        assert_eq!(
+            count("i=1", " i <= 3 ", "i++"),
+            Some(("i".to_owned(), vec![1, 2, 3]))
+        );
+        assert_eq!(
+            count("n = 10", "n>0", "n-=4"),
+            Some(("n".to_owned(), vec![10, 6, 2]))
+        );
+        assert_eq!(count("i=0", "i<0", "++i"), Some(("i".to_owned(), vec![])));
+        // Forms not followed, and loops that do not end soon.
+        for (i, c, u) in [
+            ("i=0", "i<3", "i+=0"),
+            ("i=0", "i>=0", "i++"),
+            ("i=08", "i<9", "i++"),
+            ("i=0", "j<3", "i++"),
+            ("i=0", "i<n", "i++"),
+            ("i=0", "i<3", "i*=2"),
+            ("i=0,j=0", "i<3", "i++"),
+        ] {
+            assert_eq!(count(i, c, u), None, "{i}; {c}; {u}");
+        }
+        let line = "for ((i=1; i<=2; i++)); do echo $i; done";
+        let found = CountedLoop {
+            start: 0,
+            body_start: line.find("do ").unwrap(),
+            name: "i".to_owned(),
+            values: vec![1, 2],
+        };
+        assert_eq!(
+            write_counted(line, &[found]).as_deref(),
+            Some("for i in 1 2; do echo $i; done")
         );
     }
 

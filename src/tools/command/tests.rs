@@ -1745,6 +1745,13 @@ fn for_loops_are_judged_written_out() {
         ("for i in 1; do i=2; echo $i; done", NotSafe),
         ("for i in ~/x; do cat $i; done", NotSafe),
         ("for i in ; do echo $i; done", Safe),
+        ("for ((i=1; i<=3; i++)); do echo $i; done", Safe),
+        ("for ((i=0; i<3; i++)); do rm f$i; done", Destructive),
+        ("for ((i=0; i<3; i++)); do echo $i > f$i; done", Destructive),
+        ("for ((i=0; i<3; i++)); do echo $((i*2)); done", NotSafe),
+        ("for ((i=0; i<300; i++)); do echo $i; done", NotSafe),
+        ("for ((i=0; i<3; i*=2)); do echo $i; done", NotSafe),
+        ("for ((PATH=0; PATH<1; PATH++)); do ls; done", NotSafe),
         // What the body does decides.
         ("for h in a b; do ssh $h uptime; done", NotSafe),
         ("for f in ../*; do cat $f; done", NotSafe),
