@@ -141,10 +141,7 @@ fn has_glob(word: &str) -> bool {
 /// A decimal integer as `test` and bash's arithmetic both read it (no leading zero, which
 /// arithmetic reads as octal).
 fn is_decimal(word: &str) -> bool {
-    let digits = word.strip_prefix('-').unwrap_or(word);
-    !digits.is_empty()
-        && digits.bytes().all(|b| b.is_ascii_digit())
-        && (digits == "0" || !digits.starts_with('0'))
+    super::loops::decimal(word).is_some()
 }
 
 #[cfg(test)]

@@ -170,7 +170,7 @@ pub(super) fn counted(
 }
 
 /// A decimal integer as bash's arithmetic reads it (no leading zero: that is octal).
-fn decimal(text: &str) -> Option<i64> {
+pub(super) fn decimal(text: &str) -> Option<i64> {
     let digits = text.strip_prefix('-').unwrap_or(text);
     let plain = !digits.is_empty()
         && digits.bytes().all(|b| b.is_ascii_digit())
