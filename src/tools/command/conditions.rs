@@ -92,23 +92,13 @@ pub(super) fn as_test_commands(expr: &ast::ExtendedTestExpr) -> Option<String> {
 /// The line with each `[[ ... ]]` of `found` replaced by its `test` commands; `None` where
 /// one is not where the parser said.
 pub(super) fn rewrite(line: &str, found: &[TestFound]) -> Option<String> {
-    let bytes = |chars: usize| super::syntax::byte_offset(line, chars);
-    let mut sorted: Vec<&TestFound> = found.iter().collect();
-    sorted.sort_by_key(|found| found.start);
-    let mut written = String::with_capacity(line.len() + 16);
-    let mut from = 0;
-    for found in sorted {
-        let (start, end) = (bytes(found.start)?, bytes(found.end)?);
-        let whole = line.get(start..end)?;
-        if start < from || !whole.starts_with("[[") || !whole.ends_with("]]") {
-            return None;
-        }
-        written.push_str(line.get(from..start)?);
-        written.push_str(&found.written);
-        from = end;
-    }
-    written.push_str(line.get(from..)?);
-    Some(written)
+    let spans = found
+        .iter()
+        .map(|found| (found.start, found.end, found.written.clone()))
+        .collect();
+    super::syntax::replace_spans(line, spans, |whole| {
+        whole.starts_with("[[") && whole.ends_with("]]")
+    })
 }
 
 /// Whether a word is the same text to `[[ ]]` and to a command: plain characters, and

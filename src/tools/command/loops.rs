@@ -181,23 +181,15 @@ pub(super) fn decimal(text: &str) -> Option<i64> {
 /// The line with each counting loop's head written as a `for` loop over the values it
 /// counts (`for ((i=1; i<=3; i++)); do` is `for i in 1 2 3; do`).
 pub(super) fn write_counted(line: &str, found: &[CountedLoop]) -> Option<String> {
-    let bytes = |chars: usize| super::syntax::byte_offset(line, chars);
-    let mut sorted: Vec<&CountedLoop> = found.iter().collect();
-    sorted.sort_by_key(|found| found.start);
-    let mut written = String::with_capacity(line.len() + 64);
-    let mut from = 0;
-    for found in sorted {
-        let (start, body) = (bytes(found.start)?, bytes(found.body_start)?);
-        if start < from || !line.get(start..body)?.starts_with("for") {
-            return None;
-        }
-        let values: Vec<String> = found.values.iter().map(i64::to_string).collect();
-        written.push_str(line.get(from..start)?);
-        written.push_str(&format!("for {} in {}; ", found.name, values.join(" ")));
-        from = body;
-    }
-    written.push_str(line.get(from..)?);
-    Some(written)
+    let spans = found
+        .iter()
+        .map(|found| {
+            let values: Vec<String> = found.values.iter().map(i64::to_string).collect();
+            let head = format!("for {} in {}; ", found.name, values.join(" "));
+            (found.start, found.body_start, head)
+        })
+        .collect();
+    super::syntax::replace_spans(line, spans, |head| head.starts_with("for"))
 }
 
 /// Whether a loop's head (`for NAME in ;`) names an empty list of words.

@@ -87,6 +87,30 @@ fn sh_options() -> ParserOptions {
     }
 }
 
+/// `line` with each span (from and to a character, as the parser counts) replaced by its
+/// text; `None` where spans overlap, or where one's text in the line is not what `fits`
+/// expects (the parser's place for it was not exact).
+pub(super) fn replace_spans(
+    line: &str,
+    mut spans: Vec<(usize, usize, String)>,
+    fits: impl Fn(&str) -> bool,
+) -> Option<String> {
+    spans.sort_by_key(|span| span.0);
+    let mut written = String::with_capacity(line.len() + 64);
+    let mut from = 0;
+    for (start, end, text) in spans {
+        let (start, end) = (byte_offset(line, start)?, byte_offset(line, end)?);
+        if start < from || !fits(line.get(start..end)?) {
+            return None;
+        }
+        written.push_str(line.get(from..start)?);
+        written.push_str(&text);
+        from = end;
+    }
+    written.push_str(line.get(from..)?);
+    Some(written)
+}
+
 /// The byte offset in `text` of the character at `chars` (the parser counts positions in
 /// characters); its length for the position just after its end.
 pub(super) fn byte_offset(text: &str, chars: usize) -> Option<usize> {
