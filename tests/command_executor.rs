@@ -1696,6 +1696,29 @@ async fn for_loops_run_written_out_and_give_what_a_shell_gives() {
     }
 }
 
+/// A script given to `sh -c`/`bash -c` runs in the walls as the shell runs it, its
+/// parameters put in for the gate: file names with blanks, quotes, `;`, `$` and `*` reach
+/// the script as one word each and run nothing of their own.
+#[tokio::test]
+async fn shell_scripts_given_as_words_run_as_the_shell_runs_them() {
+    let t = tool_with_loop_files();
+    std::fs::write(t.root.join("q'uote; touch pwned.txt"), "epsilon\n").expect("write");
+    for line in [
+        "sh -c 'ls | wc -l'",
+        "bash -c 'echo \"$0\" $1 ${2}' one two three",
+        "sh -c 'wc -l \"$1\"' _ 'b c.txt'",
+        "find . -name '*.txt' -exec sh -c 'wc -c \"$1\"' _ {} \\; | sort",
+        "find . -name '*.txt' -exec bash -c 'echo \"== $0\"; head -n 1 \"$0\"' {} \\; | sort",
+        "timeout 5 sh -ec 'cd sub && ls | wc -l'",
+    ] {
+        assert_safe_and_runs_as_bash(&t, line).await;
+    }
+    assert!(
+        !t.root.join("pwned.txt").exists(),
+        "a file name ran as a command"
+    );
+}
+
 #[tokio::test]
 async fn while_read_loops_run_over_their_input_and_give_what_a_shell_gives() {
     let t = tool_with_loop_files();

@@ -121,7 +121,7 @@ const SUBSTITUTION_RAW: &str = "<(...)";
 /// Judges one command line.
 pub fn assess_command(line: &str, policy: &CommandPolicy) -> Assessment {
     let parsed = syntax::parse_script(line);
-    let (assessment, walker) = walk_line(line, &parsed, policy);
+    let (assessment, walker) = walk_line(line, &parsed, policy, Nesting::LINE);
     if matches!(assessment, Assessment::Safe(_)) {
         return planned_or_unknown(assessment, &plan::plan_parsed(&parsed));
     }
@@ -207,7 +207,7 @@ impl Nesting {
 /// [`read_line`] for a line `nesting` deep.
 fn read_line_nested(line: &str, policy: &CommandPolicy, nesting: Nesting) -> LineReading {
     let parsed = syntax::parse_script(line);
-    let (assessment, walker) = walk_line(line, &parsed, policy);
+    let (assessment, walker) = walk_line(line, &parsed, policy, nesting);
     let plan = plan::plan_parsed(&parsed);
     let assessment = planned_or_unknown(assessment, &plan);
     if matches!(assessment, Assessment::Unknown(_))
@@ -331,7 +331,7 @@ fn read_while_reads(
     // Only the substitutions of the rewritten line know how to read their output: it is
     // read as a line of substitutions or not at all (a rewriting of it would lose them).
     let parsed = syntax::parse_script(&written);
-    let (assessment, walker) = walk_line(&written, &parsed, policy);
+    let (assessment, walker) = walk_line(&written, &parsed, policy, nesting);
     if !matches!(assessment, Assessment::Unknown(_)) || walker.line_substitutions.is_empty() {
         return None;
     }
@@ -502,8 +502,9 @@ fn walk_line<'p>(
     line: &str,
     parsed: &Result<ast::Program, ParseFailure>,
     policy: &'p CommandPolicy,
+    nesting: Nesting,
 ) -> (Assessment, Walker<'p>) {
-    let mut walker = Walker::new(policy);
+    let mut walker = Walker::new(policy, nesting);
     let assessment = if line.trim().is_empty() {
         Assessment::Unknown("the command line is empty".to_owned())
     } else {
@@ -518,7 +519,7 @@ fn walk_line<'p>(
 #[cfg(test)]
 pub(super) fn judged_words(line: &str, policy: &CommandPolicy) -> (LineReading, Vec<Vec<String>>) {
     let parsed = syntax::parse_script(line);
-    let (assessment, walker) = walk_line(line, &parsed, policy);
+    let (assessment, walker) = walk_line(line, &parsed, policy, Nesting::LINE);
     let plan = plan::plan_parsed(&parsed);
     let assessment = planned_or_unknown(assessment, &plan);
     let reading = LineReading {
@@ -643,6 +644,9 @@ impl Judgement {
 /// Walks syntax trees and records what it finds.
 pub(super) struct Walker<'p> {
     pub policy: &'p CommandPolicy,
+    /// How deep the line this walker reads is among the lines read for it (a script a shell
+    /// is given is read as a line of its own, one deeper): bounds those readings.
+    nesting: Nesting,
     verdict: Verdict,
     /// How deep in nested scripts and wrapped commands the walk is.
     depth: usize,
@@ -675,9 +679,10 @@ pub(super) struct Walker<'p> {
 }
 
 impl<'p> Walker<'p> {
-    fn new(policy: &'p CommandPolicy) -> Self {
+    fn new(policy: &'p CommandPolicy, nesting: Nesting) -> Self {
         Self {
             policy,
+            nesting,
             verdict: Verdict::default(),
             depth: 0,
             cwds: vec![String::new()],
@@ -728,6 +733,22 @@ impl<'p> Walker<'p> {
         let outer = std::mem::replace(&mut self.depth, depth);
         self.script_at_depth(text, stdin, depth);
         self.depth = outer;
+    }
+
+    /// Whether `script`, given to a shell, would run without a click as a line of its own:
+    /// judged safe with a plan (every construct in it one riskgate runs itself, and so
+    /// judges whole), nothing to run first and no process listed. The walk of
+    /// [`Walker::script`] judges it as dash reads it too, where that differs.
+    pub(super) fn script_runs_alone(&self, script: &str) -> bool {
+        let nesting = self.nesting.script();
+        if nesting.depth >= MAX_DEPTH {
+            return false;
+        }
+        let reading = read_line_nested(script, self.policy, nesting);
+        matches!(reading.assessment, Assessment::Safe(_))
+            && reading.plan.is_ok()
+            && reading.substituting.is_none()
+            && reading.lists_processes.is_none()
     }
 
     fn script_at_depth(&mut self, text: &str, stdin: &Stdin, depth: usize) {

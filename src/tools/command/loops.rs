@@ -239,6 +239,22 @@ fn names(text: &str, name: &str) -> bool {
 /// for a body with a here-document (a quoted one expands nothing, and the scan does not
 /// tell them apart).
 pub(super) fn with_value(body: &str, name: &str, value: &str) -> Option<String> {
+    with_expansion(body, name, |quoted| {
+        Some(if quoted {
+            in_double_quotes(value)
+        } else {
+            as_words(value)
+        })
+    })
+}
+
+/// [`with_value`] with each expansion written as `expand` gives it, told whether it stands
+/// inside double quotes; `None` where `expand` gives none.
+pub(super) fn with_expansion(
+    body: &str,
+    name: &str,
+    expand: impl Fn(bool) -> Option<String>,
+) -> Option<String> {
     if body.replace("<<<", "").contains("<<") {
         return None;
     }
@@ -282,11 +298,7 @@ pub(super) fn with_value(body: &str, name: &str, value: &str) -> Option<String> 
                     length
                 };
                 out.push_str(&body[from..at]);
-                out.push_str(&if quoted {
-                    in_double_quotes(value)
-                } else {
-                    as_words(value)
-                });
+                out.push_str(&expand(quoted)?);
                 at += 1 + taken;
                 from = at;
             }

@@ -1874,6 +1874,62 @@ fn conditional_expressions_are_judged_as_test_commands() {
     ]);
 }
 
+/// A script given to `sh -c` or `bash -c` runs without a click where it would as a line
+/// of its own, with the words after it put in as `$0`, `$1`, ...; a path `find -exec`
+/// hands on only inside double quotes. Anything else a shell would do with it waits.
+#[test]
+fn shell_scripts_given_as_words_are_judged_as_lines() {
+    use Expect::*;
+    check_in_workspace(&[
+        ("sh -c 'ls | wc -l'", Safe),
+        ("bash -c 'grep -c x notes.txt && head -n 1 README.md'", Safe),
+        ("sh -c 'wc -l \"$1\"' _ notes.txt", Safe),
+        ("bash -c 'echo \"$0\" $1 ${2}' one two three", Safe),
+        ("sh -ec 'cd src && ls'", Safe),
+        (
+            "find . -name '*.txt' -exec sh -c 'wc -l \"$1\"' _ {} \\;",
+            Safe,
+        ),
+        (
+            "find . -name '*.md' -exec bash -c 'head -n 1 \"$0\"' {} \\;",
+            Safe,
+        ),
+        ("timeout 5 sh -c 'cat notes.txt | sort'", Safe),
+        ("sh -c \"sh -c 'ls'\"", Safe),
+        // What the script does decides, and so do its neighbours.
+        ("sh -c 'rm notes.txt'", Destructive),
+        ("sh -c 'ls > out.txt'", Destructive),
+        (
+            "sh -c 'wc -l \"$1\"' _ notes.txt && rm notes.txt",
+            Destructive,
+        ),
+        ("find . -exec sh -c 'rm \"$1\"' _ {} \\;", Destructive),
+        ("sh -c 'cat \"$1\"' _ /etc/shadow", NotSafe),
+        ("sh -c 'cat ../secret'", NotSafe),
+        ("sh -c 'echo $HOME'", NotSafe),
+        ("sh -c 'cat ~/.netrc'", NotSafe),
+        ("sh -c 'ps aux'", NotSafe),
+        ("sh -c 'echo $(cat notes.txt)'", NotSafe),
+        ("sh -c 'x=1; echo $x'", NotSafe),
+        ("sh -c 'ls' &", Destructive),
+        // A path find hands on unquoted splits at blanks; several (`{} +`), a glob, or a
+        // parameter with no word for it are only known when the line runs.
+        ("find . -exec sh -c 'wc -l $1' _ {} \\;", NotSafe),
+        ("find . -exec sh -c 'wc -l \"$1\"' _ {} +", NotSafe),
+        ("sh -c 'cat \"$1\"' _ *.txt", NotSafe),
+        ("sh -c 'cat \"$1\"'", NotSafe),
+        ("sh -c 'cat \"${1:-notes.txt}\"' _ x", NotSafe),
+        ("sh -c 'echo \"$@\"' _ a b", NotSafe),
+        // Shells that read startup files, take options, or read another language.
+        ("bash -i -c 'ls'", NotSafe),
+        ("bash -l -c 'ls'", NotSafe),
+        ("bash --norc -c 'ls'", NotSafe),
+        ("sh -o noglob -c 'ls'", NotSafe),
+        ("zsh -c 'ls'", NotSafe),
+        ("fish -c 'ls'", NotSafe),
+    ]);
+}
+
 /// The machine's variables (`PATH`, `LANG`, and `PWD` where the workspace exists) are put
 /// in as their values; any other variable, or another form of these, waits.
 #[test]

@@ -170,6 +170,26 @@ pub(super) fn read_by_the_shell(name: &str, environment: &[String]) -> bool {
         || PREFIXES.iter().any(|prefix| name.starts_with(prefix))
 }
 
+/// Whether the line's environment holds a variable that makes a new shell run or read
+/// something before or beside its script: a startup file (`BASH_ENV`, `ENV`), exported
+/// functions (`BASH_FUNC_*`), options (`SHELLOPTS`, `BASHOPTS`), the trace prompt it
+/// expands (`PS4`), how it splits words or finds directories (`IFS`, `CDPATH`,
+/// `GLOBIGNORE`). None does unless the operator's `command.env_allow` passes one.
+pub(super) fn shell_starts_otherwise(environment: &[String]) -> bool {
+    const STARTUP: &[&str] = &[
+        "ENV",
+        "SHELLOPTS",
+        "PS4",
+        "IFS",
+        "CDPATH",
+        "GLOBIGNORE",
+        "POSIXLY_CORRECT",
+    ];
+    environment
+        .iter()
+        .any(|name| name.starts_with("BASH") || STARTUP.contains(&name.as_str()))
+}
+
 fn is_name(name: &str) -> bool {
     let mut bytes = name.bytes();
     bytes

@@ -68,6 +68,14 @@ impl Arg {
         self.text().is_none_or(accept)
     }
 
+    /// Whether the word stands for a path only known when the line runs, shown by its
+    /// shape (`{}` of `find -exec` is `./{}`, as are the paths `xargs -0` appends).
+    pub(super) fn is_placeholder(&self) -> bool {
+        self.value
+            .as_deref()
+            .is_some_and(|value| value.ends_with("/{}") && value != self.raw)
+    }
+
     /// Whether the word may become several words when the line runs.
     pub(super) fn may_be_several(&self) -> bool {
         self.value.is_none() || self.pattern.is_some() || self.several

@@ -14,6 +14,7 @@ use crate::tools::command::names::Query;
 use crate::tools::command::options::{self, Spec};
 use crate::tools::command::plan::{reports_only, state_only};
 use crate::tools::command::words::{Arg, shown_words};
+use crate::tools::command::{loops, substitute, variables};
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
@@ -157,8 +158,13 @@ fn shell(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let depth = invocation.depth + 1;
     let mut command_mode = false;
     let mut stdin_mode = false;
+    // Only `-c` and the flags that change nothing a script does but stop it early or trace
+    // it (`-e`, `-u`, `-x`): `-i` and `-l` read startup files, `-o`/`-O` set options.
+    let mut plain_flags = true;
     let mut index = 0;
     let mut operand: Option<&Arg> = None;
+    // Where the words after the script start: `$0`, `$1`, ... of `sh -c script`.
+    let mut parameters = args.len();
     while let Some(arg) = args.get(index) {
         index += 1;
         let Some(text) = arg.text() else {
@@ -167,15 +173,21 @@ fn shell(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         };
         if text == "--" || text == "-" {
             operand = args.get(index);
+            parameters = index + 1;
             break;
         }
         if let Some(long) = text.strip_prefix("--") {
+            plain_flags = false;
             if matches!(long, "rcfile" | "init-file") {
                 index += 1;
             }
             continue;
         }
         if (text.starts_with('-') || text.starts_with('+')) && text.len() > 1 {
+            plain_flags &= text.starts_with('-')
+                && text[1..]
+                    .chars()
+                    .all(|flag| matches!(flag, 'c' | 'e' | 'u' | 'x'));
             for flag in text[1..].chars() {
                 match flag {
                     'c' => command_mode = true,
@@ -187,6 +199,7 @@ fn shell(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             continue;
         }
         operand = Some(arg);
+        parameters = index;
         break;
     }
     if command_mode {
@@ -194,8 +207,20 @@ fn shell(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             None => Judgement::other(format!("`{program} -c` is given no script")),
             Some(script) => match script.text() {
                 Some(text) => {
-                    walker.script(text, invocation.stdin, depth);
-                    Judgement::other(format!("`{program} -c` runs a shell script"))
+                    let given = args.get(parameters..).unwrap_or_default();
+                    let with_parameters = put_in_parameters(text, given);
+                    let runs = with_parameters.as_deref().unwrap_or(text);
+                    walker.script(runs, invocation.stdin, depth);
+                    if plain_flags
+                        && RUN_AS_LINES.contains(&program)
+                        && with_parameters.is_some()
+                        && !variables::shell_starts_otherwise(&walker.policy.environment)
+                        && walker.script_runs_alone(runs)
+                    {
+                        Judgement::whitelisted()
+                    } else {
+                        Judgement::other(format!("`{program} -c` runs a shell script"))
+                    }
                 }
                 None => Judgement::destroys(format!(
                     "`{program} -c {}` runs a script only known when the line runs",
@@ -227,6 +252,45 @@ fn shell(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         },
         None => script_from_input(walker, program, invocation.stdin, depth),
     }
+}
+
+/// The shells whose `-c` script is read as a line of its own: bash, and dash, whose
+/// different readings of bash's syntax the walk judges as well ([`Walker::script`]).
+const RUN_AS_LINES: &[&str] = &["sh", "bash", "dash"];
+
+/// `script` with the words after it put in as the shell's parameters `$0`, `$1`, ... (`sh
+/// -c 'wc -l "$1"' _ a.txt`): a literal word as its value; a path only known when the line
+/// runs (`{}` of `find -exec`, the paths `xargs -0` appends) only inside double quotes,
+/// where it stays one word, as its shape (`./{}`). `None` for more than ten words, a glob,
+/// several paths (`{} +`), a word only known when the line runs otherwise, or a `$N`
+/// outside double quotes that stands for such a path.
+fn put_in_parameters(script: &str, given: &[Arg]) -> Option<String> {
+    if given.len() > 10 {
+        return None;
+    }
+    let mut written = script.to_owned();
+    for (number, word) in given.iter().enumerate() {
+        let name = number.to_string();
+        if word.pattern.is_some() || word.several {
+            return None;
+        }
+        let value = word.text()?;
+        let next = if word.is_placeholder() {
+            loops::with_expansion(&written, &name, |quoted| {
+                quoted.then(|| substitute::in_double_quotes(value))
+            })
+        } else {
+            loops::with_value(&written, &name, value)
+        };
+        // No change where the script does not name the parameter.
+        written = next.or_else(|| (!mentions(&written, &name)).then(|| written.clone()))?;
+    }
+    Some(written)
+}
+
+/// Whether `$N` or `${N}` stands anywhere in `script`.
+fn mentions(script: &str, number: &str) -> bool {
+    script.contains(&format!("${number}")) || script.contains(&format!("${{{number}}}"))
 }
 
 /// `sh -n script` (with `-v` at most): the shell reads the script and runs none of it. Any
@@ -516,7 +580,7 @@ mod tests {
             ("cd src && ls", Safe),
             ("export EDITOR=vim", Unknown),
             ("bash scripts/x.sh", Unknown),
-            ("sh -c 'ls'", Unknown),
+            ("sh -c 'ls'", Safe),
             ("sh <<'EOF'\nls\nEOF", Unknown),
             ("sh < script.sh", Unknown),
             ("source ./env.sh", Unknown),
