@@ -447,15 +447,15 @@ async fn a_prompt_names_the_database_and_shows_the_whole_statement() {
 
 #[tokio::test]
 async fn a_reason_after_n_reaches_the_model_and_a_allows_similar_calls() {
-    // `pathchk` is harmless but off the read-only whitelist, so it is asked about.
+    // `pinky` is harmless but off the read-only whitelist, so it is asked about.
     let shuf = |id: &str, command: &str| {
         fake_llm::tool_calls(&[(id, "execute_command", json!({ "command": command }))])
     };
     let fake = FakeLlm::start(vec![
-        shuf("c1", "pathchk -p a b"),
+        shuf("c1", "pinky -p a b"),
         fake_llm::text("Cancelled."),
-        shuf("c2", "pathchk -p c d"),
-        shuf("c3", "pathchk -p e f"),
+        shuf("c2", "pinky -p c d"),
+        shuf("c3", "pinky -p e f"),
         fake_llm::text("Done."),
     ])
     .await;
@@ -473,7 +473,7 @@ async fn a_reason_after_n_reaches_the_model_and_a_allows_similar_calls() {
     assert!(status.success(), "{stderr}");
     let stdout = lines.join("\n");
     assert!(
-        stdout.contains("a: confirm and allow similar calls for 60 min (`pathchk` with flags -p)"),
+        stdout.contains("a: confirm and allow similar calls for 60 min (`pinky` with flags -p)"),
         "{stdout}"
     );
     assert!(stdout.contains("rule r"), "{stdout}");

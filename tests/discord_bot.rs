@@ -1515,15 +1515,15 @@ async fn cancel_with_a_reason_reaches_the_model_the_history_and_the_audit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allow_similar_makes_a_rule_that_runs_matching_calls_only() {
-    // `pathchk` is harmless but off the read-only whitelist, so it is asked about.
+    // `pinky` is harmless but off the read-only whitelist, so it is asked about.
     let shuf = |id: &str, command: &str| {
         fake_llm::tool_calls(&[(id, "execute_command", json!({ "command": command }))])
     };
     let h = start(
         vec![
-            shuf("c1", "pathchk -p 2048"),
-            shuf("c2", "pathchk -p 5000"),
-            shuf("c3", "pathchk -P -p 2K"),
+            shuf("c1", "pinky -p 2048"),
+            shuf("c2", "pinky -p 5000"),
+            shuf("c3", "pinky -s -p 2K"),
             fake_llm::text("Done."),
         ],
         |s| s.agent.approval_timeout_secs = 3,
@@ -1540,7 +1540,7 @@ async fn allow_similar_makes_a_rule_that_runs_matching_calls_only() {
     assert!(
         shown["content"]
             .as_str()
-            .is_some_and(|c| c.contains("`pathchk` with flags -p")),
+            .is_some_and(|c| c.contains("`pinky` with flags -p")),
         "the message says what the rule would cover: {shown}"
     );
     // The requester without an approver role may confirm, but not make a rule for everyone.
@@ -1567,7 +1567,7 @@ async fn allow_similar_makes_a_rule_that_runs_matching_calls_only() {
         .await;
     let created = h.posted(CHANNEL, |c| c.starts_with("🔓")).await;
     let text = created.at("/content").as_str().expect("content");
-    assert!(text.contains("`pathchk` with flags -p"), "{text}");
+    assert!(text.contains("`pinky` with flags -p"), "{text}");
     // The second call matches: it runs without asking, under the rule.
     let auto = h
         .posted(CHANNEL, |c| c.contains("ran automatically (channel_rule"))
@@ -1614,15 +1614,15 @@ async fn allow_similar_makes_a_rule_that_runs_matching_calls_only() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rules_are_listed_revoked_and_ignored_in_strict_mode() {
-    // `pathchk` is harmless but off the read-only whitelist, so it is asked about.
+    // `pinky` is harmless but off the read-only whitelist, so it is asked about.
     let shuf = |id: &str, command: &str| {
         fake_llm::tool_calls(&[(id, "execute_command", json!({ "command": command }))])
     };
     let h = start(
         vec![
-            shuf("c1", "pathchk -p 1"),
+            shuf("c1", "pinky -p 1"),
             fake_llm::text("first"),
-            shuf("c2", "pathchk -p 2"),
+            shuf("c2", "pinky -p 2"),
             fake_llm::text("second"),
         ],
         |s| s.agent.approval_timeout_secs = 2,
@@ -1634,9 +1634,9 @@ async fn rules_are_listed_revoked_and_ignored_in_strict_mode() {
         channel: CHANNEL.to_string(),
         tool: "execute_command".into(),
         similarity: riskgate::core::rules::Similarity::new(
-            "`pathchk` with flags -p",
+            "`pinky` with flags -p",
             &[
-                ("program", "pathchk".to_owned()),
+                ("program", "pinky".to_owned()),
                 ("subcommand", String::new()),
                 ("flags", "-p".to_owned()),
             ],
@@ -1681,7 +1681,7 @@ async fn rules_are_listed_revoked_and_ignored_in_strict_mode() {
         listed
             .at("/data/content")
             .as_str()
-            .is_some_and(|c| c.contains("rtest000001") && c.contains("pathchk")),
+            .is_some_and(|c| c.contains("rtest000001") && c.contains("pinky")),
         "{:?}",
         listed.at("/data/content")
     );

@@ -17,7 +17,7 @@ use crate::tools::command::words::Arg;
 pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["mktemp"], Rule::Judge(|_, call| mktemp(call))),
     Program::new(
-        &["ls", "vdir"],
+        &["ls", "vdir", "dir"],
         Rule::Table(&Table {
             spec: Spec::values(
                 "ITw",

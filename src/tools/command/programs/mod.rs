@@ -37,6 +37,8 @@
 //!   writing modes (`-w`, `-i`, files without `--check`) are destructive.
 //! - [`toolchains`] — the listing forms of `gem`, `conda`, `npm`, `pyenv`/`rbenv`/...,
 //!   `perlbrew`, `brew`, `port`, and `go env`; their removals are destructive.
+//! - [`utilities`] — small read-only utilities: `col`, `pathchk`, `getopt`, `pg_config`,
+//!   `dpkg-buildflags`, `mountpoint`, fontconfig's and gettext's readers, `toe`, `perror`.
 //! - [`about`] — any program asked only for its version or usage (`go version`,
 //!   `docker run --help`), where its own rule does not already decide.
 //! - [`table`] — the one table shape for flags and operands that read-only programs use;
@@ -70,6 +72,7 @@ mod systemd;
 mod table;
 mod tar;
 mod toolchains;
+mod utilities;
 mod vcs;
 mod viewers;
 mod wrappers;
@@ -189,6 +192,7 @@ const FAMILIES: &[&[Program]] = &[
     documents::PROGRAMS,
     vcs::PROGRAMS,
     named::PROGRAMS,
+    utilities::PROGRAMS,
 ];
 
 /// Names that stand for a whole series (`mkfs.ext4`, `mkfs.xfs`, ... under `mkfs`).
@@ -208,7 +212,54 @@ fn lookup(name: &str) -> Option<&'static Program> {
         .iter()
         .find(|(prefix, _)| name.starts_with(prefix))
         .map_or(name, |(_, series)| series);
-    REGISTRY.get(name).copied()
+    REGISTRY
+        .get(name)
+        .or_else(|| REGISTRY.get(binutils_reader(name)?))
+        .copied()
+}
+
+/// The binutils readers that cross and LLVM toolchains install under names of their own:
+/// `x86_64-linux-gnu-nm`, `aarch64-linux-gnu-objdump`, `llvm-readelf-14`, `llvm-cxxfilt`.
+/// Only the readers: a toolchain's `ar`, `strip` and `objcopy` rewrite files.
+fn binutils_reader(name: &str) -> Option<&'static str> {
+    const READERS: &[(&str, &str)] = &[
+        ("nm", "nm"),
+        ("objdump", "objdump"),
+        ("readelf", "readelf"),
+        ("readobj", "readelf"),
+        ("size", "size"),
+        ("strings", "strings"),
+        ("c++filt", "c++filt"),
+        ("cxxfilt", "c++filt"),
+        ("addr2line", "addr2line"),
+    ];
+    let tool = match name.strip_prefix("llvm-") {
+        Some(rest) => rest
+            .rsplit_once('-')
+            .filter(|(_, version)| {
+                !version.is_empty() && version.bytes().all(|b| b.is_ascii_digit())
+            })
+            .map_or(rest, |(tool, _)| tool),
+        None => {
+            let (triplet, tool) = name.rsplit_once('-')?;
+            // A target triplet: `arch-vendor-os` or `arch-os-abi`, as GNU names them.
+            let parts: Vec<&str> = triplet.split('-').collect();
+            let plain = |part: &&str| {
+                !part.is_empty()
+                    && part
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+            };
+            if !(3..=4).contains(&parts.len()) || !parts.iter().all(plain) {
+                return None;
+            }
+            tool
+        }
+    };
+    READERS
+        .iter()
+        .find(|(installed, _)| *installed == tool)
+        .map(|(_, reader)| *reader)
 }
 
 /// What the program's rule says about one command (not about the commands it runs, which

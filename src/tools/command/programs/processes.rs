@@ -11,7 +11,7 @@
 //! `top` ends on its own only in its batch form with a count (`top -b -n 1`); `lsof -r`
 //! repeats until stopped and `lsof -D` builds a device cache file, so both wait for a person.
 
-use super::table::{Operands, TABLE, Table, check_paths};
+use super::table::{Effect, Operands, Refusal, TABLE, Table, check_paths};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::{self, Spec};
@@ -102,6 +102,23 @@ pub(super) const PROGRAMS: &[Program] = &[
         Rule::Table(&Table {
             spec: Spec::values("H", &["highlight-pid", "ns-sort"]),
             operands: Operands::Text,
+            ..TABLE
+        }),
+    )
+    .listing_processes(),
+    Program::new(
+        // A process's memory map and its working directory, by number. `pmap -n`/`-N`
+        // write a configuration file (`-N` where it is told); `-C` reads one.
+        &["pmap", "pwdx"],
+        Rule::Table(&Table {
+            spec: Spec::values("ACN", &["range", "read-rc-from", "create-rc-to"]),
+            operands: Operands::Text,
+            path_options: &["C", "read-rc-from"],
+            refused: &[Refusal {
+                options: &["n", "N", "create-rc", "create-rc-to"],
+                effect: Effect::Writes,
+                what: "writes a configuration file",
+            }],
             ..TABLE
         }),
     )

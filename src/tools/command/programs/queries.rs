@@ -159,6 +159,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         Rule::Judge(apt),
     ),
     Program::new(&["pacman", "yay", "paru"], Rule::Judge(pacman)),
+    Program::new(&["dnf", "yum", "dnf5", "microdnf"], Rule::Judge(dnf)),
     Program::new(&["perf"], Rule::Judge(perf_list)),
     Program::new(&["pip", "pip3"], Rule::Subcommands(&PIP)),
     Program::new(
@@ -301,6 +302,81 @@ fn apt(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         }
         Some(verb) => Judgement::not_whitelisted(&format!("{program} {verb}")),
         None => Judgement::not_whitelisted(program),
+    }
+}
+
+/// `dnf` and `yum`: the queries that read what is installed (`list installed`, `info
+/// --installed`, `repoquery --installed`, `history` listed), or any query with `-C`
+/// (`--cacheonly`), which reads the repositories' metadata from the cache; the other
+/// queries (`search`, `provides`, `repolist`, `info NAME`) fetch it over the network first,
+/// and wait. Options that set configuration or another root, which can name plugins and
+/// commands they run (`--setopt`, `-c`, `--installroot`, ...), wait wherever they stand.
+/// Removals are destructive; installs, upgrades and `history undo` wait.
+fn dnf(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const QUERIES: &[&str] = &[
+        "list",
+        "info",
+        "search",
+        "repolist",
+        "repoinfo",
+        "repoquery",
+        "provides",
+        "whatprovides",
+        "deplist",
+        "check-update",
+        "updateinfo",
+        "grouplist",
+        "groupinfo",
+    ];
+    const CONFIGURES: &[&str] = &[
+        "-c",
+        "--config",
+        "--setopt",
+        "--installroot",
+        "--repofrompath",
+        "--enableplugin",
+        "--pluginpath",
+        "--pluginconfpath",
+        "--destdir",
+        "--downloaddir",
+        "--downloadonly",
+    ];
+    let program = invocation.program;
+    let mut words = Vec::new();
+    let mut cache_only = false;
+    let mut installed = false;
+    for word in invocation.args {
+        let Some(text) = word.text() else {
+            return Judgement::not_whitelisted(program);
+        };
+        if CONFIGURES.iter().any(|option| text.starts_with(option)) {
+            return Judgement::other(format!(
+                "`{program} {text}` sets configuration, a root or a download directory"
+            ));
+        }
+        cache_only |= matches!(text, "-C" | "--cacheonly");
+        installed |= text == "--installed";
+        if !text.starts_with('-') {
+            words.push(text);
+        }
+    }
+    let local = match words.as_slice() {
+        [verb, ..] if cache_only => QUERIES.contains(verb) || *verb == "history",
+        ["list" | "info", "installed", ..] => true,
+        ["list" | "info" | "repoquery", ..] => installed,
+        ["history"] | ["history", "list" | "info", ..] => true,
+        _ => false,
+    };
+    match words.as_slice() {
+        _ if local => Judgement::whitelisted(),
+        [verb, ..] if QUERIES.contains(verb) => Judgement::other(format!(
+            "`{program} {verb}` fetches the repositories' metadata over the network first (`-C` reads the cache alone)"
+        )),
+        [verb @ ("remove" | "erase" | "autoremove" | "clean"), ..] => Judgement::destroys(format!(
+            "`{program} {verb}` removes packages or their files"
+        )),
+        [verb, ..] => Judgement::not_whitelisted(&format!("{program} {verb}")),
+        [] => Judgement::not_whitelisted(program),
     }
 }
 

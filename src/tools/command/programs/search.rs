@@ -9,7 +9,7 @@ use crate::tools::command::options::Spec;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
-    Program::new(&["grep", "egrep", "fgrep"], Rule::Table(&GREP)),
+    Program::new(&["grep", "egrep", "fgrep", "rgrep"], Rule::Table(&GREP)),
     Program::new(
         &["rg"],
         Rule::Table(&Table {
