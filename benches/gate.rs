@@ -156,6 +156,19 @@ fn bench_gate(c: &mut Criterion) {
             r#"{"command": "[[ -f Cargo.toml && -d src ]] && echo rust"}"#,
             "execute_command",
         ),
+        // A script given to `sh -c` under `find -exec`, its parameter put in: walked within
+        // the line, then read again as a line of its own.
+        (
+            "command_sh_c",
+            r#"{"command": "find . -name '*.md' -exec sh -c 'wc -l \"$1\" | sort' _ {} \\;"}"#,
+            "execute_command",
+        ),
+        // `$(pwd)` written as `$PWD`, then put in as its value.
+        (
+            "command_pwd",
+            r#"{"command": "find $(pwd) -name '*.md' -mtime -7"}"#,
+            "execute_command",
+        ),
     ];
     for (name, args, tool) in typical {
         let call = ToolCall {

@@ -1637,15 +1637,25 @@ async fn a_substitution_that_turns_the_line_is_refused_and_changes_nothing() {
             other => panic!("{line:?} should be refused, got {other:?}"),
         }
     }
-    // Where a substitution may become a writing option, the line waits before it runs.
-    let writes = "sort $(echo -o keep/file.txt) keep/file.txt";
-    assert!(
-        matches!(
-            t.execute(writes, &Approval::Auto).await,
-            Err(ToolError::Refused(_))
-        ),
-        "{writes}"
-    );
+    // Where a substitution's output becomes a writing or deleting option, the line it
+    // makes is refused before it runs.
+    for writes in [
+        "sort $(echo -o keep/file.txt) keep/file.txt",
+        "find keep $(echo -delete)",
+        "find $(echo keep -delete)",
+        "find `echo keep` -exec rm {} +",
+    ] {
+        assert!(
+            matches!(
+                t.execute(writes, &Approval::Auto).await,
+                Err(ToolError::Refused(_))
+            ),
+            "{writes}"
+        );
+    }
+    // Where it is the directory find starts from, the line runs as bash runs it.
+    assert_safe_and_runs_as_bash(&t, "find $(pwd)/keep -name '*.txt'").await;
+    assert_safe_and_runs_as_bash(&t, "find `pwd` -type f | wc -l").await;
     assert_eq!(
         std::fs::read_to_string(t.root.join("keep/file.txt")).expect("still there"),
         "kept\n"

@@ -37,6 +37,7 @@ use super::{paths, programs, syntax, variables};
 use crate::core::risk::Assessment;
 use crate::tools::Workspace;
 use crate::tools::sql::SqlRules;
+use crate::tools::workspace::canonicalize_existing_prefix;
 
 /// Scripts inside scripts (substitutions, `sh -c`, wrappers) deeper than this are not
 /// followed; the line is then treated as destructive, since what it runs cannot be seen.
@@ -102,14 +103,16 @@ impl CommandPolicy {
         }
     }
 
-    /// The values a line's `$NAME` stands for ([`CommandPolicy::variables`] and `PWD`).
+    /// The values a line's `$NAME` stands for ([`CommandPolicy::variables`] and `PWD`). A
+    /// workspace not made yet is `PWD` where the runner will make it (the part of its path
+    /// that exists with its symlinks followed, as the line's `pwd` will print it).
     fn known_values(&self) -> Vec<(String, String)> {
         let mut known = self.variables.clone();
-        if let Some(root) = std::fs::canonicalize(self.workspace.root())
-            .ok()
-            .and_then(|root| root.to_str().map(str::to_owned))
+        let root = canonicalize_existing_prefix(self.workspace.root());
+        if root.is_absolute()
+            && let Some(root) = root.to_str()
         {
-            known.push(("PWD".to_owned(), root));
+            known.push(("PWD".to_owned(), root.to_owned()));
         }
         known
     }
@@ -230,6 +233,17 @@ fn read_line_nested(line: &str, policy: &CommandPolicy, nesting: Nesting) -> Lin
     let mut exact = None;
     if rewritable && !walker.line_loops.is_empty() {
         match read_written_out(line, policy, &walker.line_loops, nesting) {
+            Ok(reading) => return reading,
+            Err(judged) => exact = exact.or(judged),
+        }
+    }
+    if rewritable
+        && walker
+            .line_substitutions
+            .iter()
+            .any(|s| prints_directory(s))
+    {
+        match read_with_directory(line, policy, nesting) {
             Ok(reading) => return reading,
             Err(judged) => exact = exact.or(judged),
         }
@@ -382,6 +396,36 @@ fn read_with_values(line: &str, policy: &CommandPolicy, nesting: Nesting) -> Rew
         nesting,
         "; its variables are put in as their values (the machine's PATH, LANG and PWD, and the line's own: a name it never sets is empty)",
     )
+}
+
+/// Whether a substitution's script is `pwd`, which prints the directory the line runs in:
+/// the workspace's, `$PWD`, where nothing changes it.
+fn prints_directory(script: &str) -> bool {
+    matches!(script.trim(), "pwd" | "pwd -L" | "pwd -P")
+}
+
+/// The reading of a line whose `$(pwd)` and `` `pwd` `` are written as `$PWD`, whose value
+/// is known (`find $(pwd) -name '*.txt'` may not become `find -delete`, as the output of
+/// another substitution might): the workspace's directory, put in where nothing changes
+/// directory ([`read_rewritten`] refuses a line that does).
+fn read_with_directory(line: &str, policy: &CommandPolicy, nesting: Nesting) -> Rewritten {
+    let found = substitute::scan(line).ok_or(None)?;
+    let mut written = String::with_capacity(line.len());
+    let mut from = 0;
+    for found in found.iter().filter(|found| prints_directory(&found.script)) {
+        written.push_str(line.get(from..found.start).ok_or(None)?);
+        written.push_str("$PWD");
+        from = found.end;
+    }
+    written.push_str(line.get(from..).ok_or(None)?);
+    // Where the line it makes is not safe, the line as written says why.
+    read_rewritten(
+        &written,
+        policy,
+        nesting,
+        "; its `$(pwd)` is the workspace's directory",
+    )
+    .map_err(|_| None)
 }
 
 /// The reading of `written`, a line rewritten as the shell would run it word for word, when

@@ -1715,6 +1715,14 @@ fn substitutions_of_read_only_scripts_run_first() {
         ("kill $(pgrep sleep)", Destructive),
         ("sort $(echo -o f) f", Destructive),
         ("find $(pwd) -delete", Destructive),
+        // `$(pwd)` prints the workspace's directory, `$PWD`, where nothing changes it: no
+        // option can come of it.
+        ("find $(pwd) -name '*.txt'", Safe),
+        ("find `pwd` -type f | wc -l", Safe),
+        ("find \"$(pwd)/src\" -maxdepth 1", Safe),
+        ("cd src && find $(pwd) -name x", NotSafe),
+        ("find $(pwd) -name x -exec rm {} \\;", Destructive),
+        ("find $(echo .) -name x", Destructive),
         ("echo $(date) > f", Destructive),
         ("echo $(gzip f)", Destructive),
         ("echo $(date) &", Destructive),
@@ -1912,6 +1920,9 @@ fn shell_scripts_given_as_words_are_judged_as_lines() {
         ("sh -c 'echo $(cat notes.txt)'", NotSafe),
         ("sh -c 'x=1; echo $x'", NotSafe),
         ("sh -c 'ls' &", Destructive),
+        // git started by a shell is not held to executing git alone, as the runner holds it.
+        ("sh -c 'git log --oneline | head'", NotSafe),
+        ("bash -c '/usr/bin/git status'", NotSafe),
         // A path find hands on unquoted splits at blanks; several (`{} +`), a glob, or a
         // parameter with no word for it are only known when the line runs.
         ("find . -exec sh -c 'wc -l $1' _ {} \\;", NotSafe),
@@ -1930,7 +1941,7 @@ fn shell_scripts_given_as_words_are_judged_as_lines() {
     ]);
 }
 
-/// The machine's variables (`PATH`, `LANG`, and `PWD` where the workspace exists) are put
+/// The machine's variables (`PATH`, `LANG`, and `PWD`, the workspace's directory) are put
 /// in as their values; any other variable, or another form of these, waits.
 #[test]
 fn the_machines_variables_are_judged_as_their_values() {

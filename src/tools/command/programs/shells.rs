@@ -214,6 +214,7 @@ fn shell(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
                     if plain_flags
                         && RUN_AS_LINES.contains(&program)
                         && with_parameters.is_some()
+                        && !names_git(runs)
                         && !variables::shell_starts_otherwise(&walker.policy.environment)
                         && walker.script_runs_alone(runs)
                     {
@@ -286,6 +287,15 @@ fn put_in_parameters(script: &str, given: &[Arg]) -> Option<String> {
         written = next.or_else(|| (!mentions(&written, &name)).then(|| written.clone()))?;
     }
     Some(written)
+}
+
+/// Whether `script` names git anywhere. A git process the runner starts may execute only
+/// git (a repository's attributes can name a textconv or filter program), but one a shell
+/// starts is the shell's child, with the shell's walls: such a script waits.
+fn names_git(script: &str) -> bool {
+    script
+        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+')))
+        .any(|word| word == "git")
 }
 
 /// Whether `$N` or `${N}` stands anywhere in `script`.
