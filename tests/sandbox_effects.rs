@@ -330,6 +330,9 @@ async fn git_in_a_cloned_repository_runs_no_program_of_its_config() {
         ("timeout 20 git diff", Some("low")),
         ("env git log -p", Some("low")),
         ("nice git diff", Some("low")),
+        // And so may git a shell starts, the shell given a script that names it.
+        ("sh -c 'git diff'", Some("low")),
+        ("bash -c 'cd . && /usr/bin/git log -p'", Some("low")),
     ];
     let fake = FakeLlm::start(script(&lines)).await;
     let events = scene.run(

@@ -19,7 +19,8 @@
 //!   settings (`setrlimit`), and holds no capability, even when the bot runs as root.
 //!
 //! In a line without a click, a `git` process, or a wrapper that names git among its
-//! arguments (`timeout 5 git diff`, `xargs git log`), gets the right to execute only git
+//! arguments (`timeout 5 git diff`, `xargs git log`) or a shell given a script that names it
+//! (`sh -c 'git diff'`), gets the right to execute only git
 //! itself (its binary, its loader, its exec path, and the wrapper), and git's system and
 //! global configuration are ignored with the program-running keys turned off
 //! ([`git_environment`]): a repository's
@@ -1591,6 +1592,19 @@ pub fn program_directories(search_path: &OsString) -> Vec<PathBuf> {
     dirs
 }
 
+/// The shells whose script may start git (`sh -c 'git diff'`).
+const SHELLS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "yash", "posh", "rbash", "fish", "csh",
+    "tcsh",
+];
+
+/// Whether `text` holds the word `git` (`git log | head`, `/usr/bin/git status`): words are
+/// runs of letters, digits, `-`, `_`, `.` and `+`.
+pub(super) fn names_git_word(text: &str) -> bool {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+')))
+        .any(|word| word == "git")
+}
+
 /// What a process that runs git may execute: git's binary, the loader that starts it and
 /// its exec path (`libexec/git-core` or `lib/git-core` beside it), and, for a wrapper that
 /// names git among its arguments (`timeout 5 git diff`, `xargs git log`), the wrapper
@@ -1612,7 +1626,14 @@ impl GitExec {
                 wrapper: None,
             });
         }
-        let names_git = args.iter().any(|arg| is_git(Path::new(arg)));
+        // A shell given a script that names git starts git itself, with the shell's walls.
+        let shell = program
+            .file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| SHELLS.contains(&name));
+        let names_git = args.iter().any(|arg| {
+            is_git(Path::new(arg)) || (shell && arg.to_str().is_some_and(names_git_word))
+        });
         let git = git_on_path?;
         names_git.then(|| Self {
             binary: canonical(git),

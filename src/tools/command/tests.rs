@@ -1611,7 +1611,9 @@ proptest! {
                     !(command_position && as_command.contains(word)),
                     "{line:?} judged safe"
                 );
-                command_position = matches!(*word, ";" | "|" | "&&" | "||" | "(" | "{");
+                // A `{` opens a group only where a command starts; elsewhere it is a word.
+                command_position = matches!(*word, ";" | "|" | "&&" | "||" | "(")
+                    || (command_position && *word == "{");
             }
         }
     }

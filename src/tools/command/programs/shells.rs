@@ -14,7 +14,7 @@ use crate::tools::command::names::Query;
 use crate::tools::command::options::{self, Spec};
 use crate::tools::command::plan::{reports_only, state_only};
 use crate::tools::command::words::{Arg, shown_words};
-use crate::tools::command::{loops, substitute, variables};
+use crate::tools::command::{loops, sandbox, substitute, variables};
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
@@ -214,7 +214,10 @@ fn shell(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
                     if plain_flags
                         && RUN_AS_LINES.contains(&program)
                         && with_parameters.is_some()
-                        && !names_git(runs)
+                        // A shell whose script names git may execute only git in the
+                        // walls (a repository's attributes can name a textconv or filter
+                        // program): `sh -c 'git log | head'` would fail there; it waits.
+                        && !sandbox::names_git_word(runs)
                         && !variables::shell_starts_otherwise(&walker.policy.environment)
                         && walker.script_runs_alone(runs)
                     {
@@ -287,15 +290,6 @@ fn put_in_parameters(script: &str, given: &[Arg]) -> Option<String> {
         written = next.or_else(|| (!mentions(&written, &name)).then(|| written.clone()))?;
     }
     Some(written)
-}
-
-/// Whether `script` names git anywhere. A git process the runner starts may execute only
-/// git (a repository's attributes can name a textconv or filter program), but one a shell
-/// starts is the shell's child, with the shell's walls: such a script waits.
-fn names_git(script: &str) -> bool {
-    script
-        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '+')))
-        .any(|word| word == "git")
 }
 
 /// Whether `$N` or `${N}` stands anywhere in `script`.
