@@ -409,15 +409,14 @@ fn prints_directory(script: &str) -> bool {
 /// another substitution might): the workspace's directory, put in where nothing changes
 /// directory ([`read_rewritten`] refuses a line that does).
 fn read_with_directory(line: &str, policy: &CommandPolicy, nesting: Nesting) -> Rewritten {
-    let found = substitute::scan(line).ok_or(None)?;
-    let mut written = String::with_capacity(line.len());
-    let mut from = 0;
-    for found in found.iter().filter(|found| prints_directory(&found.script)) {
-        written.push_str(line.get(from..found.start).ok_or(None)?);
-        written.push_str("$PWD");
-        from = found.end;
+    let mut found = substitute::scan(line).ok_or(None)?;
+    found.retain(|found| prints_directory(&found.script));
+    let written = Substituting {
+        line: line.to_owned(),
+        scripts: found.len(),
+        found,
     }
-    written.push_str(line.get(from..).ok_or(None)?);
+    .written_as("$PWD");
     // Where the line it makes is not safe, the line as written says why.
     read_rewritten(
         &written,

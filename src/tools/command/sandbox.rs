@@ -1592,8 +1592,9 @@ pub fn program_directories(search_path: &OsString) -> Vec<PathBuf> {
     dirs
 }
 
-/// The shells whose script may start git (`sh -c 'git diff'`).
-const SHELLS: &[&str] = &[
+/// The shells, whose script may start git (`sh -c 'git diff'`); the gate's rule for them
+/// is registered under the same names.
+pub(super) const SHELLS: &[&str] = &[
     "sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "yash", "posh", "rbash", "fish", "csh",
     "tcsh",
 ];

@@ -110,11 +110,16 @@ impl Substituting {
 
     /// The line as judged before it runs: each substitution is one [`PLACEHOLDER`] word.
     pub(super) fn placeholder_line(&self) -> String {
+        self.written_as(PLACEHOLDER)
+    }
+
+    /// The line with each of its substitutions written as `text`.
+    pub(super) fn written_as(&self, text: &str) -> String {
         let mut line = String::with_capacity(self.line.len());
         let mut from = 0;
         for found in &self.found {
             line.push_str(&self.line[from..found.start]);
-            line.push_str(PLACEHOLDER);
+            line.push_str(text);
             from = found.end;
         }
         line.push_str(&self.line[from..]);

@@ -18,14 +18,7 @@ use crate::tools::command::{loops, sandbox, substitute, variables};
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
-    Program::new(
-        &[
-            "sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "yash", "posh", "rbash", "fish",
-            "csh", "tcsh",
-        ],
-        Rule::Judge(shell),
-    )
-    .running_code(),
+    Program::new(sandbox::SHELLS, Rule::Judge(shell)).running_code(),
     Program::new(&["eval"], Rule::Judge(eval)).running_code(),
     Program::new(&["trap"], Rule::Judge(trap)).running_code(),
     Program::new(&["alias"], Rule::Judge(alias)).running_code(),
