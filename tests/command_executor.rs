@@ -1700,6 +1700,9 @@ async fn for_loops_run_written_out_and_give_what_a_shell_gives() {
         "for ((i=1; i<=3; i++)); do echo \"Welcome $i times\"; done",
         "for (( n = 10; n > 0; n -= 4 )); do head -c $n a.txt; echo; done | sort",
         "for ((i=0; i<0; i++)); do echo never; done && echo none",
+        "for f in *.txt; do echo \"${f%.txt}.md\" ${#f} \"${f^^}\"; done",
+        "for f in *.txt; do wc -l \"${f%.txt}.txt\" \"${f/.txt/}\"; done",
+        "for f in sub/*; do echo \"${f##*/}\" \"${f:0:3}\"; done",
     ] {
         // A confirmed loop runs written out too, so the shell's own run is the reference.
         assert_safe_and_runs_as_bash(&t, line).await;
@@ -1936,6 +1939,18 @@ async fn if_statements_give_what_bash_gives() {
     }
 }
 
+/// A value only known when the line runs that an operation is not done on (`${f%.txt}` of a
+/// name outside ASCII) stops the line before anything of it runs, and says why.
+#[tokio::test]
+async fn an_operation_on_a_value_it_cannot_follow_stops_the_line() {
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    std::fs::write(t.root.join("caf\u{e9}.txt"), "x\n").expect("write");
+    let message = refused(&t, "for f in $(ls); do echo ${f%.txt}; done").await;
+    assert!(message.contains("waits for a person"), "{message}");
+    assert_safe_and_runs_as_bash(&t, "for f in $(ls); do echo \"$f\"; done").await;
+}
+
 #[tokio::test]
 async fn the_lines_own_variables_give_what_a_shell_gives() {
     let t = tool();
@@ -1951,6 +1966,10 @@ async fn the_lines_own_variables_give_what_a_shell_gives() {
         "echo \"[$unset]\" [$unset] a${unset}b",
         "ls $nowhere",
         "sep=,; echo \"$PWD\" | tr / \"$sep\" | wc -c",
+        "f=a.tar.gz; echo ${f%.*} ${f%%.*} ${f#*.} ${f##*.} ${#f} ${f:2:3} ${f//a/A}",
+        "d='my docs'; echo \"${d^^}\" ${d%docs} [${unset:-dflt}] [${d:+set}]",
+        "p=\"my docs/a.txt\"; wc -l \"${p%/*}/${p##*/}\"",
+        "f=x-y; echo ${f#x} ${f/-/_}",
     ] {
         assert_safe_and_runs_as_bash(&t, line).await;
     }
@@ -1963,6 +1982,9 @@ async fn the_lines_own_variables_give_what_a_shell_gives() {
         "echo $x; x=1",
         "PATH=/tmp; ls",
         "echo $HOME",
+        "f=\"b c.txt\"; rm \"${f%.txt}.txt\"",
+        "f=x/etc; ls ${f#x}",
+        "f=a; echo ${f@Q}",
     ] {
         match t.execute(line, &Approval::Auto).await {
             Err(ToolError::Refused(_)) => {}

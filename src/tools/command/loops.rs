@@ -10,12 +10,15 @@
 //! words are only known when the line runs (`for i in $(seq 3)`) is written out once their
 //! substitution has run; one over no words is `true`. Left to a shell: a loop without a word
 //! list (`for i; do`), one with more than [`MAX_ITERATIONS`] words, a body that uses the name
-//! otherwise (`${NAME%.txt}`, `NAME=`, inside backquotes), and a line whose written-out form
+//! otherwise (`NAME=`, inside backquotes, an operation [`parameter`](super::parameter) does
+//! not do as bash does: `${NAME@Q}`; `${NAME%.txt}` and the other plain ones are done on each
+//! word), and a line whose written-out form
 //! changes directory (each copy runs in one subshell, where a `cd` would not outlive the loop
 //! as it does in the shell). A counting loop (`for ((i=1; i<=3; i++))`) in its plain forms
 //! is first written as the `for` loop over the values it counts ([`counted`]); a body that
 //! reads the name in arithmetic (`$((i*2))`) still waits.
 
+use super::parameter::{self, Operation};
 use super::substitute::{as_words, in_double_quotes};
 
 /// Most words one loop is written out for.
@@ -235,25 +238,27 @@ fn names(text: &str, name: &str) -> bool {
         .any(|word| word == name)
 }
 
-/// `body` with each `$name` and `${name}` the shell would expand replaced by `value`; `None`
-/// for a body with a here-document (a quoted one expands nothing, and the scan does not
-/// tell them apart).
+/// `body` with each `$name` and `${name}` the shell would expand replaced by `value`, and
+/// each `${name OP}` and `${#name}` by what the operation makes of it ([`parameter`]);
+/// `None` for a body with a here-document (a quoted one expands nothing, and the scan does
+/// not tell them apart) or an operation [`parameter::apply`] does not follow.
 pub(super) fn with_value(body: &str, name: &str, value: &str) -> Option<String> {
-    with_expansion(body, name, |quoted| {
+    with_expansion(body, name, |quoted, operation| {
+        let value = parameter::apply(value, operation)?;
         Some(if quoted {
-            in_double_quotes(value)
+            in_double_quotes(&value)
         } else {
-            as_words(value)
+            as_words(&value)
         })
     })
 }
 
 /// [`with_value`] with each expansion written as `expand` gives it, told whether it stands
-/// inside double quotes; `None` where `expand` gives none.
+/// inside double quotes and what is done to the value; `None` where `expand` gives none.
 pub(super) fn with_expansion(
     body: &str,
     name: &str,
-    expand: impl Fn(bool) -> Option<String>,
+    expand: impl Fn(bool, Operation<'_>) -> Option<String>,
 ) -> Option<String> {
     if body.replace("<<<", "").contains("<<") {
         return None;
@@ -281,6 +286,9 @@ pub(super) fn with_expansion(
                 let rest = &body[at + 1..];
                 let braced = rest.starts_with('{');
                 let named = if braced { &rest[1..] } else { rest };
+                // `${#name}`, the value's length.
+                let counted = braced && named.starts_with('#') && named.len() > 1;
+                let named = if counted { &named[1..] } else { named };
                 let length = named
                     .bytes()
                     .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
@@ -289,16 +297,20 @@ pub(super) fn with_expansion(
                     at += 1;
                     continue;
                 }
-                let taken = if braced {
-                    if !named[length..].starts_with('}') {
-                        return None;
+                let (operation, taken) = if braced {
+                    let operation = &named[length..named[length..].find('}')? + length];
+                    let taken = 1 + usize::from(counted) + length + operation.len() + 1;
+                    match (counted, operation.is_empty()) {
+                        (true, true) => (Operation::Length, taken),
+                        (true, false) => return None,
+                        (false, true) => (Operation::Plain, taken),
+                        (false, false) => (Operation::After(operation), taken),
                     }
-                    length + 2
                 } else {
-                    length
+                    (Operation::Plain, length)
                 };
                 out.push_str(&body[from..at]);
-                out.push_str(&expand(quoted)?);
+                out.push_str(&expand(quoted, operation)?);
                 at += 1 + taken;
                 from = at;
             }
@@ -391,7 +403,8 @@ mod tests {
             None
         );
         // Forms of the name the writing out does not follow.
-        assert_eq!(written("for i in 1; do echo ${i%x}; done"), None);
+        assert_eq!(written("for i in 1; do echo ${i@Q}; done"), None);
+        assert_eq!(written("for i in 1; do echo ${i:=x}; done"), None);
         assert_eq!(written("for i in 1; do echo `echo $i`; done"), None);
         assert_eq!(written("for i in 1; do i=2; echo $i; done"), None);
         assert_eq!(written("for i in 1; do echo $'\\' $i'; done"), None);

@@ -34,6 +34,7 @@ pub mod expand;
 mod loops;
 pub(crate) mod names;
 mod options;
+mod parameter;
 mod paths;
 pub mod plan;
 mod programs;

@@ -14,8 +14,9 @@
 //! written: split and with its globs active where unquoted, whole inside double quotes).
 //! It follows only what it can be sure of: a value of plain text (no `$`, backquote,
 //! backslash, `~` or parenthesis in it, no space at either end), a name that appears
-//! nowhere else in the line but as `$name` or `${name}` (not set again, read by `read`,
-//! counted in `$(( ))`, exported or used as `${name%x}`), and capitalised names only for
+//! nowhere else in the line but as `$name`, `${name}`, `${#name}` or `${name OP}` with an
+//! operation [`parameter`](super::parameter) does as bash does (`${name%.txt}`; not set
+//! again, read by `read`, counted in `$(( ))` or exported), and capitalised names only for
 //! the machine's values and where the line sets them first (`FILES=$(ls); echo $FILES`)
 //! with a name neither the shell nor the environment holds (not `IFS`, `PATH`, `LC_ALL`,
 //! `BASH_ENV`, ...). Anything else leaves the line as it was, and it waits.
@@ -271,12 +272,16 @@ fn one_assignment(text: &str) -> Option<(String, String, &str)> {
     Some((name.to_owned(), value, rest))
 }
 
-/// Every name the line writes as `$name` or `${name}`, once each.
+/// Every name the line writes as `$name`, `${name}`, `${name OP}` or `${#name}`, once each.
 fn expanded_names(line: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for (at, _) in line.match_indices('$') {
         let rest = &line[at + 1..];
-        let rest = rest.strip_prefix('{').unwrap_or(rest);
+        let rest = match rest.strip_prefix('{') {
+            // `${#name}`, its length.
+            Some(braced) => braced.strip_prefix('#').unwrap_or(braced),
+            None => rest,
+        };
         let len = rest
             .bytes()
             .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
@@ -289,9 +294,9 @@ fn expanded_names(line: &str) -> Vec<String> {
     names
 }
 
-/// Whether `name` stands in the line anywhere but right after `$` or `${`: where it may be
-/// set (`name=`, `read name`, `for name`), counted (`$((name + 1))`) or used otherwise
-/// (`${#name}`, `${name%x}` leave `name` after another character). Right after a `-` it is
+/// Whether `name` stands in the line anywhere but right after `$`, `${` or `${#`: where it
+/// may be set (`name=`, `read name`, `for name`), counted (`$((name + 1))`) or used
+/// otherwise (`$#name` is `$#` and a word). Right after a `-` it is
 /// an option's name (`head -n $n`), unless the line has a place where the shell counts
 /// (`$(( ))`, `(( ))`, `$[ ]`, `let`, `[[ ]]`, a declaration), where `-n` may be a negation.
 fn named_otherwise(line: &str, name: &str) -> bool {
@@ -314,7 +319,7 @@ fn named_otherwise(line: &str, name: &str) -> bool {
         }
         let before = &line[..start];
         let option = before.ends_with('-') && !counts;
-        if !(before.ends_with('$') || before.ends_with("${") || option) {
+        if !(before.ends_with('$') || before.ends_with("${") || before.ends_with("${#") || option) {
             return true;
         }
     }
@@ -381,6 +386,22 @@ mod tests {
     }
 
     #[test]
+    fn operations_on_values_the_line_is_sure_of_are_done() {
+        assert_eq!(
+            put("f=notes.txt; cp -- \"$f\" \"${f%.txt}.md\"").as_deref(),
+            Some(" cp -- \"notes.txt\" \"notes.md\"")
+        );
+        assert_eq!(
+            put("p=src/a/b.rs; echo ${p##*/} ${#p} ${p^^}").as_deref(),
+            Some(" echo b.rs 10 SRC/A/B.RS")
+        );
+        assert_eq!(
+            put("echo ${#x} ${x:-none} [${x%a}]").as_deref(),
+            Some("echo 0 none []")
+        );
+    }
+
+    #[test]
     fn names_the_shell_reads_are_known() {
         let environment = ["http_proxy".to_owned(), "MY_SETTING".to_owned()];
         for name in [
@@ -420,8 +441,9 @@ mod tests {
             "http_proxy=x; echo $http_proxy",
             "read x; echo $x",
             "for f in a b; do echo $f; done",
-            "echo ${#x} $x",
-            "echo ${x%a}",
+            "echo ${x@Q}",
+            "echo ${x:=a} $x",
+            "x=a.b; echo ${x%[.]b}",
             "echo $((x + 1)) $x",
             "echo $((-x)) $x",
             "let -x; echo $x",

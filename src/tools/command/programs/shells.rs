@@ -12,6 +12,7 @@ use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
 use crate::tools::command::names::Query;
 use crate::tools::command::options::{self, Spec};
+use crate::tools::command::parameter::Operation;
 use crate::tools::command::plan::{reports_only, state_only};
 use crate::tools::command::words::{Arg, shown_words};
 use crate::tools::command::{loops, sandbox, substitute, variables};
@@ -273,8 +274,9 @@ fn put_in_parameters(script: &str, given: &[Arg]) -> Option<String> {
         }
         let value = word.text()?;
         let next = if word.is_placeholder() {
-            loops::with_expansion(&written, &name, |quoted| {
-                quoted.then(|| substitute::in_double_quotes(value))
+            loops::with_expansion(&written, &name, |quoted, operation| {
+                (quoted && operation == Operation::Plain)
+                    .then(|| substitute::in_double_quotes(value))
             })
         } else {
             loops::with_value(&written, &name, value)
