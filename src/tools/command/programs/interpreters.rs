@@ -253,17 +253,22 @@ fn python_module(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Option
     let program = invocation.program;
     let args = invocation.args;
     let mut at = 0;
-    while let Some(text) = args.get(at).and_then(Arg::text) {
+    // `-m json.tool`, or `-mjson.tool` as one word.
+    let joined = loop {
+        let text = args.get(at).and_then(Arg::text)?;
         match text.strip_prefix('-') {
-            Some("m") => break,
+            Some("m") => break None,
+            Some(module) if module.starts_with('m') => break Some(&module[1..]),
             Some(flags)
                 if !flags.is_empty() && flags.chars().all(|c| "IPSsEBuqObv".contains(c)) => {}
             _ => return None,
         }
         at += 1;
-    }
-    let module = args.get(at + 1)?.text()?;
-    let rest = &args[at + 2..];
+    };
+    let (module, rest) = match joined {
+        Some(module) => (module, &args[at + 1..]),
+        None => (args.get(at + 1)?.text()?, &args[at + 2..]),
+    };
     let words = crate::tools::command::words::shown_words(rest)?;
     let mut judgement = Judgement::whitelisted();
     let files = |judgement: &mut Judgement, walker: &mut Walker<'_>| {
@@ -374,6 +379,10 @@ mod tests {
             ("cat notes.txt | python3 -m json.tool --sort-keys", Safe),
             ("python3 -m json.tool --indent 2 notes.txt", Safe),
             ("python3 -I -m json.tool notes.txt -", Safe),
+            ("cat notes.txt | python -mjson.tool", Safe),
+            ("python3 -mjson.tool notes.txt out.json", Destructive),
+            ("python3 -mhttp.server", Unknown),
+            ("python3 -mzipfile -e a.zip .", Destructive),
             ("python3 -m json.tool notes.txt out.json", Destructive),
             ("python3 -m json.tool /etc/x.json", Unknown),
             ("python3 -m zipfile -l notes.txt", Safe),
