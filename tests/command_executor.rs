@@ -1970,6 +1970,7 @@ async fn the_lines_own_variables_give_what_a_shell_gives() {
         "d='my docs'; echo \"${d^^}\" ${d%docs} [${unset:-dflt}] [${d:+set}]",
         "p=\"my docs/a.txt\"; wc -l \"${p%/*}/${p##*/}\"",
         "f=x-y; echo ${f#x} ${f/-/_}",
+        "find ${1:-.} -name '*.txt' | sort; echo \"[$1]\" ${#2}",
     ] {
         assert_safe_and_runs_as_bash(&t, line).await;
     }

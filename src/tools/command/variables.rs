@@ -19,7 +19,9 @@
 //! again, read by `read`, counted in `$(( ))` or exported), and capitalised names only for
 //! the machine's values and where the line sets them first (`FILES=$(ls); echo $FILES`)
 //! with a name neither the shell nor the environment holds (not `IFS`, `PATH`, `LC_ALL`,
-//! `BASH_ENV`, ...). Anything else leaves the line as it was, and it waits.
+//! `BASH_ENV`, ...). A line is run with no positional parameters, so `$1` to `$9` are
+//! empty too, where nothing in it sets them (`set --`, `shift`, `getopts`, a function).
+//! Anything else leaves the line as it was, and it waits.
 
 use super::loops::with_value;
 
@@ -67,6 +69,19 @@ pub(super) fn put_in(
             values.push((name, value.clone()));
         } else if own(&name) {
             values.push((name, String::new()));
+        }
+    }
+    // The positional parameters: a line is run with none, so `$1` is empty (as in `bash -c
+    // LINE`), where nothing in the line sets them (`set --`, `shift`, a function's call).
+    if environment.is_some() && !sets_parameters(body) {
+        for digit in '1'..='9' {
+            let name = digit.to_string();
+            let named = ["$", "${", "${#"]
+                .iter()
+                .any(|start| body.contains(&format!("{start}{digit}")));
+            if named && !values.iter().any(|(seen, _)| *seen == name) {
+                values.push((name, String::new()));
+            }
         }
     }
     for (name, _) in &values {
@@ -189,6 +204,15 @@ pub(super) fn shell_starts_otherwise(environment: &[String]) -> bool {
     environment
         .iter()
         .any(|name| name.starts_with("BASH") || STARTUP.contains(&name.as_str()))
+}
+
+/// Whether the line may set its positional parameters: `set`, `shift`, `getopts`, or a
+/// function (whose calls give it parameters of its own).
+fn sets_parameters(line: &str) -> bool {
+    line.contains("()")
+        || line
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .any(|word| matches!(word, "set" | "shift" | "getopts" | "function"))
 }
 
 fn is_name(name: &str) -> bool {
@@ -399,6 +423,27 @@ mod tests {
             put("echo ${#x} ${x:-none} [${x%a}]").as_deref(),
             Some("echo 0 none []")
         );
+    }
+
+    #[test]
+    fn a_line_has_no_positional_parameters() {
+        assert_eq!(put("find $1 -name x").as_deref(), Some("find  -name x"));
+        assert_eq!(
+            put("find ${1:-.} -name \"$2\"").as_deref(),
+            Some("find . -name \"\"")
+        );
+        assert_eq!(put("echo ${#1}").as_deref(), Some("echo 0"));
+        for line in [
+            "set -- a b; echo $1",
+            "shift; echo $1",
+            "f() { echo $1; }; f x",
+            "function f { echo $1; }",
+            "getopts ab o; echo $1",
+        ] {
+            assert_eq!(put(line), None, "{line}");
+        }
+        // Without the line's environment (a substitution's script), nothing is known.
+        assert_eq!(put_in("echo $1", &[], None), None);
     }
 
     #[test]
