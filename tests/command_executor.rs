@@ -2052,3 +2052,54 @@ async fn the_machines_variables_are_the_lines_own_values() {
         }
     }
 }
+
+/// The hardware listers run without a click in the walls, where no device node is shown,
+/// and change nothing: the workspace holds what it held, and each ends on its own (an
+/// error of not finding the device is an answer too). Programs not installed are skipped.
+#[tokio::test]
+async fn hardware_listers_run_in_the_walls_and_change_nothing() {
+    let t = tool();
+    std::fs::create_dir_all(&t.root).expect("mkdir");
+    std::fs::write(t.root.join("keep.txt"), "kept\n").expect("write");
+    let before = std::fs::read_dir(&t.root).expect("list").count();
+    let mut ran = 0;
+    for line in [
+        "blkid",
+        "hwclock --show",
+        "partx --show /dev/riskgate-none",
+        "e2freefrag /dev/riskgate-none",
+        "bridge link",
+        "lspci -nn",
+        "lsusb",
+        "udevadm info /dev/riskgate-none",
+    ] {
+        let program = line.split(' ').next().unwrap_or_default();
+        let installed = std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {program}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !installed {
+            eprintln!("skipped {program}: not installed");
+            continue;
+        }
+        let policy = CommandPolicy::new(Workspace::new(&t.root), &[], &[]);
+        assert!(
+            matches!(
+                assess_command(line, &policy),
+                riskgate::core::risk::Assessment::Safe(_)
+            ),
+            "{line}"
+        );
+        t.tool
+            .run(line, &Approval::Auto)
+            .await
+            .unwrap_or_else(|e| panic!("{line}: {e}"));
+        ran += 1;
+    }
+    assert!(ran > 0, "none of the listers is installed");
+    assert_eq!(std::fs::read_dir(&t.root).expect("list").count(), before);
+    assert_eq!(
+        std::fs::read_to_string(t.root.join("keep.txt")).expect("read"),
+        "kept\n"
+    );
+}

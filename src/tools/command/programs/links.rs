@@ -1,5 +1,5 @@
 //! The showing forms of the link and traffic tools (`ip` and `ss` are in `queries.rs`): `tc`,
-//! `devlink` and `rdma` listing their objects, `ifconfig`, `route` and `arp` without a change,
+//! `devlink`, `rdma`, `bridge`, `vdpa`, `tipc` and `dcb` listing their objects, `ifconfig`, `route` and `arp` without a change,
 //! `ethtool` with one of its show options. A line run without a click may not open a socket
 //! of any family (seccomp), so the netlink and `ioctl` queries these make fail there, and
 //! what reads `/proc/net` (`route -n`, `ifconfig`'s list) shows the routes and counters that
@@ -23,6 +23,19 @@ pub(super) const PROGRAMS: &[Program] = &[
         &["rdma"],
         Rule::Judge(|_, call| iproute(call, RDMA_OBJECTS)),
     ),
+    Program::new(
+        &["bridge"],
+        Rule::Judge(|_, call| iproute(call, BRIDGE_OBJECTS)),
+    ),
+    Program::new(
+        &["vdpa"],
+        Rule::Judge(|_, call| iproute(call, VDPA_OBJECTS)),
+    ),
+    Program::new(
+        &["tipc"],
+        Rule::Judge(|_, call| iproute(call, TIPC_OBJECTS)),
+    ),
+    Program::new(&["dcb"], Rule::Judge(|_, call| iproute(call, DCB_OBJECTS))),
     Program::new(&["ifconfig"], Rule::Judge(ifconfig)),
     Program::new(&["route"], Rule::Judge(route)),
     Program::new(&["arp"], Rule::Judge(arp)),
@@ -64,13 +77,35 @@ const RDMA_OBJECTS: &[&str] = &[
     "srq",
 ];
 
-/// Words that show (`dump` only after `table`: `devlink dpipe table dump`).
-const SHOWS: &[&str] = &["show", "list", "ls", "info"];
+/// `bridge`'s ports, forwarding and multicast databases and VLANs.
+const BRIDGE_OBJECTS: &[&str] = &["link", "fdb", "mdb", "vlan", "vni"];
+/// `vdpa`'s management devices and devices, and a device's configuration and counters.
+const VDPA_OBJECTS: &[&str] = &["mgmtdev", "dev", "config", "vstats"];
+/// TIPC's bearers, links (and their monitor), media, name table, node, sockets and peers.
+const TIPC_OBJECTS: &[&str] = &[
+    "bearer",
+    "link",
+    "media",
+    "nametable",
+    "node",
+    "socket",
+    "peer",
+    "monitor",
+];
+/// `dcb`'s data-centre bridging settings of a port.
+const DCB_OBJECTS: &[&str] = &[
+    "app", "apptrust", "buffer", "dcbx", "ets", "maxrate", "pfc", "rewr",
+];
+
+/// Words that show (`dump` only after `table`: `devlink dpipe table dump`; `tipc link
+/// monitor summary`, `tipc node get address`).
+const SHOWS: &[&str] = &["show", "list", "ls", "info", "summary", "get"];
 
 /// Words that change something, before or after the showing word.
 const CHANGES: &[&str] = &[
     "add", "del", "delete", "change", "replace", "set", "flush", "new", "clear", "reload", "flash",
-    "recover", "test", "exec", "bind", "unbind", "split", "unsplit",
+    "recover", "test", "exec", "bind", "unbind", "split", "unsplit", "remove", "enable", "disable",
+    "reset",
 ];
 
 fn unknown_word(program: &str, word: &Arg) -> Judgement {
@@ -279,6 +314,26 @@ mod tests {
             ("tc qdisc del dev eth0 root", Destructive),
             ("tc qdisc show dev eth0 add", Destructive),
             ("tc -batch cmds.txt", Unknown),
+            ("bridge link", Safe),
+            ("bridge -d fdb show", Safe),
+            ("bridge fdb add 00:11:22:33:44:55 dev eth0", Destructive),
+            ("bridge vlan del vid 2 dev eth0", Destructive),
+            ("bridge monitor", Unknown),
+            ("bridge -batch cmds.txt", Unknown),
+            ("vdpa dev show foo", Safe),
+            ("vdpa mgmtdev show", Safe),
+            ("vdpa dev config show foo", Safe),
+            ("vdpa dev add name foo mgmtdev vdpasim_net", Destructive),
+            ("vdpa dev del foo", Destructive),
+            ("tipc link monitor summary", Safe),
+            ("tipc link monitor list", Safe),
+            ("tipc node get address", Safe),
+            ("tipc link monitor set threshold 32", Destructive),
+            ("tipc bearer enable media eth dev eth0", Destructive),
+            ("tipc peer remove address 1.1.1", Destructive),
+            ("tipc link stat reset link x", Unknown),
+            ("dcb ets show dev eth0", Safe),
+            ("dcb ets set dev eth0 willing on", Destructive),
             ("tc monitor", Unknown),
             ("tc qdisc show monitor", Unknown),
             ("tc $OBJ show", Unknown),

@@ -22,8 +22,8 @@
 //! - [`processes`] — `ps`, `pgrep`, `pidof`, `pstree`, `top -b -n N`, `lsof`: marked as
 //!   listing processes, so they run without a click only where a line sees its own alone.
 //! - [`systemd`] — `journalctl`, `systemd-delta`, `systemd-analyze`, `busctl` queries.
-//! - [`links`] — the showing forms of `tc`, `devlink`, `rdma`, `ifconfig`, `route`,
-//!   `ethtool`.
+//! - [`links`] — the showing forms of `tc`, `devlink`, `rdma`, `bridge`, `vdpa`, `tipc`,
+//!   `dcb`, `ifconfig`, `route`, `ethtool`.
 //! - [`remote`] — `ssh`, `rsync`.
 //! - [`wrappers`] — `sudo`, `env`, `timeout`, `nohup`, ... and `xargs`, `watch`, `at`.
 //! - [`shells`] — `sh`/`bash`/..., `eval`, `source`, `trap`, `alias`, `export`, `cd`.
@@ -39,6 +39,8 @@
 //!   `perlbrew`, `brew`, `port`, and `go env`; their removals are destructive.
 //! - [`utilities`] — small read-only utilities: `col`, `pathchk`, `getopt`, `pg_config`,
 //!   `dpkg-buildflags`, `mountpoint`, fontconfig's and gettext's readers, `toe`, `perror`.
+//! - [`hardware`] — `lspci`, `lsusb`, `sensors`, `dmidecode`, `blkid`, `udevadm info`,
+//!   `hwclock` showing, `partx --show`, `e2freefrag`; their acting options wait.
 //! - [`about`] — any program asked only for its version or usage (`go version`,
 //!   `docker run --help`), where its own rule does not already decide.
 //! - [`table`] — the one table shape for flags and operands that read-only programs use;
@@ -54,6 +56,7 @@ mod databases;
 mod documents;
 mod find;
 mod git;
+mod hardware;
 mod inspect;
 mod interpreters;
 mod links;
@@ -182,6 +185,7 @@ const FAMILIES: &[&[Program]] = &[
     processes::PROGRAMS,
     systemd::PROGRAMS,
     links::PROGRAMS,
+    hardware::PROGRAMS,
     remote::PROGRAMS,
     wrappers::PROGRAMS,
     shells::PROGRAMS,
