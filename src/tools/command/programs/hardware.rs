@@ -122,7 +122,7 @@ pub(super) const PROGRAMS: &[Program] = &[
 fn udevadm(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let words: Vec<Option<&str>> = invocation.args.iter().map(Arg::text).collect();
     match words.as_slice() {
-        [Some("--version" | "-V" | "--help" | "-h")] => return Judgement::whitelisted(),
+        [Some("--version" | "-V" | "--help" | "-h")] => Judgement::whitelisted(),
         [Some("info"), rest @ ..] => {
             for word in rest {
                 match word {
