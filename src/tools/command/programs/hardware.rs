@@ -1,6 +1,6 @@
 //! What the machine's hardware is, as its listing tools print it: `lspci`, `lsusb`,
-//! `sensors`, `dmidecode`, `blkid`, `udevadm info`, `hwclock` showing the clock, `partx
-//! --show`, `e2freefrag`. These are facts of the machine in the sense `lsblk` and `lscpu`
+//! `sensors`, `dmidecode`, `blkid`, `udevadm info`, `hwclock` showing the clock, `partx`
+//! listing, `e2freefrag`. These are facts of the machine in the sense `lsblk` and `lscpu`
 //! are (devices, temperatures, partition tables, free-space histograms), none of them a
 //! secret; a device they are given (`/dev/sda`) is a name they query, not a file the line
 //! reads. A line without a click sees only the CPU facts of `/sys` and no device node, so
@@ -177,8 +177,9 @@ fn hwclock(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     Judgement::whitelisted()
 }
 
-/// `partx --show` (`-s`) of a device's partitions, with its output options; `-a`, `-d` and
-/// `-u` tell the kernel of partitions, which changes what the machine sees.
+/// `partx` listing a device's partitions: `--show` (`-s`, the default when no action is
+/// given, and what `-P`/`-r` print in other shapes) or `--list`, with its output options;
+/// `-a`, `-d` and `-u` tell the kernel of partitions, which changes what the machine sees.
 fn partx(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     const VALUES: &[&str] = &[
         "-o",
@@ -191,6 +192,10 @@ fn partx(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         "--sector-size",
     ];
     const FLAGS: &[&str] = &[
+        "-s",
+        "--show",
+        "-l",
+        "--list",
         "-b",
         "--bytes",
         "-g",
@@ -201,14 +206,15 @@ fn partx(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         "--pairs",
         "-v",
         "--verbose",
-        "-l",
-        "--list",
+        "--output-all",
+        "-h",
+        "--help",
+        "-V",
+        "--version",
     ];
-    let mut showing = false;
     let mut words = invocation.args.iter();
     while let Some(word) = words.next() {
         match word.text() {
-            Some("-s" | "--show") => showing = true,
             Some(option) if VALUES.contains(&option) => {
                 if words.next().and_then(Arg::text).is_none() {
                     return Judgement::other(format!("`partx {option}` is given no known value"));
@@ -217,7 +223,7 @@ fn partx(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             Some(option) if FLAGS.contains(&option) => {}
             Some(option) if option.starts_with('-') && option != "-" => {
                 return Judgement::other(format!(
-                    "`partx {option}` is not an option of `partx --show`; `-a`, `-d` and `-u` tell the kernel of partitions"
+                    "`partx {option}` is not one of the options that only list; `-a`, `-d` and `-u` tell the kernel of partitions"
                 ));
             }
             Some(_) => {}
@@ -226,13 +232,7 @@ fn partx(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             }
         }
     }
-    if showing {
-        Judgement::whitelisted()
-    } else {
-        Judgement::other(
-            "`partx` without `--show` adds, deletes or updates the kernel's partitions",
-        )
-    }
+    Judgement::whitelisted()
 }
 
 #[cfg(test)]
@@ -282,7 +282,11 @@ mod tests {
             ("hwclock --set --date 2020-01-01", Unknown),
             ("partx --show /dev/sdb", Safe),
             ("partx -s -o START,SECTORS -g --nr 5 /dev/sdb", Safe),
+            ("partx -o START -g --nr 5 /dev/sdb", Safe),
+            ("partx --show - /dev/sdb3", Safe),
             ("partx -a /dev/sdb", Unknown),
+            ("partx -sa /dev/sdb", Unknown),
+            ("partx --add /dev/sdb", Unknown),
             ("partx -d --nr 1 /dev/sdb", Unknown),
             ("partx -u /dev/sdb", Unknown),
             ("e2freefrag /dev/sda1", Safe),

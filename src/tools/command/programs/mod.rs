@@ -40,7 +40,7 @@
 //! - [`utilities`] — small read-only utilities: `col`, `pathchk`, `getopt`, `pg_config`,
 //!   `dpkg-buildflags`, `mountpoint`, fontconfig's and gettext's readers, `toe`, `perror`.
 //! - [`hardware`] — `lspci`, `lsusb`, `sensors`, `dmidecode`, `blkid`, `udevadm info`,
-//!   `hwclock` showing, `partx --show`, `e2freefrag`; their acting options wait.
+//!   `hwclock` showing, `partx` listing, `e2freefrag`; their acting options wait.
 //! - [`about`] — any program asked only for its version or usage (`go version`,
 //!   `docker run --help`), where its own rule does not already decide.
 //! - [`table`] — the one table shape for flags and operands that read-only programs use;
