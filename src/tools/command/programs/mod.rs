@@ -41,6 +41,9 @@
 //!   `dpkg-buildflags`, `mountpoint`, fontconfig's and gettext's readers, `toe`, `perror`.
 //! - [`hardware`] — `lspci`, `lsusb`, `sensors`, `dmidecode`, `blkid`, `udevadm info`,
 //!   `hwclock` showing, `partx` listing, `e2freefrag`; their acting options wait.
+//! - [`storage`] — LVM's reports, `mdadm --detail`, `zfs list`/`zpool status`, `btrfs`'s
+//!   showing commands, `losetup` listing, `cryptsetup status`, `dmsetup ls`; their removing
+//!   forms are destructive, their other forms wait.
 //! - [`about`] — any program asked only for its version or usage (`go version`,
 //!   `docker run --help`), where its own rule does not already decide.
 //! - [`table`] — the one table shape for flags and operands that read-only programs use;
@@ -69,6 +72,7 @@ mod remote;
 mod search;
 mod sed;
 mod shells;
+mod storage;
 mod subcommands;
 mod system;
 mod systemd;
@@ -186,6 +190,7 @@ const FAMILIES: &[&[Program]] = &[
     systemd::PROGRAMS,
     links::PROGRAMS,
     hardware::PROGRAMS,
+    storage::PROGRAMS,
     remote::PROGRAMS,
     wrappers::PROGRAMS,
     shells::PROGRAMS,
