@@ -17,7 +17,7 @@ pub const ATTACHMENT_NAME: &str = "output.txt";
 
 /// What the model reads after a line that failed in the read-only sandbox, so it can tell a
 /// refused write or connection from a bug, and knows how to ask.
-pub const READ_ONLY_NOTE: &str = "note: this line ran without a person's confirmation, so it ran in a read-only sandbox: it could read the workspace and system files, write only under $TMPDIR (removed afterwards), and use no network. If it failed because writing a file or reaching the network was refused (\"Permission denied\", \"Operation not permitted\", \"Read-only file system\") and that is what the task needs, call execute_command again with risk_level \"medium\" so a person can confirm it.";
+pub const READ_ONLY_NOTE: &str = "note: this line ran without a person's confirmation, so it ran in a read-only sandbox: it could read the workspace and system files, write only under $TMPDIR (removed afterwards), and use no network, no daemon's socket (Docker, D-Bus) and no device. If it failed because writing a file, reaching the network, a daemon or a device was refused (\"Permission denied\", \"Operation not permitted\", \"Read-only file system\", \"Cannot connect\") and that is what the task needs, call execute_command again with risk_level \"medium\" so a person can confirm it.";
 
 /// The result of a line that ran, whatever its exit status.
 pub fn render(line: &str, outcome: &LineOutcome, budgets: &OutputSettings) -> ToolOutput {

@@ -1,7 +1,12 @@
 //! Containers, clusters and infrastructure: `docker`/`podman` (and their compose), `kubectl`,
-//! `helm` and `terraform`/`tofu`. Only what works on files and asks no engine or cluster is
-//! read-only (`compose config`, `helm lint`/`template` on a chart on disk, and the forms
-//! `kubectl`/`terraform` have below); their removing forms (`docker rm`, `docker system
+//! `helm` and `terraform`/`tofu`. Read-only: what works on files (`compose config`, `helm
+//! lint`/`template` on a chart on disk, the forms `kubectl`/`terraform` have below), and
+//! what the local engine lists of itself (`ps`, `images`, `version`, `info`, `port`,
+//! `history`, `stats --no-stream`, `ls` of its objects, `system df`, compose `ps`): facts
+//! of the machine as `systemctl status` is, with no container's environment (`inspect`) or
+//! output (`logs`), and not where the client is pointed at another engine (`-H`,
+//! `--context`, `--config`, podman's `--remote`/`--url`/`--connection`). A line without a
+//! click reaches no engine's socket, so there these fail and say so. Their removing forms (`docker rm`, `docker system
 //! prune`, `compose down -v`, `kubectl delete`/`drain`, `helm uninstall`, `terraform
 //! destroy`) are destructive, and the command `docker exec` or `kubectl exec` runs inside a
 //! container is judged on its own, one level deeper.
@@ -11,6 +16,7 @@ use super::table::{Effect, Operands, Refusal, TABLE, Table};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::{self, Spec};
+use crate::tools::command::words::Arg;
 
 /// The programs of this family and their rules.
 pub(super) const PROGRAMS: &[Program] = &[
@@ -46,6 +52,11 @@ const DOCKER: Subcommands = Subcommands {
     ),
     verbs: &[
         Verb::destroys(&["rm", "rmi", "kill"], REMOVES),
+        Verb::reads(
+            &["ps", "images", "version", "info", "port", "history"],
+            &ENGINE_LISTS,
+        ),
+        Verb::judged(&["stats"], stats_once),
         Verb::nested(
             &[
                 "container",
@@ -61,15 +72,52 @@ const DOCKER: Subcommands = Subcommands {
         Verb::nested(&["compose"], &COMPOSE),
         Verb::judged(&["exec"], docker_exec),
     ],
+    elsewhere: ENGINE_ELSEWHERE,
     ..SUBCOMMANDS
 };
 
+/// Options that point the client at another engine (`-H tcp://...`, a context, another
+/// configuration directory, podman's remote connections): such a call waits.
+const ENGINE_ELSEWHERE: &[&str] = &[
+    "H",
+    "host",
+    "c",
+    "context",
+    "config",
+    "remote",
+    "url",
+    "connection",
+    "identity",
+];
+
+/// What the engine lists: containers, images, versions, ports, an image's layers, disk use.
+/// Names and states, no container's environment (`inspect` shows it, and it often holds
+/// secrets) or output (`logs`), so neither of those is here.
+const ENGINE_LISTS: Table = Table {
+    spec: Spec::values("fn", &["filter", "format", "last"]),
+    operands: Operands::Text,
+    ..TABLE
+};
+
+/// `docker stats --no-stream`: the counters once; without it they print until stopped.
+fn stats_once(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let words: Vec<Option<&str>> = call.args.iter().map(Arg::text).collect();
+    if words.contains(&Some("--no-stream")) && words.iter().all(Option::is_some) {
+        Judgement::whitelisted()
+    } else {
+        Judgement::other(format!(
+            "`{}` without `--no-stream` prints until it is stopped",
+            call.program
+        ))
+    }
+}
+
 /// `docker container rm`, `docker system prune`, ...
 const DOCKER_OBJECTS: Subcommands = Subcommands {
-    verbs: &[Verb::destroys(
-        &["rm", "remove", "rmi", "prune", "kill"],
-        REMOVES,
-    )],
+    verbs: &[
+        Verb::destroys(&["rm", "remove", "rmi", "prune", "kill"], REMOVES),
+        Verb::reads(&["ls", "list", "df", "port", "history"], &ENGINE_LISTS),
+    ],
     ..SUBCOMMANDS
 };
 
@@ -80,6 +128,7 @@ const COMPOSE: Subcommands = Subcommands {
     verbs: &[
         Verb::judged(&["down"], compose_down),
         Verb::destroys(&["rm"], "removes the project's stopped containers"),
+        Verb::reads(&["ps", "ls", "images", "version"], &ENGINE_LISTS),
         // The project's configuration, merged and with its variables put in, printed
         // without asking the engine; `-o` writes it, `--resolve-image-digests` asks a
         // registry.
@@ -483,7 +532,27 @@ mod tests {
             ("docker compose config --resolve-image-digests", Unknown),
             ("docker compose -f /etc/compose.yml config", Unknown),
             ("docker-compose --env-file /etc/secrets.env config", Unknown),
-            ("docker ps", Unknown),
+            ("docker ps", Safe),
+            ("docker ps -a --format '{{.Names}}'", Safe),
+            ("docker images -q --filter dangling=true", Safe),
+            ("docker container ls -a", Safe),
+            ("docker volume ls", Safe),
+            ("docker system df", Safe),
+            ("podman ps -a", Safe),
+            ("docker compose ps", Safe),
+            ("docker-compose ps", Safe),
+            ("docker stats --no-stream", Safe),
+            ("docker stats", Unknown),
+            ("docker -H tcp://10.0.0.1:2375 ps", Unknown),
+            ("docker --context prod ps", Unknown),
+            ("docker --config /tmp/x images", Unknown),
+            ("podman --remote ps", Unknown),
+            ("podman --url ssh://host ps", Unknown),
+            ("docker inspect web", Unknown),
+            ("docker container inspect web", Unknown),
+            ("docker logs web", Unknown),
+            ("docker system events", Unknown),
+            ("docker search nginx", Unknown),
             ("docker-compose up -d", Unknown),
             ("docker run --rm alpine ls", Unknown),
             ("terraform plan", Unknown),
@@ -534,7 +603,8 @@ mod tests {
             ("kubectl config view --raw", Unknown),
             ("kubectl config use-context prod", Unknown),
             ("kubectl config delete-context prod", Unknown),
-            ("docker version", Unknown),
+            ("docker version", Safe),
+            ("docker -c prod version", Unknown),
             ("helm version", Safe),
         ]);
     }
