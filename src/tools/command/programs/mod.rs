@@ -44,6 +44,8 @@
 //! - [`storage`] — LVM's reports, `mdadm --detail`, `zfs list`/`zpool status`, `btrfs`'s
 //!   showing commands, `losetup` listing, `cryptsetup status`, `dmsetup ls`; their removing
 //!   forms are destructive, their other forms wait.
+//! - [`firewall`] — `iptables -L`/`-S`, `iptables-save`, `nft list`, `firewall-cmd
+//!   --list-*`, `ufw status`; flushing and deleting forms are destructive.
 //! - [`about`] — any program asked only for its version or usage (`go version`,
 //!   `docker run --help`), where its own rule does not already decide.
 //! - [`table`] — the one table shape for flags and operands that read-only programs use;
@@ -58,6 +60,7 @@ mod coreutils;
 mod databases;
 mod documents;
 mod find;
+mod firewall;
 mod git;
 mod hardware;
 mod inspect;
@@ -191,6 +194,7 @@ const FAMILIES: &[&[Program]] = &[
     links::PROGRAMS,
     hardware::PROGRAMS,
     storage::PROGRAMS,
+    firewall::PROGRAMS,
     remote::PROGRAMS,
     wrappers::PROGRAMS,
     shells::PROGRAMS,
