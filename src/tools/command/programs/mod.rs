@@ -46,6 +46,8 @@
 //!   forms are destructive, their other forms wait.
 //! - [`firewall`] — `iptables -L`/`-S`, `iptables-save`, `nft list`, `firewall-cmd
 //!   --list-*`, `ufw status`; flushing and deleting forms are destructive.
+//! - [`clients`] — daemons asked what they hold: `tmux ls`, `screen -ls`, `ssh-add -l`,
+//!   `nmcli`'s showing forms, `snap list`, `flatpak list`; their removing forms destructive.
 //! - [`about`] — any program asked only for its version or usage (`go version`,
 //!   `docker run --help`), where its own rule does not already decide.
 //! - [`table`] — the one table shape for flags and operands that read-only programs use;
@@ -55,6 +57,7 @@
 mod about;
 mod awk;
 mod checkers;
+mod clients;
 mod containers;
 mod coreutils;
 mod databases;
@@ -195,6 +198,7 @@ const FAMILIES: &[&[Program]] = &[
     hardware::PROGRAMS,
     storage::PROGRAMS,
     firewall::PROGRAMS,
+    clients::PROGRAMS,
     remote::PROGRAMS,
     wrappers::PROGRAMS,
     shells::PROGRAMS,
