@@ -1,8 +1,9 @@
 //! Clients of the machine's and the user's daemons, asked what they hold: terminal
 //! multiplexers' sessions (`tmux ls`, `screen -ls`), the keys an SSH agent holds (`ssh-add
 //! -l`/`-L`: fingerprints and public keys), NetworkManager's devices and connections
-//! (`nmcli`'s showing forms, never `--show-secrets` or `wifi show-password`), installed snaps
-//! and flatpaks. A line without a click reaches no daemon's socket, so there these fail
+//! (`nmcli`'s showing forms, never `--show-secrets` or `wifi show-password`), the disks
+//! UDisks knows (`udisksctl status`/`info`), a D-Bus object's interfaces (`gdbus
+//! introspect`), installed snaps and flatpaks. A line without a click reaches no daemon's socket, so there these fail
 //! and say so; every other form (attaching, adding or deleting keys, connecting, turning a
 //! radio off) waits, and the removing ones (`ssh-add -d`/`-D`, `nmcli connection delete`,
 //! `tmux kill-*`, `snap remove`, `flatpak uninstall`) are destructive.
@@ -17,6 +18,8 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["screen"], Rule::Judge(screen)),
     Program::new(&["ssh-add"], Rule::Judge(ssh_add)),
     Program::new(&["nmcli"], Rule::Judge(nmcli)),
+    Program::new(&["udisksctl"], Rule::Judge(udisksctl)),
+    Program::new(&["gdbus"], Rule::Judge(gdbus)),
     Program::new(&["snap"], Rule::Judge(snap)),
     Program::new(&["flatpak"], Rule::Judge(flatpak)),
 ];
@@ -255,6 +258,60 @@ fn nmcli(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     }
 }
 
+/// `udisksctl status`/`info`/`dump`: the disks the daemon knows; its other commands mount,
+/// unmount, power off or set up loop devices.
+fn udisksctl(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    match words(call).as_deref() {
+        Some(["status" | "dump" | "help" | "--version"]) => Judgement::whitelisted(),
+        Some(
+            [
+                "info",
+                "-b" | "--block-device" | "-p" | "--object-path" | "-d" | "--drive",
+                _,
+            ],
+        ) => Judgement::whitelisted(),
+        Some(_) => Judgement::other(
+            "`udisksctl` without `status`, `info` or `dump` mounts, powers off or changes a disk",
+        ),
+        None => unknown_words("udisksctl"),
+    }
+}
+
+/// `gdbus introspect`: the interfaces, methods and properties of a D-Bus object, printed.
+/// `call` calls a method, `emit` sends a signal, `monitor` never ends.
+fn gdbus(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    match words(call).as_deref() {
+        Some(["introspect", rest @ ..])
+            if rest.iter().all(|w| {
+                !w.starts_with('-')
+                    || matches!(
+                        *w,
+                        "--system"
+                            | "-y"
+                            | "--session"
+                            | "-e"
+                            | "--dest"
+                            | "-d"
+                            | "--object-path"
+                            | "-o"
+                            | "--recurse"
+                            | "-r"
+                            | "--only-properties"
+                            | "-p"
+                            | "--xml"
+                            | "-x"
+                    )
+            }) =>
+        {
+            Judgement::whitelisted()
+        }
+        Some(_) => Judgement::other(
+            "`gdbus` without `introspect` calls methods or sends signals on the bus",
+        ),
+        None => unknown_words("gdbus"),
+    }
+}
+
 /// `snap list`/`version`/`connections`/`services`/`changes`/`warnings`: what is installed
 /// and how (`info` asks the store); `remove` is destructive; every other command installs, refreshes or
 /// changes snaps.
@@ -352,6 +409,19 @@ mod tests {
             ("nmcli con delete home", Destructive),
             ("nmcli c del home", Destructive),
             ("nmcli monitor", Unknown),
+            ("udisksctl status", Safe),
+            ("udisksctl info -b /dev/sdb", Safe),
+            ("udisksctl mount -b /dev/sdb1", Unknown),
+            ("udisksctl power-off -b /dev/sdb", Unknown),
+            (
+                "gdbus introspect --system --dest org.freedesktop.UPower --object-path / --recurse --only-properties",
+                Safe,
+            ),
+            (
+                "gdbus call --system --dest org.freedesktop.login1 --object-path /org/freedesktop/login1 --method org.freedesktop.login1.Manager.PowerOff true",
+                Unknown,
+            ),
+            ("gdbus monitor --system", Unknown),
             ("snap list", Safe),
             ("snap list --all", Safe),
             ("snap install htop", Unknown),

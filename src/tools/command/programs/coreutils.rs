@@ -473,7 +473,9 @@ fn tee(args: &[Arg]) -> Judgement {
             "`tee` writes to the file {}, replacing or growing it",
             file.raw
         )),
-        None => Judgement::not_whitelisted("tee"),
+        // Only the output and sinks (`/dev/null`, `/dev/tty`): it copies its input as `cat`
+        // does.
+        None => Judgement::whitelisted(),
     }
 }
 
@@ -804,7 +806,10 @@ mod tests {
             ("cp /etc/passwd .", Unknown),
             ("cp notes.txt new.txt", Unknown),
             ("cp -n notes.txt README.md", Unknown),
-            ("tee", Unknown),
+            ("ls | tee", Safe),
+            ("ls | tee /dev/tty | wc -l", Safe),
+            ("ls | tee -a /dev/null", Safe),
+            ("ls | tee /dev/null out.txt", Destructive),
             ("echo ls | sh", Unknown),
             ("rmdir olddir", Destructive),
             ("unlink x", Destructive),

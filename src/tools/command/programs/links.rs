@@ -1,5 +1,6 @@
 //! The showing forms of the link and traffic tools (`ip` and `ss` are in `queries.rs`): `tc`,
-//! `devlink`, `rdma`, `bridge`, `vdpa`, `tipc` and `dcb` listing their objects, `ifconfig`, `route` and `arp` without a change,
+//! `devlink`, `rdma`, `bridge`, `vdpa`, `tipc` and `dcb` listing their objects, `iwconfig`
+//! showing an interface, `ifconfig`, `route` and `arp` without a change,
 //! `ethtool` with one of its show options. A line run without a click may not open a socket
 //! of any family (seccomp), so the netlink and `ioctl` queries these make fail there, and
 //! what reads `/proc/net` (`route -n`, `ifconfig`'s list) shows the routes and counters that
@@ -37,6 +38,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     ),
     Program::new(&["dcb"], Rule::Judge(|_, call| iproute(call, DCB_OBJECTS))),
     Program::new(&["ifconfig"], Rule::Judge(ifconfig)),
+    Program::new(&["iwconfig"], Rule::Judge(iwconfig)),
     Program::new(&["route"], Rule::Judge(route)),
     Program::new(&["arp"], Rule::Judge(arp)),
     Program::new(&["ethtool"], Rule::Judge(ethtool)),
@@ -158,6 +160,17 @@ fn iproute(invocation: &Invocation<'_>, objects: &[&str]) -> Judgement {
         }
     }
     Judgement::whitelisted()
+}
+
+/// `iwconfig [interface]`: a wireless interface's settings shown; more words set them.
+fn iwconfig(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    match invocation.args {
+        [] => Judgement::whitelisted(),
+        [interface] if interface.text().is_some_and(|t| !t.starts_with('-')) => {
+            Judgement::whitelisted()
+        }
+        _ => Judgement::other("`iwconfig` given more than an interface sets its wireless settings"),
+    }
 }
 
 /// `ifconfig [-a|-s|-v] [interface]`: more words configure the interface.
@@ -314,6 +327,10 @@ mod tests {
             ("tc qdisc del dev eth0 root", Destructive),
             ("tc qdisc show dev eth0 add", Destructive),
             ("tc -batch cmds.txt", Unknown),
+            ("iwconfig", Safe),
+            ("iwconfig wlan0", Safe),
+            ("iwconfig wlan0 essid home", Unknown),
+            ("iwconfig wlan0 txpower off", Unknown),
             ("bridge link", Safe),
             ("bridge -d fdb show", Safe),
             ("bridge fdb add 00:11:22:33:44:55 dev eth0", Destructive),
