@@ -169,6 +169,19 @@ fn bench_gate(c: &mut Criterion) {
             r#"{"command": "find $(pwd) -name '*.md' -mtime -7"}"#,
             "execute_command",
         ),
+        // A loop whose body does operations of parameter expansion on its word, written
+        // out with them done.
+        (
+            "command_parameter_op",
+            r#"{"command": "for f in a.md b.md; do wc -l \"$f\" \"${f%.md}.txt\"; done"}"#,
+            "execute_command",
+        ),
+        // A program of a family added late in the registry (`docker ps`), piped.
+        (
+            "command_engine_listing",
+            r#"{"command": "docker ps -a --format '{{.Names}}' | sort"}"#,
+            "execute_command",
+        ),
     ];
     for (name, args, tool) in typical {
         let call = ToolCall {
