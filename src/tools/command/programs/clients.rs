@@ -260,16 +260,15 @@ fn nmcli(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
 
 /// `udisksctl status`/`info`/`dump`: the disks the daemon knows; its other commands mount,
 /// unmount, power off or set up loop devices.
-fn udisksctl(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+fn udisksctl(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     match words(call).as_deref() {
         Some(["status" | "dump" | "help" | "--version"]) => Judgement::whitelisted(),
-        Some(
-            [
-                "info",
-                "-b" | "--block-device" | "-p" | "--object-path" | "-d" | "--drive",
-                _,
-            ],
-        ) => Judgement::whitelisted(),
+        Some(["info", "-p" | "--object-path" | "-d" | "--drive", _]) => Judgement::whitelisted(),
+        Some(["info", "-b" | "--block-device", _]) => {
+            let mut judgement = Judgement::whitelisted();
+            super::table::check_devices(walker, &mut judgement, "udisksctl", &[&call.args[2]]);
+            judgement
+        }
         Some(_) => Judgement::other(
             "`udisksctl` without `status`, `info` or `dump` mounts, powers off or changes a disk",
         ),
@@ -412,6 +411,7 @@ mod tests {
             ("udisksctl status", Safe),
             ("udisksctl info -b /dev/sdb", Safe),
             ("udisksctl mount -b /dev/sdb1", Unknown),
+            ("udisksctl info -b /etc/shadow", Unknown),
             ("udisksctl power-off -b /dev/sdb", Unknown),
             (
                 "gdbus introspect --system --dest org.freedesktop.UPower --object-path / --recurse --only-properties",

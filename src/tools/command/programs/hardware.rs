@@ -3,7 +3,7 @@
 //! listing, `e2freefrag`. These are facts of the machine in the sense `lsblk` and `lscpu`
 //! are (devices, temperatures, partition tables, free-space histograms), none of them a
 //! secret; a device they are given (`/dev/sda`) is a name they query, not a file the line
-//! reads. A line without a click sees only the CPU facts of `/sys` and no device node, so
+//! reads (any other path is checked as a file: `blkid /etc/shadow` waits). A line without a click sees only the CPU facts of `/sys` and no device node, so
 //! most of them find nothing there or fail; they wait for nobody because nothing they do
 //! changes anything. Their acting forms are refused: `lspci -M` (bus mapping, which its
 //! manual warns can hang a machine), `-H` (direct hardware access), `-O`/`-A` (access
@@ -13,7 +13,7 @@
 //! `udevadm` subcommand; every `hwclock` option but the showing ones; every `partx` action
 //! (`-a`, `-d`, `-u` tell the kernel of partitions).
 
-use super::table::{Effect, Operands, Refusal, TABLE, Table};
+use super::table::{Effect, Operands, Refusal, TABLE, Table, check_devices};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::Spec;
@@ -94,7 +94,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         &["blkid"],
         Rule::Table(&Table {
             spec: Spec::values("cosStnuLUOw", &[]),
-            operands: Operands::Text,
+            operands: Operands::Devices,
             refused: &[Refusal {
                 options: &["c", "g", "w"],
                 effect: Effect::Writes,
@@ -110,7 +110,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         &["e2freefrag"],
         Rule::Table(&Table {
             spec: Spec::values("c", &[]),
-            operands: Operands::Text,
+            operands: Operands::Devices,
             ..TABLE
         }),
     ),
@@ -119,7 +119,7 @@ pub(super) const PROGRAMS: &[Program] = &[
 /// `udevadm info [options] [DEVICE...]` and `udevadm --version`: the device database
 /// printed. `-c`/`--cleanup-db` empties it; the other subcommands trigger events, wait,
 /// control the daemon, or run rules' programs (`test`).
-fn udevadm(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+fn udevadm(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     let words: Vec<Option<&str>> = invocation.args.iter().map(Arg::text).collect();
     match words.as_slice() {
         [Some("--version" | "-V" | "--help" | "-h")] => Judgement::whitelisted(),
@@ -149,7 +149,19 @@ fn udevadm(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
                     Some(_) => {}
                 }
             }
-            Judgement::whitelisted()
+            // Devices and the kernel's objects (`/sys/class/net/eth0`) are names it asks
+            // about; any other path is a file.
+            let mut judgement = Judgement::whitelisted();
+            let paths: Vec<&Arg> = invocation.args[1..]
+                .iter()
+                .filter(|a| {
+                    a.text().is_some_and(|t| {
+                        t.starts_with('/') && !t.starts_with("/sys/") && !t.contains("/../")
+                    })
+                })
+                .collect();
+            check_devices(walker, &mut judgement, "udevadm info", &paths);
+            judgement
         }
         _ => Judgement::other(
             "`udevadm` only shows with `info`; its other subcommands trigger events, control the daemon or run rules' programs",
@@ -180,7 +192,7 @@ fn hwclock(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
 /// `partx` listing a device's partitions: `--show` (`-s`, the default when no action is
 /// given, and what `-P`/`-r` print in other shapes) or `--list`, with its output options;
 /// `-a`, `-d` and `-u` tell the kernel of partitions, which changes what the machine sees.
-fn partx(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+fn partx(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
     const VALUES: &[&str] = &[
         "-o",
         "--output",
@@ -212,6 +224,7 @@ fn partx(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         "-V",
         "--version",
     ];
+    let mut devices = Vec::new();
     let mut words = invocation.args.iter();
     while let Some(word) = words.next() {
         match word.text() {
@@ -226,13 +239,16 @@ fn partx(_: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
                     "`partx {option}` is not one of the options that only list; `-a`, `-d` and `-u` tell the kernel of partitions"
                 ));
             }
-            Some(_) => {}
+            Some("-") => {}
+            Some(_) => devices.push(word),
             None => {
                 return Judgement::other("`partx` is given a word only known when the line runs");
             }
         }
     }
-    Judgement::whitelisted()
+    let mut judgement = Judgement::whitelisted();
+    check_devices(walker, &mut judgement, "partx", &devices);
+    judgement
 }
 
 #[cfg(test)]
@@ -291,6 +307,14 @@ mod tests {
             ("partx -u /dev/sdb", Unknown),
             ("e2freefrag /dev/sda1", Safe),
             ("e2freefrag -c 64 /dev/sda1", Safe),
+            ("e2freefrag /etc/shadow", Unknown),
+            ("blkid /dev/mapper/root", Safe),
+            ("blkid /etc/shadow", Unknown),
+            ("blkid /dev/shm/secret", Unknown),
+            ("blkid /dev/../etc/shadow", Unknown),
+            ("blkid notes.txt", Safe),
+            ("partx --show /home/alice/disk.img", Unknown),
+            ("udevadm info /etc/shadow", Unknown),
         ]);
     }
 }

@@ -11,7 +11,7 @@
 //! show keys, and `remove`).
 
 use super::subcommands::{SUBCOMMANDS, Subcommands, Verb};
-use super::table::{Effect, Operands, Refusal, TABLE, Table};
+use super::table::{Effect, Operands, Refusal, TABLE, Table, check_devices};
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::options::Spec;
@@ -50,7 +50,7 @@ const LVM_REPORT: Table = Table {
             "driverloaded",
         ],
     ),
-    operands: Operands::Text,
+    operands: Operands::Devices,
     refused: &[LVM_SETTINGS],
     ..TABLE
 };
@@ -73,7 +73,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         &["xfs_info", "dumpe2fs"],
         Rule::Table(&Table {
             spec: Spec::values("o", &[]),
-            operands: Operands::Text,
+            operands: Operands::Devices,
             ..TABLE
         }),
     ),
@@ -172,11 +172,17 @@ const CRYPTSETUP: Subcommands = Subcommands {
 
 /// `cryptsetup status NAME`, `luksDump DEVICE`, `isLuks DEVICE`: the mapping and the header
 /// shown, never a key (`--dump-master-key`/`--dump-volume-key`, or a key file, wait).
-fn cryptsetup_shows(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+fn cryptsetup_shows(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+    let mut judgement = Judgement::whitelisted();
     for word in call.args {
         match word.text() {
             Some("-v" | "--verbose" | "--debug" | "--debug-json" | "--batch-mode" | "-q") => {}
-            Some(text) if !text.starts_with('-') => {}
+            // A mapping's name, or a device (any other path is a file).
+            Some(text) if !text.starts_with('-') => {
+                if text.contains('/') {
+                    check_devices(walker, &mut judgement, call.program, &[word]);
+                }
+            }
             _ => {
                 return Judgement::other(format!(
                     "`{} {}` is not one of the options that only show a mapping or a header",
@@ -185,7 +191,7 @@ fn cryptsetup_shows(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
             }
         }
     }
-    Judgement::whitelisted()
+    judgement
 }
 
 const DMSETUP: Subcommands = Subcommands {
@@ -202,7 +208,7 @@ const DMSETUP: Subcommands = Subcommands {
 /// `mdadm` asked about arrays and their members: `--detail`/`-D`, `--query`/`-Q`,
 /// `--examine`/`-E`, `--examine-bitmap`/`-X`, `--detail-platform`, with `--scan`, `--brief`,
 /// `--verbose`, `--export`; every other mode builds, changes or stops an array.
-fn mdadm(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+fn mdadm(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     const MODES: &[&str] = &[
         "-D",
         "--detail",
@@ -268,7 +274,14 @@ fn mdadm(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
         .iter()
         .all(|a| matches!(a.text(), Some("--version" | "-V" | "--help" | "-h")));
     if asks || (only_version && !call.args.is_empty()) {
-        Judgement::whitelisted()
+        let devices: Vec<&Arg> = call
+            .args
+            .iter()
+            .filter(|a| a.text().is_some_and(|t| !t.starts_with('-')))
+            .collect();
+        let mut judgement = Judgement::whitelisted();
+        check_devices(walker, &mut judgement, "mdadm", &devices);
+        judgement
     } else {
         Judgement::other(
             "`mdadm` without `--detail`, `--query` or `--examine` may build or change an array",
@@ -422,7 +435,7 @@ fn btrfs(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
 
 /// `tune2fs -l DEVICE`: the superblock listed. Every other option of `tune2fs` changes the
 /// file system.
-fn tune2fs(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
+fn tune2fs(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     match call
         .args
         .iter()
@@ -430,7 +443,11 @@ fn tune2fs(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
         .collect::<Vec<_>>()
         .as_slice()
     {
-        [Some("-l"), Some(device)] if !device.starts_with('-') => Judgement::whitelisted(),
+        [Some("-l"), Some(device)] if !device.starts_with('-') => {
+            let mut judgement = Judgement::whitelisted();
+            check_devices(walker, &mut judgement, "tune2fs", &[&call.args[1]]);
+            judgement
+        }
         _ => Judgement::other("`tune2fs` without only `-l` and a device changes the file system"),
     }
 }
@@ -472,7 +489,10 @@ fn losetup(walker: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
                 None => return Judgement::other("`losetup -j` is given no file"),
             },
             Some(flag) if FLAGS.contains(&flag) => {}
-            Some(text) if !text.starts_with('-') => devices += 1,
+            Some(text) if !text.starts_with('-') => {
+                devices += 1;
+                check_devices(walker, &mut judgement, call.program, &[word]);
+            }
             _ => {
                 return Judgement::other(format!(
                     "`losetup {}` attaches, detaches or changes a loop device",
@@ -572,6 +592,13 @@ mod tests {
             ("xfs_info /dev/sda1", Safe),
             ("dumpe2fs -h /dev/sda1", Safe),
             ("tune2fs -l /dev/sda1", Safe),
+            ("tune2fs -l /etc/shadow", Unknown),
+            ("dumpe2fs /etc/shadow", Unknown),
+            ("dumpe2fs fs.img", Safe),
+            ("mdadm --examine /etc/shadow", Unknown),
+            ("losetup /etc/shadow", Unknown),
+            ("cryptsetup luksDump /etc/shadow", Unknown),
+            ("lvs /dev/vg0/data", Safe),
             ("tune2fs -c 30 /dev/sda1", Unknown),
             ("tune2fs -l -c 30 /dev/sda1", Unknown),
             ("losetup", Safe),

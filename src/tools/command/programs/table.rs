@@ -42,6 +42,10 @@ pub(super) enum Operands {
     /// The first operand is a pattern unless one of these options gives it; the rest are
     /// files (`grep`, `rg`).
     PatternThenPaths(&'static [&'static str]),
+    /// Every operand names a device (`/dev/sda1`, which the program asks the kernel about)
+    /// or is a file, checked as one (a file system image in the workspace): `blkid`,
+    /// `dumpe2fs` ([`check_devices`]).
+    Devices,
 }
 
 /// How a read-only program reads its words. Fields left out take [`TABLE`]'s values.
@@ -113,6 +117,7 @@ pub(super) fn judge(
     match tool.operands {
         Operands::Text => {}
         Operands::Paths => check_paths(walker, &mut judgement, program, &operands),
+        Operands::Devices => check_devices(walker, &mut judgement, program, &operands),
         Operands::PatternThenPaths(pattern_options) => {
             let pattern_given = items
                 .iter()
@@ -173,6 +178,34 @@ pub(super) fn check_paths(
             walker.check_path(judgement, program, text);
         }
     }
+}
+
+/// Checks operands that name devices: a name under `/dev` is one the program asks the
+/// kernel about, not a file of the team's (but for `/dev/shm` and `/dev/mqueue`, which hold
+/// files, and a name with `..` or `.`); anything else is checked as a path.
+pub(super) fn check_devices(
+    walker: &Walker<'_>,
+    judgement: &mut Judgement,
+    program: &str,
+    words: &[&Arg],
+) {
+    for word in words {
+        if let Some(text) = word.text()
+            && !is_device_name(text)
+        {
+            walker.check_path(judgement, program, text);
+        }
+    }
+}
+
+/// Whether `text` names a device node under `/dev` (see [`check_devices`]).
+pub(super) fn is_device_name(text: &str) -> bool {
+    text.strip_prefix("/dev/").is_some_and(|rest| {
+        let mut parts = rest.split('/');
+        !rest.is_empty()
+            && !matches!(parts.next(), Some("shm" | "mqueue" | ""))
+            && !rest.split('/').any(|part| matches!(part, ".." | "." | ""))
+    })
 }
 
 /// Checks the input files of a command whose operand after the first `inputs` is an output
