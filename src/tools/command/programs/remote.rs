@@ -1,7 +1,9 @@
 //! Other machines: `ssh host cmd` runs its words as a script there (judged like one here),
 //! `rsync` with `--delete` or `--remove-source-files` removes files, and `ssh-keygen -l -f`
 //! prints the fingerprints of a file of public keys (a file that may hold a private key
-//! waits, and every other form makes, changes or removes keys, or edits `known_hosts`).
+//! waits, and every other form makes, changes or removes keys, or edits `known_hosts`);
+//! `gpg` lists keys or verifies a signature, and `gpgv` verifies one (neither with another
+//! home, a photo viewer, a key server or an output file).
 
 use super::shells::{run_joined, script_from_input};
 use super::table;
@@ -15,7 +17,89 @@ pub(super) const PROGRAMS: &[Program] = &[
     Program::new(&["ssh"], Rule::Judge(ssh)).running_code(),
     Program::new(&["ssh-keygen"], Rule::Judge(ssh_keygen)),
     Program::new(&["rsync"], Rule::Judge(rsync)),
+    Program::new(&["gpg", "gpg2"], Rule::Judge(gpg)),
+    Program::new(
+        &["gpgv", "gpgv2"],
+        Rule::Table(&table::Table {
+            spec: Spec::values("o", &["keyring", "output", "status-fd", "weak-digest"]),
+            path_options: &["keyring"],
+            refused: &[
+                table::Refusal {
+                    options: &["o", "output"],
+                    effect: table::Effect::Writes,
+                    what: "writes the signed data to a file, replacing it",
+                },
+                table::Refusal {
+                    options: &["homedir"],
+                    effect: table::Effect::Unsafe,
+                    what: "reads its configuration from another directory",
+                },
+            ],
+            ..table::TABLE
+        }),
+    ),
 ];
+
+/// `gpg` listing keys (`-k`, `--list-keys`, `-K`, `--list-secret-keys`, `--fingerprint`,
+/// `--show-keys FILE`, `--list-packets FILE`) or verifying a signature (`--verify SIG
+/// [DATA]`), with `--with-colons`, `--keyid-format`, `--with-fingerprint`, `-v`. A line
+/// without a click runs it with an empty private home, so only keys given as files are
+/// there to list. Never with options that name another home or configuration, show photos
+/// (a viewer it would run), fetch keys, or write (`-o`, `--import`, `--decrypt`, ...).
+fn gpg(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const ACTS: &[&str] = &[
+        "-k",
+        "--list-keys",
+        "--list-public-keys",
+        "-K",
+        "--list-secret-keys",
+        "--fingerprint",
+        "--show-keys",
+        "--list-packets",
+        "--verify",
+    ];
+    const FLAGS: &[&str] = &[
+        "--with-colons",
+        "--with-fingerprint",
+        "--with-keygrip",
+        "--with-subkey-fingerprint",
+        "-v",
+        "--verbose",
+        "-q",
+        "--quiet",
+        "--batch",
+        "--no-tty",
+        "--no-auto-key-retrieve",
+    ];
+    let mut acts = false;
+    let mut files = Vec::new();
+    let mut words = invocation.args.iter();
+    while let Some(word) = words.next() {
+        match word.text() {
+            Some(act) if ACTS.contains(&act) => acts = true,
+            Some(flag) if FLAGS.contains(&flag) => {}
+            Some("--keyid-format") => {
+                words.next();
+            }
+            Some(text) if text.starts_with("--keyid-format=") => {}
+            Some(text) if !text.starts_with('-') || text == "-" => files.push(word),
+            _ => {
+                return Judgement::other(format!(
+                    "`gpg {}` is not one of the options that only list keys or verify a signature",
+                    word.raw
+                ));
+            }
+        }
+    }
+    if !acts {
+        return Judgement::other(
+            "`gpg` without a listing or `--verify` signs, encrypts, decrypts or imports",
+        );
+    }
+    let mut judgement = Judgement::whitelisted();
+    table::check_paths(walker, &mut judgement, "gpg", &files);
+    judgement
+}
 
 const SSH: Spec = Spec::values("BbcDEeFIiJLlmOoPpQRSWw", &[]).exact();
 
@@ -235,6 +319,22 @@ mod tests {
         use crate::tools::command::tests::Expect::{Destructive, NotSafe, Safe, Unknown};
         use crate::tools::command::tests::check_in_workspace;
         check_in_workspace(&[
+            ("gpg --list-keys", Safe),
+            ("gpg -K --with-colons", Safe),
+            ("gpg --verify notes.txt.sig notes.txt", Safe),
+            ("gpg --show-keys --keyid-format long key.asc", Safe),
+            ("gpg --verify /etc/x.sig", Unknown),
+            ("gpg --import key.asc", Unknown),
+            ("gpg -d secret.gpg", Unknown),
+            ("gpg --list-keys --homedir .gnupg", Unknown),
+            ("gpg --list-keys --list-options show-photos", Unknown),
+            ("gpg -o out --verify x.sig", Unknown),
+            ("gpg --recv-keys ABCD", Unknown),
+            ("gpgv notes.txt.sig notes.txt", Safe),
+            ("gpgv --keyring ./keys.kbx x.sig", Safe),
+            ("gpgv -o out.txt x.sig", Destructive),
+            ("gpgv --keyring /etc/keys.kbx x.sig", Unknown),
+            ("gpgv --homedir .gnupg x.sig", Unknown),
             ("ssh host ls", Unknown),
             ("rsync -n -av src/ backup/", Safe),
             ("rsync -avn --exclude-from=notes.txt src/ backup/", Safe),
