@@ -48,6 +48,9 @@
 //!   --list-*`, `ufw status`; flushing and deleting forms are destructive.
 //! - [`clients`] — daemons asked what they hold: `tmux ls`, `screen -ls`, `ssh-add -l`,
 //!   `nmcli`'s showing forms, `snap list`, `flatpak list`; their removing forms destructive.
+//! - [`monitors`] — more facts of the machine: `networkctl`, `resolvectl`, `bootctl`,
+//!   `machinectl list`, `systemd-cgls`, `efibootmgr`, `mokutil --sb-state`, `conntrack -L`,
+//!   `ipset list`, `cpupower frequency-info`, `vnstat`, `lshw`, `hwinfo`, `neofetch`.
 //! - [`about`] — any program asked only for its version or usage (`go version`,
 //!   `docker run --help`), where its own rule does not already decide.
 //! - [`table`] — the one table shape for flags and operands that read-only programs use;
@@ -69,6 +72,7 @@ mod hardware;
 mod inspect;
 mod interpreters;
 mod links;
+mod monitors;
 mod named;
 mod perl;
 mod processes;
@@ -199,6 +203,7 @@ const FAMILIES: &[&[Program]] = &[
     storage::PROGRAMS,
     firewall::PROGRAMS,
     clients::PROGRAMS,
+    monitors::PROGRAMS,
     remote::PROGRAMS,
     wrappers::PROGRAMS,
     shells::PROGRAMS,
