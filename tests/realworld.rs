@@ -22,13 +22,13 @@ use serde_json::json;
 const COMMANDS: &str = include_str!("data/realworld/commands.tsv");
 const SQL: &str = include_str!("data/realworld/sql.tsv");
 
-/// Friction ceilings, in percent, measured on the gate of this commit (12.3% of command
-/// lines, 90 of 731, down from 32.0% over the sessions as toolchains' listings,
+/// Friction ceilings, in percent, measured on the gate of this commit (12.2% of command
+/// lines, 89 of 731, down from 32.0% over the sessions as toolchains' listings,
 /// formatters' checks, document readers, the machine's public files, here-texts, process
 /// substitutions, Perl filters, hardware listers, storage reports and daemons' listings were read; 8.2% of PostgreSQL once SQL given to a function as a literal is judged, 7.5% of
 /// MySQL and 2.4% of SQLite statements) and rounded up a little: a change that makes the
 /// gate ask about more safe calls fails here. Lower them when the gate learns more.
-const COMMAND_FRICTION_CEILING: f64 = 12.4;
+const COMMAND_FRICTION_CEILING: f64 = 12.3;
 const SQL_FRICTION_CEILINGS: [(SqlDialect, f64); 3] = [
     (SqlDialect::Postgres, 8.5),
     (SqlDialect::Mysql, 8.0),
