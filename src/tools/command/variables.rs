@@ -74,12 +74,9 @@ pub(super) fn put_in(
     // The positional parameters: a line is run with none, so `$1` is empty (as in `bash -c
     // LINE`), where nothing in the line sets them (`set --`, `shift`, a function's call).
     if environment.is_some() && !sets_parameters(body) {
-        for digit in '1'..='9' {
-            let name = digit.to_string();
-            let named = ["$", "${", "${#"]
-                .iter()
-                .any(|start| body.contains(&format!("{start}{digit}")));
-            if named && !values.iter().any(|(seen, _)| *seen == name) {
+        for digit in positional_parameters(body) {
+            let name = char::from(digit).to_string();
+            if !values.iter().any(|(seen, _)| *seen == name) {
                 values.push((name, String::new()));
             }
         }
@@ -204,6 +201,23 @@ pub(super) fn shell_starts_otherwise(environment: &[String]) -> bool {
     environment
         .iter()
         .any(|name| name.starts_with("BASH") || STARTUP.contains(&name.as_str()))
+}
+
+/// The digits `1` to `9` the line expands as `$N`, `${N...}` or `${#N}`, once each, in order.
+fn positional_parameters(line: &str) -> Vec<u8> {
+    let mut found = Vec::new();
+    for (at, _) in line.match_indices('$') {
+        let rest = line[at + 1..].as_bytes();
+        let digit = match rest {
+            [b'{', b'#', digit, ..] | [b'{', digit, ..] | [digit, ..] => *digit,
+            [] => continue,
+        };
+        if (b'1'..=b'9').contains(&digit) && !found.contains(&digit) {
+            found.push(digit);
+        }
+    }
+    found.sort_unstable();
+    found
 }
 
 /// Whether the line may set its positional parameters: `set`, `shift`, `getopts`, or a
