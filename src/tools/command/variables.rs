@@ -207,7 +207,7 @@ pub(super) fn shell_starts_otherwise(environment: &[String]) -> bool {
 fn positional_parameters(line: &str) -> Vec<u8> {
     let mut found = Vec::new();
     for (at, _) in line.match_indices('$') {
-        let rest = line[at + 1..].as_bytes();
+        let rest = &line.as_bytes()[at + 1..];
         let digit = match rest {
             [b'{', b'#', digit, ..] | [b'{', digit, ..] | [digit, ..] => *digit,
             [] => continue,
