@@ -8,6 +8,7 @@
 //! radio off) waits, and the removing ones (`ssh-add -d`/`-D`, `nmcli connection delete`,
 //! `tmux kill-*`, `snap remove`, `flatpak uninstall`) are destructive.
 
+use super::subcommands::by_prefix as resolve;
 use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Walker};
 use crate::tools::command::words::Arg;
@@ -97,19 +98,6 @@ fn ssh_add(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
         _ => Judgement::other(
             "`ssh-add` without only `-l` or `-L` adds keys to the agent or changes it",
         ),
-    }
-}
-
-/// The name among `names` that `given` stands for: itself, or the one name it is a prefix
-/// of (NetworkManager's client takes any prefix); `None` where none or several fit.
-fn resolve(given: &str, names: &[&'static str]) -> Option<&'static str> {
-    if let Some(exact) = names.iter().find(|name| **name == given) {
-        return Some(exact);
-    }
-    let mut found = names.iter().filter(|name| name.starts_with(given));
-    match (found.next(), found.next()) {
-        (Some(only), None) => Some(only),
-        _ => None,
     }
 }
 

@@ -367,16 +367,7 @@ fn btrfs(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
     ];
     let words: Vec<Option<&str>> = call.args.iter().map(Arg::text).collect();
     let refuse = |what: String| Judgement::other(what);
-    let resolve = |given: &str, names: &[&'static str]| -> Option<&'static str> {
-        if let Some(exact) = names.iter().find(|name| **name == given) {
-            return Some(exact);
-        }
-        let mut found = names.iter().filter(|name| name.starts_with(given));
-        match (found.next(), found.next()) {
-            (Some(only), None) => Some(only),
-            _ => None,
-        }
-    };
+    let resolve = super::subcommands::by_prefix;
     let (Some(Some(group)), Some(Some(command))) = (words.first(), words.get(1)) else {
         return match words.as_slice() {
             [Some("version" | "--version" | "help" | "--help")] => Judgement::whitelisted(),

@@ -179,6 +179,21 @@ pub(super) const SUBCOMMANDS: Subcommands = Subcommands {
     elsewhere: &[],
 };
 
+/// The name among `names` that `given` stands for, for programs that take any unambiguous
+/// prefix of a subcommand (`nmcli c s`, `btrfs fi sh`): itself, or the one name it begins;
+/// `None` where none or several fit. `names` must be the program's whole list at that
+/// level, so that a prefix the program finds ambiguous is ambiguous here too.
+pub(super) fn by_prefix(given: &str, names: &[&'static str]) -> Option<&'static str> {
+    if let Some(exact) = names.iter().find(|name| **name == given) {
+        return Some(exact);
+    }
+    let mut found = names.iter().filter(|name| name.starts_with(given));
+    match (found.next(), found.next()) {
+        (Some(only), None) => Some(only),
+        _ => None,
+    }
+}
+
 /// The subcommand a row's rule was given: the last word of its program as shown.
 pub(super) fn verb<'a>(call: &Invocation<'a>) -> &'a str {
     call.program.rsplit(' ').next().unwrap_or(call.program)
