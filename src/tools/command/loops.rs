@@ -243,7 +243,21 @@ fn names(text: &str, name: &str) -> bool {
 /// `None` for a body with a here-document (a quoted one expands nothing, and the scan does
 /// not tell them apart) or an operation [`parameter::apply`] does not follow.
 pub(super) fn with_value(body: &str, name: &str, value: &str) -> Option<String> {
+    with_value_where(body, name, value, |_| true)
+}
+
+/// [`with_value`] for a body a shell will run itself, where only the operations `allowed`
+/// are done and any other leaves the body to it (`None`).
+pub(super) fn with_value_where(
+    body: &str,
+    name: &str,
+    value: &str,
+    allowed: fn(Operation<'_>) -> bool,
+) -> Option<String> {
     with_expansion(body, name, |quoted, operation| {
+        if !allowed(operation) {
+            return None;
+        }
         let value = parameter::apply(value, operation)?;
         Some(if quoted {
             in_double_quotes(&value)

@@ -1,6 +1,10 @@
 //! Parameter expansions with an operation (`${name%.txt}`, `${name:0:3}`, `${#name}`,
 //! `${name/a/b}`, `${name^^}`, `${name:-default}`), done as bash does them on a value the
 //! line is sure of: a loop's word, a name the line sets to plain text, a shell's parameter.
+//! Where the plan runs the words, the words judged are the words run whatever bash would
+//! make of them; in a script given to `sh -c`, which the shell runs itself, only the
+//! operations POSIX defines are done ([`is_posix`]), which dash and bash do alike and no
+//! locale changes on ASCII.
 //!
 //! Only the plain forms are followed: a value of ASCII (so bytes are characters in every
 //! locale), and every pattern, replacement and default of printable ASCII without quotes,
@@ -22,6 +26,18 @@ pub(super) enum Operation<'a> {
     Length,
     /// `${name OP}`: the text after the name, before the closing brace.
     After(&'a str),
+}
+
+/// Whether `operation` is one POSIX defines (`${#x}`, `%`, `%%`, `#`, `##`, `:-`, `:+`),
+/// which dash does as bash does and no locale changes on ASCII; bash's own (`/`, `^^`,
+/// `:1:2`) are not, and in a Turkish locale bash upper-cases `i` as `İ`.
+pub(super) fn is_posix(operation: Operation<'_>) -> bool {
+    match operation {
+        Operation::Plain | Operation::Length => true,
+        Operation::After(op) => {
+            op.starts_with(":-") || op.starts_with(":+") || op.starts_with(['%', '#'])
+        }
+    }
 }
 
 /// `value` with `operation` done to it, as bash would; `None` for a form this does not
@@ -261,6 +277,17 @@ mod tests {
             assert_eq!(op(value, form), None, "${{x{form}}} of {value:?}");
         }
         assert_eq!(apply("é", Operation::Length), None);
+    }
+
+    #[test]
+    fn posix_operations_are_told_from_bash_ones() {
+        for op in ["%.txt", "%%.*", "#*/", "##*/", ":-x", ":+y"] {
+            assert!(is_posix(Operation::After(op)), "{op}");
+        }
+        for op in ["/a/b", "//a/b", "^^", ",,", ":1:2", ":2"] {
+            assert!(!is_posix(Operation::After(op)), "{op}");
+        }
+        assert!(is_posix(Operation::Length) && is_posix(Operation::Plain));
     }
 
     /// Every form against bash itself, where bash is installed.

@@ -1941,6 +1941,8 @@ fn shell_scripts_given_as_words_are_judged_as_lines() {
         ("sh -c 'cat \"$1\"'", NotSafe),
         ("sh -c 'cat \"${1:-notes.txt}\"' _ x", Safe),
         ("sh -c 'cat \"${1%.txt}.md\"' _ x.txt", Safe),
+        ("bash -c 'cat \"${1/x/y}\"' _ x.txt", NotSafe),
+        ("bash -c 'cat \"${1^^}\"' _ x.txt", NotSafe),
         ("sh -c 'cat \"${1%.txt}\"' _ /etc/passwd.txt", NotSafe),
         ("sh -c 'rm \"${1%.txt}\"' _ x.txt", Destructive),
         ("find . -exec sh -c 'cat \"${1%.txt}\"' _ {} \\;", NotSafe),

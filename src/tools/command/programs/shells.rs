@@ -12,7 +12,7 @@ use super::{Program, Rule};
 use crate::tools::command::assess::{Invocation, Judgement, Stdin, Walker};
 use crate::tools::command::names::Query;
 use crate::tools::command::options::{self, Spec};
-use crate::tools::command::parameter::Operation;
+use crate::tools::command::parameter::{self, Operation};
 use crate::tools::command::plan::{reports_only, state_only};
 use crate::tools::command::words::{Arg, shown_words};
 use crate::tools::command::{loops, sandbox, substitute, variables};
@@ -279,7 +279,8 @@ fn put_in_parameters(script: &str, given: &[Arg]) -> Option<String> {
                     .then(|| substitute::in_double_quotes(value))
             })
         } else {
-            loops::with_value(&written, &name, value)
+            // The shell runs the script itself: only the operations it does as this does.
+            loops::with_value_where(&written, &name, value, parameter::is_posix)
         };
         // No change where the script does not name the parameter.
         written = next.or_else(|| (!mentions(&written, &name)).then(|| written.clone()))?;
