@@ -2,8 +2,8 @@
 //! evaluated by riskgate itself, so the gate and the plan see the same number. Like bash:
 //! 64-bit integers that wrap, `0x` hexadecimal and leading-`0` octal literals, C precedence.
 //!
-//! Anything else — a variable name, `$`, a substitution, assignment, `?:`, `,`, `base#n`,
-//! division by zero — is not evaluated: the word stays one the shell must expand, which
+//! `BASE#DIGITS` for bases 2 to 36. Anything else — a variable name, `$`, a substitution,
+//! assignment, `?:`, `,`, bases over 36, division by zero — is not evaluated: the word stays one the shell must expand, which
 //! only a person may approve.
 
 /// The value of `expression`, or `None` when it is not plain integer arithmetic.
@@ -31,11 +31,26 @@ fn tokenize(text: &str) -> Option<Vec<Token>> {
     let mut rest = text.trim_start();
     while !rest.is_empty() {
         if rest.starts_with(|c: char| c.is_ascii_digit()) {
-            let end = rest
-                .find(|c: char| !c.is_ascii_alphanumeric())
-                .unwrap_or(rest.len());
-            tokens.push(Token::Number(literal(&rest[..end])?));
-            rest = &rest[end..];
+            let word = |from: &str| {
+                from.find(|c: char| !c.is_ascii_alphanumeric())
+                    .unwrap_or(from.len())
+            };
+            let end = word(rest);
+            let value = match rest[end..].strip_prefix('#') {
+                // `BASE#DIGITS` (`16#ff`, `2#1010`, `10#08`).
+                Some(digits) => {
+                    let digits_end = word(digits);
+                    let value = based(&rest[..end], &digits[..digits_end])?;
+                    rest = &digits[digits_end..];
+                    value
+                }
+                None => {
+                    let value = literal(&rest[..end])?;
+                    rest = &rest[end..];
+                    value
+                }
+            };
+            tokens.push(Token::Number(value));
         } else {
             let op = OPERATORS.iter().find(|op| rest.starts_with(**op))?;
             // `a=b`, `a+=b`, `a<<=b`: assignments are refused.
@@ -60,6 +75,17 @@ fn literal(text: &str) -> Option<i64> {
         } else {
             (text, 10)
         };
+    u64::from_str_radix(digits, radix).ok().map(|n| n as i64)
+}
+
+/// `BASE#DIGITS` for a decimal base from 2 to 36, whose digits bash reads as `0`-`9` then
+/// `a`-`z` in either case (bases 37 to 64, where case matters and `@`, `_` are digits, are
+/// left to the shell).
+fn based(base: &str, digits: &str) -> Option<i64> {
+    if base.starts_with('0') || digits.is_empty() {
+        return None;
+    }
+    let radix: u32 = base.parse().ok().filter(|b| (2..=36).contains(b))?;
     u64::from_str_radix(digits, radix).ok().map(|n| n as i64)
 }
 
@@ -182,6 +208,11 @@ mod tests {
             ("!0", 1),
             ("~0", -1),
             ("-(-3)", 3),
+            ("16#ff", 255),
+            ("2#1010 + 1", 11),
+            ("10#08", 8),
+            ("36#Zz", 1295),
+            ("8#17*2", 30),
         ] {
             assert_eq!(evaluate(expression), Some(value), "{expression}");
         }
@@ -200,8 +231,14 @@ mod tests {
             "1 % 0",
             "1 ? 2 : 3",
             "1, 2",
-            "2#101",
             "08",
+            "1#1",
+            "64#@",
+            "37#a",
+            "02#1",
+            "2#102",
+            "16#",
+            "16#fg",
             "(1",
             "1 +",
             "",
