@@ -1606,7 +1606,7 @@ async fn substitutions_run_first_and_give_what_a_shell_gives() {
         // Beside forms dash reads otherwise (the line is walked twice).
         "echo $(echo a) $((1+1)) | od -c",
         // Literals in a base: hexadecimal, binary, and `10#` keeping `08` decimal.
-        "echo $((16#ff)) $((10#08 + 1)) $((2#1010 * 2)) $((36#Zz))",
+        "echo $((16#ff)) $((10#08 + 1)) $((2#1010 << 1)) $((36#Zz)) \"$((1<<10))\"",
     ] {
         let auto = outputs(&t, line, &Approval::Auto).await;
         let shell = outputs(&t, line, &confirmed()).await;

@@ -31,6 +31,10 @@ enum Frame {
     Backquote,
     /// The body of an expanding here-document: the bottom frame, never closed.
     HereDocBody,
+    /// `$(( ... ))`, where `<<` shifts and starts no here-document.
+    Arithmetic,
+    /// A `(` inside an arithmetic expansion.
+    ArithmeticParen,
 }
 
 /// `case`/`esac`, `if`/`fi`, `do`/`done`, `{`/`}`.
@@ -86,6 +90,11 @@ impl Scanner {
                 Some(Frame::DoubleQuote) => self.in_double_quotes(c),
                 Some(Frame::HereDocBody) => self.in_heredoc_body(c),
                 Some(Frame::Parameter) => self.in_parameter(c),
+                Some(Frame::Arithmetic | Frame::ArithmeticParen) => {
+                    if let Some(problem) = self.in_arithmetic(c) {
+                        return Some(problem);
+                    }
+                }
                 _ => {
                     if let Some(problem) = self.in_code_char(c) {
                         return Some(problem);
@@ -103,6 +112,9 @@ impl Scanner {
             Some(Frame::Parameter) => return Some("a `${` is not closed"),
             Some(Frame::DoubleQuote) => return Some("a `\"` is not closed"),
             Some(Frame::Backquote) => return Some("a backquote is not closed"),
+            Some(Frame::Arithmetic | Frame::ArithmeticParen) => {
+                return Some("a `$((` is not closed");
+            }
             Some(Frame::HereDocBody) | None => {}
         }
         if self.keywords[CASE] > 0 {
@@ -216,10 +228,7 @@ impl Scanner {
         self.word_started = true;
         self.word.push('$');
         match self.peek(1) {
-            Some('(') => {
-                self.frames.push(Frame::CommandSubstitution);
-                self.at += 2;
-            }
+            Some('(') => self.open_parenthesis_after_dollar(),
             Some('{') => {
                 self.frames.push(Frame::Parameter);
                 self.at += 2;
@@ -228,6 +237,60 @@ impl Scanner {
                 self.at += 2;
                 if !self.skip_single_quoted(true) {
                     return Some("a `$'` is not closed");
+                }
+            }
+            _ => self.at += 1,
+        }
+        None
+    }
+
+    /// `$((` opens an arithmetic expansion, `$(` a command substitution; `at` is on the `$`.
+    fn open_parenthesis_after_dollar(&mut self) {
+        if self.peek(2) == Some('(') {
+            self.frames.push(Frame::Arithmetic);
+            self.at += 3;
+        } else {
+            self.frames.push(Frame::CommandSubstitution);
+            self.at += 2;
+        }
+    }
+
+    /// Inside `$(( ... ))`: brackets nest, quotes and expansions open as elsewhere, and `<`
+    /// is an operator. A `)` that closes the first `(` alone (`$((ls) | wc -l)`) makes it
+    /// a command substitution holding a subshell, as bash reads it.
+    fn in_arithmetic(&mut self, c: char) -> Option<&'static str> {
+        match c {
+            '\\' => self.at += 2,
+            '\'' => {
+                self.at += 1;
+                if !self.skip_single_quoted(false) {
+                    return Some("a `'` is not closed");
+                }
+            }
+            '"' => {
+                self.frames.push(Frame::DoubleQuote);
+                self.at += 1;
+            }
+            '`' => {
+                self.frames.push(Frame::Backquote);
+                self.at += 1;
+            }
+            '$' => return self.dollar(),
+            '(' => {
+                self.frames.push(Frame::ArithmeticParen);
+                self.at += 1;
+            }
+            ')' => {
+                if self.frames.last() == Some(&Frame::ArithmeticParen) {
+                    self.frames.pop();
+                    self.at += 1;
+                } else if self.peek(1) == Some(')') {
+                    self.frames.pop();
+                    self.at += 2;
+                } else {
+                    self.frames.pop();
+                    self.frames.push(Frame::CommandSubstitution);
+                    self.at += 1;
                 }
             }
             _ => self.at += 1,
@@ -259,10 +322,7 @@ impl Scanner {
                 self.frames.push(Frame::Backquote);
                 self.at += 1;
             }
-            '$' if self.peek(1) == Some('(') => {
-                self.frames.push(Frame::CommandSubstitution);
-                self.at += 2;
-            }
+            '$' if self.peek(1) == Some('(') => self.open_parenthesis_after_dollar(),
             '$' if self.peek(1) == Some('{') => {
                 self.frames.push(Frame::Parameter);
                 self.at += 2;
@@ -303,10 +363,7 @@ impl Scanner {
                 self.frames.push(Frame::Backquote);
                 self.at += 1;
             }
-            '$' if self.peek(1) == Some('(') => {
-                self.frames.push(Frame::CommandSubstitution);
-                self.at += 2;
-            }
+            '$' if self.peek(1) == Some('(') => self.open_parenthesis_after_dollar(),
             '$' if self.peek(1) == Some('{') => {
                 self.frames.push(Frame::Parameter);
                 self.at += 2;
@@ -486,6 +543,9 @@ mod tests {
             "(( 1 + (2) ))",
             "[[ ( -f x ) ]]",
             "echo <<< '(('",
+            "echo $((1 << 4)) $(( (2 << 1) + 1 )) \"$((3<<1))\" ${x:-$((1<<2))}",
+            "echo $(((1 + 2) * 3)) $(($(echo 1) << 2))",
+            "echo $((ls) | wc -l)",
         ] {
             assert_eq!(unclosed(script), None, "{script:?}");
         }
@@ -507,6 +567,9 @@ mod tests {
             "if true; then ls",
             "for f in a; do ls",
             "{ ls;",
+            "echo $((1 + 2)",
+            "echo $((1 << 2)) && cat <<EOF\nbody\n",
+            "echo $((1 + (2 ))",
         ] {
             assert!(unclosed(script).is_some(), "{script:?}");
         }
