@@ -150,8 +150,7 @@ impl Scanner {
             '"' => {
                 self.word_started = true;
                 self.word.push('"');
-                self.frames.push(Frame::DoubleQuote);
-                self.at += 1;
+                self.open(Frame::DoubleQuote, 1);
             }
             '`' => {
                 self.word_started = true;
@@ -229,10 +228,7 @@ impl Scanner {
         self.word.push('$');
         match self.peek(1) {
             Some('(') => self.open_parenthesis_after_dollar(),
-            Some('{') => {
-                self.frames.push(Frame::Parameter);
-                self.at += 2;
-            }
+            Some('{') => self.open(Frame::Parameter, 2),
             Some('\'') => {
                 self.at += 2;
                 if !self.skip_single_quoted(true) {
@@ -244,14 +240,18 @@ impl Scanner {
         None
     }
 
+    /// Opens `frame`, whose opening takes `width` characters.
+    fn open(&mut self, frame: Frame, width: usize) {
+        self.frames.push(frame);
+        self.at += width;
+    }
+
     /// `$((` opens an arithmetic expansion, `$(` a command substitution; `at` is on the `$`.
     fn open_parenthesis_after_dollar(&mut self) {
         if self.peek(2) == Some('(') {
-            self.frames.push(Frame::Arithmetic);
-            self.at += 3;
+            self.open(Frame::Arithmetic, 3);
         } else {
-            self.frames.push(Frame::CommandSubstitution);
-            self.at += 2;
+            self.open(Frame::CommandSubstitution, 2);
         }
     }
 
@@ -267,19 +267,10 @@ impl Scanner {
                     return Some("a `'` is not closed");
                 }
             }
-            '"' => {
-                self.frames.push(Frame::DoubleQuote);
-                self.at += 1;
-            }
-            '`' => {
-                self.frames.push(Frame::Backquote);
-                self.at += 1;
-            }
+            '"' => self.open(Frame::DoubleQuote, 1),
+            '`' => self.open(Frame::Backquote, 1),
             '$' => return self.dollar(),
-            '(' => {
-                self.frames.push(Frame::ArithmeticParen);
-                self.at += 1;
-            }
+            '(' => self.open(Frame::ArithmeticParen, 1),
             ')' => {
                 if self.frames.last() == Some(&Frame::ArithmeticParen) {
                     self.frames.pop();
@@ -289,8 +280,7 @@ impl Scanner {
                     self.at += 2;
                 } else {
                     self.frames.pop();
-                    self.frames.push(Frame::CommandSubstitution);
-                    self.at += 1;
+                    self.open(Frame::CommandSubstitution, 1);
                 }
             }
             _ => self.at += 1,
@@ -318,15 +308,9 @@ impl Scanner {
                 self.frames.pop();
                 self.at += 1;
             }
-            '`' => {
-                self.frames.push(Frame::Backquote);
-                self.at += 1;
-            }
+            '`' => self.open(Frame::Backquote, 1),
             '$' if self.peek(1) == Some('(') => self.open_parenthesis_after_dollar(),
-            '$' if self.peek(1) == Some('{') => {
-                self.frames.push(Frame::Parameter);
-                self.at += 2;
-            }
+            '$' if self.peek(1) == Some('{') => self.open(Frame::Parameter, 2),
             _ => self.at += 1,
         }
     }
@@ -355,19 +339,10 @@ impl Scanner {
                     None => self.at += 1,
                 }
             }
-            '"' => {
-                self.frames.push(Frame::DoubleQuote);
-                self.at += 1;
-            }
-            '`' => {
-                self.frames.push(Frame::Backquote);
-                self.at += 1;
-            }
+            '"' => self.open(Frame::DoubleQuote, 1),
+            '`' => self.open(Frame::Backquote, 1),
             '$' if self.peek(1) == Some('(') => self.open_parenthesis_after_dollar(),
-            '$' if self.peek(1) == Some('{') => {
-                self.frames.push(Frame::Parameter);
-                self.at += 2;
-            }
+            '$' if self.peek(1) == Some('{') => self.open(Frame::Parameter, 2),
             _ => self.at += 1,
         }
     }
