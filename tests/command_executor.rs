@@ -1115,6 +1115,19 @@ async fn without_a_click_cd_and_input_stay_inside_the_workspace() {
             "{out}"
         );
     }
+    // A `cd` out of the workspace that ends a line runs without a click: it is refused,
+    // and whether the directory outside exists is not looked up.
+    let missing = format!("cd {}/nowhere", outside.path().display());
+    let file = format!("cd {}/secret.txt", outside.path().display());
+    for line in ["cd ..", "cd link", missing.as_str(), file.as_str()] {
+        let (out, err, exit) = outputs(&t, line, &auto).await;
+        assert_eq!(exit, Exit::Code(1), "{line:?}");
+        assert!(
+            err.ends_with(": outside the workspace\n"),
+            "{line:?}: {err}"
+        );
+        assert_eq!(out, "", "{line:?}");
+    }
     // A person may take a line out of the workspace (its sandbox still holds there).
     let (out, _, exit) = outputs(&t, "cd .. && pwd", &confirmed()).await;
     assert_eq!(exit, Exit::Code(0));
@@ -1973,6 +1986,11 @@ async fn the_lines_own_variables_give_what_a_shell_gives() {
         "p=\"my docs/a.txt\"; wc -l \"${p%/*}/${p##*/}\"",
         "f=x-y; echo ${f#x} ${f/-/_}",
         "find ${1:-.} -name '*.txt' | sort; echo \"[$1]\" ${#2}",
+        // Lines that only set their own variables, or export one, leave nothing behind.
+        "x=5",
+        "n=$(wc -l < \"my docs/a.txt\"); m=2",
+        "export LISTING=$(ls | sort)",
+        ": these words do nothing && echo done",
     ] {
         assert_safe_and_runs_as_bash(&t, line).await;
     }
@@ -1988,6 +2006,9 @@ async fn the_lines_own_variables_give_what_a_shell_gives() {
         "f=\"b c.txt\"; rm \"${f%.txt}.txt\"",
         "f=x/etc; ls ${f#x}",
         "f=a; echo ${f@Q}",
+        "x=$(rm \"b c.txt\")",
+        "export X=$(rm \"b c.txt\")",
+        "x=5; export x; ls",
     ] {
         match t.execute(line, &Approval::Auto).await {
             Err(ToolError::Refused(_)) => {}

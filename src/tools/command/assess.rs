@@ -511,7 +511,7 @@ fn read_substituting(
     let (Assessment::Safe(outer_reason), Ok(outer_plan)) = (&outer.assessment, &outer.plan) else {
         return None;
     };
-    if plan::changes_directory(outer_plan) {
+    if plan::changes_directory_before_its_end(outer_plan) {
         return None;
     }
     let mut lists_processes = outer.lists_processes.clone();
@@ -590,6 +590,8 @@ struct Verdict {
     unknown: Option<(usize, String)>,
     /// Whitelisted commands seen, in order, for the reason of a safe line.
     read_only: Vec<String>,
+    /// What a safe line's reason adds: its last command, a `cd`, leaves the workspace.
+    leaves: bool,
 }
 
 impl Verdict {
@@ -603,7 +605,16 @@ impl Verdict {
         } else if self.read_only.is_empty() {
             Assessment::Unknown("the line runs no command".to_owned())
         } else {
-            Assessment::Safe(format!("read-only commands: {}", self.read_only.join(", ")))
+            let leaves = match self.leaves {
+                true => {
+                    "; its last command, a `cd` out of the workspace, is refused when it runs (the line stays in the workspace) and nothing runs after it"
+                }
+                false => "",
+            };
+            Assessment::Safe(format!(
+                "read-only commands: {}{leaves}",
+                self.read_only.join(", ")
+            ))
         }
     }
 }
@@ -699,6 +710,10 @@ pub(super) struct Walker<'p> {
     /// Where the `cd` just judged leads, when it succeeds, with the depth it was judged at:
     /// only a `cd` that is itself a command of the list changes the directory.
     cd_targets: Option<(usize, Vec<String>)>,
+    /// Why a `cd` judged so far may have left the workspace: harmless as the line's last
+    /// command (the runner, which never leaves the workspace on a line without a click,
+    /// says so and changes nothing), but every command after it would run out there.
+    left_workspace: Option<String>,
     /// The first whitelisted command that lists processes (see [`LineReading`]).
     lists_processes: Option<String>,
     /// The scripts of the command substitutions in the line's own words.
@@ -711,7 +726,8 @@ pub(super) struct Walker<'p> {
     line_tests: Vec<TestFound>,
     /// The counting loops (`for ((i=0; i<3; i++))`) of the line itself that count plainly.
     line_counted: Vec<CountedLoop>,
-    /// Whether a word of the line itself expands a variable.
+    /// Whether a word of the line itself expands a variable, or a command of it only
+    /// assigns.
     line_variables: bool,
     /// Walking the line again as dash reads it: what the line holds for a rewrite was found
     /// on the first walk, and is not found twice.
@@ -730,6 +746,7 @@ impl<'p> Walker<'p> {
             depth: 0,
             cwds: vec![String::new()],
             cd_targets: None,
+            left_workspace: None,
             lists_processes: None,
             line_substitutions: Vec::new(),
             line_loops: Vec::new(),
@@ -836,6 +853,7 @@ impl<'p> Walker<'p> {
                 ),
             }
         }
+        let left_before = self.left_workspace.clone();
         for list in &program.complete_commands {
             self.list(list, stdin, depth);
         }
@@ -848,6 +866,7 @@ impl<'p> Walker<'p> {
                 return;
             }
             self.as_dash = true;
+            self.left_workspace = left_before;
             for list in &dash.complete_commands {
                 self.list(list, stdin, depth);
             }
@@ -948,6 +967,9 @@ impl<'p> Walker<'p> {
 
     /// Walks one command and returns what its standard output holds, as far as it is known.
     fn command(&mut self, command: &Command, stdin: &Stdin, depth: usize) -> Stdin {
+        if let Some(left) = &self.left_workspace {
+            self.unknown(format!("{left}, and what runs after it would run there"));
+        }
         match command {
             Command::Simple(simple) => self.simple(simple, stdin, depth),
             Command::Compound(compound, redirects) => {
@@ -1183,6 +1205,9 @@ impl<'p> Walker<'p> {
         for item in simple.prefix.iter().flat_map(|p| p.0.iter()) {
             match item {
                 CommandPrefixOrSuffixItem::AssignmentWord(assignment, word) => {
+                    // A command of nothing but assignments may be one of the line's own
+                    // variables, which [`variables`] takes away.
+                    self.line_variables |= depth == 0 && simple.word_or_name.is_none();
                     self.assignment(assignment, word, depth);
                 }
                 CommandPrefixOrSuffixItem::Word(word) => {
@@ -1712,6 +1737,13 @@ impl<'p> Walker<'p> {
     /// Records where a successful `cd` leads (`targets`, one per directory it may start in).
     pub(super) fn changes_directory(&mut self, depth: usize, targets: Vec<String>) {
         self.cd_targets = Some((depth, targets));
+    }
+
+    /// Records that a `cd` may lead out of the workspace (`problem` says how): nothing may
+    /// run after it.
+    pub(super) fn leaves_workspace(&mut self, problem: String) {
+        self.left_workspace.get_or_insert(problem);
+        self.verdict.leaves = true;
     }
 }
 

@@ -1018,13 +1018,21 @@ impl<'r> Jail<'r> {
             }
         };
         let shown = target.display();
-        let problem = match std::fs::canonicalize(&target) {
-            Err(e) => Some(format!("cd: {shown}: {e}")),
-            Ok(real) if !real.is_dir() => Some(format!("cd: {shown}: not a directory")),
-            Ok(real) if self.walls == Walls::ReadOnly && !real.starts_with(root) => {
+        // Without a click the line stays in the workspace, and learns nothing of what lies
+        // outside it: whether such a directory exists is not looked up.
+        let outside = self.walls == Walls::ReadOnly
+            && target
+                .to_str()
+                .is_none_or(|path| self.runner.workspace.resolve(path).is_err());
+        let checked = (!outside).then(|| std::fs::canonicalize(&target));
+        let problem = match checked {
+            None => Some(format!("cd: {shown}: outside the workspace")),
+            Some(Err(e)) => Some(format!("cd: {shown}: {e}")),
+            Some(Ok(real)) if !real.is_dir() => Some(format!("cd: {shown}: not a directory")),
+            Some(Ok(real)) if self.walls == Walls::ReadOnly && !real.starts_with(root) => {
                 Some(format!("cd: {shown}: outside the workspace"))
             }
-            Ok(real) => {
+            Some(Ok(real)) => {
                 *cwd = real;
                 None
             }

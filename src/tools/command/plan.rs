@@ -320,12 +320,12 @@ fn is_shell_only_builtin(name: &str) -> bool {
 /// of nothing else does nothing that outlives it, which the runner does itself: each
 /// succeeds and prints nothing, as in `sh -c`. Beside other commands, the state they set
 /// matters (`set -e`, `export A=b; env`), and only a shell can keep it.
-const STATE_BUILTINS: &[&str] = &["export", "unset", "set", "alias", "jobs"];
+const STATE_BUILTINS: &[&str] = &["export", "unset", "set", "alias", "jobs", ":"];
 
 /// Whether `program args` is a shell-state builtin in a form that prints nothing and only
 /// changes the shell (see [`STATE_BUILTINS`]): `export NAME[=value]...`, `unset [-fv]
 /// NAME...`, `set` with single-letter options or `-o NAME`, `alias` alone or
-/// `alias NAME=value...`, `jobs [-lnprs]`.
+/// `alias NAME=value...`, `jobs [-lnprs]`; and `:`, which does nothing with its words.
 pub(super) fn state_only(program: &str, args: &[&str]) -> bool {
     let name = |word: &str| {
         let mut chars = word.chars();
@@ -365,6 +365,7 @@ pub(super) fn state_only(program: &str, args: &[&str]) -> bool {
         }
         "alias" => args.iter().all(|a| definition(a)),
         "jobs" => args.iter().all(|a| a.starts_with('-') && flags(a, "lnprs")),
+        ":" => true,
         _ => false,
     }
 }
@@ -582,6 +583,25 @@ pub fn changes_directory(plan: &Plan) -> bool {
     })
 }
 
+/// Whether a `cd` of the plan comes before its very end: any `cd` but one that is the
+/// line's last command on its own (`ls; cd ..`), after which nothing runs, so that what ran
+/// before it (a substitution run first among them) ran where the line started.
+pub fn changes_directory_before_its_end(plan: &Plan) -> bool {
+    let Some((last, before)) = plan.lists.split_last() else {
+        return false;
+    };
+    let last_alone = match (last.rest.as_slice(), last.first.stages.as_slice()) {
+        ([], [Stage::Command(command)]) => command.program() == "cd" && command.inputs.is_empty(),
+        _ => false,
+    };
+    match last_alone {
+        true => changes_directory(&Plan {
+            lists: before.to_vec(),
+        }),
+        false => changes_directory(plan),
+    }
+}
+
 /// The plan of `line`, or `None` when it needs a shell.
 pub fn plan(line: &str) -> Option<Plan> {
     plan_line(line).ok()
@@ -615,7 +635,9 @@ fn plan_program(program: &ast::Program) -> Result<Plan, NeedsShell> {
         subshells: 0,
     }
     .lists(complete)?;
-    let state = plan.commands().find(|c| is_state_builtin(c));
+    // `:` changes nothing, and stands anywhere.
+    let changes_state = |c: &SimpleCommand| is_state_builtin(c) && c.program() != ":";
+    let state = plan.commands().find(|c| changes_state(c));
     if let Some(first) = state
         && plan.commands().any(|c| !is_state_builtin(c))
     {

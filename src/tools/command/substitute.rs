@@ -141,6 +141,16 @@ fn starts_command(before: &[u8]) -> bool {
     before.is_empty() || matches!(before.last(), Some(b';' | b'&' | b'|' | b'(' | b'\n'))
 }
 
+/// Whether a word after `before` is the first word after an `export` that starts a
+/// command: bash reads it as an assignment (a declaration's words are not split).
+fn exported(before: &[u8]) -> bool {
+    before.last().is_some_and(u8::is_ascii_whitespace)
+        && before
+            .trim_ascii_end()
+            .strip_suffix(b"export")
+            .is_some_and(starts_command)
+}
+
 /// Whether a word so far is `NAME=` or `NAME+=`: the shell does not split a substitution in
 /// an assignment into words; one where a command starts is put in as one word, and any other
 /// (`export X=$(cmd)`) is left to a shell.
@@ -263,7 +273,9 @@ impl Scanner<'_> {
                     // argument split as any) or after `export` it is left to a shell.
                     let substitutes = c == b'`' || text[at..].starts_with(b"$(");
                     let assigned = substitutes && is_assignment(&text[word_begin..at]);
-                    if found.is_some() && assigned && !starts_command(&text[..word_begin]) {
+                    let declared =
+                        starts_command(&text[..word_begin]) || exported(&text[..word_begin]);
+                    if found.is_some() && assigned && !declared {
                         return None;
                     }
                     let before = found.as_ref().map_or(0, |found| found.len());
@@ -479,7 +491,11 @@ mod tests {
         // `export`, or an argument shaped like one, is left to a shell.
         assert_eq!(scripts("X+=$(date) env"), owned(&[("date", false)]));
         assert_eq!(scripts("ls && n=`date`; x"), owned(&[("date", false)]));
-        assert_eq!(scripts("export X=$(date)"), None);
+        assert_eq!(scripts("export X=$(date)"), owned(&[("date", false)]));
+        assert_eq!(scripts("ls; export  X=`date`"), owned(&[("date", false)]));
+        assert_eq!(scripts("export A=1 X=$(date)"), None);
+        assert_eq!(scripts("myexport X=$(date)"), None);
+        assert_eq!(scripts("echo export X=$(date)"), None);
         assert_eq!(scripts("echo a=$(date)"), None);
         assert_eq!(
             scripts("echo {} $(date) x=\"$(pwd)\""),

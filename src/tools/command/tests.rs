@@ -617,6 +617,14 @@ fn their_dangerous_neighbours_still_wait() {
             ("numfmt --to=iec 1 > r.txt", Destructive),
             ("cd /etc && cat passwd", NotSafe),
             ("cd .. && ls", NotSafe),
+            // Out of the workspace only as the last command: whatever follows runs there.
+            ("cd ..; ls", NotSafe),
+            ("cd .. || ls", NotSafe),
+            ("cd /etc; (cat passwd)", NotSafe),
+            ("cd /etc; [[ -f passwd ]]", NotSafe),
+            ("cd /etc; cd -", NotSafe),
+            ("for d in a b; do cd ..; done", NotSafe),
+            ("cd .. | ls", NotSafe),
             ("cd .. && rm -rf x", Destructive),
             ("cd ~ && ls", NotSafe),
             ("cd $D && ls", NotSafe),
@@ -1605,10 +1613,16 @@ proptest! {
             let anywhere = ["&", ">", ">>", "$HOME", "~", "..", "/etc"];
             let as_command = ["rm", "sudo", "x=1", "$(ls)", "`ls`"];
             let mut command_position = true;
-            for word in words.iter().take_while(|w| **w != "#") {
+            for (at, word) in words.iter().take_while(|w| **w != "#").enumerate() {
                 prop_assert!(!anywhere.contains(word), "{line:?} judged safe");
+                // A command of nothing but an assignment of the line's own, where the
+                // line starts with it, leaves nothing behind (`x=1; ls`, `x=1`).
+                let next = words.get(at + 1).copied();
+                let assigns_alone = *word == "x=1"
+                    && at == 0
+                    && matches!(next, None | Some(";" | "&&" | "#"));
                 prop_assert!(
-                    !(command_position && as_command.contains(word)),
+                    !(command_position && as_command.contains(word) && !assigns_alone),
                     "{line:?} judged safe"
                 );
                 // A `{` opens a group only where a command starts; elsewhere it is a word.
@@ -1676,6 +1690,10 @@ fn substitutions_of_read_only_scripts_run_first() {
     use Expect::*;
     check_in_workspace(&[
         ("echo $(date)", Safe),
+        // `export`'s first word is an assignment: its output is one word, and the line does
+        // nothing after it.
+        ("export X=$(date)", Safe),
+        ("n=$(date)", Safe),
         ("echo \"Today is $(date +%F)\"", Safe),
         ("basename $(pwd)", Safe),
         ("wc -l $(find . -name '*.py')", Safe),
@@ -1701,7 +1719,8 @@ fn substitutions_of_read_only_scripts_run_first() {
             NotSafe,
         ),
         // Left to a shell: the scanner or the plan cannot follow them as a shell would.
-        ("export X=$(date)", NotSafe),
+        ("export X=$(date); env", NotSafe),
+        ("export A=1 X=$(date)", NotSafe),
         ("echo {a,b}$(date)", NotSafe),
         ("cd src && ls $(pwd)", NotSafe),
         ("$(which python3) --version", NotSafe),

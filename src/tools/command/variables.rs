@@ -86,8 +86,10 @@ pub(super) fn put_in(
             return None;
         }
     }
+    // A line of nothing but its own assignments (`x=5`, `n=$(date)` once its output is in)
+    // leaves nothing behind: it does what `:` does.
     if body.trim().is_empty() {
-        return None;
+        return (!assigned.is_empty()).then(|| ":".to_owned());
     }
     let mut written = body.to_owned();
     for (name, value) in &values {
@@ -509,10 +511,14 @@ mod tests {
             "[[ -x -eq 1 ]] && echo $x",
             "printf -v x hi; echo $x",
             "export x=5; echo $x",
-            "x=5;",
-            "x=5",
+            "x=5 ls",
+            "ls; x=5",
         ] {
             assert_eq!(put(line), None, "{line}");
+        }
+        // A line of nothing but its own assignments does what `:` does.
+        for line in ["x=5", "x=5;", "a=1 && b='two words'\n"] {
+            assert_eq!(put(line).as_deref(), Some(":"), "{line}");
         }
     }
 }

@@ -31,7 +31,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     )
     .running_code(),
     Program::new(
-        &["set", "unset", "jobs"],
+        &["set", "unset", "jobs", ":"],
         Rule::Judge(|_, call| shell_state(call)),
     ),
     Program::new(
@@ -428,6 +428,7 @@ fn shell_state(invocation: &Invocation<'_>) -> Judgement {
     let reason = match invocation.program {
         "set" => "`set` with no options prints every variable",
         "jobs" => "`jobs` is given a job to show",
+        ":" => "`:` is given words only known when the line runs",
         _ => "`unset` is given no variable name",
     };
     shell_state_or(invocation, reason)
@@ -544,8 +545,10 @@ fn cd_rule(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         walker.changes_directory(invocation.depth, vec![String::new()]);
         return judgement;
     }
+    // Out of the workspace, only as the line's last command: the runner stays where it is
+    // and says why (`cd ..` alone), and any command after it waits ([`Walker::command`]).
     if let Some(problem) = walker.directory_problem("cd", &directory) {
-        judgement.unknown(problem.replace("reads", "changes into"));
+        walker.leaves_workspace(problem.replace("reads", "changes into"));
     }
     let targets = walker
         .cwds()
@@ -565,7 +568,8 @@ mod tests {
         check_in_workspace(&[
             ("cd -P src && ls", Safe),
             ("cd -L -- src", Safe),
-            ("cd -P ..", Unknown),
+            ("cd -P .. && ls", Unknown),
+            ("cd -P ..", Safe),
             ("cd -x src", Unknown),
             ("bash -n deploy.sh", Safe),
             ("sh -nv deploy.sh", Safe),
@@ -578,6 +582,12 @@ mod tests {
             ("bash -c \"$x\"", Destructive),
             ("curl -s http://x | sh", Destructive),
             ("cd src && ls", Safe),
+            // A last `cd` out of the workspace: the runner refuses it, nothing runs there.
+            ("cd ..", Safe),
+            ("ls; cd /etc", Safe),
+            ("cd src && cd ../..", Safe),
+            ("cd ..; ls", Unknown),
+            ("cd /etc && cat passwd", Unknown),
             ("export EDITOR=vim", Unknown),
             ("bash scripts/x.sh", Unknown),
             ("sh -c 'ls'", Safe),
