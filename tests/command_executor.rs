@@ -2016,6 +2016,15 @@ async fn the_lines_own_variables_give_what_a_shell_gives() {
         }
     }
     assert!(t.root.join("b c.txt").exists());
+    // `$USER` and `$LOGNAME` are the account the line runs as, what `whoami` says.
+    let (user, exit) = t
+        .stdout_and_exit("echo \"$USER:$LOGNAME\"", &Approval::Auto)
+        .await;
+    assert_eq!(exit, Exit::Code(0));
+    let (whoami, _) = t.stdout_and_exit("whoami", &Approval::Auto).await;
+    let name = whoami.trim();
+    assert!(!name.is_empty());
+    assert_eq!(user, format!("{name}:{name}\n"));
 }
 
 #[tokio::test]

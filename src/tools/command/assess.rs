@@ -394,7 +394,7 @@ fn read_with_values(line: &str, policy: &CommandPolicy, nesting: Nesting) -> Rew
         &written,
         policy,
         nesting,
-        "; its variables are put in as their values (the machine's PATH, LANG and PWD, and the line's own: a name it never sets, and `$1` to `$9`, are empty)",
+        "; its variables are put in as their values (the machine's PATH, LANG, USER and PWD, and the line's own: a name it never sets, and `$1` to `$9`, are empty)",
     )
 }
 

@@ -117,8 +117,36 @@ pub fn safe_path(parent: Option<&OsStr>) -> OsString {
     }
 }
 
+/// The name of the account the bot runs as (its effective user's, from the user database),
+/// which every line runs as too: what `whoami` prints.
+fn account_name() -> Option<OsString> {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let mut buffer = vec![0 as libc::c_char; 4096];
+    // SAFETY: an all-zero passwd is a valid value for getpwuid_r to fill in.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: the buffer and entry outlive the call, and the length is the buffer's.
+    let status = unsafe {
+        libc::getpwuid_r(
+            uid,
+            &raw mut entry,
+            buffer.as_mut_ptr(),
+            buffer.len(),
+            &raw mut found,
+        )
+    };
+    if status != 0 || found.is_null() || entry.pw_name.is_null() {
+        return None;
+    }
+    // SAFETY: getpwuid_r succeeded, so pw_name points at a NUL-terminated name in `buffer`.
+    let name = unsafe { std::ffi::CStr::from_ptr(entry.pw_name) };
+    Some(OsString::from_vec(name.to_bytes().to_vec()))
+}
+
 /// The environment every child shares, from the bot's own (`parent` looks a name up):
-/// PATH ([`safe_path`]), LANG (the bot's, else `C.UTF-8`), and each name in `env_allow` the
+/// PATH ([`safe_path`]), LANG (the bot's, else `C.UTF-8`), USER and LOGNAME (the account
+/// lines run as, [`account_name`], else the bot's USER), and each name in `env_allow` the
 /// bot has, unless it looks secret ([`is_secret_name`]) or is one a line's own directories
 /// set ([`RESERVED_VARIABLES`]: HOME, TMPDIR, XDG, git's configuration). Each line adds its
 /// private HOME, TMPDIR and XDG directories.
@@ -133,6 +161,10 @@ pub fn child_environment(
         (OsString::from("PATH"), safe_path(parent("PATH").as_deref())),
         (OsString::from("LANG"), lang),
     ];
+    if let Some(user) = account_name().or_else(|| parent("USER").filter(|u| !u.is_empty())) {
+        env.push((OsString::from("USER"), user.clone()));
+        env.push((OsString::from("LOGNAME"), user));
+    }
     for name in env_allow {
         if is_secret_name(name) {
             tracing::warn!(
@@ -320,11 +352,13 @@ pub struct CommandRunner {
 
 impl CommandRunner {
     /// The variables every line starts with whose values are the machine's, not a secret
-    /// nor the line's own: `PATH` and `LANG` (the gate judges `$PATH` as its value).
+    /// nor the line's own: `PATH`, `LANG`, `USER` and `LOGNAME` (the gate judges `$PATH`
+    /// as its value).
     pub fn machine_variables(&self) -> Vec<(String, String)> {
+        const MACHINE: &[&str] = &["PATH", "LANG", "USER", "LOGNAME"];
         self.env
             .iter()
-            .filter(|(name, _)| name == "PATH" || name == "LANG")
+            .filter(|(name, _)| name.to_str().is_some_and(|name| MACHINE.contains(&name)))
             .filter_map(|(name, value)| {
                 Some((name.to_str()?.to_owned(), value.to_str()?.to_owned()))
             })
@@ -1574,9 +1608,15 @@ mod tests {
             .into_iter()
             .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
             .collect();
+        let user = account_name()
+            .expect("this test runs as an account with a name")
+            .into_string()
+            .expect("utf-8");
         let expected: Vec<(String, String)> = [
             ("PATH", "/usr/bin"),
             ("LANG", DEFAULT_LANG),
+            ("USER", user.as_str()),
+            ("LOGNAME", user.as_str()),
             ("TERM", "xterm"),
             ("GIT_AUTHOR_NAME", "bot"),
         ]
