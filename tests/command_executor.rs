@@ -1390,6 +1390,10 @@ async fn machine_facts_answer_inside_the_walls_and_change_nothing() {
     let cpus = std::thread::available_parallelism().expect("cpus").get();
     let (out, err, exit) = outputs(&t, "nproc --all", &auto).await;
     assert_eq!((out, exit), (format!("{cpus}\n"), Exit::Code(0)), "{err}");
+    // A file system asked about by its mount point or a top directory.
+    let (out, err, exit) = outputs(&t, "df -P / /tmp", &auto).await;
+    assert_eq!(exit, Exit::Code(0), "{err}");
+    assert_eq!(out.lines().count(), 3, "{out}");
     if installed("lscpu") {
         let (out, err, exit) = outputs(&t, "lscpu", &auto).await;
         assert_eq!(exit, Exit::Code(0), "{err}");

@@ -234,6 +234,9 @@ fn safe_lines_stay_safe() {
             ("xxd -l 16 notes.txt", Safe),
             ("du -sh src", Safe),
             ("df -h", Safe),
+            // A file system by its device, its mount point or a top directory.
+            ("df -h / /tmp /home", Safe),
+            ("df /dev/sda1 /proc", Safe),
             ("date +%Y-%m-%d", Safe),
             ("date", Safe),
             ("uname -a", Safe),
@@ -617,6 +620,13 @@ fn their_dangerous_neighbours_still_wait() {
             ("numfmt --to=iec 1 > r.txt", Destructive),
             ("cd /etc && cat passwd", NotSafe),
             ("cd .. && ls", NotSafe),
+            // `df` of any other path outside reads a path outside.
+            ("df -h /home/bob", NotSafe),
+            ("df /etc", NotSafe),
+            ("df /./", NotSafe),
+            ("df ../..", NotSafe),
+            ("df ~", NotSafe),
+            ("df /*", NotSafe),
             // Out of the workspace only as the last command: whatever follows runs there.
             ("cd ..; ls", NotSafe),
             ("cd .. || ls", NotSafe),

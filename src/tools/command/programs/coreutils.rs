@@ -305,6 +305,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         &["df"],
         Rule::Table(&Table {
             spec: Spec::values("Btx", &["block-size", "type", "exclude-type"]),
+            operands: Operands::FileSystems,
             ..TABLE
         }),
     ),

@@ -46,6 +46,10 @@ pub(super) enum Operands {
     /// or is a file, checked as one (a file system image in the workspace): `blkid`,
     /// `dumpe2fs` ([`check_devices`]).
     Devices,
+    /// Every operand names a device, a mount point (`/`, `/home`: the program asks the
+    /// kernel about the file system there, which `mount` lists to every line anyway), or a
+    /// file, checked as one: `df` ([`check_file_systems`]).
+    FileSystems,
 }
 
 /// How a read-only program reads its words. Fields left out take [`TABLE`]'s values.
@@ -118,6 +122,7 @@ pub(super) fn judge(
         Operands::Text => {}
         Operands::Paths => check_paths(walker, &mut judgement, program, &operands),
         Operands::Devices => check_devices(walker, &mut judgement, program, &operands),
+        Operands::FileSystems => check_file_systems(walker, &mut judgement, program, &operands),
         Operands::PatternThenPaths(pattern_options) => {
             let pattern_given = items
                 .iter()
@@ -198,6 +203,84 @@ pub(super) fn check_devices(
     }
 }
 
+/// Checks the operands of a program that reports on file systems: a device or a mount point
+/// as written (absolute, no `.` or `..`, in the mount table) is not read, so it may lie
+/// outside the workspace; any other path is checked as a file.
+pub(super) fn check_file_systems(
+    walker: &Walker<'_>,
+    judgement: &mut Judgement,
+    program: &str,
+    words: &[&Arg],
+) {
+    let mut mounts: Option<Vec<String>> = None;
+    for word in words {
+        let Some(text) = word.text() else { continue };
+        let plain = word.pattern.is_none() && !word.tilde;
+        let mut mounted = || {
+            let points = mounts.get_or_insert_with(mount_points);
+            points.iter().any(|point| point == text)
+        };
+        let known = FILE_SYSTEM_DIRECTORIES.contains(&text);
+        if !(plain && (is_device_name(text) || known || (is_plain_absolute(text) && mounted()))) {
+            walker.check_path(judgement, program, text);
+        }
+    }
+}
+
+/// The directories every Linux system has at its top (the file system hierarchy's), often
+/// file systems of their own: `df -h /home` tells nothing of their existence.
+const FILE_SYSTEM_DIRECTORIES: &[&str] = &[
+    "/", "/boot", "/home", "/mnt", "/media", "/opt", "/srv", "/tmp", "/var", "/usr", "/run",
+];
+
+/// An absolute path with no `.`, `..` or empty component but the root's (`/`, `/home`).
+fn is_plain_absolute(text: &str) -> bool {
+    text == "/"
+        || text
+            .strip_prefix('/')
+            .is_some_and(|rest| !rest.split('/').any(|part| matches!(part, "" | "." | "..")))
+}
+
+/// The mount points of the machine's mount table as `mount` prints them (`/proc/self/mounts`,
+/// its `\040`-style escapes decoded); none when it cannot be read.
+fn mount_points() -> Vec<String> {
+    let Ok(table) = std::fs::read_to_string("/proc/self/mounts") else {
+        return Vec::new();
+    };
+    table
+        .lines()
+        .filter_map(|line| line.split(' ').nth(1))
+        .map(unescape_mount_field)
+        .collect()
+}
+
+/// A mount table field with its octal escapes (`\040` for a space) decoded.
+fn unescape_mount_field(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let escape = bytes.get(at + 1..at + 4).filter(|digits| {
+            bytes[at] == b'\\' && digits.iter().all(|d| (b'0'..=b'7').contains(d))
+        });
+        let value = escape.map(|d| {
+            d.iter()
+                .fold(0u32, |value, digit| value * 8 + u32::from(digit - b'0'))
+        });
+        match value.and_then(|value| u8::try_from(value).ok()) {
+            Some(byte) => {
+                out.push(byte);
+                at += 4;
+            }
+            _ => {
+                out.push(bytes[at]);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Whether `text` names a device node under `/dev` (see [`check_devices`]).
 pub(super) fn is_device_name(text: &str) -> bool {
     text.strip_prefix("/dev/").is_some_and(|rest| {
@@ -248,5 +331,28 @@ pub(super) fn refuse_urls(judgement: &mut Judgement, invocation: &Invocation<'_>
             "`{}` is given the URL {url}, which it would fetch over the network",
             invocation.program
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mount_table_fields_are_decoded_as_mount_prints_them() {
+        assert_eq!(unescape_mount_field("/"), "/");
+        assert_eq!(unescape_mount_field("/mnt/my\\040disk"), "/mnt/my disk");
+        assert_eq!(unescape_mount_field("/a\\134b"), "/a\\b");
+        // Not an escape: left as written.
+        assert_eq!(unescape_mount_field("/a\\08"), "/a\\08");
+        assert_eq!(unescape_mount_field("/a\\"), "/a\\");
+        assert_eq!(unescape_mount_field("/a\\777"), "/a\\777");
+        assert!(mount_points().iter().any(|point| point == "/"));
+        assert!(is_plain_absolute("/") && is_plain_absolute("/mnt/usb"));
+        assert!(
+            !is_plain_absolute("/mnt/../etc")
+                && !is_plain_absolute("/mnt/")
+                && !is_plain_absolute("mnt")
+        );
     }
 }
