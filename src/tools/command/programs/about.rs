@@ -12,7 +12,9 @@
 //!   the first operand is something to run: a script for a shell or an interpreter, a
 //!   target for a build tool, a package for `npx` ([`FIRST_OPERAND_RUNS`]).
 //!
-//! Never `-h`, which means something else to many programs (`shutdown -h`, `sort -h`).
+//! Never `-h` for a program a rule knows, to many of which it means something else
+//! (`shutdown -h`, `sort -h`); for a program no rule knows, `-h` alone is its help, as it is
+//! to nearly every program without `--help` (a program whose `-h` acts gets a rule).
 //!
 //! A subcommand word is a plain lowercase word, never a path or a pattern, so none of these
 //! forms names a file. Programs the rules know as destructive whatever their words (`rm`,
@@ -56,6 +58,8 @@ pub(super) enum Forms {
     /// Also the subcommand forms: the program takes subcommands, or is not known at all and
     /// is not one whose first operand runs something.
     Subcommands,
+    /// The subcommand forms and `-h` alone: a program no rule knows.
+    Unknown,
 }
 
 impl Forms {
@@ -63,7 +67,10 @@ impl Forms {
     /// whose first operand is a subcommand by its rules (`has_subcommands`) or may be one
     /// (`unknown`: no rule knows the program).
     pub(super) fn of(program: &str, runs_code: bool, has_subcommands: bool, unknown: bool) -> Self {
-        if !runs_code && !FIRST_OPERAND_RUNS.contains(&program) && (has_subcommands || unknown) {
+        let plain = !runs_code && !FIRST_OPERAND_RUNS.contains(&program);
+        if plain && unknown {
+            Self::Unknown
+        } else if plain && has_subcommands {
             Self::Subcommands
         } else {
             Self::FlagsOnly
@@ -117,9 +124,10 @@ pub(super) fn asks_about_itself(invocation: &Invocation<'_>, forms: Forms) -> bo
     else {
         return false;
     };
-    let subcommands = forms == Forms::Subcommands;
+    let subcommands = forms != Forms::FlagsOnly;
     match words.as_slice() {
         [only] if INFO_FLAGS.contains(only) => true,
+        ["-h"] if forms == Forms::Unknown => true,
         [only] if own_version_flag(invocation, only) => true,
         ["version"] if VERSION_ASKS_A_SERVER.contains(&invocation.program) => false,
         [only] => subcommands && INFO_SUBCOMMANDS.contains(only),
@@ -196,7 +204,8 @@ mod tests {
                 assert!(!asks_of(program, forms, words), "{program} {words:?}");
             }
         }
-        assert_eq!(Forms::of("go", false, false, true), Forms::Subcommands);
+        assert_eq!(Forms::of("go", false, false, true), Forms::Unknown);
+        assert_eq!(Forms::of("make", false, false, true), Forms::FlagsOnly);
         assert_eq!(Forms::of("docker", false, true, false), Forms::Subcommands);
         assert!(asks_of("go", Forms::Subcommands, &["version"]));
     }
@@ -236,5 +245,12 @@ mod tests {
         ] {
             assert!(!asks(other), "{other:?}");
         }
+        // `-h` alone, for a program no rule knows only.
+        assert!(asks_of("tool", Forms::Unknown, &["-h"]));
+        assert!(asks_of("tool", Forms::Unknown, &["run", "--help"]));
+        assert!(!asks_of("tool", Forms::Unknown, &["-h", "x"]));
+        assert!(!asks_of("tool", Forms::Unknown, &["run", "-h"]));
+        assert!(!asks_of("tool", Forms::Subcommands, &["-h"]));
+        assert!(!asks_of("tool", Forms::FlagsOnly, &["-h"]));
     }
 }
