@@ -139,12 +139,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         // Runs the command with resource limits of its own (`--cpu=10`); given `--pid` it
         // reads or sets another process's limits instead.
         &["prlimit"],
-        Rule::Wraps(&Wrapper {
-            spec: Spec::values("po", &["pid", "output"]),
-            no_command: &["p", "pid"],
-            transparent: true,
-            ..WRAPPER
-        }),
+        Rule::Judge(prlimit),
     )
     .running_code(),
     Program::new(
@@ -388,6 +383,89 @@ fn command(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             ..WRAPPER
         },
     )
+}
+
+/// `prlimit` running a command with limits of its own, as a wrapper; or given `--pid`,
+/// showing that process's limits (every limit, or those named without a value: `--nofile`)
+/// — setting one (`--nofile=1024`) waits. In the walls another process is not seen, so
+/// there it finds none.
+fn prlimit(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
+    const PRLIMIT: Wrapper = Wrapper {
+        spec: Spec::values("po", &["pid", "output"]),
+        no_command: &["p", "pid"],
+        transparent: true,
+        ..WRAPPER
+    };
+    /// The resources, by their short and long names, and how the output is shaped.
+    const SHOWN: &[&str] = &[
+        "c",
+        "d",
+        "e",
+        "f",
+        "i",
+        "l",
+        "m",
+        "n",
+        "q",
+        "r",
+        "s",
+        "t",
+        "u",
+        "v",
+        "x",
+        "y",
+        "core",
+        "data",
+        "nice",
+        "fsize",
+        "sigpending",
+        "memlock",
+        "rss",
+        "nofile",
+        "msgqueue",
+        "rtprio",
+        "stack",
+        "cpu",
+        "nproc",
+        "as",
+        "locks",
+        "rttime",
+        "raw",
+        "noheadings",
+        "verbose",
+    ];
+    let words: Option<Vec<&str>> = invocation.args.iter().map(Arg::text).collect();
+    let shows = words.is_some_and(|words| {
+        let mut pid = false;
+        let mut rest = words.iter();
+        while let Some(word) = rest.next() {
+            let ok = match *word {
+                "-p" | "--pid" => {
+                    pid = true;
+                    rest.next()
+                        .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+                }
+                "-o" | "--output" => rest.next().is_some(),
+                w if w.starts_with("--output=") => true,
+                w if w.starts_with("--pid=") => {
+                    pid = true;
+                    w["--pid=".len()..].bytes().all(|b| b.is_ascii_digit())
+                }
+                w => {
+                    let name = w.strip_prefix("--").or_else(|| w.strip_prefix('-'));
+                    name.is_some_and(|name| SHOWN.contains(&name))
+                }
+            };
+            if !ok {
+                return false;
+            }
+        }
+        pid
+    });
+    if shows {
+        return Judgement::whitelisted();
+    }
+    wrapped(walker, invocation, &PRLIMIT)
 }
 
 fn names(item: &Item<'_>, list: &[&str]) -> bool {
@@ -742,7 +820,14 @@ mod tests {
             ("numactl --cpunodebind=0 rm notes.txt", Destructive),
             ("numactl --shm /dev/shm/seg --interleave=all", Unknown),
             ("prlimit --nofile=256 rm -rf src", Destructive),
-            ("prlimit --pid 13134", NotSafe),
+            // Another process's limits shown; set, or with a command, they wait.
+            ("prlimit --pid 13134", Safe),
+            ("prlimit -n --pid=13134 -o RESOURCE,SOFT --noheadings", Safe),
+            ("prlimit --pid 13134 --nofile=1024", NotSafe),
+            ("prlimit --pid 13134 -n1024", NotSafe),
+            ("prlimit --pid=1x", NotSafe),
+            ("prlimit --pid 13134 ls", NotSafe),
+            ("prlimit --pid $P", NotSafe),
             ("timeout 5 ls", Safe),
             ("chronic ls -l", Safe),
             ("grep -l x notes.txt | ifne wc -l", Safe),
