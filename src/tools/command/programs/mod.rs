@@ -51,6 +51,10 @@
 //! - [`monitors`] — more facts of the machine: `networkctl`, `resolvectl`, `bootctl`,
 //!   `machinectl list`, `systemd-cgls`, `efibootmgr`, `mokutil --sb-state`, `conntrack -L`,
 //!   `ipset list`, `cpupower frequency-info`, `vnstat`, `lshw`, `hwinfo`, `neofetch`.
+//! - [`services`] — servers and desktop tools asked what they hold (`asterisk -rx "sip show
+//!   peers"`, `wmctrl -l`, `multipass list`), configuration checks (`nginx -t`, `apachectl
+//!   configtest`, `promtool check`), `cheat`, `cpan -l`, `ansible-galaxy list`, `run-parts
+//!   --list`.
 //! - [`about`] — any program asked only for its version or usage (`go version`,
 //!   `docker run --help`), where its own rule does not already decide.
 //! - [`table`] — the one table shape for flags and operands that read-only programs use;
@@ -81,6 +85,7 @@ mod readers;
 mod remote;
 mod search;
 mod sed;
+mod services;
 mod shells;
 mod storage;
 mod subcommands;
@@ -204,6 +209,7 @@ const FAMILIES: &[&[Program]] = &[
     firewall::PROGRAMS,
     clients::PROGRAMS,
     monitors::PROGRAMS,
+    services::PROGRAMS,
     remote::PROGRAMS,
     wrappers::PROGRAMS,
     shells::PROGRAMS,
