@@ -850,6 +850,8 @@ fn perf_list(_: &mut Walker<'_>, call: &Invocation<'_>) -> Judgement {
         {
             Judgement::whitelisted()
         }
+        // The metrics `perf iostat` could count, listed.
+        Some(["iostat", "list"]) => Judgement::whitelisted(),
         _ => Judgement::not_whitelisted("perf"),
     }
 }
@@ -985,6 +987,8 @@ mod tests {
             ("yay -Rns foo", Destructive),
             ("perf list", Safe),
             ("perf list cache", Safe),
+            ("perf iostat list", Safe),
+            ("perf iostat --all -- ls", Unknown),
             ("perf record ls", NotSafe),
             ("dpkg-architecture -elinux-alpha", Safe),
             ("dpkg-architecture -amips -elinux-mips", Safe),

@@ -344,7 +344,9 @@ const BREW: Subcommands = Subcommands {
     global: options_before_wait(),
     verbs: &[
         Verb::reads(
-            &["list", "ls", "leaves", "deps", "config", "missing"],
+            &[
+                "list", "ls", "leaves", "deps", "config", "missing", "doctor", "dr",
+            ],
             &NAMES,
         ),
         Verb::destroys(
@@ -597,9 +599,9 @@ mod tests {
             ("perlbrew uninstall perl-5.30", Destructive),
             ("brew list", Safe),
             ("brew deps git", Safe),
+            ("brew doctor", Safe),
             ("brew info git", Unknown),
             ("brew search git", Unknown),
-            ("brew doctor", Unknown),
             ("brew install git", Unknown),
             ("brew cleanup", Destructive),
             ("port installed", Safe),
