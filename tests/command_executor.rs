@@ -295,7 +295,8 @@ async fn no_secret_reaches_a_command() {
     assert!(env.contains("PATH=/"), "{env}");
     assert!(env.contains("LANG="), "{env}");
     assert!(env.contains("GIT_CONFIG_GLOBAL=/dev/null"), "{env}");
-    // Nothing else: PATH, LANG, the allow-listed variable, the line's private HOME, TMPDIR
+    // Nothing else: PATH, LANG, USER and LOGNAME (the account lines run as), the
+    // allow-listed variable, the line's private HOME, TMPDIR
     // and XDG directories, git's lock-down for every line, and (in a line run without a
     // click) git's hardening, Mercurial's empty configuration and Python's safe path.
     let mut names: Vec<&str> = env
@@ -326,8 +327,10 @@ async fn no_secret_reaches_a_command() {
             "GIT_CONFIG_NOSYSTEM",
             "HOME",
             "LANG",
+            "LOGNAME",
             "PATH",
             "TMPDIR",
+            "USER",
             "XDG_CACHE_HOME",
             "XDG_CONFIG_HOME",
             "XDG_DATA_HOME",
