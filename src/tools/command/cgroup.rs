@@ -642,8 +642,9 @@ fn mount_points(mountinfo: &str) -> Vec<MountPoint> {
         .collect()
 }
 
-/// mountinfo escapes space, tab, newline and backslash as three octal digits.
-fn unescape(field: &str) -> String {
+/// mountinfo (and the mount table, `/proc/self/mounts`) escapes space, tab, newline and
+/// backslash as three octal digits.
+pub(super) fn unescape(field: &str) -> String {
     let bytes = field.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -250,35 +250,8 @@ fn mount_points() -> Vec<String> {
     table
         .lines()
         .filter_map(|line| line.split(' ').nth(1))
-        .map(unescape_mount_field)
+        .map(crate::tools::command::cgroup::unescape)
         .collect()
-}
-
-/// A mount table field with its octal escapes (`\040` for a space) decoded.
-fn unescape_mount_field(field: &str) -> String {
-    let bytes = field.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        let escape = bytes.get(at + 1..at + 4).filter(|digits| {
-            bytes[at] == b'\\' && digits.iter().all(|d| (b'0'..=b'7').contains(d))
-        });
-        let value = escape.map(|d| {
-            d.iter()
-                .fold(0u32, |value, digit| value * 8 + u32::from(digit - b'0'))
-        });
-        match value.and_then(|value| u8::try_from(value).ok()) {
-            Some(byte) => {
-                out.push(byte);
-                at += 4;
-            }
-            _ => {
-                out.push(bytes[at]);
-                at += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Whether `text` names a device node under `/dev` (see [`check_devices`]).
@@ -339,14 +312,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mount_table_fields_are_decoded_as_mount_prints_them() {
-        assert_eq!(unescape_mount_field("/"), "/");
-        assert_eq!(unescape_mount_field("/mnt/my\\040disk"), "/mnt/my disk");
-        assert_eq!(unescape_mount_field("/a\\134b"), "/a\\b");
-        // Not an escape: left as written.
-        assert_eq!(unescape_mount_field("/a\\08"), "/a\\08");
-        assert_eq!(unescape_mount_field("/a\\"), "/a\\");
-        assert_eq!(unescape_mount_field("/a\\777"), "/a\\777");
+    fn mount_points_are_read_and_paths_judged_plain() {
         assert!(mount_points().iter().any(|point| point == "/"));
         assert!(is_plain_absolute("/") && is_plain_absolute("/mnt/usb"));
         assert!(
