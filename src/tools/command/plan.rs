@@ -564,6 +564,11 @@ pub(super) fn timed_plainly(stages: &[Stage]) -> bool {
 /// Whether any command of the plan, in a subshell or a process substitution too, is a
 /// `cd`: the directory a later command runs in depends on it.
 pub fn changes_directory(plan: &Plan) -> bool {
+    lists_change_directory(&plan.lists)
+}
+
+/// [`changes_directory`] of some of a plan's lists.
+fn lists_change_directory(lists: &[AndOrList]) -> bool {
     let command_changes = |command: &SimpleCommand| {
         command.program() == "cd"
             || command
@@ -571,7 +576,7 @@ pub fn changes_directory(plan: &Plan) -> bool {
                 .iter()
                 .any(|(_, input)| changes_directory(&input.body))
     };
-    plan.lists.iter().any(|list| {
+    lists.iter().any(|list| {
         std::iter::once(&list.first)
             .chain(list.rest.iter().map(|(_, pipeline)| pipeline))
             .flat_map(|pipeline| &pipeline.stages)
@@ -594,12 +599,7 @@ pub fn changes_directory_before_its_end(plan: &Plan) -> bool {
         ([], [Stage::Command(command)]) => command.program() == "cd" && command.inputs.is_empty(),
         _ => false,
     };
-    match last_alone {
-        true => changes_directory(&Plan {
-            lists: before.to_vec(),
-        }),
-        false => changes_directory(plan),
-    }
+    lists_change_directory(if last_alone { before } else { &plan.lists })
 }
 
 /// The plan of `line`, or `None` when it needs a shell.

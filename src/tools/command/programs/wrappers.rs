@@ -434,6 +434,7 @@ fn prlimit(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
         "noheadings",
         "verbose",
     ];
+    let is_number = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
     let words: Option<Vec<&str>> = invocation.args.iter().map(Arg::text).collect();
     let shows = words.is_some_and(|words| {
         let mut pid = false;
@@ -442,14 +443,13 @@ fn prlimit(walker: &mut Walker<'_>, invocation: &Invocation<'_>) -> Judgement {
             let ok = match *word {
                 "-p" | "--pid" => {
                     pid = true;
-                    rest.next()
-                        .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+                    rest.next().is_some_and(|n| is_number(n))
                 }
                 "-o" | "--output" => rest.next().is_some(),
                 w if w.starts_with("--output=") => true,
                 w if w.starts_with("--pid=") => {
                     pid = true;
-                    w["--pid=".len()..].bytes().all(|b| b.is_ascii_digit())
+                    is_number(&w["--pid=".len()..])
                 }
                 w => {
                     let name = w.strip_prefix("--").or_else(|| w.strip_prefix('-'));
@@ -826,6 +826,8 @@ mod tests {
             ("prlimit --pid 13134 --nofile=1024", NotSafe),
             ("prlimit --pid 13134 -n1024", NotSafe),
             ("prlimit --pid=1x", NotSafe),
+            ("prlimit --pid ''", NotSafe),
+            ("prlimit --pid=", NotSafe),
             ("prlimit --pid 13134 ls", NotSafe),
             ("prlimit --pid $P", NotSafe),
             ("timeout 5 ls", Safe),
